@@ -1,0 +1,1 @@
+//! Discrete-event engine: simulated time, events, tasks, CPUs and locks. Knows nothing of memory.

@@ -1,0 +1,165 @@
+//! Machine descriptions: RAM, CPUs, kernel profile, block devices, filesystems, swap and
+//! sysctls. Parsed from TOML files or taken from the presets shipped with memtwin.
+//!
+//! The types here are the contract with the kernel model. Parsing and validation live in
+//! `parse`; the shipped presets in `presets`; size strings ("512M", "1.9G") in `size`.
+
+mod error;
+mod parse;
+mod presets;
+pub mod size;
+mod sysctl;
+
+pub use error::MachineError;
+pub use parse::{apply_set, load, parse_toml};
+pub use presets::{preset, preset_names, PRESETS};
+pub use sysctl::{Bdflush, SysctlError, Sysctls};
+
+/// Which kernel generation's behaviour to emulate where eras differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelProfile {
+    /// Linux 6.x (two-list LRU, anon/file cost balancing since 5.9, new anon pages on the
+    /// inactive list).
+    Linux6,
+    /// Linux 5.4 .. 5.8: pre-cost-model anon/file balancing (recent_rotated/recent_scanned).
+    Linux5Pre59,
+    /// Linux 2.6.39 (seed 004): global dcache LRU and shrinker list locks, old shrinker formula.
+    Linux2639,
+    /// Linux 2.4 (seed 002): bdflush.
+    Linux24,
+}
+
+impl KernelProfile {
+    pub const NAMES: &'static [(&'static str, KernelProfile)] = &[
+        ("linux-6.x", KernelProfile::Linux6),
+        ("linux-5.4", KernelProfile::Linux5Pre59),
+        ("linux-2.6.39", KernelProfile::Linux2639),
+        ("linux-2.4", KernelProfile::Linux24),
+    ];
+    pub fn name(self) -> &'static str {
+        KernelProfile::NAMES.iter().find(|(_, p)| *p == self).map(|(n, _)| *n).unwrap()
+    }
+    pub fn from_name(s: &str) -> Option<KernelProfile> {
+        KernelProfile::NAMES.iter().find(|(n, _)| *n == s).map(|(_, p)| *p)
+    }
+}
+
+/// Physical performance of a block device. Everything the device model derives (service
+/// times, queueing, throughput seen by tools) comes from these numbers.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceModel {
+    /// Preset it was built from ("hdd-7200", "sata-ssd", "nvme", "virtio", "ramdisk") or "custom".
+    pub preset: String,
+    /// Sustained transfer rates, bytes per second, per direction.
+    pub read_bw: f64,
+    pub write_bw: f64,
+    /// Fixed per-request overhead (controller, protocol, interrupt), ns.
+    pub latency_ns: u64,
+    /// Extra cost of a request that does not continue the previous one (rotational media), ns.
+    pub seek_ns: u64,
+    pub rotational: bool,
+    /// Requests the device works on at once (NCQ / virtqueue depth).
+    pub queue_depth: u32,
+    /// Largest request the block layer sends (max_sectors_kb), bytes.
+    pub max_request_bytes: u64,
+}
+
+/// A block device attached to the machine, e.g. `vda`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Disk {
+    /// Kernel name without /dev/ ("vda", "sda", "nvme0n1").
+    pub name: String,
+    pub major: u32,
+    pub minor: u32,
+    pub size_bytes: u64,
+    pub model: DeviceModel,
+    /// Block-layer readahead, KiB (/sys/block/X/queue/read_ahead_kb).
+    pub read_ahead_kb: u32,
+}
+
+/// A mounted filesystem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Mount {
+    /// "/dev/vda" for a disk, "tmpfs" for tmpfs.
+    pub source: String,
+    pub mountpoint: String,
+    /// "ext4", "ext3", "xfs", "tmpfs".
+    pub fstype: String,
+    /// tmpfs size limit in bytes (None: half of RAM, the kernel's default).
+    pub size_bytes: Option<u64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum SwapKind {
+    /// A whole disk or partition (named disk from `disks`).
+    Partition { disk: String },
+    /// A swap file on a mounted filesystem.
+    File { path: String },
+    /// zram with a compression algorithm name ("lzo-rle", "lz4", "zstd").
+    Zram { algorithm: String },
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct SwapDevice {
+    pub kind: SwapKind,
+    pub size_bytes: u64,
+    /// swapon priority; higher is used first. None: the kernel assigns -2, -3, ... in order.
+    pub priority: Option<i32>,
+    /// Active at boot (listed in fstab and enabled).
+    pub enabled: bool,
+}
+
+/// CPU and memory-system cost model. Calibrated from hardware parameters, not outcomes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuModel {
+    /// Single-core memcpy bandwidth, bytes/s (copy_to_user / copy_from_user of cached data).
+    pub copy_bw: f64,
+    /// Single-core memset/clear_page bandwidth, bytes/s.
+    pub zero_bw: f64,
+    /// Cost of allocating and freeing one page frame (buddy allocator + accounting), ns.
+    pub page_alloc_ns: u64,
+    /// Cost of one page-cache lookup or insertion (xarray walk, LRU add), ns.
+    pub page_cache_ns: u64,
+    /// Cost of scanning one page on an LRU list during reclaim, ns.
+    pub reclaim_scan_ns: u64,
+    /// Cost of a minor page fault (trap, PTE install), ns.
+    pub page_fault_ns: u64,
+    /// Cost of a system call entry/exit, ns.
+    pub syscall_ns: u64,
+    /// Cost of submitting one block I/O request and taking its completion interrupt, ns.
+    pub io_request_ns: u64,
+}
+
+/// A whole machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Machine {
+    pub name: String,
+    pub description: String,
+    /// Installed RAM, bytes.
+    pub ram_bytes: u64,
+    /// RAM the kernel keeps for itself before MemTotal (firmware, kernel image, memmap).
+    /// None: the default reserve (2% of RAM + 64 MiB).
+    pub kernel_reserve_bytes: Option<u64>,
+    pub cpus: u32,
+    pub kernel: KernelProfile,
+    pub cpu_model: CpuModel,
+    pub disks: Vec<Disk>,
+    pub mounts: Vec<Mount>,
+    pub swaps: Vec<SwapDevice>,
+    pub sysctl: Sysctls,
+    /// Memory the idle system already uses at boot (init, daemons): anonymous and file bytes.
+    pub boot_anon_bytes: u64,
+    pub boot_file_bytes: u64,
+    /// Hostname shown by tools.
+    pub hostname: String,
+}
+
+impl Machine {
+    /// MemTotal in bytes: RAM less the kernel's reserve.
+    pub fn mem_total_bytes(&self) -> u64 {
+        let reserve = self
+            .kernel_reserve_bytes
+            .unwrap_or(self.ram_bytes / 50 + 64 * 1024 * 1024);
+        self.ram_bytes.saturating_sub(reserve)
+    }
+}

@@ -1,0 +1,250 @@
+//! Kernel tunables under /proc/sys, with the kernel's ranges. One setter serves the machine
+//! file, `--set`, `sysctl -w` and `echo N > /proc/sys/...` alike.
+
+use std::fmt;
+
+/// Linux 2.4's vm.bdflush vector: `nfract ndirty - - interval age_buffer nfract_sync
+/// nfract_stop_bdflush -` (fs/buffer.c, bdf_prm). Times are in jiffies (HZ=100).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bdflush {
+    pub values: [i64; 9],
+}
+
+impl Bdflush {
+    /// 2.4.18 defaults: 30% soft limit, 500 buffers per run, 5 s interval, 30 s age,
+    /// 60% hard limit, 20% stop.
+    pub const DEFAULT: Bdflush = Bdflush { values: [30, 500, 0, 0, 500, 3000, 60, 20, 0] };
+    pub fn nfract(&self) -> i64 { self.values[0] }
+    pub fn ndirty(&self) -> i64 { self.values[1] }
+    pub fn interval_jiffies(&self) -> i64 { self.values[4] }
+    pub fn age_buffer_jiffies(&self) -> i64 { self.values[5] }
+    pub fn nfract_sync(&self) -> i64 { self.values[6] }
+    pub fn nfract_stop(&self) -> i64 { self.values[7] }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SysctlError(pub String);
+
+impl fmt::Display for SysctlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The tunables the model reads. Defaults are the kernel's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sysctls {
+    pub swappiness: u32,
+    pub dirty_ratio: u32,
+    pub dirty_background_ratio: u32,
+    /// 0 = use the ratio (writing one of a ratio/bytes pair zeroes the other, as the kernel does).
+    pub dirty_bytes: u64,
+    pub dirty_background_bytes: u64,
+    pub dirty_writeback_centisecs: u32,
+    pub dirty_expire_centisecs: u32,
+    /// None: computed from RAM (init_per_zone_wmark_min).
+    pub min_free_kbytes: Option<u64>,
+    pub watermark_scale_factor: u32,
+    pub vfs_cache_pressure: u32,
+    pub page_cluster: u32,
+    pub overcommit_memory: u32,
+    pub overcommit_ratio: u32,
+    pub oom_kill_allocating_task: u32,
+    pub bdflush: Bdflush,
+    /// net.ipv4.tcp_rmem: min, default, max (bytes).
+    pub tcp_rmem: [u64; 3],
+    pub tcp_wmem: [u64; 3],
+    pub rmem_max: u64,
+    pub rmem_default: u64,
+    pub tcp_moderate_rcvbuf: u32,
+    /// Split reclaim (seed 004): "classic" or "split", and S_start as a percentage of memory.
+    pub split_reclaim: bool,
+    pub slab_reclaim_start_percent: u32,
+}
+
+impl Default for Sysctls {
+    fn default() -> Self {
+        Sysctls {
+            swappiness: 60,
+            dirty_ratio: 20,
+            dirty_background_ratio: 10,
+            dirty_bytes: 0,
+            dirty_background_bytes: 0,
+            dirty_writeback_centisecs: 500,
+            dirty_expire_centisecs: 3000,
+            min_free_kbytes: None,
+            watermark_scale_factor: 10,
+            vfs_cache_pressure: 100,
+            page_cluster: 3,
+            overcommit_memory: 0,
+            overcommit_ratio: 50,
+            oom_kill_allocating_task: 0,
+            bdflush: Bdflush::DEFAULT,
+            tcp_rmem: [4096, 131072, 6291456],
+            tcp_wmem: [4096, 16384, 4194304],
+            rmem_max: 212992,
+            rmem_default: 212992,
+            tcp_moderate_rcvbuf: 1,
+            split_reclaim: false,
+            slab_reclaim_start_percent: 50,
+        }
+    }
+}
+
+/// What `sysctl -w` accepts, for error messages.
+pub const KNOWN: &[&str] = &[
+    "vm.swappiness",
+    "vm.dirty_ratio",
+    "vm.dirty_background_ratio",
+    "vm.dirty_bytes",
+    "vm.dirty_background_bytes",
+    "vm.dirty_writeback_centisecs",
+    "vm.dirty_expire_centisecs",
+    "vm.min_free_kbytes",
+    "vm.watermark_scale_factor",
+    "vm.vfs_cache_pressure",
+    "vm.page-cluster",
+    "vm.overcommit_memory",
+    "vm.overcommit_ratio",
+    "vm.oom_kill_allocating_task",
+    "vm.bdflush",
+    "vm.drop_caches",
+    "vm.split_reclaim",
+    "vm.slab_reclaim_start_percent",
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.core.rmem_max",
+    "net.core.rmem_default",
+    "net.ipv4.tcp_moderate_rcvbuf",
+];
+
+fn int<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, SysctlError> {
+    v.trim()
+        .parse::<T>()
+        .map_err(|_| SysctlError(format!("{name}: invalid value '{v}' (expected a whole number)")))
+}
+
+fn ranged(name: &str, v: &str, lo: u64, hi: u64) -> Result<u64, SysctlError> {
+    let x: u64 = int(name, v)?;
+    if x < lo || x > hi {
+        return Err(SysctlError(format!("{name}: {x} is out of range ({lo}..={hi})")));
+    }
+    Ok(x)
+}
+
+fn vector<const N: usize>(name: &str, v: &str) -> Result<[i64; N], SysctlError> {
+    let parts: Vec<&str> = v.split_whitespace().collect();
+    if parts.len() != N {
+        return Err(SysctlError(format!(
+            "{name}: expected {N} whitespace-separated numbers, got {} ('{v}')",
+            parts.len()
+        )));
+    }
+    let mut out = [0i64; N];
+    for (i, p) in parts.iter().enumerate() {
+        out[i] = int(name, p)?;
+    }
+    Ok(out)
+}
+
+impl Sysctls {
+    /// Normalise a name as sysctl(8) does: "vm/swappiness" and "vm.swappiness" are the same;
+    /// a /proc/sys/ prefix is accepted.
+    pub fn canonical(name: &str) -> String {
+        let n = name.trim().trim_start_matches("/proc/sys/").trim_matches('/');
+        n.replace('/', ".")
+    }
+
+    /// Set a tunable by name. `vm.drop_caches` is an action, not a setting: the caller
+    /// handles it; here it is only validated.
+    pub fn set(&mut self, name: &str, value: &str) -> Result<(), SysctlError> {
+        let name = Sysctls::canonical(name);
+        let n = name.as_str();
+        let v = value.trim();
+        match n {
+            "vm.swappiness" => self.swappiness = ranged(n, v, 0, 200)? as u32,
+            "vm.dirty_ratio" => {
+                self.dirty_ratio = ranged(n, v, 0, 100)? as u32;
+                self.dirty_bytes = 0;
+            }
+            "vm.dirty_background_ratio" => {
+                self.dirty_background_ratio = ranged(n, v, 0, 100)? as u32;
+                self.dirty_background_bytes = 0;
+            }
+            "vm.dirty_bytes" => {
+                // dirty_bytes_handler: minimum is 2 pages.
+                let b = int::<u64>(n, v)?;
+                if b != 0 && b < 2 * 4096 {
+                    return Err(SysctlError(format!("{n}: {b} is below the minimum of 8192")));
+                }
+                self.dirty_bytes = b;
+            }
+            "vm.dirty_background_bytes" => self.dirty_background_bytes = int(n, v)?,
+            "vm.dirty_writeback_centisecs" => self.dirty_writeback_centisecs = int(n, v)?,
+            "vm.dirty_expire_centisecs" => self.dirty_expire_centisecs = int(n, v)?,
+            "vm.min_free_kbytes" => self.min_free_kbytes = Some(ranged(n, v, 0, u32::MAX as u64)?),
+            "vm.watermark_scale_factor" => self.watermark_scale_factor = ranged(n, v, 1, 3000)? as u32,
+            "vm.vfs_cache_pressure" => self.vfs_cache_pressure = int(n, v)?,
+            "vm.page-cluster" | "vm.page_cluster" => self.page_cluster = ranged(n, v, 0, 31)? as u32,
+            "vm.overcommit_memory" => self.overcommit_memory = ranged(n, v, 0, 2)? as u32,
+            "vm.overcommit_ratio" => self.overcommit_ratio = int(n, v)?,
+            "vm.oom_kill_allocating_task" => self.oom_kill_allocating_task = ranged(n, v, 0, 1)? as u32,
+            "vm.bdflush" => self.bdflush = Bdflush { values: vector::<9>(n, v)? },
+            "vm.drop_caches" => {
+                ranged(n, v, 1, 4)?;
+            }
+            "vm.split_reclaim" => self.split_reclaim = ranged(n, v, 0, 1)? == 1,
+            "vm.slab_reclaim_start_percent" => self.slab_reclaim_start_percent = ranged(n, v, 1, 100)? as u32,
+            "net.ipv4.tcp_rmem" | "net.ipv4.tcp_wmem" => {
+                let t = vector::<3>(n, v)?;
+                if t.iter().any(|&x| x <= 0) || t[0] > t[1] || t[1] > t[2] {
+                    return Err(SysctlError(format!("{n}: expected 'min default max' with 0 < min <= default <= max, got '{v}'")));
+                }
+                let t = [t[0] as u64, t[1] as u64, t[2] as u64];
+                if n == "net.ipv4.tcp_rmem" { self.tcp_rmem = t } else { self.tcp_wmem = t }
+            }
+            "net.core.rmem_max" => self.rmem_max = int(n, v)?,
+            "net.core.rmem_default" => self.rmem_default = int(n, v)?,
+            "net.ipv4.tcp_moderate_rcvbuf" => self.tcp_moderate_rcvbuf = ranged(n, v, 0, 1)? as u32,
+            _ => {
+                return Err(SysctlError(format!(
+                    "unknown sysctl '{name}' (supported: {})",
+                    KNOWN.join(", ")
+                )))
+            }
+        }
+        Ok(())
+    }
+
+    /// The value as `sysctl NAME` / `cat /proc/sys/...` prints it.
+    pub fn get(&self, name: &str) -> Result<String, SysctlError> {
+        let name = Sysctls::canonical(name);
+        let vec3 = |t: [u64; 3]| format!("{}\t{}\t{}", t[0], t[1], t[2]);
+        Ok(match name.as_str() {
+            "vm.swappiness" => self.swappiness.to_string(),
+            "vm.dirty_ratio" => self.dirty_ratio.to_string(),
+            "vm.dirty_background_ratio" => self.dirty_background_ratio.to_string(),
+            "vm.dirty_bytes" => self.dirty_bytes.to_string(),
+            "vm.dirty_background_bytes" => self.dirty_background_bytes.to_string(),
+            "vm.dirty_writeback_centisecs" => self.dirty_writeback_centisecs.to_string(),
+            "vm.dirty_expire_centisecs" => self.dirty_expire_centisecs.to_string(),
+            "vm.min_free_kbytes" => self.min_free_kbytes.map(|v| v.to_string()).unwrap_or_default(),
+            "vm.watermark_scale_factor" => self.watermark_scale_factor.to_string(),
+            "vm.vfs_cache_pressure" => self.vfs_cache_pressure.to_string(),
+            "vm.page-cluster" | "vm.page_cluster" => self.page_cluster.to_string(),
+            "vm.overcommit_memory" => self.overcommit_memory.to_string(),
+            "vm.overcommit_ratio" => self.overcommit_ratio.to_string(),
+            "vm.oom_kill_allocating_task" => self.oom_kill_allocating_task.to_string(),
+            "vm.bdflush" => self.bdflush.values.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("\t"),
+            "vm.split_reclaim" => (self.split_reclaim as u32).to_string(),
+            "vm.slab_reclaim_start_percent" => self.slab_reclaim_start_percent.to_string(),
+            "net.ipv4.tcp_rmem" => vec3(self.tcp_rmem),
+            "net.ipv4.tcp_wmem" => vec3(self.tcp_wmem),
+            "net.core.rmem_max" => self.rmem_max.to_string(),
+            "net.core.rmem_default" => self.rmem_default.to_string(),
+            "net.ipv4.tcp_moderate_rcvbuf" => self.tcp_moderate_rcvbuf.to_string(),
+            "vm.drop_caches" => "0".to_string(),
+            _ => return Err(SysctlError(format!("unknown sysctl '{name}' (supported: {})", KNOWN.join(", ")))),
+        })
+    }
+}

@@ -1,0 +1,1 @@
+//! Python bindings (memtwin._core). Thin: converts arguments and delegates.

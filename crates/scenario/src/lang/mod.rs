@@ -1,0 +1,1 @@
+//! The scenario language: a small POSIX-shell subset.
