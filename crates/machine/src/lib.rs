@@ -1,18 +1,24 @@
 //! Machine descriptions: RAM, CPUs, kernel profile, block devices, filesystems, swap and
 //! sysctls. Parsed from TOML files or taken from the presets shipped with memtwin.
 //!
-//! The types here are the contract with the kernel model. Parsing and validation live in
-//! `parse`; the shipped presets in `presets`; size strings ("512M", "1.9G") in `size`.
+//! The types here are the contract with the kernel model. Machine files and `--set` live in
+//! `parse` (on a position-keeping TOML tree, `tree`); what makes a machine possible in
+//! `validate`; block-device presets and Linux device numbers in `device`; the shipped presets
+//! (machines/*.toml) in `presets`; size strings ("512M", "1.9G") in `size`.
 
+mod device;
 mod error;
 mod parse;
 mod presets;
 pub mod size;
 mod sysctl;
+mod tree;
+mod validate;
 
+pub use device::DEFAULT_READ_AHEAD_KB;
 pub use error::MachineError;
 pub use parse::{apply_set, load, parse_toml};
-pub use presets::{preset, preset_names, PRESETS};
+pub use presets::{preset, preset_names, PresetInfo, PRESETS};
 pub use sysctl::{Bdflush, SysctlError, Sysctls};
 
 /// Which kernel generation's behaviour to emulate where eras differ.
@@ -53,8 +59,10 @@ pub struct DeviceModel {
     /// Sustained transfer rates, bytes per second, per direction.
     pub read_bw: f64,
     pub write_bw: f64,
-    /// Fixed per-request overhead (controller, protocol, interrupt), ns.
+    /// Fixed per-request overhead of a read (controller, protocol, interrupt), ns.
     pub latency_ns: u64,
+    /// The same for a write (write paths often differ: caches, flushes, host write-through).
+    pub write_latency_ns: u64,
     /// Extra cost of a request that does not continue the previous one (rotational media), ns.
     pub seek_ns: u64,
     pub rotational: bool,
@@ -75,6 +83,13 @@ pub struct Disk {
     pub model: DeviceModel,
     /// Block-layer readahead, KiB (/sys/block/X/queue/read_ahead_kb).
     pub read_ahead_kb: u32,
+}
+
+impl Disk {
+    /// "major:minor" ("253:0"), as in iotop's `[flush-253:0]` and /sys/dev/block.
+    pub fn dev(&self) -> String {
+        format!("{}:{}", self.major, self.minor)
+    }
 }
 
 /// A mounted filesystem.
@@ -130,6 +145,35 @@ pub struct CpuModel {
     pub io_request_ns: u64,
 }
 
+impl Default for CpuModel {
+    /// A 2010s server core (Xeon E5 / EPYC class) at ~2.5-3 GHz.
+    fn default() -> Self {
+        CpuModel {
+            // Single-threaded memcpy of data already in cache/DRAM, as copy_to_user does it
+            // (rep movsb / ERMS): 5-8 GB/s on one core of that class.
+            copy_bw: 6e9,
+            // clear_page/memset only writes (no read stream): ~10 GB/s on one core.
+            zero_bw: 10e9,
+            // __alloc_pages + free_unref_page fast paths through the per-cpu lists, with
+            // memcg and zone counter updates: ~150 ns.
+            page_alloc_ns: 150,
+            // One xarray walk plus an LRU add or lookup, mostly cache misses: ~120 ns.
+            page_cache_ns: 120,
+            // Isolating and checking one page in shrink_inactive_list (folio flags,
+            // rmap reference check on mapped pages amortised): ~80 ns.
+            reclaim_scan_ns: 80,
+            // Exception entry/exit, VMA lookup, page-table walk and PTE install with
+            // KPTI-era entry costs: ~0.7 µs for a minor fault.
+            page_fault_ns: 700,
+            // syscall/sysret round trip with speculative-execution mitigations: ~150 ns.
+            syscall_ns: 150,
+            // Block-layer submit (bio, request, tag), driver doorbell and the completion
+            // interrupt with its softirq: ~5 µs of CPU per request.
+            io_request_ns: 5000,
+        }
+    }
+}
+
 /// A whole machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
@@ -138,7 +182,7 @@ pub struct Machine {
     /// Installed RAM, bytes.
     pub ram_bytes: u64,
     /// RAM the kernel keeps for itself before MemTotal (firmware, kernel image, memmap).
-    /// None: the default reserve (2% of RAM + 64 MiB).
+    /// None: the default reserve (see `kernel_reserve`).
     pub kernel_reserve_bytes: Option<u64>,
     pub cpus: u32,
     pub kernel: KernelProfile,
@@ -157,9 +201,26 @@ pub struct Machine {
 impl Machine {
     /// MemTotal in bytes: RAM less the kernel's reserve.
     pub fn mem_total_bytes(&self) -> u64 {
-        let reserve = self
-            .kernel_reserve_bytes
-            .unwrap_or(self.ram_bytes / 50 + 64 * 1024 * 1024);
-        self.ram_bytes.saturating_sub(reserve)
+        self.ram_bytes.saturating_sub(self.kernel_reserve())
+    }
+
+    /// The default reserve: the memmap (64 bytes per 4 KiB page, ~1.6%) plus the kernel
+    /// image, firmware and early allocations (1/32 of RAM, at most 64 MiB).
+    pub fn kernel_reserve(&self) -> u64 {
+        self.kernel_reserve_bytes
+            .unwrap_or(self.ram_bytes / 64 + (self.ram_bytes / 32).min(64 * 1024 * 1024))
+    }
+
+    /// Check that the machine is possible (RAM and CPU ranges, disks named as Linux names
+    /// them with their device numbers, mounts and swap devices on existing disks, sizes that
+    /// fit). Machines from `parse_toml`, `load`, `preset` and `apply_set` are already valid;
+    /// this is for machines built or changed in code.
+    pub fn validate(&self) -> Result<(), MachineError> {
+        validate::check(self).map_err(|p| MachineError { message: format!("machine '{}': {}", self.name, p.message) })
+    }
+
+    /// The disk of this name ("vda"), if the machine has one.
+    pub fn disk(&self, name: &str) -> Option<&Disk> {
+        self.disks.iter().find(|d| d.name == name)
     }
 }

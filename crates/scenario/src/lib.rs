@@ -1,7 +1,11 @@
 //! Scenarios: the shell-like language, the built-in commands (workloads) and the runner
 //! that replays a script on a simulated machine.
 
+pub mod commands;
 pub mod lang;
+mod runner;
+
+pub use runner::Shell;
 
 /// What to run.
 #[derive(Clone, Debug, Default)]
@@ -56,10 +60,88 @@ impl std::error::Error for RunError {}
 pub const DEFAULT_SCENARIO_NAME: &str = "scenarios/seed-000-vmstat.sh";
 pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/seed-000-vmstat.sh");
 
+/// The machine a script asks for in a `# machine: NAME` comment line, if any.
+pub fn machine_directive(text: &str) -> Option<String> {
+    text.lines()
+        .map(str::trim)
+        .take_while(|l| l.is_empty() || l.starts_with('#'))
+        .find_map(|l| l.trim_start_matches('#').trim().strip_prefix("machine:").map(|m| m.trim().to_string()))
+}
+
+/// Check every command whose words are plain text before anything runs, so that a typo on
+/// the last line is reported at once with its line number.
+fn validate(items: &[lang::ListItem], file: &str) -> Result<(), RunError> {
+    use lang::Command;
+    let captures = std::collections::HashMap::new();
+    for item in items {
+        let pipes = std::iter::once(&item.and_or.first).chain(item.and_or.rest.iter().map(|(_, p)| p));
+        for p in pipes {
+            for c in &p.commands {
+                match c {
+                    Command::Simple(sc) => {
+                        let words: Option<Vec<String>> = sc.words.iter().map(|w| w.as_literal()).collect();
+                        let Some(words) = words else { continue };
+                        let Some(name) = words.first() else { continue };
+                        if runner::BUILTINS.contains(&name.as_str()) {
+                            if name == "sleep" {
+                                commands::parse_sleep(&words[1..]).map_err(|m| RunError { message: format!("{file}:{}: {m}", sc.span.line) })?;
+                            }
+                            continue;
+                        }
+                        commands::build(name, &words[1..], "/root", &captures)
+                            .map_err(|m| RunError { message: format!("{file}:{}: {m}", sc.span.line) })?;
+                    }
+                    Command::For(f) => validate(&f.body, file)?,
+                    Command::If(i) => {
+                        for (c, b) in &i.branches {
+                            validate(c, file)?;
+                            validate(b, file)?;
+                        }
+                        if let Some(e) = &i.else_body {
+                            validate(e, file)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Replay a scenario. Deterministic for a given seed.
 pub fn run(opts: &RunOptions) -> Result<RunResult, RunError> {
-    let _ = opts;
-    Err(RunError { message: "memtwin: the runner is not built yet".into() })
+    let err = |m: String| RunError { message: m };
+    let (file, text) = match (&opts.script_text, &opts.script_path) {
+        (Some(t), p) => (p.clone().unwrap_or_else(|| "<script>".into()), t.clone()),
+        (None, Some(p)) => {
+            let t = std::fs::read_to_string(p).map_err(|e| {
+                let why = match e.kind() {
+                    std::io::ErrorKind::NotFound => "No such file or directory".to_string(),
+                    std::io::ErrorKind::PermissionDenied => "Permission denied".to_string(),
+                    _ => e.to_string(),
+                };
+                err(format!("cannot read scenario '{p}': {why}"))
+            })?;
+            (p.clone(), t)
+        }
+        (None, None) => (DEFAULT_SCENARIO_NAME.to_string(), DEFAULT_SCENARIO.to_string()),
+    };
+    let script = lang::parse(&text).map_err(|e| err(format!("{file}:{}:{}: {}", e.line, e.col, e.message)))?;
+    validate(&script.items, &file)?;
+    let spec = if !opts.machine.is_empty() {
+        opts.machine.clone()
+    } else {
+        machine_directive(&text).unwrap_or_else(|| "default".into())
+    };
+    let mut machine = memtwin_machine::load(&spec).map_err(|e| err(e.to_string()))?;
+    for s in &opts.sets {
+        memtwin_machine::apply_set(&mut machine, s).map_err(|e| err(e.to_string()))?;
+    }
+    let k = memtwin_kernel::Kernel::boot(machine, opts.seed).map_err(|e| err(e.to_string()))?;
+    let mut sh = Shell::new(k, &file);
+    let status = sh.run(&script)?;
+    let sim_seconds = sh.k.now as f64 / 1e9;
+    Ok(RunResult { transcript: std::mem::take(&mut sh.k.transcript), exit_status: status, series: std::mem::take(&mut sh.series), sim_seconds })
 }
 
 /// (name, one-line description) of every machine preset.

@@ -1,0 +1,239 @@
+//! Block devices and requests (block/, drivers/). A device serves requests one after
+//! another at its transfer rate per direction; a request that does not continue the
+//! previous one costs a seek on rotational media; a fixed per-request latency overlaps with
+//! the next transfer (the device has a queue). Completion times follow at submission, so
+//! waiting for I/O is sleeping until a known time.
+
+use crate::kernel::Event;
+use crate::Kernel;
+use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
+use memtwin_machine::Disk;
+use std::collections::VecDeque;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dir {
+    Read = 0,
+    Write = 1,
+}
+
+/// What completing a request does to pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReqKind {
+    /// Page-cache read of `n` pages of `mapping` from `index`: the pages become uptodate.
+    PageRead { mapping: u32, index: u32, n: u32 },
+    /// Writeback of `n` pages: PG_writeback is cleared.
+    Writeback { mapping: u32, index: u32, n: u32 },
+    /// O_DIRECT transfer: nothing to do to the page cache.
+    Direct,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Request {
+    pub dev: u32,
+    pub dir: Dir,
+    pub bytes: u64,
+    pub kind: ReqKind,
+    pub done_at: Ns,
+    pub task: Option<TaskId>,
+    pub live: bool,
+}
+
+pub struct BlockDevice {
+    pub disk: Disk,
+    /// The block device's page cache (Buffers).
+    pub mapping: u32,
+    pub flusher: Option<TaskId>,
+    /// When the device finishes what it has been given.
+    pub busy_until: Ns,
+    /// Byte position after the last request (sequential detection).
+    pub last_end: u64,
+    /// Completion times of requests in flight, in order.
+    pub inflight: VecDeque<Ns>,
+    /// Block-layer request slots (queue/nr_requests); submitters sleep when all are taken.
+    pub nr_requests: u32,
+    /// Sectors and requests completed (/proc/diskstats).
+    pub bytes_done: [u64; 2],
+    pub ios_done: [u64; 2],
+    /// Busy time integral for utilisation.
+    pub busy_ns: u64,
+    /// Write bandwidth estimate for dirty throttling (wb->avg_write_bandwidth), bytes/s.
+    pub avg_write_bw: f64,
+    pub bw_stamp: Ns,
+    pub bw_written: u64,
+    /// Where the filesystem allocates the next file's data.
+    pub alloc_cursor: u64,
+}
+
+#[derive(Default)]
+pub struct Block {
+    pub devs: Vec<BlockDevice>,
+    pub reqs: Vec<Request>,
+    free_reqs: Vec<u32>,
+}
+
+/// Initial bandwidth estimate (INIT_BW in mm/page-writeback.c: 100 MB/s).
+pub const INIT_BW: f64 = 100.0 * 1024.0 * 1024.0;
+
+impl Block {
+    pub fn add(&mut self, disk: Disk, mapping: u32) -> u32 {
+        let nr_requests = (disk.model.queue_depth * 2).max(32);
+        self.devs.push(BlockDevice {
+            disk,
+            mapping,
+            flusher: None,
+            busy_until: 0,
+            last_end: 0,
+            inflight: VecDeque::with_capacity(256),
+            nr_requests,
+            bytes_done: [0; 2],
+            ios_done: [0; 2],
+            busy_ns: 0,
+            avg_write_bw: INIT_BW,
+            bw_stamp: 0,
+            bw_written: 0,
+            // Leave the first MiB for the partition table and superblock.
+            alloc_cursor: 1 << 20,
+        });
+        (self.devs.len() - 1) as u32
+    }
+
+    pub fn find(&self, name: &str) -> Option<u32> {
+        self.devs.iter().position(|d| d.disk.name == name).map(|i| i as u32)
+    }
+
+    /// Requests in flight that cover page `index` of `mapping` (a read in progress).
+    pub fn read_completion(&self, mapping: u32, index: u32) -> Option<Ns> {
+        self.reqs
+            .iter()
+            .filter(|r| r.live)
+            .filter_map(|r| match r.kind {
+                ReqKind::PageRead { mapping: m, index: i, n } if m == mapping && index >= i && index < i + n => Some(r.done_at),
+                _ => None,
+            })
+            .min()
+    }
+    /// When the last in-flight writeback of `mapping` completes.
+    pub fn writeback_completion(&self, mapping: u32) -> Option<Ns> {
+        self.reqs
+            .iter()
+            .filter(|r| r.live)
+            .filter_map(|r| match r.kind {
+                ReqKind::Writeback { mapping: m, .. } if m == mapping => Some(r.done_at),
+                _ => None,
+            })
+            .max()
+    }
+    /// The earliest completion of any in-flight request.
+    pub fn next_completion(&self) -> Option<Ns> {
+        self.devs.iter().filter_map(|d| d.inflight.front().copied()).min()
+    }
+}
+
+impl BlockDevice {
+    /// All request slots are taken: a submitter would sleep in get_request.
+    pub fn congested(&self) -> bool {
+        self.inflight.len() as u32 >= self.nr_requests
+    }
+    /// When a request slot frees up.
+    pub fn slot_free_at(&self) -> Ns {
+        let k = self.inflight.len().saturating_sub(self.nr_requests as usize);
+        self.inflight.get(k).copied().unwrap_or(0)
+    }
+    fn bw(&self, dir: Dir) -> f64 {
+        match dir {
+            Dir::Read => self.disk.model.read_bw,
+            Dir::Write => self.disk.model.write_bw,
+        }
+    }
+}
+
+impl Kernel {
+    /// Submit one request at byte offset `pos` of device `dev`; returns its completion time.
+    pub fn submit_bio(&mut self, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>) -> Ns {
+        let now = self.now;
+        let d = &mut self.block.devs[dev as usize];
+        let mut service = (bytes as f64 / d.bw(dir) * NS_PER_SEC as f64) as Ns;
+        if d.disk.model.rotational && pos != d.last_end {
+            service += d.disk.model.seek_ns;
+        }
+        let start = d.busy_until.max(now);
+        d.busy_until = start + service;
+        d.busy_ns += service;
+        d.last_end = pos + bytes;
+        let latency = match dir {
+            Dir::Read => d.disk.model.latency_ns,
+            Dir::Write => d.disk.model.write_latency_ns,
+        };
+        let done_at = d.busy_until + latency;
+        d.inflight.push_back(done_at);
+        let req = Request { dev, dir, bytes, kind, done_at, task, live: true };
+        let id = match self.block.free_reqs.pop() {
+            Some(i) => {
+                self.block.reqs[i as usize] = req;
+                i
+            }
+            None => {
+                self.block.reqs.push(req);
+                (self.block.reqs.len() - 1) as u32
+            }
+        };
+        self.events.push(done_at, Event::IoDone(id));
+        match dir {
+            Dir::Read => self.vm.add(memtwin_procfs::VmItem::Pgpgin, bytes / 1024),
+            Dir::Write => self.vm.add(memtwin_procfs::VmItem::Pgpgout, bytes / 1024),
+        }
+        done_at
+    }
+
+    /// A request completed (the block layer's end_io, then the page cache's).
+    pub(crate) fn io_done(&mut self, id: u32) {
+        let r = self.block.reqs[id as usize];
+        self.block.reqs[id as usize].live = false;
+        self.block.free_reqs.push(id);
+        self.intr += 1;
+        let d = &mut self.block.devs[r.dev as usize];
+        d.inflight.pop_front();
+        d.bytes_done[r.dir as usize] += r.bytes;
+        d.ios_done[r.dir as usize] += 1;
+        match r.kind {
+            ReqKind::PageRead { mapping, index, n } => self.end_page_read(mapping, index, n),
+            ReqKind::Writeback { mapping, index, n } => {
+                self.end_page_writeback(mapping, index, n);
+                self.note_written(r.dev, r.bytes);
+            }
+            ReqKind::Direct => {
+                if r.dir == Dir::Write {
+                    self.note_written(r.dev, r.bytes);
+                }
+            }
+        }
+        // Submitters waiting for a request slot or for writeback to progress.
+        if let Some(f) = self.block.devs[r.dev as usize].flusher {
+            if self.flusher_waits_for_slot(f) {
+                self.wake(f);
+            }
+        }
+        self.wake_writeback_waiters();
+    }
+
+    /// wb_update_write_bandwidth: a running average over ~3 s of the measured write rate,
+    /// updated every 200 ms while writeback is going on.
+    fn note_written(&mut self, dev: u32, bytes: u64) {
+        let now = self.now;
+        let d = &mut self.block.devs[dev as usize];
+        d.bw_written += bytes;
+        let elapsed = now.saturating_sub(d.bw_stamp);
+        const INTERVAL: Ns = NS_PER_SEC / 5;
+        const PERIOD: f64 = 3.0 * NS_PER_SEC as f64;
+        if elapsed < INTERVAL {
+            return;
+        }
+        if elapsed <= NS_PER_SEC {
+            let bw = d.bw_written as f64 / (elapsed as f64 / NS_PER_SEC as f64);
+            let e = elapsed as f64;
+            d.avg_write_bw = (bw * e + d.avg_write_bw * (PERIOD - e)) / PERIOD;
+        }
+        d.bw_stamp = now;
+        d.bw_written = 0;
+    }
+}

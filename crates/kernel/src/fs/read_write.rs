@@ -1,0 +1,475 @@
+//! The system calls tasks use on files (fs/open.c, fs/read_write.c, mm/filemap.c's read
+//! and write paths, fs/direct-io.c). Calls are resumable: a call that must wait returns the
+//! bytes done so far and the step to take; the caller calls again for the rest.
+
+use super::{normalize, Inode, OpenFile, RaState, Target};
+use crate::block::{Dir, ReqKind};
+use crate::mm::{MappingKind, Slot, PAGE_SIZE};
+use crate::task::Step;
+use crate::Kernel;
+use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
+use memtwin_procfs::VmItem;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct OpenFlags {
+    pub read: bool,
+    pub write: bool,
+    pub create: bool,
+    pub trunc: bool,
+    pub append: bool,
+    /// O_DIRECT: bypass the page cache.
+    pub direct: bool,
+}
+
+#[allow(clippy::upper_case_acronyms)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Errno {
+    ENOENT,
+    ENOSPC,
+    EISDIR,
+    EINVAL,
+    EBADF,
+    EACCES,
+    EBUSY,
+    ENOMEM,
+    EPERM,
+}
+
+impl Errno {
+    /// strerror(3) text.
+    pub fn strerror(self) -> &'static str {
+        match self {
+            Errno::ENOENT => "No such file or directory",
+            Errno::ENOSPC => "No space left on device",
+            Errno::EISDIR => "Is a directory",
+            Errno::EINVAL => "Invalid argument",
+            Errno::EBADF => "Bad file descriptor",
+            Errno::EACCES => "Permission denied",
+            Errno::EBUSY => "Device or resource busy",
+            Errno::ENOMEM => "Cannot allocate memory",
+            Errno::EPERM => "Operation not permitted",
+        }
+    }
+}
+
+/// The outcome of (part of) a read or write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IoProgress {
+    pub bytes: u64,
+    /// The task must take this step (sleep) before calling again for the rest.
+    pub wait: Option<Step>,
+    /// A read reached the end of the file.
+    pub eof: bool,
+}
+
+impl IoProgress {
+    fn done(bytes: u64) -> IoProgress {
+        IoProgress { bytes, wait: None, eof: false }
+    }
+}
+
+#[inline]
+fn ns_for(bytes: u64, bw: f64) -> Ns {
+    (bytes as f64 / bw * NS_PER_SEC as f64) as Ns
+}
+
+/// Page-cache reads copy at most this much per call, so a task's step stays short.
+const MAX_PAGES_PER_CALL: u64 = 256;
+
+impl Kernel {
+    fn file_mut(&mut self, tid: TaskId, fd: usize) -> Result<&mut OpenFile, Errno> {
+        self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.as_mut()).ok_or(Errno::EBADF)
+    }
+
+    /// open(2). `path` is absolute. Returns the descriptor and, when truncating a file under
+    /// writeback, the time until which the caller waits (truncate waits for writeback).
+    pub fn sys_open(&mut self, tid: TaskId, path: &str, flags: OpenFlags) -> Result<(usize, Option<Ns>), Errno> {
+        let path = normalize("/", path);
+        let mut wait = None;
+        let target = match path.as_str() {
+            "/dev/zero" => Target::Zero,
+            "/dev/null" => Target::Null,
+            "/dev/urandom" | "/dev/random" => Target::Random,
+            p if p.starts_with("/dev/") && self.block.find(&p[5..]).is_some() => {
+                Target::BlockDev(self.block.find(&p[5..]).unwrap_or(0))
+            }
+            p => {
+                if self.fs.mounts.iter().any(|m| m.at == p) || p == "/" {
+                    return Err(Errno::EISDIR);
+                }
+                match self.fs.lookup(p) {
+                    Some(ino) => {
+                        if flags.trunc && flags.write {
+                            wait = self.truncate_inode(ino, 0);
+                        }
+                        Target::Inode(ino)
+                    }
+                    None if flags.create => Target::Inode(self.create_inode(p)?),
+                    None => return Err(Errno::ENOENT),
+                }
+            }
+        };
+        if let Target::Inode(ino) = target {
+            self.fs.inodes[ino as usize].opens += 1;
+        }
+        let mut of = OpenFile { target, pos: 0, flags, ra: RaState { prev_index: u64::MAX, ..Default::default() } };
+        if flags.append {
+            if let Target::Inode(ino) = target {
+                of.pos = self.fs.inodes[ino as usize].size;
+            }
+        }
+        self.charge_sys(tid, self.machine.cpu_model.syscall_ns * 4);
+        let files = &mut self.tasks[tid as usize].files;
+        while files.len() < 3 {
+            files.push(None);
+        }
+        let fd = match files.iter().skip(3).position(|f| f.is_none()) {
+            Some(i) => i + 3,
+            None => {
+                files.push(None);
+                files.len() - 1
+            }
+        };
+        files[fd] = Some(of);
+        Ok((fd, wait))
+    }
+
+    fn create_inode(&mut self, path: &str) -> Result<u32, Errno> {
+        let mount = self.fs.mount_of(path).ok_or(Errno::ENOENT)?;
+        let m = &self.fs.mounts[mount as usize];
+        let (kind, dev) = if m.fstype == "tmpfs" { (MappingKind::Shmem, None) } else { (MappingKind::File, m.dev) };
+        let ino = self.fs.inodes.len() as u32;
+        // Each file's blocks are contiguous; files are far apart (seeks between files).
+        let disk_base = (ino as u64 + 1) << 36;
+        let mapping = self.mm.new_mapping(kind, dev, disk_base);
+        self.fs.inodes.push(Inode {
+            path: path.to_string(),
+            mapping,
+            size: 0,
+            mount,
+            disk_base,
+            extent: 0,
+            linked: true,
+            opens: 0,
+        });
+        self.fs.names.insert(path.to_string(), ino);
+        Ok(ino)
+    }
+
+    /// close(2): the last close of an unlinked file frees it.
+    pub fn sys_close(&mut self, tid: TaskId, fd: usize) -> Result<(), Errno> {
+        let f = self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.take()).ok_or(Errno::EBADF)?;
+        if let Target::Inode(ino) = f.target {
+            let i = &mut self.fs.inodes[ino as usize];
+            i.opens -= 1;
+            if !i.linked && i.opens == 0 {
+                self.evict_inode(ino);
+            }
+        }
+        Ok(())
+    }
+
+    /// unlink(2). Returns when the caller may go on (eviction waits for writeback).
+    pub fn sys_unlink(&mut self, tid: TaskId, path: &str) -> Result<Option<Ns>, Errno> {
+        let path = normalize("/", path);
+        let ino = self.fs.lookup(&path).ok_or(Errno::ENOENT)?;
+        self.fs.names.remove(&path);
+        self.charge_sys(tid, self.machine.cpu_model.syscall_ns * 10);
+        let i = &mut self.fs.inodes[ino as usize];
+        i.linked = false;
+        if i.opens == 0 {
+            let m = i.mapping;
+            let wait = self.block.writeback_completion(m);
+            let pages = self.mm.mappings[m as usize].nrpages;
+            self.charge_sys(tid, pages * self.machine.cpu_model.page_cache_ns);
+            self.evict_inode(ino);
+            return Ok(wait);
+        }
+        Ok(None)
+    }
+
+    /// evict(): the inode's page cache and its blocks go.
+    fn evict_inode(&mut self, ino: u32) {
+        let m = self.fs.inodes[ino as usize].mapping;
+        self.truncate_mapping(m, 0);
+        let mount = self.fs.inodes[ino as usize].mount;
+        let used = self.fs.inodes[ino as usize].extent;
+        self.fs.mounts[mount as usize].used -= used;
+        self.fs.inodes[ino as usize].size = 0;
+        self.fs.inodes[ino as usize].extent = 0;
+        self.mm.release_mapping(m);
+    }
+
+    /// truncate to `size` bytes: pages past it leave the page cache at once (dirty ones are
+    /// cancelled). Returns the time writeback of the removed range completes, if any.
+    pub fn truncate_inode(&mut self, ino: u32, size: u64) -> Option<Ns> {
+        let i = &self.fs.inodes[ino as usize];
+        let m = i.mapping;
+        let wait = if self.mm.mappings[m as usize].nr_writeback > 0 { self.block.writeback_completion(m) } else { None };
+        self.truncate_mapping(m, size.div_ceil(PAGE_SIZE));
+        let i = &mut self.fs.inodes[ino as usize];
+        i.size = i.size.min(size);
+        let new_extent = i.size.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        let freed = i.extent.saturating_sub(new_extent);
+        i.extent = i.extent.min(new_extent);
+        let mount = i.mount;
+        self.fs.mounts[mount as usize].used -= freed;
+        wait
+    }
+
+    /// Reserve blocks for a file growing to `end` bytes; ENOSPC if the filesystem is full.
+    fn grow_file(&mut self, ino: u32, end: u64) -> Result<(), Errno> {
+        let i = &self.fs.inodes[ino as usize];
+        let need = end.div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        if need <= i.extent {
+            return Ok(());
+        }
+        let extra = need - i.extent;
+        let mount = i.mount as usize;
+        let mp = &self.fs.mounts[mount];
+        let cap = match (mp.dev, mp.size_limit) {
+            (_, Some(l)) => l,
+            (Some(d), None) => self.block.devs[d as usize].disk.size_bytes,
+            (None, None) => self.mm.managed * PAGE_SIZE / 2,
+        };
+        if mp.used + extra > cap {
+            return Err(Errno::ENOSPC);
+        }
+        self.fs.mounts[mount].used += extra;
+        self.fs.inodes[ino as usize].extent = need;
+        Ok(())
+    }
+
+    /// read(2) of up to `len` bytes.
+    pub fn sys_read(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
+        let f = self.file_mut(tid, fd)?;
+        let (target, pos, direct) = (f.target, f.pos, f.flags.direct);
+        let cpu = self.machine.cpu_model.clone();
+        self.charge_sys(tid, cpu.syscall_ns);
+        match target {
+            Target::Zero => {
+                // clear_user of the caller's buffer.
+                self.charge_sys(tid, ns_for(len, cpu.zero_bw));
+                Ok(IoProgress::done(len))
+            }
+            Target::Null => Ok(IoProgress { bytes: 0, wait: None, eof: true }),
+            Target::Random => {
+                // get_random_bytes: a ChaCha20 stream at ~1/10 of copy speed.
+                self.charge_sys(tid, ns_for(len, cpu.copy_bw / 10.0));
+                Ok(IoProgress::done(len))
+            }
+            Target::Inode(ino) => {
+                let i = &self.fs.inodes[ino as usize];
+                let (m, size) = (i.mapping, i.size);
+                let mount = &self.fs.mounts[i.mount as usize];
+                let dev = mount.dev;
+                if direct {
+                    if let Some(d) = dev {
+                        let base = i.disk_base;
+                        return Ok(self.direct_io(tid, fd, d, base, pos, len.min(size.saturating_sub(pos)), Dir::Read));
+                    }
+                }
+                self.filemap_read(tid, fd, m, size, len)
+            }
+            Target::BlockDev(d) => {
+                let size = self.block.devs[d as usize].disk.size_bytes;
+                if direct {
+                    return Ok(self.direct_io(tid, fd, d, 0, pos, len.min(size.saturating_sub(pos)), Dir::Read));
+                }
+                let m = self.block.devs[d as usize].mapping;
+                self.filemap_read(tid, fd, m, size, len)
+            }
+        }
+    }
+
+    /// filemap_read: copy from the page cache, reading missing pages in through readahead.
+    fn filemap_read(&mut self, tid: TaskId, fd: usize, m: u32, size: u64, len: u64) -> Result<IoProgress, Errno> {
+        let pos = self.file_mut(tid, fd)?.pos;
+        if pos >= size || len == 0 {
+            return Ok(IoProgress { bytes: 0, wait: None, eof: pos >= size });
+        }
+        let end = (pos + len).min(size).min(pos + MAX_PAGES_PER_CALL * PAGE_SIZE - pos % PAGE_SIZE);
+        let cpu_copy = self.machine.cpu_model.copy_bw;
+        let lookup_ns = self.machine.cpu_model.page_cache_ns;
+        let mut at = pos;
+        let mut wait = None;
+        while at < end {
+            let index = at / PAGE_SIZE;
+            let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
+            match self.mm.mappings[m as usize].slot(index) {
+                Slot::Page(p) if !self.mm.pages.locked(p) => {
+                    let mark = self.file_mut(tid, fd)?.ra;
+                    if mark.size > 0 && index == mark.start + mark.size - mark.async_size && mark.async_size > 0 {
+                        self.page_cache_async_ra(tid, fd, m, index, size);
+                    }
+                    self.mark_page_accessed(p);
+                    self.charge_sys(tid, lookup_ns + ns_for(chunk, cpu_copy));
+                    at += chunk;
+                }
+                Slot::Page(_) => {
+                    let t = self.block.read_completion(m, index as u32).unwrap_or(self.now + 1);
+                    wait = Some(Step::SleepUntil { t, io: true });
+                    break;
+                }
+                _ => {
+                    let req_pages = (end - at).div_ceil(PAGE_SIZE).max(((pos + len).min(size) - at).div_ceil(PAGE_SIZE));
+                    match self.page_cache_sync_ra(tid, fd, m, index, req_pages, size) {
+                        Ok(()) => {}
+                        Err(step) => {
+                            wait = Some(step);
+                            break;
+                        }
+                    }
+                    // Loop again: the page is now present (locked, being read).
+                }
+            }
+        }
+        let done = at - pos;
+        let f = self.file_mut(tid, fd)?;
+        f.pos = at;
+        if done > 0 {
+            f.ra.prev_index = (at - 1) / PAGE_SIZE;
+        }
+        Ok(IoProgress { bytes: done, wait, eof: false })
+    }
+
+    /// write(2) of up to `len` bytes.
+    pub fn sys_write(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
+        let f = self.file_mut(tid, fd)?;
+        let (target, pos, direct) = (f.target, f.pos, f.flags.direct);
+        self.charge_sys(tid, self.machine.cpu_model.syscall_ns);
+        match target {
+            Target::Null | Target::Zero | Target::Random => Ok(IoProgress::done(len)),
+            Target::Inode(ino) => {
+                let end = pos + len;
+                self.grow_file(ino, end)?;
+                let i = &self.fs.inodes[ino as usize];
+                let m = i.mapping;
+                let dev = self.fs.mounts[i.mount as usize].dev;
+                if direct {
+                    if let Some(d) = dev {
+                        let base = i.disk_base;
+                        // Cached pages of the range are written and dropped first
+                        // (kiocb_invalidate_pages).
+                        self.invalidate_range(m, pos / PAGE_SIZE, end.div_ceil(PAGE_SIZE));
+                        let p = self.direct_io(tid, fd, d, base, pos, len, Dir::Write);
+                        let i = &mut self.fs.inodes[ino as usize];
+                        i.size = i.size.max(pos + p.bytes);
+                        return Ok(p);
+                    }
+                }
+                let p = self.generic_perform_write(tid, fd, m, len)?;
+                let i = &mut self.fs.inodes[ino as usize];
+                i.size = i.size.max(pos + p.bytes);
+                Ok(p)
+            }
+            Target::BlockDev(d) => {
+                let size = self.block.devs[d as usize].disk.size_bytes;
+                if pos >= size {
+                    return Err(Errno::ENOSPC);
+                }
+                let len = len.min(size - pos);
+                if direct {
+                    let m = self.block.devs[d as usize].mapping;
+                    self.invalidate_range(m, pos / PAGE_SIZE, (pos + len).div_ceil(PAGE_SIZE));
+                    return Ok(self.direct_io(tid, fd, d, 0, pos, len, Dir::Write));
+                }
+                let m = self.block.devs[d as usize].mapping;
+                self.generic_perform_write(tid, fd, m, len)
+            }
+        }
+    }
+
+    /// generic_perform_write: copy into page-cache pages (allocating them), mark them
+    /// accessed and dirty, then let balance_dirty_pages throttle the writer.
+    fn generic_perform_write(&mut self, tid: TaskId, fd: usize, m: u32, len: u64) -> Result<IoProgress, Errno> {
+        let pos = self.file_mut(tid, fd)?.pos;
+        let end = pos + len.min(MAX_PAGES_PER_CALL * PAGE_SIZE - pos % PAGE_SIZE);
+        let copy_bw = self.machine.cpu_model.copy_bw;
+        let mut at = pos;
+        let mut wait = None;
+        while at < end {
+            let index = at / PAGE_SIZE;
+            let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
+            let p = match self.mm.mappings[m as usize].slot(index) {
+                Slot::Page(p) => p,
+                _ => match self.page_cache_alloc(tid) {
+                    Ok(p) => {
+                        self.filemap_add_page(m, index, p, false);
+                        p
+                    }
+                    Err(step) => {
+                        wait = Some(step);
+                        break;
+                    }
+                },
+            };
+            if self.mm.pages.locked(p) {
+                // A read of this page is in flight; wait for it.
+                let t = self.block.read_completion(m, index as u32).unwrap_or(self.now + 1);
+                wait = Some(Step::SleepUntil { t, io: true });
+                break;
+            }
+            self.charge_sys(tid, self.machine.cpu_model.page_cache_ns + ns_for(chunk, copy_bw));
+            self.mark_page_accessed(p);
+            self.set_page_dirty(tid, p);
+            at += chunk;
+        }
+        let done = at - pos;
+        self.file_mut(tid, fd)?.pos = at;
+        if wait.is_none() && done > 0 {
+            if let Some(pause) = self.balance_dirty_pages(tid) {
+                wait = Some(Step::SleepUntil { t: self.now + pause, io: true });
+            }
+        }
+        Ok(IoProgress { bytes: done, wait, eof: false })
+    }
+
+    /// O_DIRECT: the transfer goes straight to the device; the caller waits for it.
+    #[allow(clippy::too_many_arguments)]
+    fn direct_io(&mut self, tid: TaskId, fd: usize, dev: u32, base: u64, pos: u64, len: u64, dir: Dir) -> IoProgress {
+        if len == 0 {
+            return IoProgress { bytes: 0, wait: None, eof: true };
+        }
+        let max = self.block.devs[dev as usize].disk.model.max_request_bytes.max(PAGE_SIZE);
+        let mut off = 0;
+        let mut done_at = self.now;
+        while off < len {
+            let n = (len - off).min(max);
+            done_at = self.submit_bio(dev, dir, base + pos + off, n, ReqKind::Direct, Some(tid));
+            self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
+            off += n;
+        }
+        let t = &mut self.tasks[tid as usize];
+        match dir {
+            Dir::Read => t.read_bytes += len,
+            Dir::Write => t.write_bytes += len,
+        }
+        if let Ok(f) = self.file_mut(tid, fd) {
+            f.pos = pos + len;
+        }
+        IoProgress { bytes: len, wait: Some(Step::SleepUntil { t: done_at, io: true }), eof: false }
+    }
+
+    /// fsync(2): write the file's dirty pages from the caller and wait for them.
+    pub fn sys_fsync(&mut self, tid: TaskId, fd: usize) -> Result<Option<Ns>, Errno> {
+        let f = self.file_mut(tid, fd)?;
+        let m = match f.target {
+            Target::Inode(ino) => self.fs.inodes[ino as usize].mapping,
+            Target::BlockDev(d) => self.block.devs[d as usize].mapping,
+            _ => return Ok(None),
+        };
+        while self.mm.mappings[m as usize].nr_dirty > 0 {
+            if self.writeback_mapping(m, u64::MAX, Some(tid)) == 0 {
+                break;
+            }
+        }
+        Ok(self.block.writeback_completion(m))
+    }
+
+    /// Count a major page-cache miss read for the task (/proc/PID/io read_bytes).
+    pub(crate) fn account_read(&mut self, tid: TaskId, bytes: u64) {
+        self.tasks[tid as usize].read_bytes += bytes;
+        let _ = VmItem::Pgpgin;
+    }
+}

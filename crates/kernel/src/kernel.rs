@@ -1,0 +1,488 @@
+//! The simulated machine: its state and the event loop that runs tasks on CPUs.
+
+use crate::block::Block;
+use crate::fs::Fs;
+use crate::mm::{MappingKind, Mm, PAGE_SIZE};
+use crate::task::{Program, Sink, Step, Task};
+use memtwin_engine::{EventQueue, Ns, Rng, RunState, Sched, TaskId, NS_PER_MS};
+use memtwin_machine::{Machine, Sysctls};
+use memtwin_procfs::VmStat;
+
+/// CPU time of a context switch through the scheduler.
+const YIELD_NS: Ns = 2_000;
+
+/// Things that happen at a point in simulated time.
+#[derive(Clone, Copy, Debug)]
+pub enum Event {
+    /// Wake a sleeping task (ignored if the sequence number is stale).
+    Wake(TaskId, u32),
+    /// The CPU burst of a task ends.
+    BurstDone(TaskId),
+    /// A block request completes.
+    IoDone(u32),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelError(pub String);
+
+impl std::fmt::Display for KernelError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+pub struct Kernel {
+    pub now: Ns,
+    pub machine: Machine,
+    pub sysctl: Sysctls,
+    pub events: EventQueue<Event>,
+    pub sched: Sched,
+    pub tasks: Vec<Task>,
+    pub mm: Mm,
+    pub fs: Fs,
+    pub block: Block,
+    /// /proc/vmstat event counters (gauges are filled in by `proc::snapshot`).
+    pub vm: VmStat,
+    pub rng: Rng,
+    /// What tasks printed to the terminal, in time order.
+    pub transcript: String,
+    /// Captured output of redirected commands.
+    pub buffers: Vec<String>,
+    /// Interrupts since boot (/proc/stat intr).
+    pub intr: u64,
+    pub forks: u64,
+    next_pid: u32,
+    pub kswapd: TaskId,
+    pub kswapd_waiting: bool,
+    /// Tasks throttled in reclaim or waiting for writeback to make progress.
+    pub writeback_waiters: Vec<TaskId>,
+    /// Tasks waiting for another to exit: (waiter, waited-for).
+    pub exit_waiters: Vec<(TaskId, TaskId)>,
+    /// Check the frame invariants after every event (debug mode).
+    pub debug_invariants: bool,
+    /// Reclaim work accumulated by the reclaim pass in progress, ns of CPU.
+    pub reclaim_ns: Ns,
+    pub reclaim_stats: ReclaimStats,
+    /// Flushers asleep with nothing urgent (woken for background writeback).
+    pub flusher_idle: Vec<TaskId>,
+    /// Flushers waiting for a request slot.
+    pub flusher_slot_wait: Vec<TaskId>,
+    pub sync_requested: bool,
+    pub swap_areas: Vec<crate::mm::swapfile::SwapArea>,
+}
+
+/// Reclaim invocations and their cost per path, for latency tables.
+#[derive(Clone, Debug, Default)]
+pub struct ReclaimStats {
+    /// [kswapd, direct]: durations in ns of each reclaim pass.
+    pub passes: [Vec<Ns>; 2],
+}
+
+impl ReclaimStats {
+    pub fn record(&mut self, kswapd: bool, ns: Ns) {
+        self.passes[if kswapd { 0 } else { 1 }].push(ns);
+    }
+}
+
+impl Kernel {
+    /// Boot a machine. `seed` drives every random choice.
+    pub fn boot(machine: Machine, seed: u64) -> Result<Kernel, KernelError> {
+        let managed = machine.mem_total_bytes() / PAGE_SIZE;
+        if managed < 1024 {
+            return Err(KernelError(format!("machine '{}' has too little memory to boot", machine.name)));
+        }
+        let sysctl = machine.sysctl.clone();
+        let wmark = crate::mm::page_alloc::Watermarks::compute(&machine, &sysctl, managed);
+        let mm = Mm::new(managed, wmark);
+        let ncpus = machine.cpus;
+        let mut k = Kernel {
+            now: 0,
+            sysctl,
+            events: EventQueue::new(),
+            sched: Sched::new(ncpus),
+            tasks: Vec::new(),
+            mm,
+            fs: Fs::default(),
+            block: Block::default(),
+            vm: VmStat::default(),
+            rng: Rng::new(seed),
+            transcript: String::new(),
+            buffers: Vec::new(),
+            intr: 0,
+            forks: 0,
+            next_pid: 1,
+            kswapd: 0,
+            kswapd_waiting: false,
+            writeback_waiters: Vec::new(),
+            exit_waiters: Vec::new(),
+            debug_invariants: false,
+            reclaim_ns: 0,
+            reclaim_stats: ReclaimStats::default(),
+            flusher_idle: Vec::new(),
+            flusher_slot_wait: Vec::new(),
+            sync_requested: false,
+            swap_areas: Vec::new(),
+            machine,
+        };
+        k.boot_devices()?;
+        k.boot_memory();
+        k.boot_swap();
+        k.spawn_kernel_threads();
+        Ok(k)
+    }
+
+    fn boot_devices(&mut self) -> Result<(), KernelError> {
+        let disks = self.machine.disks.clone();
+        for d in &disks {
+            let bdev_mapping = self.mm.new_mapping(MappingKind::BlockDev, None, 0);
+            let id = self.block.add(d.clone(), bdev_mapping);
+            self.mm.mappings[bdev_mapping as usize].dev = Some(id);
+        }
+        let mounts = self.machine.mounts.clone();
+        for m in &mounts {
+            self.fs.mount(m, &self.block).map_err(KernelError)?;
+        }
+        Ok(())
+    }
+
+    /// Memory in use when the scenario starts: the kernel's own allocations, slab, and the
+    /// idle system's processes and page cache.
+    fn boot_memory(&mut self) {
+        let managed = self.mm.managed;
+        // Slab at boot: dentries, inodes, kmalloc caches of an idle system (~1% of RAM,
+        // at most 64 MiB), two fifths reclaimable.
+        let slab = (managed / 100).min(64 * 1024 * 1024 / PAGE_SIZE);
+        self.take_kernel_pages(slab * 2 / 5, |s| &mut s.slab_reclaimable);
+        self.take_kernel_pages(slab - slab * 2 / 5, |s| &mut s.slab_unreclaimable);
+        self.take_kernel_pages((self.machine.cpus as u64 * 4).max(16), |s| &mut s.kernel_stack);
+        let anon_pages = self.machine.boot_anon_bytes / PAGE_SIZE;
+        self.take_kernel_pages(anon_pages / 128 + 8, |s| &mut s.page_tables);
+        // The idle system's processes are one task holding the anonymous memory and the
+        // cached files (libraries, binaries) of init and its daemons.
+        let init = self.spawn_task("systemd", "/sbin/init", false, None, None);
+        self.tasks[init as usize].stdout = Sink::Null;
+        self.boot_populate(init, anon_pages, self.machine.boot_file_bytes / PAGE_SIZE);
+    }
+
+    fn take_kernel_pages(&mut self, n: u64, field: impl Fn(&mut crate::mm::NodeStat) -> &mut u64) {
+        let mut got = 0;
+        for _ in 0..n {
+            if self.mm.take_kernel().is_none() {
+                break;
+            }
+            got += 1;
+        }
+        *field(&mut self.mm.stat) += got;
+    }
+
+    fn spawn_kernel_threads(&mut self) {
+        self.kswapd = self.spawn_task("kswapd0", "", true, None, Some(Box::new(crate::mm::vmscan::Kswapd::default())));
+        let ndev = self.block.devs.len();
+        for d in 0..ndev {
+            let dev = &self.block.devs[d];
+            // 2.6.32-era name of the per-bdi flusher thread, as iotop showed it.
+            let name = format!("flush-{}:{}", dev.disk.major, dev.disk.minor);
+            let tid = self.spawn_task(&name, "", true, None, Some(Box::new(crate::mm::page_writeback::Flusher::new(d as u32))));
+            self.block.devs[d].flusher = Some(tid);
+        }
+    }
+
+    /// Create a task; it is runnable at once if it has a program.
+    pub fn spawn_task(
+        &mut self,
+        comm: &str,
+        cmdline: &str,
+        kthread: bool,
+        parent: Option<TaskId>,
+        program: Option<Box<dyn Program>>,
+    ) -> TaskId {
+        let tid = if program.is_some() { self.sched.add_task() } else { self.sched.add_sleeping_task() };
+        debug_assert_eq!(tid as usize, self.tasks.len());
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        self.forks += 1;
+        let mut t = Task::new(pid, comm, cmdline, kthread, parent, self.now);
+        t.program = program;
+        if let Some(p) = parent {
+            t.stdout = self.tasks[p as usize].stdout;
+            t.stderr = self.tasks[p as usize].stderr;
+        }
+        // A task without a program (the idle system's processes) sleeps forever.
+        self.tasks.push(t);
+        tid
+    }
+
+    /// Spawn a user program as a child of the scenario's shell.
+    pub fn spawn(&mut self, comm: &str, cmdline: &str, program: Box<dyn Program>, stdout: Sink, stderr: Sink) -> TaskId {
+        let tid = self.spawn_task(comm, cmdline, false, None, Some(program));
+        self.tasks[tid as usize].stdout = stdout;
+        self.tasks[tid as usize].stderr = stderr;
+        tid
+    }
+
+    pub fn pid_of(&self, tid: TaskId) -> u32 {
+        self.tasks[tid as usize].pid
+    }
+
+    // ---- Output -------------------------------------------------------------------------
+
+    fn sink_write(&mut self, sink: Sink, text: &str) {
+        match sink {
+            Sink::Terminal => self.transcript.push_str(text),
+            Sink::Null => {}
+            Sink::Buffer(i) => self.buffers[i as usize].push_str(text),
+        }
+    }
+    pub fn print(&mut self, tid: TaskId, text: &str) {
+        let s = self.tasks[tid as usize].stdout;
+        self.sink_write(s, text);
+    }
+    pub fn eprint(&mut self, tid: TaskId, text: &str) {
+        let s = self.tasks[tid as usize].stderr;
+        self.sink_write(s, text);
+    }
+    pub fn new_buffer(&mut self) -> u32 {
+        self.buffers.push(String::new());
+        (self.buffers.len() - 1) as u32
+    }
+
+    // ---- CPU charging ---------------------------------------------------------------------
+
+    /// Kernel work done on behalf of a task (runs as system time before its next step).
+    #[inline]
+    pub fn charge_sys(&mut self, tid: TaskId, ns: Ns) {
+        self.tasks[tid as usize].pending_sys += ns;
+    }
+    #[inline]
+    pub fn charge_user(&mut self, tid: TaskId, ns: Ns) {
+        self.tasks[tid as usize].pending_user += ns;
+    }
+
+    // ---- Waking ---------------------------------------------------------------------------
+
+    /// Wake a task blocked on a wait queue, now.
+    pub fn wake(&mut self, tid: TaskId) {
+        if self.sched.wake(tid, self.now, None) {
+            self.sched.ctxt += 0;
+        }
+    }
+    pub fn wake_kswapd(&mut self) {
+        if self.kswapd_waiting {
+            self.kswapd_waiting = false;
+            let k = self.kswapd;
+            self.wake(k);
+        }
+    }
+    /// Wake everyone waiting for writeback or reclaim progress.
+    pub fn wake_writeback_waiters(&mut self) {
+        while let Some(t) = self.writeback_waiters.pop() {
+            self.sched.wake(t, self.now, None);
+        }
+    }
+
+    pub fn task_exited(&self, tid: TaskId) -> bool {
+        self.tasks[tid as usize].exit_code.is_some()
+    }
+
+    /// Kill a task (OOM killer, signals): it stops at once and its resources are freed.
+    pub fn kill(&mut self, tid: TaskId, code: i32) {
+        if self.task_exited(tid) {
+            return;
+        }
+        self.tasks[tid as usize].killed = true;
+        if let Some(mut p) = self.tasks[tid as usize].program.take() {
+            p.killed(self, tid);
+        }
+        if self.sched.tasks[tid as usize].state == RunState::Running {
+            // Finishes its current burst (or step); `after_burst` makes it exit then.
+            self.tasks[tid as usize].after_burst = Some(Step::Exit(code));
+            return;
+        }
+        self.do_exit(tid, code);
+    }
+
+    fn do_exit(&mut self, tid: TaskId, code: i32) {
+        self.release_task_memory(tid);
+        let t = &mut self.tasks[tid as usize];
+        t.exit_code = Some(code);
+        t.end = self.now;
+        t.program = None;
+        t.files.clear();
+        self.sched.exit(tid, self.now);
+        let mut i = 0;
+        while i < self.exit_waiters.len() {
+            if self.exit_waiters[i].1 == tid {
+                let (w, _) = self.exit_waiters.swap_remove(i);
+                self.sched.wake(w, self.now, None);
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Free what a task holds (its anonymous memory); filled in by the anon model.
+    fn release_task_memory(&mut self, tid: TaskId) {
+        if let Some(m) = self.tasks[tid as usize].anon_mapping.take() {
+            self.truncate_mapping(m, 0);
+            self.mm.release_mapping(m);
+        }
+        let t = &mut self.tasks[tid as usize];
+        t.rss_anon = 0;
+        t.rss_file = 0;
+        t.rss_shmem = 0;
+    }
+
+    // ---- The event loop -------------------------------------------------------------------
+
+    /// Run until simulated time `until`, or until `stop` holds after an event.
+    pub fn run_until(&mut self, until: Ns, stop: &mut dyn FnMut(&Kernel) -> bool) {
+        loop {
+            self.dispatch();
+            if stop(self) {
+                return;
+            }
+            match self.events.peek_time() {
+                Some(t) if t <= until => {}
+                _ => {
+                    self.advance_clock(until);
+                    return;
+                }
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.advance_clock(t);
+            self.handle(ev);
+            if self.debug_invariants {
+                if let Err(e) = self.mm.check_invariants() {
+                    panic!("invariant broken at t={} ns after {:?}: {e}", self.now, ev);
+                }
+            }
+        }
+    }
+
+    fn advance_clock(&mut self, t: Ns) {
+        if t > self.now {
+            self.now = t;
+        }
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::Wake(tid, seq) => {
+                self.sched.wake(tid, self.now, Some(seq));
+            }
+            Event::BurstDone(tid) => self.burst_done(tid),
+            Event::IoDone(req) => self.io_done(req),
+        }
+    }
+
+    /// Give free CPUs to runnable tasks.
+    fn dispatch(&mut self) {
+        while let Some(tid) = self.sched.pick() {
+            self.run_task(tid);
+        }
+    }
+
+    /// The task is on a CPU: call its program until it needs time to pass.
+    fn run_task(&mut self, tid: TaskId) {
+        let step = match self.tasks[tid as usize].after_burst.take() {
+            // The burst that preceded this step is over: the step takes effect now.
+            Some(s) => return self.apply_step(tid, s),
+            None => {
+                let Some(mut prog) = self.tasks[tid as usize].program.take() else {
+                    self.do_exit(tid, 0);
+                    return;
+                };
+                let s = prog.step(self, tid);
+                if self.tasks[tid as usize].program.is_none() && !self.tasks[tid as usize].killed {
+                    self.tasks[tid as usize].program = Some(prog);
+                }
+                if self.tasks[tid as usize].killed {
+                    // Killed during its own step (e.g. chosen by the OOM killer).
+                    Step::Exit(self.tasks[tid as usize].after_burst.take().map_or(137, |s| match s {
+                        Step::Exit(c) => c,
+                        _ => 137,
+                    }))
+                } else {
+                    s
+                }
+            }
+        };
+        let t = &mut self.tasks[tid as usize];
+        let (pu, ps) = (t.pending_user, t.pending_sys);
+        t.pending_user = 0;
+        t.pending_sys = 0;
+        let (user, sys, then) = match step {
+            Step::Cpu { user, sys } => (user + pu, sys + ps, None),
+            // A yield costs at least a trip through the scheduler, so time always moves.
+            Step::Yield => (pu, ps.max(YIELD_NS), Some(Step::Yield)),
+            other => (pu, ps, Some(other)),
+        };
+        if user + sys > 0 {
+            // System part first, then user; both as one burst unless both are present.
+            let t = &mut self.tasks[tid as usize];
+            if sys > 0 && user > 0 {
+                t.pending_user = user;
+                t.after_burst = then;
+                t.burst = Some((true, sys));
+                self.sched.burst_start(self.now, true);
+                self.events.push(self.now + sys, Event::BurstDone(tid));
+            } else {
+                let is_sys = sys > 0;
+                let d = user + sys;
+                t.after_burst = then;
+                t.burst = Some((is_sys, d));
+                self.sched.burst_start(self.now, is_sys);
+                self.events.push(self.now + d, Event::BurstDone(tid));
+            }
+            return;
+        }
+        // A CPU step with nothing to run is a yield.
+        self.apply_step(tid, then.unwrap_or(Step::Yield));
+    }
+
+    fn apply_step(&mut self, tid: TaskId, step: Step) {
+        match step {
+            Step::Cpu { .. } => unreachable!("handled in run_task"),
+            Step::SleepUntil { t, io } => {
+                if t <= self.now {
+                    // Nothing to wait for: stay runnable, behind others.
+                    self.sched.requeue(tid);
+                    return;
+                }
+                let seq = self.sched.sleep(tid, self.now, io);
+                self.events.push(t, Event::Wake(tid, seq));
+            }
+            Step::Block { io } => {
+                self.sched.sleep(tid, self.now, io);
+            }
+            Step::Yield => self.sched.requeue(tid),
+            Step::Exit(code) => self.do_exit(tid, code),
+        }
+    }
+
+    fn burst_done(&mut self, tid: TaskId) {
+        let (sys, dur) = self.tasks[tid as usize].burst.take().expect("burst in progress");
+        self.sched.burst_end(tid, self.now, sys, dur);
+        let t = &mut self.tasks[tid as usize];
+        if t.pending_user > 0 && sys {
+            // The user part of a mixed burst.
+            let d = t.pending_user;
+            t.pending_user = 0;
+            t.burst = Some((false, d));
+            self.sched.burst_start(self.now, false);
+            self.events.push(self.now + d, Event::BurstDone(tid));
+            return;
+        }
+        if let Some(Step::Exit(code)) = t.after_burst {
+            t.after_burst = None;
+            self.do_exit(tid, code);
+            return;
+        }
+        if self.sched.contended() && dur >= NS_PER_MS / 4 {
+            // Time slice over and others are waiting: go to the back of the queue.
+            self.sched.requeue(tid);
+            return;
+        }
+        self.run_task(tid);
+    }
+}

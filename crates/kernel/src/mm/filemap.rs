@@ -1,0 +1,245 @@
+//! The page cache (mm/filemap.c, mm/truncate.c, mm/swap.c's mark_page_accessed,
+//! fs/drop_caches.c): adding and removing pages, access marking, dirtying and the end of
+//! reads and writeback.
+
+use super::page::{Lru, Pfn};
+use super::{encode_page, encode_shadow, MappingKind, Slot};
+use crate::Kernel;
+use memtwin_engine::TaskId;
+use memtwin_procfs::VmItem;
+
+impl Kernel {
+    /// filemap_add_folio + folio_add_lru: put a fresh frame into `m` at `index`. A shadow
+    /// entry in the slot means the page was evicted before: workingset_refault decides
+    /// whether it comes back active. `locked`: the page is being read (not yet uptodate).
+    pub fn filemap_add_page(&mut self, m: u32, index: u64, p: Pfn, locked: bool) {
+        let prev = self.mm.mappings[m as usize].slot(index);
+        debug_assert!(!matches!(prev, Slot::Page(_)), "slot already holds a page");
+        self.mm.pages.set_owner(p, m, index as u32);
+        if locked {
+            self.mm.pages.set_locked(p);
+        }
+        let kind = self.mm.mappings[m as usize].kind;
+        let space = &mut self.mm.mappings[m as usize];
+        space.set_slot(index, encode_page(p));
+        space.nrpages += 1;
+        let file = !space.swap_backed();
+        let mut active = false;
+        if let Slot::Shadow(shadow) = prev {
+            space.nrshadows -= 1;
+            active = self.workingset_refault(p, shadow, file);
+        }
+        match kind {
+            MappingKind::File => self.mm.stat.file_pages += 1,
+            MappingKind::BlockDev => {
+                self.mm.stat.file_pages += 1;
+                self.mm.stat.buffers += 1;
+            }
+            MappingKind::Shmem => {
+                self.mm.stat.file_pages += 1;
+                self.mm.stat.shmem += 1;
+            }
+            MappingKind::Anon => self.mm.stat.anon += 1,
+        }
+        // shmem and anon pages live on the anon lists (they are swap-backed).
+        let l = Lru::of(file, active);
+        self.mm.lists.add_head(&mut self.mm.pages, p, l);
+    }
+
+    /// __filemap_remove_folio + free: the page leaves its mapping (leaving `shadow` in the
+    /// slot, or nothing) and its frame is freed. The page must be clean or its dirtiness
+    /// already cancelled by the caller.
+    pub fn page_cache_delete(&mut self, p: Pfn, shadow: Option<u32>) {
+        let m = self.mm.pages.mapping(p);
+        let index = self.mm.pages.index(p) as u64;
+        if self.mm.pages.dirty(p) {
+            self.cancel_dirty_page(p);
+        }
+        if self.mm.pages.writeback(p) {
+            // Truncation of a page under writeback: the I/O completes without it.
+            self.mm.pages.clear_writeback(p);
+            self.mm.stat.writeback -= 1;
+            self.mm.mappings[m as usize].nr_writeback -= 1;
+        }
+        let kind = self.mm.mappings[m as usize].kind;
+        let space = &mut self.mm.mappings[m as usize];
+        match shadow {
+            Some(s) => {
+                space.set_slot(index, encode_shadow(s));
+                space.nrshadows += 1;
+            }
+            None => space.set_slot(index, 0),
+        }
+        space.nrpages -= 1;
+        match kind {
+            MappingKind::File => self.mm.stat.file_pages -= 1,
+            MappingKind::BlockDev => {
+                self.mm.stat.file_pages -= 1;
+                self.mm.stat.buffers -= 1;
+            }
+            MappingKind::Shmem => {
+                self.mm.stat.file_pages -= 1;
+                self.mm.stat.shmem -= 1;
+            }
+            MappingKind::Anon => self.mm.stat.anon -= 1,
+        }
+        self.mm.lists.del(&mut self.mm.pages, p);
+        self.free_page(p);
+    }
+
+    /// truncate_inode_pages_range(from, end): every page and shadow from `from` on goes.
+    pub fn truncate_mapping(&mut self, m: u32, from: u64) {
+        let len = self.mm.mappings[m as usize].slots.len() as u64;
+        for index in from..len {
+            match self.mm.mappings[m as usize].slot(index) {
+                Slot::Page(p) => self.page_cache_delete(p, None),
+                Slot::Shadow(_) => {
+                    let s = &mut self.mm.mappings[m as usize];
+                    s.set_slot(index, 0);
+                    s.nrshadows -= 1;
+                }
+                Slot::Empty => {}
+            }
+        }
+        let s = &mut self.mm.mappings[m as usize];
+        if s.nr_dirty == 0 {
+            s.dirtied_when = 0;
+        }
+    }
+
+    /// Drop cached pages of [start, end) before an O_DIRECT write (dirty ones are written
+    /// synchronously first in the kernel; here their dirtiness is cancelled and the write
+    /// that follows carries the data).
+    pub fn invalidate_range(&mut self, m: u32, start: u64, end: u64) {
+        let len = self.mm.mappings[m as usize].slots.len() as u64;
+        for index in start..end.min(len) {
+            if let Slot::Page(p) = self.mm.mappings[m as usize].slot(index) {
+                self.page_cache_delete(p, None);
+            }
+        }
+    }
+
+    /// folio_mark_accessed: the first access sets PG_referenced, the second activates an
+    /// inactive page (and ages the non-resident clock: workingset_activation).
+    pub fn mark_page_accessed(&mut self, p: Pfn) {
+        let pages = &mut self.mm.pages;
+        if !pages.referenced(p) {
+            pages.set_referenced(p);
+            return;
+        }
+        let l = pages.lru(p);
+        if l == Lru::InactiveFile || l == Lru::InactiveAnon {
+            let target = if l == Lru::InactiveFile { Lru::ActiveFile } else { Lru::ActiveAnon };
+            self.mm.lists.move_head(&mut self.mm.pages, p, target);
+            self.mm.pages.clear_referenced(p);
+            self.vm.inc(VmItem::Pgactivate);
+            self.workingset_activation();
+        }
+    }
+
+    /// folio_mark_dirty for a page-cache page: node and inode dirty accounting
+    /// (folio_account_dirtied), and the inode joins the dirty list when it becomes dirty.
+    pub fn set_page_dirty(&mut self, tid: TaskId, p: Pfn) {
+        if self.mm.pages.dirty(p) {
+            return;
+        }
+        self.mm.pages.set_dirty(p);
+        let m = self.mm.pages.mapping(p);
+        self.mm.stat.dirty += 1;
+        self.vm.inc(VmItem::NrDirtied);
+        let now = self.now;
+        let space = &mut self.mm.mappings[m as usize];
+        space.nr_dirty += 1;
+        if space.dirtied_when == 0 {
+            // __mark_inode_dirty: dirtied_when is set when the inode first becomes dirty.
+            space.dirtied_when = now.max(1);
+            let when = space.dirtied_when;
+            self.mm.dirty_inodes.push_back((when, m));
+            self.flusher_inode_dirtied(m);
+        }
+        let t = &mut self.tasks[tid as usize];
+        t.write_bytes += super::PAGE_SIZE;
+        t.nr_dirtied += 1;
+        t.last_dirtied = now;
+    }
+
+    /// folio_cancel_dirty (truncation): the page will never be written.
+    pub fn cancel_dirty_page(&mut self, p: Pfn) {
+        let m = self.mm.pages.mapping(p);
+        self.mm.pages.clear_dirty(p);
+        self.mm.stat.dirty -= 1;
+        let s = &mut self.mm.mappings[m as usize];
+        s.nr_dirty -= 1;
+        if s.nr_dirty == 0 {
+            s.dirtied_when = 0;
+        }
+    }
+
+    /// The read of `n` pages from `index` finished: the pages are uptodate and unlocked.
+    pub(crate) fn end_page_read(&mut self, m: u32, index: u32, n: u32) {
+        for i in index..index + n {
+            if let Some(p) = self.mm.mappings[m as usize].page(i as u64) {
+                self.mm.pages.clear_locked(p);
+            }
+        }
+    }
+
+    /// folio_end_writeback for each page of a completed writeback request.
+    pub(crate) fn end_page_writeback(&mut self, m: u32, index: u32, n: u32) {
+        if !self.mm.mappings[m as usize].live {
+            return;
+        }
+        for i in index..index + n {
+            if let Some(p) = self.mm.mappings[m as usize].page(i as u64) {
+                if self.mm.pages.writeback(p) {
+                    self.mm.pages.clear_writeback(p);
+                    self.mm.stat.writeback -= 1;
+                    self.mm.mappings[m as usize].nr_writeback -= 1;
+                    self.vm.inc(VmItem::NrWritten);
+                }
+            }
+        }
+    }
+
+    /// drop_caches: 1 frees clean, unmapped page cache; 2 reclaimable slab; 3 both
+    /// (drop_pagecache_sb -> invalidate_mapping_pages; drop_slab). Returns pages freed.
+    pub fn drop_caches(&mut self, what: u32) -> u64 {
+        let mut freed = 0;
+        if what & 1 != 0 {
+            self.vm.inc(VmItem::DropPagecache);
+            for m in 1..self.mm.mappings.len() as u32 {
+                let s = &self.mm.mappings[m as usize];
+                if !s.live || s.swap_backed() || s.mapped {
+                    continue;
+                }
+                for index in 0..s.slots.len() as u64 {
+                    if let Slot::Page(p) = self.mm.mappings[m as usize].slot(index) {
+                        let pg = &self.mm.pages;
+                        if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
+                            continue;
+                        }
+                        self.page_cache_delete(p, None);
+                        freed += 1;
+                    }
+                }
+            }
+        }
+        if what & 2 != 0 {
+            self.vm.inc(VmItem::DropSlab);
+            freed += self.shrink_slab_all();
+        }
+        freed
+    }
+
+    /// Free the reclaimable slab that no one holds (dentries and inodes of unused files).
+    fn shrink_slab_all(&mut self) -> u64 {
+        // Unused dentries/inodes of an idle system are about half of the reclaimable slab.
+        let n = self.mm.stat.slab_reclaimable / 2;
+        self.mm.stat.slab_reclaimable -= n;
+        for _ in 0..n {
+            self.mm.put_free_kernel();
+        }
+        self.vm.add(VmItem::SlabsScanned, n * 16);
+        n
+    }
+}

@@ -1,0 +1,80 @@
+//! Anonymous memory of processes (mm/memory.c do_anonymous_page, mm/mmap.c).
+
+use super::page::Lru;
+use super::MappingKind;
+use crate::task::Step;
+use crate::Kernel;
+use memtwin_engine::TaskId;
+use memtwin_machine::KernelProfile;
+use memtwin_procfs::VmItem;
+
+impl Kernel {
+    /// The task's anonymous address space, created on first use.
+    pub fn anon_mapping(&mut self, tid: TaskId) -> u32 {
+        if let Some(m) = self.tasks[tid as usize].anon_mapping {
+            return m;
+        }
+        let m = self.mm.new_mapping(MappingKind::Anon, None, 0);
+        self.tasks[tid as usize].anon_mapping = Some(m);
+        m
+    }
+
+    /// do_anonymous_page for `n` pages from virtual page `vpage`: allocate, zero and map
+    /// them. New anon pages go to the inactive list on 6.x (lru_cache_add_inactive_or
+    /// _unevictable since 5.9), to the active list before. Returns pages faulted in; `Err`
+    /// if the allocator made the task wait first.
+    pub fn fault_anon_pages(&mut self, tid: TaskId, vpage: u64, n: u64) -> Result<u64, (u64, Step)> {
+        let m = self.anon_mapping(tid);
+        let active = !matches!(self.machine.kernel, KernelProfile::Linux6);
+        let zero_ns = (4096.0 / self.machine.cpu_model.zero_bw * 1e9) as u64;
+        let fault_ns = self.machine.cpu_model.page_fault_ns;
+        let mut done = 0;
+        for i in 0..n {
+            let idx = vpage + i;
+            if self.mm.mappings[m as usize].page(idx).is_some() {
+                done += 1;
+                continue;
+            }
+            let p = match self.page_cache_alloc(tid) {
+                Ok(p) => p,
+                Err(s) => return Err((done, s)),
+            };
+            self.filemap_add_page(m, idx, p, false);
+            if active {
+                self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
+            }
+            self.mm.pages.set_young(p);
+            self.tasks[tid as usize].rss_anon += 1;
+            self.vm.inc(VmItem::Pgfault);
+            self.charge_sys(tid, fault_ns + zero_ns);
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    /// The idle system at boot: its processes' anonymous memory and the files they map
+    /// (binaries and libraries, executable, on the active list).
+    pub(crate) fn boot_populate(&mut self, init: TaskId, anon: u64, file: u64) {
+        let m = self.anon_mapping(init);
+        for i in 0..anon {
+            let Some(p) = self.mm.take_free() else { return };
+            self.filemap_add_page(m, i, p, false);
+            self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
+        }
+        self.tasks[init as usize].rss_anon = anon;
+        self.tasks[init as usize].vm_kb = anon * 4 * 3;
+        if file == 0 {
+            return;
+        }
+        let lib = self.mm.new_mapping(MappingKind::File, self.fs.mounts.first().and_then(|mp| mp.dev), 1 << 30);
+        self.mm.mappings[lib as usize].mapped = true;
+        self.mm.mappings[lib as usize].exec = true;
+        for i in 0..file {
+            let Some(p) = self.mm.take_free() else { return };
+            self.filemap_add_page(lib, i, p, false);
+            self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveFile);
+        }
+        self.mm.stat.mapped += file;
+        self.tasks[init as usize].rss_file = file;
+    }
+}

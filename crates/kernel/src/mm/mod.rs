@@ -1,0 +1,325 @@
+//! Memory management: frames, LRU lists, address spaces and the node's counters.
+//! Mechanisms that need a task or the clock (allocation with reclaim, writeback) are
+//! `impl Kernel` blocks in the submodules named after the kernel files they follow.
+
+pub mod filemap;
+pub mod lru;
+pub mod memory;
+pub mod oom_kill;
+pub mod page;
+pub mod page_alloc;
+pub mod page_writeback;
+pub mod readahead;
+pub mod swapfile;
+pub mod vmscan;
+pub mod workingset;
+
+use lru::{Lists, NR_LISTS};
+use memtwin_engine::Ns;
+use page::{Lru, Pages, Pfn};
+
+pub use page_alloc::Watermarks;
+
+/// Bytes per page.
+pub const PAGE_SIZE: u64 = 4096;
+/// Pages reclaim works on at a time (include/linux/swap.h).
+pub const SWAP_CLUSTER_MAX: u64 = 32;
+/// Reclaim priorities (mm/vmscan.c).
+pub const DEF_PRIORITY: u32 = 12;
+
+/// What an address_space holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MappingKind {
+    /// A regular file's page cache.
+    File,
+    /// A block device's page cache (counted as Buffers).
+    BlockDev,
+    /// Anonymous memory of one process.
+    Anon,
+    /// shmem/tmpfs: swap-backed page cache.
+    Shmem,
+}
+
+/// A slot of an address_space: empty, a page, or the shadow of an evicted page.
+const SHADOW_BIT: u32 = 1 << 31;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    Empty,
+    Page(Pfn),
+    /// The eviction clock when the page was evicted (workingset_eviction's shadow entry).
+    Shadow(u32),
+}
+
+#[inline]
+pub fn decode_slot(e: u32) -> Slot {
+    if e == 0 {
+        Slot::Empty
+    } else if e & SHADOW_BIT != 0 {
+        Slot::Shadow(e & !SHADOW_BIT)
+    } else {
+        Slot::Page(e - 1)
+    }
+}
+#[inline]
+pub fn encode_page(p: Pfn) -> u32 {
+    p + 1
+}
+#[inline]
+pub fn encode_shadow(eviction: u32) -> u32 {
+    SHADOW_BIT | (eviction & !SHADOW_BIT)
+}
+
+/// struct address_space, reduced: the page index (an xarray in the kernel, a dense vector
+/// here), counts, and the inode's writeback state.
+#[derive(Clone, Debug)]
+pub struct AddressSpace {
+    pub kind: MappingKind,
+    pub slots: Vec<u32>,
+    pub nrpages: u64,
+    pub nrshadows: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    /// When the inode went from clean to dirty (inode->dirtied_when); 0 when clean.
+    pub dirtied_when: Ns,
+    /// Where the next writeback of this inode starts (mapping->writeback_index).
+    pub wb_index: u32,
+    /// Block device holding the data, and the byte offset of index 0 on it.
+    pub dev: Option<u32>,
+    pub disk_base: u64,
+    /// Pages that processes map (PTEs), counted as Mapped.
+    pub mapped: bool,
+    /// Mapped with execute permission (VM_EXEC): reclaim protects referenced pages.
+    pub exec: bool,
+    pub live: bool,
+}
+
+impl AddressSpace {
+    pub fn new(kind: MappingKind, dev: Option<u32>, disk_base: u64) -> AddressSpace {
+        AddressSpace {
+            kind,
+            slots: Vec::new(),
+            nrpages: 0,
+            nrshadows: 0,
+            nr_dirty: 0,
+            nr_writeback: 0,
+            dirtied_when: 0,
+            wb_index: 0,
+            dev,
+            disk_base,
+            mapped: false,
+            exec: false,
+            live: true,
+        }
+    }
+    #[inline]
+    pub fn slot(&self, index: u64) -> Slot {
+        match self.slots.get(index as usize) {
+            Some(&e) => decode_slot(e),
+            None => Slot::Empty,
+        }
+    }
+    #[inline]
+    pub fn page(&self, index: u64) -> Option<Pfn> {
+        match self.slot(index) {
+            Slot::Page(p) => Some(p),
+            _ => None,
+        }
+    }
+    #[inline]
+    pub fn set_slot(&mut self, index: u64, e: u32) {
+        let i = index as usize;
+        if i >= self.slots.len() {
+            if e == 0 {
+                return;
+            }
+            let want = (i + 1).max(self.slots.len() * 3 / 2).max(64);
+            self.slots.resize(want, 0);
+        }
+        self.slots[i] = e;
+    }
+    /// Swap-backed memory is reclaimed by swapping, not by dropping.
+    pub fn swap_backed(&self) -> bool {
+        matches!(self.kind, MappingKind::Anon | MappingKind::Shmem)
+    }
+}
+
+/// Node-wide page counts that are not list lengths (enum node_stat_item).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NodeStat {
+    pub file_pages: u64,
+    pub buffers: u64,
+    pub shmem: u64,
+    pub anon: u64,
+    pub mapped: u64,
+    pub dirty: u64,
+    pub writeback: u64,
+    pub slab_reclaimable: u64,
+    pub slab_unreclaimable: u64,
+    pub kernel_stack: u64,
+    pub page_tables: u64,
+    /// Pages held by the kernel outside the LRU (e.g. boot allocations).
+    pub kernel_other: u64,
+}
+
+/// The memory of the (single-node, single-zone) machine.
+pub struct Mm {
+    pub pages: Pages,
+    pub lists: Lists,
+    /// Managed pages (MemTotal).
+    pub managed: u64,
+    pub wmark: Watermarks,
+    pub mappings: Vec<AddressSpace>,
+    free_mapping_ids: Vec<u32>,
+    pub stat: NodeStat,
+    /// Eviction clock (lruvec->nonresident_age).
+    pub nonresident_age: u64,
+    /// Reclaim cost of each type (lruvec->anon_cost / file_cost, lru_note_cost).
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// Pre-5.9 balancing: recent_scanned / recent_rotated for [anon, file].
+    pub recent_scanned: [u64; 2],
+    pub recent_rotated: [u64; 2],
+    /// WORKINGSET_ACTIVATE_* at the last reclaim cycle (lruvec->refaults).
+    pub refaults_seen: [u64; 2],
+    /// Dirty inodes in dirtying order (the b_dirty list): (dirtied_when, mapping).
+    pub dirty_inodes: std::collections::VecDeque<(Ns, u32)>,
+    /// Frames the kernel holds outside the LRU (slab, stacks, page tables).
+    pub kernel_frames: Vec<Pfn>,
+}
+
+impl Mm {
+    pub fn new(managed: u64, wmark: Watermarks) -> Mm {
+        let nr = managed as u32;
+        let mut pages = Pages::new(nr, NR_LISTS as u32);
+        let mut lists = Lists::new(&mut pages, nr);
+        // The free list holds every frame at boot, lowest frame first out.
+        for p in (0..nr).rev() {
+            lists.add_head(&mut pages, p, Lru::Free);
+        }
+        let mut mappings = Vec::with_capacity(1024);
+        // Mapping 0 is "no mapping".
+        let mut none = AddressSpace::new(MappingKind::File, None, 0);
+        none.live = false;
+        mappings.push(none);
+        Mm {
+            pages,
+            lists,
+            managed,
+            wmark,
+            mappings,
+            free_mapping_ids: Vec::new(),
+            stat: NodeStat::default(),
+            nonresident_age: 0,
+            anon_cost: 0,
+            file_cost: 0,
+            recent_scanned: [0; 2],
+            recent_rotated: [0; 2],
+            refaults_seen: [0; 2],
+            dirty_inodes: std::collections::VecDeque::new(),
+            kernel_frames: Vec::new(),
+        }
+    }
+
+    #[inline]
+    pub fn nr_free(&self) -> u64 {
+        self.lists.len(Lru::Free)
+    }
+    #[inline]
+    pub fn lru_len(&self, l: Lru) -> u64 {
+        self.lists.len(l)
+    }
+    pub fn file_lru(&self) -> u64 {
+        self.lru_len(Lru::InactiveFile) + self.lru_len(Lru::ActiveFile)
+    }
+    pub fn anon_lru(&self) -> u64 {
+        self.lru_len(Lru::InactiveAnon) + self.lru_len(Lru::ActiveAnon)
+    }
+
+    /// A new, empty address_space.
+    pub fn new_mapping(&mut self, kind: MappingKind, dev: Option<u32>, disk_base: u64) -> u32 {
+        let m = AddressSpace::new(kind, dev, disk_base);
+        if let Some(id) = self.free_mapping_ids.pop() {
+            self.mappings[id as usize] = m;
+            id
+        } else {
+            let id = self.mappings.len() as u32;
+            assert!(id <= page::MAX_MAPPING, "too many address spaces");
+            self.mappings.push(m);
+            id
+        }
+    }
+    /// Forget an address_space whose pages have all been released.
+    pub fn release_mapping(&mut self, id: u32) {
+        let m = &mut self.mappings[id as usize];
+        debug_assert_eq!(m.nrpages, 0);
+        m.live = false;
+        m.slots = Vec::new();
+        self.free_mapping_ids.push(id);
+    }
+
+    /// Take a frame off the free list (no watermark checks: see page_alloc).
+    #[inline]
+    pub fn take_free(&mut self) -> Option<Pfn> {
+        let p = self.lists.tail(&self.pages, Lru::Free)?;
+        self.lists.del(&mut self.pages, p);
+        Some(p)
+    }
+    /// Return a frame to the free list (free_unref_page).
+    #[inline]
+    pub fn put_free(&mut self, p: Pfn) {
+        debug_assert_eq!(self.pages.lru(p), Lru::None);
+        self.pages.set_owner(p, 0, 0);
+        self.lists.add_tail(&mut self.pages, p, Lru::Free);
+    }
+
+    /// A frame for the kernel's own use (counted by the caller in a NodeStat field).
+    pub fn take_kernel(&mut self) -> Option<Pfn> {
+        let p = self.take_free()?;
+        self.kernel_frames.push(p);
+        Some(p)
+    }
+    /// Give back a kernel frame (the caller decrements its NodeStat field).
+    pub fn put_free_kernel(&mut self) {
+        if let Some(p) = self.kernel_frames.pop() {
+            self.put_free(p);
+        }
+    }
+
+    /// Count every frame exactly once: free, on an LRU list, or held by the kernel.
+    /// Returns a description of the first broken invariant.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let listed: u64 = self.lists.len.iter().sum();
+        let held = self.kernel_frames.len() as u64;
+        let counted = self.stat.kernel_other + self.stat.slab_reclaimable + self.stat.slab_unreclaimable
+            + self.stat.kernel_stack + self.stat.page_tables;
+        if held != counted {
+            return Err(format!("{held} kernel frames but {counted} counted in kernel stats"));
+        }
+        if listed + held + self.isolated() != self.managed {
+            return Err(format!(
+                "frames: {listed} listed + {held} kernel + {} isolated != {} managed",
+                self.isolated(),
+                self.managed
+            ));
+        }
+        let in_cache: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nrpages).sum();
+        let lru_pages = self.file_lru() + self.anon_lru() + self.lru_len(Lru::Unevictable);
+        if in_cache != lru_pages {
+            return Err(format!("{in_cache} pages in address spaces but {lru_pages} on LRU lists"));
+        }
+        let dirty: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_dirty).sum();
+        if dirty != self.stat.dirty {
+            return Err(format!("per-mapping dirty {dirty} != node dirty {}", self.stat.dirty));
+        }
+        let wb: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_writeback).sum();
+        if wb != self.stat.writeback {
+            return Err(format!("per-mapping writeback {wb} != node writeback {}", self.stat.writeback));
+        }
+        Ok(())
+    }
+    /// Pages taken off the LRU by reclaim that are in neither state (always 0 between steps).
+    pub fn isolated(&self) -> u64 {
+        0
+    }
+}

@@ -1,0 +1,190 @@
+//! Page frames in struct-of-arrays form (the kernel's `struct page`, cut to what reclaim
+//! needs). Four u32 words per frame — 16 bytes of host memory per simulated page:
+//!
+//! * `next`, `prev`: the intrusive LRU (or free-list) links, as frame numbers;
+//! * `map`: the owning address_space id (27 bits) and 5 flag bits (LRU list, referenced,
+//!   dirty);
+//! * `idx`: the page's index in its address_space (28 bits, 1 TiB files) and 4 flag bits
+//!   (writeback, young, workingset, locked).
+//!
+//! Invariant: a frame is on exactly one list — the free list or one LRU list — or
+//! isolated for the length of one reclaim step.
+
+pub type Pfn = u32;
+pub const NIL: Pfn = u32::MAX;
+
+/// Which LRU list a page is on (`enum lru_list`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum Lru {
+    None = 0,
+    InactiveAnon = 1,
+    ActiveAnon = 2,
+    InactiveFile = 3,
+    ActiveFile = 4,
+    Unevictable = 5,
+    Free = 6,
+}
+
+impl Lru {
+    pub const EVICTABLE: [Lru; 4] = [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile];
+    #[inline]
+    pub fn from_u8(v: u8) -> Lru {
+        match v {
+            1 => Lru::InactiveAnon,
+            2 => Lru::ActiveAnon,
+            3 => Lru::InactiveFile,
+            4 => Lru::ActiveFile,
+            5 => Lru::Unevictable,
+            6 => Lru::Free,
+            _ => Lru::None,
+        }
+    }
+    #[inline]
+    pub fn is_file(self) -> bool {
+        matches!(self, Lru::InactiveFile | Lru::ActiveFile)
+    }
+    #[inline]
+    pub fn is_active(self) -> bool {
+        matches!(self, Lru::ActiveAnon | Lru::ActiveFile)
+    }
+    /// The list a page of this kind and activity belongs on.
+    #[inline]
+    pub fn of(file: bool, active: bool) -> Lru {
+        match (file, active) {
+            (false, false) => Lru::InactiveAnon,
+            (false, true) => Lru::ActiveAnon,
+            (true, false) => Lru::InactiveFile,
+            (true, true) => Lru::ActiveFile,
+        }
+    }
+}
+
+const MAP_BITS: u32 = 27;
+const MAP_MASK: u32 = (1 << MAP_BITS) - 1;
+const LRU_SHIFT: u32 = 27; // 3 bits: 27..29
+const LRU_MASK: u32 = 0b111 << LRU_SHIFT;
+const PG_REFERENCED: u32 = 1 << 30;
+const PG_DIRTY: u32 = 1 << 31;
+
+const IDX_BITS: u32 = 28;
+const IDX_MASK: u32 = (1 << IDX_BITS) - 1;
+const PG_WRITEBACK: u32 = 1 << 28;
+const PG_YOUNG: u32 = 1 << 29;
+const PG_WORKINGSET: u32 = 1 << 30;
+const PG_LOCKED: u32 = 1 << 31;
+
+/// Largest address_space id and page index a frame can record.
+pub const MAX_MAPPING: u32 = MAP_MASK;
+pub const MAX_INDEX: u64 = IDX_MASK as u64;
+
+/// The frame table. List heads are extra frames past the last real one (sentinels).
+pub struct Pages {
+    pub next: Vec<Pfn>,
+    pub prev: Vec<Pfn>,
+    map: Vec<u32>,
+    idx: Vec<u32>,
+    nr: u32,
+}
+
+macro_rules! flag {
+    ($get:ident, $set:ident, $clear:ident, $field:ident, $bit:expr) => {
+        #[inline]
+        pub fn $get(&self, p: Pfn) -> bool {
+            self.$field[p as usize] & $bit != 0
+        }
+        #[inline]
+        pub fn $set(&mut self, p: Pfn) {
+            self.$field[p as usize] |= $bit;
+        }
+        #[inline]
+        pub fn $clear(&mut self, p: Pfn) {
+            self.$field[p as usize] &= !$bit;
+        }
+    };
+}
+
+impl Pages {
+    /// `nr` real frames plus `sentinels` list heads.
+    pub fn new(nr: u32, sentinels: u32) -> Pages {
+        let total = nr as usize + sentinels as usize;
+        Pages { next: vec![NIL; total], prev: vec![NIL; total], map: vec![0; total], idx: vec![0; total], nr }
+    }
+    pub fn nr(&self) -> u32 {
+        self.nr
+    }
+    /// Host bytes used per simulated frame by this table.
+    pub const HOST_BYTES_PER_PAGE: usize = 16;
+
+    #[inline]
+    pub fn mapping(&self, p: Pfn) -> u32 {
+        self.map[p as usize] & MAP_MASK
+    }
+    #[inline]
+    pub fn index(&self, p: Pfn) -> u32 {
+        self.idx[p as usize] & IDX_MASK
+    }
+    /// Bind a frame to (mapping, index), clearing every flag.
+    #[inline]
+    pub fn set_owner(&mut self, p: Pfn, mapping: u32, index: u32) {
+        debug_assert!(mapping <= MAP_MASK && index <= IDX_MASK);
+        self.map[p as usize] = mapping & MAP_MASK;
+        self.idx[p as usize] = index & IDX_MASK;
+    }
+    #[inline]
+    pub fn lru(&self, p: Pfn) -> Lru {
+        Lru::from_u8(((self.map[p as usize] & LRU_MASK) >> LRU_SHIFT) as u8)
+    }
+    #[inline]
+    pub fn set_lru(&mut self, p: Pfn, l: Lru) {
+        let m = &mut self.map[p as usize];
+        *m = (*m & !LRU_MASK) | ((l as u32) << LRU_SHIFT);
+    }
+
+    flag!(referenced, set_referenced, clear_referenced, map, PG_REFERENCED);
+    flag!(dirty, set_dirty, clear_dirty, map, PG_DIRTY);
+    flag!(writeback, set_writeback, clear_writeback, idx, PG_WRITEBACK);
+    flag!(young, set_young, clear_young, idx, PG_YOUNG);
+    flag!(workingset, set_workingset, clear_workingset, idx, PG_WORKINGSET);
+    flag!(locked, set_locked, clear_locked, idx, PG_LOCKED);
+
+    /// Test and clear PG_referenced (folio_test_clear_referenced).
+    #[inline]
+    pub fn test_clear_referenced(&mut self, p: Pfn) -> bool {
+        let r = self.referenced(p);
+        self.clear_referenced(p);
+        r
+    }
+    #[inline]
+    pub fn test_clear_young(&mut self, p: Pfn) -> bool {
+        let r = self.young(p);
+        self.clear_young(p);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn fields_do_not_interfere() {
+        let mut p = Pages::new(4, 0);
+        p.set_owner(1, MAX_MAPPING, IDX_MASK);
+        p.set_lru(1, Lru::ActiveFile);
+        p.set_dirty(1);
+        p.set_locked(1);
+        assert_eq!(p.mapping(1), MAX_MAPPING);
+        assert_eq!(p.index(1), IDX_MASK);
+        assert_eq!(p.lru(1), Lru::ActiveFile);
+        assert!(p.dirty(1) && p.locked(1) && !p.referenced(1) && !p.writeback(1));
+        p.clear_dirty(1);
+        p.set_referenced(1);
+        assert!(p.test_clear_referenced(1));
+        assert!(!p.referenced(1));
+        assert_eq!(p.lru(1), Lru::ActiveFile);
+        assert_eq!(p.mapping(1), MAX_MAPPING);
+        p.set_owner(1, 5, 7);
+        assert_eq!(p.lru(1), Lru::None);
+        assert!(!p.locked(1));
+    }
+}

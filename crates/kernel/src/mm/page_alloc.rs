@@ -1,0 +1,133 @@
+//! The page allocator's watermarks and slow path (mm/page_alloc.c).
+
+use super::page::Pfn;
+use crate::task::Step;
+use crate::Kernel;
+use memtwin_engine::{TaskId, NS_PER_MS};
+use memtwin_machine::{KernelProfile, Machine, Sysctls};
+use memtwin_procfs::VmItem;
+
+/// Retries of direct reclaim without progress before the OOM killer (MAX_RECLAIM_RETRIES).
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// Zone watermarks in pages (one zone stands for the node).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Watermarks {
+    pub min_free_kbytes: u64,
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+}
+
+fn int_sqrt(x: u64) -> u64 {
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+impl Watermarks {
+    /// calculate_min_free_kbytes, raised by khugepaged's set_recommended_min_free_kbytes
+    /// when transparent huge pages are enabled; then __setup_per_zone_wmarks.
+    pub fn compute(machine: &Machine, sysctl: &Sysctls, managed: u64) -> Watermarks {
+        let lowmem_kb = managed * 4;
+        let min_free_kbytes = sysctl.min_free_kbytes.unwrap_or_else(|| {
+            let mut v = int_sqrt(lowmem_kb * 16).clamp(128, 262_144);
+            if Self::thp_enabled(machine.kernel) {
+                // Two pageblocks per zone plus room for fragmentation avoidance between
+                // the MIGRATE_PCPTYPES, capped at 5% of memory.
+                const PAGEBLOCK: u64 = 512;
+                let ram = machine.ram_bytes;
+                let nr_zones = if ram <= 16 << 20 { 1 } else if ram <= 4 << 30 { 2 } else { 3 };
+                let rec = (PAGEBLOCK * nr_zones * 2 + PAGEBLOCK * nr_zones * 3 * 3).min(managed / 20);
+                v = v.max(rec * 4);
+            }
+            v
+        });
+        let min = min_free_kbytes / 4;
+        // watermark_scale_factor spacing, at least a quarter of min.
+        let delta = (min / 4).max(managed * sysctl.watermark_scale_factor as u64 / 10_000);
+        Watermarks { min_free_kbytes, min, low: min + delta, high: min + 2 * delta }
+    }
+
+    /// Distributions of the 6.x and 5.4 eras enable THP by default; the older profiles
+    /// model kernels without it.
+    pub fn thp_enabled(p: KernelProfile) -> bool {
+        matches!(p, KernelProfile::Linux6 | KernelProfile::Linux5Pre59)
+    }
+}
+
+impl Kernel {
+    /// Recompute watermarks after min_free_kbytes or watermark_scale_factor change.
+    pub fn setup_per_zone_wmarks(&mut self) {
+        self.mm.wmark = Watermarks::compute(&self.machine, &self.sysctl, self.mm.managed);
+    }
+
+    /// Is there swap space to reclaim anonymous pages into?
+    pub fn swap_available(&self) -> bool {
+        false
+    }
+
+    /// Free a frame (free_unref_page).
+    pub fn free_page(&mut self, p: Pfn) {
+        self.mm.put_free(p);
+        self.vm.inc(VmItem::Pgfree);
+    }
+
+    /// Allocate a frame for `tid` (__alloc_pages): above the low watermark at once; below
+    /// it wake kswapd; below min the task reclaims itself (direct reclaim). `Err` is what
+    /// the task does before trying again (throttled, or killed by the OOM killer).
+    pub fn page_cache_alloc(&mut self, tid: TaskId) -> Result<Pfn, Step> {
+        let w = self.mm.wmark;
+        let free = self.mm.nr_free();
+        if free <= w.low {
+            self.wake_kswapd();
+        }
+        if free > w.min {
+            return self.take_page(tid);
+        }
+        // __alloc_pages_slowpath -> __alloc_pages_direct_reclaim
+        self.vm.inc(VmItem::AllocstallNormal);
+        let reclaimed = self.try_to_free_pages(tid);
+        if self.mm.nr_free() > w.min {
+            self.tasks[tid as usize].reclaim_retries = 0;
+            return self.take_page(tid);
+        }
+        if reclaimed > 0 {
+            self.tasks[tid as usize].reclaim_retries = 0;
+            return Err(Step::Yield);
+        }
+        // No progress: should_reclaim_retry, then the OOM killer.
+        let t = &mut self.tasks[tid as usize];
+        t.reclaim_retries += 1;
+        if t.reclaim_retries > MAX_RECLAIM_RETRIES {
+            t.reclaim_retries = 0;
+            self.out_of_memory(tid);
+            return Err(Step::Yield);
+        }
+        // reclaim_throttle: wait for writeback to make progress (at most HZ/10).
+        let until = self
+            .block
+            .next_completion()
+            .unwrap_or(self.now + 100 * NS_PER_MS)
+            .min(self.now + 100 * NS_PER_MS)
+            .max(self.now + 1);
+        self.writeback_waiters.push(tid);
+        Err(Step::SleepUntil { t: until, io: false })
+    }
+
+    fn take_page(&mut self, tid: TaskId) -> Result<Pfn, Step> {
+        match self.mm.take_free() {
+            Some(p) => {
+                self.vm.inc(VmItem::PgallocNormal);
+                self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns);
+                Ok(p)
+            }
+            None => Err(Step::Yield),
+        }
+    }
+}

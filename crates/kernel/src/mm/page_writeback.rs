@@ -1,0 +1,354 @@
+//! Dirty page accounting, throttling and writeback (mm/page-writeback.c, fs/fs-writeback.c).
+
+use super::page::Lru;
+use super::{Slot, PAGE_SIZE};
+use crate::block::{Dir, ReqKind};
+use crate::task::{Program, Step};
+use crate::Kernel;
+use memtwin_engine::{Ns, TaskId, NS_PER_MS, NS_PER_SEC};
+use memtwin_machine::KernelProfile;
+use memtwin_procfs::VmItem;
+
+/// Largest pause balance_dirty_pages imposes at once (MAX_PAUSE = HZ/5).
+const MAX_PAUSE: Ns = 200 * NS_PER_MS;
+/// Pages the flusher writes from one inode before moving on (MAX_WRITEBACK_PAGES).
+const MAX_WRITEBACK_PAGES: u64 = 1024;
+
+/// Dirty limits in pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirtyLimits {
+    pub background: u64,
+    pub thresh: u64,
+}
+
+impl Kernel {
+    /// global_dirtyable_memory: free pages plus file LRU pages, less the reserves.
+    pub fn dirtyable_memory(&self) -> u64 {
+        let free = self.mm.nr_free();
+        let reserve = self.mm.wmark.high;
+        free.saturating_sub(reserve) + self.mm.lru_len(Lru::InactiveFile) + self.mm.lru_len(Lru::ActiveFile)
+    }
+
+    /// domain_dirty_limits: the background and throttling thresholds from the ratios or the
+    /// byte settings; 2.4's bdflush percentages on the linux-2.4 profile.
+    pub fn dirty_limits(&self) -> DirtyLimits {
+        let avail = self.dirtyable_memory();
+        let s = &self.sysctl;
+        if self.machine.kernel == KernelProfile::Linux24 {
+            // balance_dirty_state(): nfract of buffers dirty starts bdflush; nfract_sync makes
+            // writers write synchronously. Both are percentages of the buffer+cache pool.
+            let b = s.bdflush;
+            return DirtyLimits {
+                background: avail * b.nfract().clamp(0, 100) as u64 / 100,
+                thresh: avail * b.nfract_sync().clamp(0, 100) as u64 / 100,
+            };
+        }
+        let mut thresh = if s.dirty_bytes > 0 { s.dirty_bytes.div_ceil(PAGE_SIZE) } else { avail * s.dirty_ratio as u64 / 100 };
+        let mut bg = if s.dirty_background_bytes > 0 {
+            s.dirty_background_bytes.div_ceil(PAGE_SIZE)
+        } else {
+            avail * s.dirty_background_ratio as u64 / 100
+        };
+        if bg >= thresh {
+            bg = thresh / 2;
+        }
+        thresh = thresh.max(1);
+        DirtyLimits { background: bg, thresh }
+    }
+
+    /// Tasks that dirtied pages in the last 200 ms (the writers sharing the bandwidth).
+    fn nr_dirtiers(&self) -> u64 {
+        let since = self.now.saturating_sub(200 * NS_PER_MS);
+        self.tasks.iter().filter(|t| t.exit_code.is_none() && t.last_dirtied >= since && t.last_dirtied > 0).count().max(1) as u64
+    }
+
+    /// balance_dirty_pages: called after a task dirtied pages. Returns how long it must
+    /// pause. Below the midpoint of the background and hard thresholds (freerun) writers are
+    /// not throttled; above it they are paused so that the dirty rate follows the device's
+    /// write bandwidth, scaled by pos_ratio (1 at the setpoint, 0 at the limit).
+    pub fn balance_dirty_pages(&mut self, tid: TaskId) -> Option<Ns> {
+        let lim = self.dirty_limits();
+        let dirty = self.mm.stat.dirty + self.mm.stat.writeback;
+        if self.mm.stat.dirty > lim.background {
+            self.wakeup_flusher_threads();
+        }
+        let freerun = (lim.background + lim.thresh) / 2;
+        let pages = std::mem::take(&mut self.tasks[tid as usize].nr_dirtied);
+        if dirty <= freerun {
+            return None;
+        }
+        if self.machine.kernel == KernelProfile::Linux24 {
+            return self.balance_dirty_24(tid, dirty, lim, pages);
+        }
+        let limit = lim.thresh.max(freerun + 1);
+        let setpoint = (freerun + limit) / 2;
+        // pos_ratio_polynom: 1 + ((setpoint - dirty) / (limit - setpoint))^3, in [0, 2].
+        let x = (setpoint as f64 - dirty as f64) / ((limit - setpoint) as f64 + 1.0);
+        let pos_ratio = (1.0 + x * x * x).clamp(0.0, 2.0);
+        // The bandwidth the task's bdi writes at, shared by the concurrent dirtiers
+        // (the balanced dirty_ratelimit converges to write_bw / N).
+        let bw_pages = self.dirty_bdi_bw() / PAGE_SIZE as f64 / self.nr_dirtiers() as f64;
+        let rate = bw_pages * pos_ratio;
+        self.vm.add(VmItem::NrThrottledWritten, 0);
+        let pause = if rate <= 1.0 || dirty >= limit {
+            MAX_PAUSE
+        } else {
+            ((pages as f64 / rate) * NS_PER_SEC as f64) as Ns
+        };
+        Some(pause.clamp(NS_PER_MS / 2, MAX_PAUSE))
+    }
+
+    /// The write bandwidth estimate of the device most writers write to.
+    fn dirty_bdi_bw(&self) -> f64 {
+        self.block
+            .devs
+            .iter()
+            .filter(|d| d.flusher.is_some())
+            .map(|d| d.avg_write_bw)
+            .fold(0.0, f64::max)
+            .max(1.0)
+    }
+
+    /// Linux 2.4 balance_dirty(): above nfract_sync the writer itself flushes dirty
+    /// buffers and waits for them; between nfract and nfract_sync it only wakes bdflush.
+    fn balance_dirty_24(&mut self, tid: TaskId, dirty: u64, lim: DirtyLimits, _pages: u64) -> Option<Ns> {
+        if dirty < lim.thresh {
+            return None;
+        }
+        let ndirty = self.sysctl.bdflush.ndirty().max(1) as u64;
+        let mut written = 0;
+        while written < ndirty {
+            let Some(m) = self.oldest_dirty_inode(None) else { break };
+            let n = self.writeback_mapping(m, ndirty - written, Some(tid));
+            if n == 0 {
+                break;
+            }
+            written += n;
+        }
+        // Wait for the oldest request to finish (the writer is throttled by the disk).
+        self.block.next_completion().map(|t| t.saturating_sub(self.now).max(1))
+    }
+
+    /// The mapping at the head of the dirty list (optionally only if dirtied before `older`).
+    pub fn oldest_dirty_inode(&mut self, older: Option<Ns>) -> Option<u32> {
+        self.oldest_dirty_inode_on(None, older).map(|(_, m)| m)
+    }
+
+    /// The oldest dirty inode (optionally of device `dev`): (its position in the list, id).
+    /// Stale entries (cleaned or re-dirtied inodes) are dropped on the way.
+    pub fn oldest_dirty_inode_on(&mut self, dev: Option<u32>, older: Option<Ns>) -> Option<(usize, u32)> {
+        let mut i = 0;
+        while i < self.mm.dirty_inodes.len() {
+            let (when, m) = self.mm.dirty_inodes[i];
+            let s = &self.mm.mappings[m as usize];
+            if !s.live || s.nr_dirty == 0 || s.dirtied_when != when {
+                self.mm.dirty_inodes.remove(i);
+                continue;
+            }
+            if dev.is_some() && s.dev != dev {
+                i += 1;
+                continue;
+            }
+            if let Some(o) = older {
+                if when > o {
+                    return None;
+                }
+            }
+            return Some((i, m));
+        }
+        None
+    }
+
+    /// writeback_single_inode / do_writepages: write up to `max` dirty pages of mapping `m`
+    /// from its writeback cursor, as requests of contiguous pages. Pages go from dirty to
+    /// writeback now and become clean when their request completes. Returns pages written.
+    pub fn writeback_mapping(&mut self, m: u32, max: u64, tid: Option<TaskId>) -> u64 {
+        let Some(dev) = self.mm.mappings[m as usize].dev else {
+            return 0;
+        };
+        let max_req = (self.block.devs[dev as usize].disk.model.max_request_bytes / PAGE_SIZE).max(1);
+        let len = self.mm.mappings[m as usize].slots.len() as u64;
+        let start = self.mm.mappings[m as usize].wb_index as u64;
+        let base = self.mm.mappings[m as usize].disk_base;
+        let mut written = 0;
+        let mut run_start = 0u64;
+        let mut run_len = 0u64;
+        let mut cost = 0;
+        let mut index = start;
+        let mut wrapped = false;
+        loop {
+            if index >= len {
+                if wrapped || start == 0 {
+                    break;
+                }
+                wrapped = true;
+                index = 0;
+            }
+            if wrapped && index >= start {
+                break;
+            }
+            if written >= max {
+                break;
+            }
+            let dirty_page = match self.mm.mappings[m as usize].slot(index) {
+                Slot::Page(p) if self.mm.pages.dirty(p) && !self.mm.pages.writeback(p) => Some(p),
+                _ => None,
+            };
+            match dirty_page {
+                Some(p) => {
+                    if run_len > 0 && (index != run_start + run_len || run_len >= max_req) {
+                        cost += self.submit_writeback(dev, m, base, run_start, run_len, tid);
+                        run_len = 0;
+                    }
+                    if run_len == 0 {
+                        run_start = index;
+                    }
+                    run_len += 1;
+                    // clear_page_dirty_for_io + set_page_writeback
+                    self.mm.pages.clear_dirty(p);
+                    self.mm.pages.set_writeback(p);
+                    self.mm.stat.dirty -= 1;
+                    self.mm.stat.writeback += 1;
+                    let s = &mut self.mm.mappings[m as usize];
+                    s.nr_dirty -= 1;
+                    s.nr_writeback += 1;
+                    written += 1;
+                }
+                None => {
+                    if run_len > 0 {
+                        cost += self.submit_writeback(dev, m, base, run_start, run_len, tid);
+                        run_len = 0;
+                    }
+                    if self.mm.mappings[m as usize].nr_dirty == 0 {
+                        index += 1;
+                        break;
+                    }
+                }
+            }
+            index += 1;
+        }
+        if run_len > 0 {
+            cost += self.submit_writeback(dev, m, base, run_start, run_len, tid);
+        }
+        let s = &mut self.mm.mappings[m as usize];
+        s.wb_index = if index >= len { 0 } else { index as u32 };
+        if s.nr_dirty == 0 {
+            s.dirtied_when = 0;
+        }
+        cost += written * self.machine.cpu_model.page_cache_ns;
+        if let Some(t) = tid {
+            self.charge_sys(t, cost);
+        }
+        written
+    }
+
+    fn submit_writeback(&mut self, dev: u32, m: u32, base: u64, index: u64, n: u64, tid: Option<TaskId>) -> Ns {
+        let kind = ReqKind::Writeback { mapping: m, index: index as u32, n: n as u32 };
+        self.submit_bio(dev, Dir::Write, base + index * PAGE_SIZE, n * PAGE_SIZE, kind, tid);
+        self.machine.cpu_model.io_request_ns
+    }
+
+    /// wakeup_flusher_threads: start background writeback on every device.
+    pub fn wakeup_flusher_threads(&mut self) {
+        for d in 0..self.block.devs.len() {
+            if let Some(f) = self.block.devs[d].flusher {
+                if self.flusher_idle.contains(&f) {
+                    self.flusher_idle.retain(|&x| x != f);
+                    self.wake(f);
+                }
+            }
+        }
+    }
+
+    /// __mark_inode_dirty -> wb_wakeup_delayed: the flusher will look at the inode after
+    /// dirty_writeback_centisecs.
+    pub(crate) fn flusher_inode_dirtied(&mut self, _m: u32) {
+        // The flusher, if asleep with nothing to do, sets a periodic timer when woken; a
+        // sleeping flusher with no timer is woken now so that it arms one.
+        for d in 0..self.block.devs.len() {
+            if let Some(f) = self.block.devs[d].flusher {
+                if self.flusher_idle.contains(&f) {
+                    self.flusher_idle.retain(|&x| x != f);
+                    self.wake(f);
+                }
+            }
+        }
+    }
+
+    /// sync(2): all dirty data is written; the caller waits until no page is dirty or
+    /// under writeback.
+    pub fn request_sync(&mut self) {
+        self.sync_requested = true;
+        self.wakeup_flusher_threads();
+    }
+
+    pub(crate) fn flusher_waits_for_slot(&self, f: TaskId) -> bool {
+        self.flusher_slot_wait.contains(&f)
+    }
+}
+
+/// The per-device flusher (the "flush-MAJ:MIN" thread of 2.6.32, a kworker today):
+/// background writeback above dirty_background, periodic writeback of inodes dirty for
+/// longer than dirty_expire_centisecs every dirty_writeback_centisecs, and sync.
+pub struct Flusher {
+    dev: u32,
+    last_old_flush: Ns,
+}
+
+impl Flusher {
+    pub fn new(dev: u32) -> Flusher {
+        Flusher { dev, last_old_flush: 0 }
+    }
+}
+
+impl Program for Flusher {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        k.flusher_slot_wait.retain(|&x| x != me);
+        k.flusher_idle.retain(|&x| x != me);
+        let dev = self.dev;
+        if k.block.devs[dev as usize].congested() {
+            // get_request: all request slots are taken, sleep until one frees.
+            let t = k.block.devs[dev as usize].slot_free_at();
+            k.flusher_slot_wait.push(me);
+            return Step::SleepUntil { t: t.max(k.now + 1), io: true };
+        }
+        let interval = k.sysctl.dirty_writeback_centisecs as Ns * 10 * NS_PER_MS;
+        let expire = k.sysctl.dirty_expire_centisecs as Ns * 10 * NS_PER_MS;
+        // Work, in the order wb_do_writeback takes it: sync, background, periodic.
+        let lim = k.dirty_limits();
+        let sync = k.sync_requested;
+        let background = k.mm.stat.dirty > lim.background;
+        let kupdate_due = interval > 0 && k.now >= self.last_old_flush + interval;
+        let target = if sync || background {
+            k.oldest_dirty_inode_on(Some(dev), None)
+        } else if kupdate_due {
+            k.oldest_dirty_inode_on(Some(dev), Some(k.now.saturating_sub(expire)))
+        } else {
+            None
+        };
+        if let Some((pos, m)) = target {
+            let n = k.writeback_mapping(m, MAX_WRITEBACK_PAGES, Some(me));
+            // An inode that stays dirty keeps its place (requeue_io keeps dirtied_when).
+            let _ = pos;
+            if n > 0 {
+                return Step::Yield;
+            }
+        }
+        let dev_dirty = k.oldest_dirty_inode_on(Some(dev), None).is_some();
+        if sync && !dev_dirty && k.block.devs.iter().all(|d| d.inflight.is_empty()) && k.mm.stat.dirty == 0 {
+            k.sync_requested = false;
+        }
+        if kupdate_due {
+            self.last_old_flush = k.now;
+        }
+        k.vm.add(VmItem::NrWritten, 0);
+        if dev_dirty && interval > 0 {
+            // wb_wakeup_delayed: come back after the writeback interval.
+            let next = (self.last_old_flush + interval).max(k.now + 1);
+            k.flusher_idle.push(me);
+            return Step::SleepUntil { t: next, io: false };
+        }
+        k.flusher_idle.push(me);
+        Step::Block { io: false }
+    }
+}

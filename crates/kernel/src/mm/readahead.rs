@@ -1,0 +1,156 @@
+//! Readahead (mm/readahead.c): on a miss, a sequential reader gets a window that grows
+//! (get_init_ra_size, get_next_ra_size) up to read_ahead_kb — or the device's request size
+//! for large reads — and the next window is started asynchronously when the reader reaches
+//! the async mark, so a streaming reader keeps the device busy.
+
+use super::{Slot, PAGE_SIZE};
+use crate::block::{Dir, ReqKind};
+use crate::fs::{RaState, Target};
+use crate::task::Step;
+use crate::Kernel;
+use memtwin_engine::TaskId;
+
+fn roundup_pow_of_two(x: u64) -> u64 {
+    x.max(1).next_power_of_two()
+}
+
+/// get_init_ra_size
+fn init_ra_size(size: u64, max: u64) -> u64 {
+    let n = roundup_pow_of_two(size);
+    if n <= max / 32 {
+        n * 4
+    } else if n <= max / 4 {
+        n * 2
+    } else {
+        max
+    }
+}
+
+/// get_next_ra_size
+fn next_ra_size(cur: u64, max: u64) -> u64 {
+    if cur < max / 16 {
+        4 * cur
+    } else if cur <= max / 2 {
+        2 * cur
+    } else {
+        max
+    }
+}
+
+impl Kernel {
+    fn ra_limits(&self, m: u32, req: u64) -> u64 {
+        let Some(dev) = self.mm.mappings[m as usize].dev else { return req.max(1) };
+        let d = &self.block.devs[dev as usize];
+        let mut max = (d.disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
+        let io_pages = (d.disk.model.max_request_bytes / PAGE_SIZE).max(1);
+        if req > max && io_pages > max {
+            max = req.min(io_pages);
+        }
+        max
+    }
+
+    fn ra_state(&mut self, tid: TaskId, fd: usize) -> Option<&mut RaState> {
+        self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.as_mut()).map(|f| &mut f.ra)
+    }
+
+    /// page_cache_sync_ra (ondemand_readahead on a miss at `index`).
+    pub(crate) fn page_cache_sync_ra(&mut self, tid: TaskId, fd: usize, m: u32, index: u64, req: u64, size: u64) -> Result<(), Step> {
+        let max = self.ra_limits(m, req);
+        let eof = size.div_ceil(PAGE_SIZE);
+        let ra = *self.ra_state(tid, fd).ok_or(Step::Yield)?;
+        let sequential = index == 0 || ra.prev_index.wrapping_add(1) == index || (ra.size > 0 && index == ra.start + ra.size);
+        let (start, n, async_size) = if sequential {
+            if ra.size > 0 && index == ra.start + ra.size {
+                let n = next_ra_size(ra.size, max);
+                (index, n, n)
+            } else {
+                let n = init_ra_size(req, max);
+                (index, n, if n > req { n - req } else { n })
+            }
+        } else {
+            // Random access: read what was asked for, no window.
+            (index, req.min(max).max(1), 0)
+        };
+        if let Some(r) = self.ra_state(tid, fd) {
+            *r = RaState { start, size: n, async_size, prev_index: r.prev_index };
+        }
+        self.ra_submit(tid, m, start, n, eof, true)
+    }
+
+    /// page_cache_async_ra: the reader reached the async mark; start the next window.
+    pub(crate) fn page_cache_async_ra(&mut self, tid: TaskId, fd: usize, m: u32, _index: u64, size: u64) {
+        let Some(ra) = self.ra_state(tid, fd).copied() else { return };
+        let max = self.ra_limits(m, ra.size);
+        let start = ra.start + ra.size;
+        let n = next_ra_size(ra.size, max);
+        if let Some(r) = self.ra_state(tid, fd) {
+            r.start = start;
+            r.size = n;
+            r.async_size = n;
+        }
+        let eof = size.div_ceil(PAGE_SIZE);
+        let _ = self.ra_submit(tid, m, start, n, eof, false);
+    }
+
+    /// Allocate the missing pages of [start, start+n) (below EOF), insert them locked and
+    /// read them in runs of contiguous pages. `must`: the first page is needed now; if it
+    /// cannot be allocated the caller waits.
+    fn ra_submit(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, must: bool) -> Result<(), Step> {
+        let end = (start + n).min(eof);
+        let Some(dev) = self.mm.mappings[m as usize].dev else {
+            // No backing device (shmem without swap): pages are zero-filled in place.
+            return Ok(());
+        };
+        let base = self.mm.mappings[m as usize].disk_base;
+        let max_req = (self.block.devs[dev as usize].disk.model.max_request_bytes / PAGE_SIZE).max(1);
+        let mut run_start = start;
+        let mut run_len = 0;
+        let mut index = start;
+        let mut total = 0;
+        while index < end {
+            let missing = !matches!(self.mm.mappings[m as usize].slot(index), Slot::Page(_));
+            if missing {
+                match self.page_cache_alloc(tid) {
+                    Ok(p) => {
+                        if run_len > 0 && run_len >= max_req {
+                            self.submit_read(dev, m, base, run_start, run_len, tid);
+                            run_len = 0;
+                        }
+                        if run_len == 0 {
+                            run_start = index;
+                        }
+                        self.filemap_add_page(m, index, p, true);
+                        run_len += 1;
+                        total += 1;
+                    }
+                    Err(step) => {
+                        if total == 0 && must {
+                            return Err(step);
+                        }
+                        break;
+                    }
+                }
+            } else if run_len > 0 {
+                self.submit_read(dev, m, base, run_start, run_len, tid);
+                run_len = 0;
+            }
+            index += 1;
+        }
+        if run_len > 0 {
+            self.submit_read(dev, m, base, run_start, run_len, tid);
+        }
+        self.account_read(tid, total * PAGE_SIZE);
+        Ok(())
+    }
+
+    fn submit_read(&mut self, dev: u32, m: u32, base: u64, index: u64, n: u64, tid: TaskId) {
+        let kind = ReqKind::PageRead { mapping: m, index: index as u32, n: n as u32 };
+        self.submit_bio(dev, Dir::Read, base + index * PAGE_SIZE, n * PAGE_SIZE, kind, Some(tid));
+        self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
+    }
+
+    #[allow(dead_code)]
+    fn target_of(&self, tid: TaskId, fd: usize) -> Option<Target> {
+        self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).map(|f| f.target)
+    }
+}

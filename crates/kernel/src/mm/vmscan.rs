@@ -1,0 +1,404 @@
+//! Page reclaim (mm/vmscan.c): kswapd and direct reclaim, the anon/file scan balance,
+//! active-list aging and inactive-list eviction.
+
+use super::page::{Lru, Pfn};
+use super::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use crate::task::{Program, Step};
+use crate::Kernel;
+use memtwin_engine::{TaskId, NS_PER_MS};
+use memtwin_machine::KernelProfile;
+use memtwin_procfs::VmItem;
+
+/// struct scan_control, reduced.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    pub nr_reclaimed: u64,
+    pub nr_scanned: u64,
+    pub priority: u32,
+    pub kswapd: bool,
+    pub may_deactivate_anon: bool,
+    pub may_deactivate_file: bool,
+    pub file_is_tiny: bool,
+    pub cache_trim_mode: bool,
+    /// Pages found dirty / under writeback at the inactive tail.
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+}
+
+/// Outcome of folio_check_references.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ref {
+    Activate,
+    Keep,
+    ReclaimClean,
+    Reclaim,
+}
+
+fn int_sqrt(x: u64) -> u64 {
+    (x as f64).sqrt() as u64
+}
+
+impl Kernel {
+    fn modern_balance(&self) -> bool {
+        matches!(self.machine.kernel, KernelProfile::Linux6)
+    }
+
+    /// inactive_is_low: inactive * ratio < active, ratio = int_sqrt(10 * GB), 1 below 1 GB.
+    pub fn inactive_is_low(&self, file: bool) -> bool {
+        let (inactive, active) = if file {
+            (self.mm.lru_len(Lru::InactiveFile), self.mm.lru_len(Lru::ActiveFile))
+        } else {
+            (self.mm.lru_len(Lru::InactiveAnon), self.mm.lru_len(Lru::ActiveAnon))
+        };
+        let gb = (inactive + active) >> (30 - 12);
+        let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+        inactive * ratio < active
+    }
+
+    /// Anonymous pages can be reclaimed only into swap.
+    fn can_reclaim_anon(&self) -> bool {
+        self.swap_available()
+    }
+
+    /// prepare_scan_count: whether to age the active lists, and the special modes.
+    fn prepare_scan_count(&mut self, sc: &mut ScanControl) {
+        let ra = self.vm.get(VmItem::WorkingsetActivateAnon);
+        sc.may_deactivate_anon = ra != self.mm.refaults_seen[0] || self.inactive_is_low(false);
+        let rf = self.vm.get(VmItem::WorkingsetActivateFile);
+        sc.may_deactivate_file = rf != self.mm.refaults_seen[1] || self.inactive_is_low(true);
+        let inactive_file = self.mm.lru_len(Lru::InactiveFile);
+        sc.cache_trim_mode = (inactive_file >> sc.priority) > 0 && !sc.may_deactivate_file;
+        let file = self.mm.file_lru();
+        let free = self.mm.nr_free();
+        sc.file_is_tiny = file + free <= self.mm.wmark.high
+            && !sc.may_deactivate_anon
+            && (self.mm.lru_len(Lru::InactiveAnon) >> sc.priority) > 0;
+    }
+
+    /// get_scan_count: how many pages of each evictable list to scan at this priority.
+    /// Order of the result: inactive anon, active anon, inactive file, active file.
+    pub fn get_scan_count(&mut self, sc: &ScanControl) -> [u64; 4] {
+        let swappiness = self.sysctl.swappiness as u64;
+        let sizes = [
+            self.mm.lru_len(Lru::InactiveAnon),
+            self.mm.lru_len(Lru::ActiveAnon),
+            self.mm.lru_len(Lru::InactiveFile),
+            self.mm.lru_len(Lru::ActiveFile),
+        ];
+        let scan = |i: usize| sizes[i] >> sc.priority;
+        let file_only = [0, 0, scan(2), scan(3)];
+        let anon_only = [scan(0), scan(1), 0, 0];
+        let all = [scan(0), scan(1), scan(2), scan(3)];
+        if !self.can_reclaim_anon() {
+            return file_only;
+        }
+        if sc.priority == 0 && swappiness > 0 {
+            return all; // SCAN_EQUAL
+        }
+        let (ap, fp) = if self.modern_balance() {
+            if sc.file_is_tiny {
+                return anon_only;
+            }
+            if sc.cache_trim_mode {
+                return file_only;
+            }
+            // SCAN_FRACT: weigh each type by swappiness and the cost of reclaiming it.
+            let total = self.mm.anon_cost + self.mm.file_cost;
+            let anon_cost = total + self.mm.anon_cost;
+            let file_cost = total + self.mm.file_cost;
+            let total = anon_cost + file_cost;
+            let ap = swappiness * (total + 1) / (anon_cost + 1);
+            let fp = (200 - swappiness) * (total + 1) / (file_cost + 1);
+            (ap, fp)
+        } else {
+            // Before 5.9 (get_scan_count in 5.4): global reclaim of a node whose file
+            // pages plus free memory are under the high watermark goes for anon.
+            let file = self.mm.file_lru();
+            if file + self.mm.nr_free() <= self.mm.wmark.high
+                && !self.inactive_is_low(false)
+                && (sizes[0] >> sc.priority) > 0
+            {
+                return anon_only;
+            }
+            // Enough inactive file pages: leave anon alone.
+            if !self.inactive_is_low(true) && (sizes[2] >> sc.priority) > 0 {
+                return file_only;
+            }
+            let anon_prio = swappiness;
+            let file_prio = 200 - swappiness;
+            let anon_size = sizes[0] + sizes[1];
+            for (i, size) in [(0usize, anon_size), (1, file)] {
+                if self.mm.recent_scanned[i] > size / 4 {
+                    self.mm.recent_scanned[i] /= 2;
+                    self.mm.recent_rotated[i] /= 2;
+                }
+            }
+            let ap = anon_prio * (self.mm.recent_scanned[0] + 1) / (self.mm.recent_rotated[0] + 1);
+            let fp = file_prio * (self.mm.recent_scanned[1] + 1) / (self.mm.recent_rotated[1] + 1);
+            (ap, fp)
+        };
+        let denom = (ap + fp).max(1);
+        [scan(0) * ap / denom, scan(1) * ap / denom, scan(2) * fp / denom, scan(3) * fp / denom]
+    }
+
+    /// lru_note_cost: reclaim cost of a type (I/O weighs SWAP_CLUSTER_MAX, a rotation 1);
+    /// costs decay as they exceed a quarter of the LRU.
+    pub fn lru_note_cost(&mut self, file: bool, nr_io: u64, nr_rotated: u64) {
+        let cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated;
+        if file { self.mm.file_cost += cost } else { self.mm.anon_cost += cost }
+        let lrusize = self.mm.file_lru() + self.mm.anon_lru();
+        if self.mm.file_cost + self.mm.anon_cost > lrusize / 4 {
+            self.mm.file_cost /= 2;
+            self.mm.anon_cost /= 2;
+        }
+    }
+
+    /// shrink_node -> shrink_lruvec: scan the lists in SWAP_CLUSTER_MAX batches until the
+    /// targets are met or enough was reclaimed.
+    pub fn shrink_node(&mut self, sc: &mut ScanControl) {
+        self.prepare_scan_count(sc);
+        let mut nr = self.get_scan_count(sc);
+        const ORDER: [Lru; 4] = [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile];
+        while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
+            for (i, &l) in ORDER.iter().enumerate() {
+                if nr[i] == 0 {
+                    continue;
+                }
+                let n = nr[i].min(SWAP_CLUSTER_MAX);
+                nr[i] -= n;
+                sc.nr_reclaimed += self.shrink_list(l, n, sc);
+            }
+            if sc.nr_reclaimed >= sc.nr_to_reclaim && !(sc.kswapd && sc.priority == DEF_PRIORITY) {
+                break;
+            }
+        }
+        // Even without evicting anon, keep its active/inactive balance.
+        if self.can_reclaim_anon() && self.inactive_is_low(false) {
+            self.shrink_active_list(SWAP_CLUSTER_MAX, Lru::ActiveAnon, sc);
+        }
+        if sc.nr_dirty > 0 && sc.nr_dirty >= sc.nr_scanned / 2 {
+            // Reclaim is finding dirty pages it may not write: kick the flushers
+            // (wakeup_flusher_threads(WB_REASON_VMSCAN)).
+            self.wakeup_flusher_threads();
+        }
+        self.mm.refaults_seen = [self.vm.get(VmItem::WorkingsetActivateAnon), self.vm.get(VmItem::WorkingsetActivateFile)];
+    }
+
+    fn shrink_list(&mut self, l: Lru, n: u64, sc: &mut ScanControl) -> u64 {
+        if l.is_active() {
+            let may = if l.is_file() { sc.may_deactivate_file } else { sc.may_deactivate_anon };
+            if may {
+                self.shrink_active_list(n, l, sc);
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(n, l, sc)
+    }
+
+    /// shrink_active_list: move pages from the active tail to the inactive list, except
+    /// referenced executable file pages, which get another trip around the active list.
+    pub fn shrink_active_list(&mut self, n: u64, l: Lru, sc: &mut ScanControl) {
+        let file = l.is_file();
+        let inactive = Lru::of(file, false);
+        let mut rotated = 0;
+        let mut scanned = 0;
+        for _ in 0..n {
+            let Some(p) = self.mm.lists.tail(&self.mm.pages, l) else { break };
+            scanned += 1;
+            let m = self.mm.pages.mapping(p) as usize;
+            let (mapped, exec) = (self.mm.mappings[m].mapped, self.mm.mappings[m].exec);
+            if mapped && self.mm.pages.test_clear_young(p) && file && exec {
+                self.mm.lists.move_head(&mut self.mm.pages, p, l);
+                rotated += 1;
+                continue;
+            }
+            self.mm.pages.clear_referenced(p);
+            self.mm.pages.set_workingset(p);
+            self.mm.lists.move_head(&mut self.mm.pages, p, inactive);
+            self.vm.inc(VmItem::Pgdeactivate);
+        }
+        self.vm.add(VmItem::Pgrefill, scanned);
+        let t = file as usize;
+        self.mm.recent_scanned[t] += scanned;
+        self.mm.recent_rotated[t] += rotated;
+        sc.nr_scanned += 0;
+        self.reclaim_cost_scan(scanned);
+    }
+
+    /// folio_check_references.
+    fn check_references(&mut self, p: Pfn, file: bool) -> Ref {
+        let m = self.mm.pages.mapping(p) as usize;
+        let (mapped, exec) = (self.mm.mappings[m].mapped, self.mm.mappings[m].exec);
+        let young = mapped && self.mm.pages.test_clear_young(p);
+        let referenced = self.mm.pages.test_clear_referenced(p);
+        if young {
+            self.mm.pages.set_referenced(p);
+            if referenced || (exec && file) {
+                return Ref::Activate;
+            }
+            return Ref::Keep;
+        }
+        if referenced && file {
+            return Ref::ReclaimClean;
+        }
+        Ref::Reclaim
+    }
+
+    /// shrink_inactive_list -> shrink_folio_list: evict clean, unreferenced pages from the
+    /// inactive tail; rotate or activate the rest.
+    pub fn shrink_inactive_list(&mut self, n: u64, l: Lru, sc: &mut ScanControl) -> u64 {
+        let file = l.is_file();
+        let active = Lru::of(file, true);
+        let mut scanned = 0;
+        let mut reclaimed = 0;
+        let mut activated = 0;
+        for _ in 0..n {
+            let Some(p) = self.mm.lists.tail(&self.mm.pages, l) else { break };
+            scanned += 1;
+            if self.mm.pages.locked(p) {
+                // Being read in: not reclaimable yet.
+                self.mm.lists.move_head(&mut self.mm.pages, p, l);
+                continue;
+            }
+            let r = self.check_references(p, file);
+            if r == Ref::Activate {
+                self.mm.lists.move_head(&mut self.mm.pages, p, active);
+                self.vm.inc(VmItem::Pgactivate);
+                activated += 1;
+                continue;
+            }
+            if r == Ref::Keep {
+                self.mm.lists.move_head(&mut self.mm.pages, p, l);
+                continue;
+            }
+            if self.mm.pages.writeback(p) {
+                // Case 2 of shrink_folio_list: mark for immediate reclaim, keep it.
+                sc.nr_writeback += 1;
+                self.mm.lists.move_head(&mut self.mm.pages, p, active);
+                self.vm.inc(VmItem::Pgactivate);
+                activated += 1;
+                continue;
+            }
+            if self.mm.pages.dirty(p) {
+                sc.nr_dirty += 1;
+                if file {
+                    // Reclaim does not write file pages; the flushers will (activate_locked).
+                    self.vm.inc(VmItem::NrVmscanImmediateReclaim);
+                    self.mm.lists.move_head(&mut self.mm.pages, p, active);
+                    self.vm.inc(VmItem::Pgactivate);
+                    activated += 1;
+                    continue;
+                }
+            }
+            let m = self.mm.pages.mapping(p) as usize;
+            if self.mm.mappings[m].swap_backed() {
+                // Needs swap (not available): back to the active list.
+                self.mm.lists.move_head(&mut self.mm.pages, p, active);
+                activated += 1;
+                continue;
+            }
+            // __remove_mapping with a shadow entry, then free.
+            let shadow = self.workingset_eviction(p);
+            self.page_cache_delete(p, Some(shadow));
+            reclaimed += 1;
+        }
+        let (scan_item, steal_item) = if sc.kswapd {
+            (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
+        } else {
+            (VmItem::PgscanDirect, VmItem::PgstealDirect)
+        };
+        self.vm.add(scan_item, scanned);
+        self.vm.add(steal_item, reclaimed);
+        self.vm.add(if file { VmItem::PgscanFile } else { VmItem::PgscanAnon }, scanned);
+        self.vm.add(if file { VmItem::PgstealFile } else { VmItem::PgstealAnon }, reclaimed);
+        let t = file as usize;
+        self.mm.recent_scanned[t] += scanned;
+        self.mm.recent_rotated[t] += activated;
+        self.lru_note_cost(file, 0, scanned - reclaimed);
+        sc.nr_scanned += scanned;
+        self.reclaim_cost_scan(scanned);
+        self.reclaim_cost_free(reclaimed);
+        reclaimed
+    }
+
+    fn reclaim_cost_scan(&mut self, scanned: u64) {
+        self.reclaim_ns += scanned * self.machine.cpu_model.reclaim_scan_ns;
+    }
+    fn reclaim_cost_free(&mut self, freed: u64) {
+        self.reclaim_ns += freed * (self.machine.cpu_model.page_cache_ns + self.machine.cpu_model.page_alloc_ns);
+    }
+
+    /// try_to_free_pages / do_try_to_free_pages: direct reclaim of SWAP_CLUSTER_MAX pages,
+    /// raising the priority until enough is freed. The work is charged to the allocating task.
+    pub fn try_to_free_pages(&mut self, tid: TaskId) -> u64 {
+        let mut sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
+        self.reclaim_ns = 0;
+        for prio in (0..=DEF_PRIORITY).rev() {
+            sc.priority = prio;
+            self.shrink_node(&mut sc);
+            if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                break;
+            }
+        }
+        let ns = std::mem::take(&mut self.reclaim_ns);
+        self.charge_sys(tid, ns);
+        self.reclaim_stats.record(false, ns);
+        sc.nr_reclaimed
+    }
+}
+
+/// kswapd: woken when free memory falls below the low watermark, reclaims until it is
+/// above the high watermark (balance_pgdat), then sleeps.
+#[derive(Default)]
+pub struct Kswapd {
+    priority: u32,
+    running: bool,
+    failures: u32,
+}
+
+impl Program for Kswapd {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let w = k.mm.wmark;
+        if k.mm.nr_free() > w.high {
+            if self.running {
+                self.running = false;
+            }
+            self.priority = DEF_PRIORITY;
+            self.failures = 0;
+            k.kswapd_waiting = true;
+            return Step::Block { io: false };
+        }
+        if !self.running {
+            self.running = true;
+            self.priority = DEF_PRIORITY;
+            k.vm.inc(VmItem::Pageoutrun);
+        }
+        // kswapd_shrink_node: reclaim up to the high watermark's worth at this priority.
+        let mut sc = ScanControl {
+            nr_to_reclaim: w.high.max(SWAP_CLUSTER_MAX),
+            priority: self.priority,
+            kswapd: true,
+            ..Default::default()
+        };
+        k.reclaim_ns = 0;
+        k.shrink_node(&mut sc);
+        let ns = std::mem::take(&mut k.reclaim_ns).max(1000);
+        k.charge_sys(me, ns);
+        k.reclaim_stats.record(true, ns);
+        if sc.nr_reclaimed > 0 {
+            k.wake_writeback_waiters();
+        }
+        if sc.nr_scanned < sc.nr_to_reclaim && self.priority > 0 {
+            self.priority -= 1;
+        }
+        if sc.nr_reclaimed == 0 && self.priority == 0 {
+            // Nothing reclaimable now: wait for writeback or for the situation to change.
+            self.failures += 1;
+            self.priority = DEF_PRIORITY;
+            let until = k.block.next_completion().unwrap_or(k.now + 100 * NS_PER_MS).min(k.now + 100 * NS_PER_MS);
+            return Step::SleepUntil { t: until.max(k.now + 1), io: false };
+        }
+        Step::Yield
+    }
+}

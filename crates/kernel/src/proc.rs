@@ -1,0 +1,170 @@
+//! /proc as the tools read it (fs/proc/meminfo.c, mm/vmstat.c, fs/proc/stat.c): a snapshot
+//! of the model's counters. Reading never changes state.
+
+use crate::mm::page::Lru;
+use crate::Kernel;
+use memtwin_engine::RunState;
+use memtwin_procfs::{CpuStat, MemInfo, Snapshot, TaskInfo, TaskState, VmItem};
+
+impl Kernel {
+    /// si_mem_available: free memory less reserves, plus the page cache and reclaimable
+    /// slab that could be freed without swapping (half of each is assumed to be needed).
+    pub fn mem_available_pages(&self) -> u64 {
+        let free = self.mm.nr_free() as i64;
+        let totalreserve = self.mm.wmark.high as i64;
+        let wlow = self.mm.wmark.low as i64;
+        let mut available = free - totalreserve;
+        let pagecache = self.mm.file_lru() as i64;
+        available += pagecache - (pagecache / 2).min(wlow);
+        let reclaimable = self.mm.stat.slab_reclaimable as i64;
+        available += reclaimable - (reclaimable / 2).min(wlow);
+        available.max(0) as u64
+    }
+
+    pub fn meminfo(&self) -> MemInfo {
+        let kb = |pages: u64| pages * 4;
+        let mm = &self.mm;
+        let l = |x: Lru| mm.lru_len(x);
+        let (st, sf) = self.swap_totals();
+        let (swap_total, swap_free) = (kb(st), kb(sf));
+        let s = &mm.stat;
+        let cached = s.file_pages.saturating_sub(s.buffers);
+        MemInfo {
+            mem_total: kb(mm.managed),
+            mem_free: kb(mm.nr_free()),
+            mem_available: kb(self.mem_available_pages()),
+            buffers: kb(s.buffers),
+            cached: kb(cached),
+            swap_cached: 0,
+            active: kb(l(Lru::ActiveAnon) + l(Lru::ActiveFile)),
+            inactive: kb(l(Lru::InactiveAnon) + l(Lru::InactiveFile)),
+            active_anon: kb(l(Lru::ActiveAnon)),
+            inactive_anon: kb(l(Lru::InactiveAnon)),
+            active_file: kb(l(Lru::ActiveFile)),
+            inactive_file: kb(l(Lru::InactiveFile)),
+            unevictable: kb(l(Lru::Unevictable)),
+            mlocked: 0,
+            swap_total,
+            swap_free,
+            zswap: 0,
+            zswapped: 0,
+            dirty: kb(s.dirty),
+            writeback: kb(s.writeback),
+            anon_pages: kb(s.anon),
+            mapped: kb(s.mapped),
+            shmem: kb(s.shmem),
+            kreclaimable: kb(s.slab_reclaimable),
+            slab: kb(s.slab_reclaimable + s.slab_unreclaimable),
+            sreclaimable: kb(s.slab_reclaimable),
+            sunreclaim: kb(s.slab_unreclaimable),
+            kernel_stack: kb(s.kernel_stack),
+            page_tables: kb(s.page_tables),
+            commit_limit: kb(mm.managed * self.sysctl.overcommit_ratio as u64 / 100) + swap_total,
+            committed_as: kb(s.anon + s.shmem) + self.tasks.iter().map(|t| t.vm_kb / 8).sum::<u64>(),
+        }
+    }
+
+    /// The /proc/vmstat values: event counters plus the current gauges.
+    pub fn vmstat(&self) -> memtwin_procfs::VmStat {
+        let mut v = self.vm.clone();
+        let mm = &self.mm;
+        let s = &mm.stat;
+        let lim = self.dirty_limits();
+        for (item, val) in [
+            (VmItem::NrFreePages, mm.nr_free()),
+            (VmItem::NrZoneInactiveAnon, mm.lru_len(Lru::InactiveAnon)),
+            (VmItem::NrZoneActiveAnon, mm.lru_len(Lru::ActiveAnon)),
+            (VmItem::NrZoneInactiveFile, mm.lru_len(Lru::InactiveFile)),
+            (VmItem::NrZoneActiveFile, mm.lru_len(Lru::ActiveFile)),
+            (VmItem::NrZoneUnevictable, mm.lru_len(Lru::Unevictable)),
+            (VmItem::NrZoneWritePending, s.dirty + s.writeback),
+            (VmItem::NrInactiveAnon, mm.lru_len(Lru::InactiveAnon)),
+            (VmItem::NrActiveAnon, mm.lru_len(Lru::ActiveAnon)),
+            (VmItem::NrInactiveFile, mm.lru_len(Lru::InactiveFile)),
+            (VmItem::NrActiveFile, mm.lru_len(Lru::ActiveFile)),
+            (VmItem::NrUnevictable, mm.lru_len(Lru::Unevictable)),
+            (VmItem::NrSlabReclaimable, s.slab_reclaimable),
+            (VmItem::NrSlabUnreclaimable, s.slab_unreclaimable),
+            (VmItem::WorkingsetNodes, mm.mappings.iter().filter(|m| m.live && m.nrshadows > 0).map(|m| m.nrshadows.div_ceil(64)).sum()),
+            (VmItem::NrAnonPages, s.anon),
+            (VmItem::NrMapped, s.mapped),
+            (VmItem::NrFilePages, s.file_pages),
+            (VmItem::NrDirty, s.dirty),
+            (VmItem::NrWriteback, s.writeback),
+            (VmItem::NrShmem, s.shmem),
+            (VmItem::NrKernelStack, s.kernel_stack * 4),
+            (VmItem::NrPageTablePages, s.page_tables),
+            (VmItem::NrDirtyThreshold, lim.thresh),
+            (VmItem::NrDirtyBackgroundThreshold, lim.background),
+        ] {
+            v.set(item, val);
+        }
+        v
+    }
+
+    pub fn snapshot(&self) -> Snapshot {
+        let c = &self.sched.cpu;
+        let mut cpu = c.clone();
+        cpu.advance(self.now);
+        let tasks = self
+            .tasks
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.exit_code.is_none())
+            .map(|(i, t)| {
+                let st = &self.sched.tasks[i];
+                let state = match st.state {
+                    RunState::Runnable | RunState::Running => TaskState::Running,
+                    RunState::Sleeping => {
+                        if t.kthread { TaskState::Idle } else { TaskState::Sleeping }
+                    }
+                    RunState::DiskSleep => TaskState::DiskSleep,
+                    RunState::Zombie => TaskState::Zombie,
+                };
+                // The burst in progress counts up to now.
+                let (mut ut, mut stime) = (st.utime, st.stime);
+                if let Some((sys, _)) = t.burst {
+                    let _ = sys;
+                }
+                ut += 0;
+                stime += 0;
+                TaskInfo {
+                    pid: t.pid,
+                    comm: t.comm.clone(),
+                    cmdline: t.cmdline.clone(),
+                    kthread: t.kthread,
+                    user: "root".to_string(),
+                    state,
+                    prio: 20,
+                    nice: 0,
+                    virt_kb: t.vm_kb,
+                    res_kb: (t.rss_anon + t.rss_file + t.rss_shmem) * 4,
+                    shr_kb: (t.rss_file + t.rss_shmem) * 4,
+                    swap_kb: t.swap_ents * 4,
+                    utime_ns: ut,
+                    stime_ns: stime,
+                    read_bytes: t.read_bytes,
+                    write_bytes: t.write_bytes,
+                    swapin_delay_ns: t.swapin_delay,
+                    blkio_delay_ns: st.blkio_delay + if st.state == RunState::DiskSleep { self.now - st.sleep_start } else { 0 },
+                    start_ns: t.start,
+                }
+            })
+            .collect();
+        Snapshot {
+            uptime_ns: self.now,
+            ncpus: self.machine.cpus,
+            mem: self.meminfo(),
+            vm: self.vmstat(),
+            cpu: CpuStat { user: cpu.user, system: cpu.system, idle: cpu.idle, iowait: cpu.iowait, ..Default::default() },
+            // Idle tickless CPUs still take ~10 timer/IPI interrupts a second each.
+            intr: self.intr + self.now / 100_000_000 * self.machine.cpus as u64,
+            ctxt: self.sched.ctxt,
+            processes: self.forks,
+            procs_running: self.sched.nr_running(),
+            procs_blocked: self.sched.nr_iowait(),
+            tasks,
+            loadavg: [0.0; 3],
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Tasks (struct task_struct, reduced) and the Program trait: what a task does when it runs.
+
+use crate::fs::OpenFile;
+use crate::Kernel;
+use memtwin_engine::{Ns, TaskId};
+
+/// What a task asks for when it has done its current piece of work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Burn CPU: user ns then system ns, on one CPU.
+    Cpu { user: Ns, sys: Ns },
+    /// Sleep until an absolute time. `io`: uninterruptible I/O wait (D, iowait, blkio delay).
+    SleepUntil { t: Ns, io: bool },
+    /// Sleep until the kernel wakes the task (a wait queue).
+    Block { io: bool },
+    /// Let other runnable tasks have the CPU.
+    Yield,
+    Exit(i32),
+}
+
+/// A task's behaviour: a resumable state machine. `step` is called each time the task gets
+/// a CPU; kernel work done inside it (copies, faults, reclaim) is charged to the task through
+/// `Kernel::charge_*` and becomes a CPU burst before the returned step takes effect.
+pub trait Program {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step;
+    /// Called once if the task is killed (e.g. by the OOM killer) instead of exiting.
+    fn killed(&mut self, _k: &mut Kernel, _me: TaskId) {}
+}
+
+/// Where a task's output goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sink {
+    Terminal,
+    Null,
+    /// A capture buffer (a redirected file), by index.
+    Buffer(u32),
+}
+
+pub struct Task {
+    pub pid: u32,
+    pub comm: String,
+    pub cmdline: String,
+    pub kthread: bool,
+    pub parent: Option<TaskId>,
+    pub program: Option<Box<dyn Program>>,
+    pub files: Vec<Option<OpenFile>>,
+    pub stdout: Sink,
+    pub stderr: Sink,
+    /// Work charged during the current step, to be run as a CPU burst.
+    pub pending_user: Ns,
+    pub pending_sys: Ns,
+    /// The step to apply once the pending burst is over.
+    pub after_burst: Option<Step>,
+    /// The burst on the CPU now: (sys, duration).
+    pub burst: Option<(bool, Ns)>,
+    pub exit_code: Option<i32>,
+    pub start: Ns,
+    pub end: Ns,
+    /// Storage I/O caused (/proc/PID/io read_bytes, write_bytes).
+    pub read_bytes: u64,
+    pub write_bytes: u64,
+    pub swapin_delay: u64,
+    /// balance_dirty_pages state: pages dirtied since the last check.
+    pub nr_dirtied: u64,
+    /// When the task last dirtied pages (for counting concurrent dirtiers).
+    pub last_dirtied: Ns,
+    /// Direct-reclaim retries without progress (should_reclaim_retry).
+    pub reclaim_retries: u32,
+    /// CPU time of reaped children (for `time`).
+    pub child_utime: u64,
+    pub child_stime: u64,
+    pub killed: bool,
+    /// Process memory: anonymous address space, if any, and its resident pages.
+    pub anon_mapping: Option<u32>,
+    pub vm_kb: u64,
+    pub rss_anon: u64,
+    pub rss_file: u64,
+    pub rss_shmem: u64,
+    pub swap_ents: u64,
+    pub oom_score_adj: i32,
+}
+
+impl Task {
+    pub fn new(pid: u32, comm: &str, cmdline: &str, kthread: bool, parent: Option<TaskId>, now: Ns) -> Task {
+        Task {
+            pid,
+            comm: comm.to_string(),
+            cmdline: cmdline.to_string(),
+            kthread,
+            parent,
+            program: None,
+            files: Vec::new(),
+            stdout: Sink::Terminal,
+            stderr: Sink::Terminal,
+            pending_user: 0,
+            pending_sys: 0,
+            after_burst: None,
+            burst: None,
+            exit_code: None,
+            start: now,
+            end: 0,
+            read_bytes: 0,
+            write_bytes: 0,
+            swapin_delay: 0,
+            nr_dirtied: 0,
+            last_dirtied: 0,
+            reclaim_retries: 0,
+            child_utime: 0,
+            child_stime: 0,
+            killed: false,
+            anon_mapping: None,
+            vm_kb: 0,
+            rss_anon: 0,
+            rss_file: 0,
+            rss_shmem: 0,
+            swap_ents: 0,
+            oom_score_adj: 0,
+        }
+    }
+}

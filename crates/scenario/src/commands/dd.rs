@@ -1,0 +1,387 @@
+//! dd (coreutils): copy with block sizes, O_DIRECT flags, counts and the three summary lines.
+
+use super::{human, parse_coreutils_size};
+use memtwin_kernel::fs::{normalize, OpenFlags};
+use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_SEC};
+
+/// Linux caps one read(2)/write(2) at MAX_RW_COUNT (INT_MAX rounded down to a page).
+const MAX_RW_COUNT: u64 = 0x7fff_f000;
+/// dd's user buffer is touched (faulted in) and copied at most this much per step.
+const STEP_BYTES: u64 = 1 << 20;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Status {
+    Default,
+    None,
+    Noxfer,
+    Progress,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Open,
+    Read,
+    Write,
+    Fsync,
+    Finish,
+}
+
+pub struct Dd {
+    ifile: String,
+    ofile: Option<String>,
+    ibs: u64,
+    obs: u64,
+    count: Option<u64>,
+    skip: u64,
+    seek: u64,
+    idirect: bool,
+    odirect: bool,
+    notrunc: bool,
+    fsync: bool,
+    status: Status,
+    phase: Phase,
+    in_fd: usize,
+    out_fd: Option<usize>,
+    /// Bytes of the current input record read so far, and the record's target.
+    rec_got: u64,
+    /// Bytes waiting in the buffer to be written, and written of the current output record.
+    pending: u64,
+    out_done: u64,
+    out_len: u64,
+    in_full: u64,
+    in_part: u64,
+    out_full: u64,
+    out_part: u64,
+    bytes: u64,
+    start: Ns,
+    faulted_pages: u64,
+    eof: bool,
+    error: Option<String>,
+}
+
+const OPERANDS: &str = "if=, of=, bs=, ibs=, obs=, count=, skip=, seek=, iflag=direct, oflag=direct, conv=notrunc|fsync|fdatasync, status=none|noxfer|progress";
+
+impl Dd {
+    pub fn parse(args: &[String], cwd: &str) -> Result<Dd, String> {
+        let mut d = Dd {
+            ifile: String::new(),
+            ofile: None,
+            ibs: 512,
+            obs: 512,
+            count: None,
+            skip: 0,
+            seek: 0,
+            idirect: false,
+            odirect: false,
+            notrunc: false,
+            fsync: false,
+            status: Status::Default,
+            phase: Phase::Open,
+            in_fd: 0,
+            out_fd: None,
+            rec_got: 0,
+            pending: 0,
+            out_done: 0,
+            out_len: 0,
+            in_full: 0,
+            in_part: 0,
+            out_full: 0,
+            out_part: 0,
+            bytes: 0,
+            start: 0,
+            faulted_pages: 0,
+            eof: false,
+            error: None,
+        };
+        let size = |k: &str, v: &str| -> Result<u64, String> {
+            match parse_coreutils_size(v) {
+                Some(n) if n > 0 || k == "count" || k == "skip" || k == "seek" => Ok(n),
+                _ => Err(format!("dd: invalid number: '{v}' (e.g. 512, 4K, 1M, 2G, 1MB)")),
+            }
+        };
+        let mut have_if = false;
+        for a in args {
+            let Some((k, v)) = a.split_once('=') else {
+                return Err(format!("dd: unrecognized operand '{a}' (supported: {OPERANDS})"));
+            };
+            match k {
+                "if" => {
+                    d.ifile = normalize(cwd, v);
+                    have_if = true;
+                }
+                "of" => d.ofile = Some(normalize(cwd, v)),
+                "bs" => {
+                    d.ibs = size(k, v)?;
+                    d.obs = d.ibs;
+                }
+                "ibs" => d.ibs = size(k, v)?,
+                "obs" => d.obs = size(k, v)?,
+                "count" => d.count = Some(size(k, v)?),
+                "skip" => d.skip = size(k, v)?,
+                "seek" => d.seek = size(k, v)?,
+                "iflag" | "oflag" => {
+                    for f in v.split(',') {
+                        match f {
+                            "direct" => {
+                                if k == "iflag" { d.idirect = true } else { d.odirect = true }
+                            }
+                            "sync" | "dsync" | "fullblock" | "nocache" | "noatime" if false => {}
+                            _ => return Err(format!("dd: unsupported {k} '{f}' (supported: direct)")),
+                        }
+                    }
+                }
+                "conv" => {
+                    for f in v.split(',') {
+                        match f {
+                            "notrunc" => d.notrunc = true,
+                            "fsync" | "fdatasync" => d.fsync = true,
+                            _ => return Err(format!("dd: unsupported conv '{f}' (supported: notrunc, fsync, fdatasync)")),
+                        }
+                    }
+                }
+                "status" => {
+                    d.status = match v {
+                        "none" => Status::None,
+                        "noxfer" => Status::Noxfer,
+                        "progress" => Status::Progress,
+                        _ => return Err(format!("dd: invalid status level '{v}' (none, noxfer, progress)")),
+                    }
+                }
+                _ => return Err(format!("dd: unrecognized operand '{a}' (supported: {OPERANDS})")),
+            }
+        }
+        if !have_if {
+            return Err("dd: reading standard input is not supported: give if=FILE (e.g. if=/dev/zero)".into());
+        }
+        Ok(d)
+    }
+
+    fn fail(&mut self, k: &mut Kernel, me: TaskId, msg: String) -> Step {
+        k.eprint(me, &format!("{msg}\n"));
+        self.error = Some(msg);
+        self.phase = Phase::Finish;
+        Step::Yield
+    }
+
+    /// The user-space buffer is ibs bytes; its pages fault in the first time data lands.
+    fn fault_buffer(&mut self, k: &mut Kernel, me: TaskId, upto: u64) -> Option<Step> {
+        let need = upto.min(self.ibs).div_ceil(4096);
+        if need > self.faulted_pages {
+            match k.fault_anon_pages(me, self.faulted_pages, need - self.faulted_pages) {
+                Ok(n) => self.faulted_pages += n,
+                Err((n, step)) => {
+                    self.faulted_pages += n;
+                    return Some(step);
+                }
+            }
+            let t = &mut k.tasks[me as usize];
+            t.vm_kb = t.vm_kb.max(self.ibs.div_ceil(1024) + 8 * 1024);
+        }
+        None
+    }
+
+    fn summary(&self, k: &Kernel) -> String {
+        let mut s = format!(
+            "{}+{} records in\n{}+{} records out\n",
+            self.in_full, self.in_part, self.out_full, self.out_part
+        );
+        if self.status == Status::Noxfer {
+            return s;
+        }
+        let secs = (k.now - self.start) as f64 / NS_PER_SEC as f64;
+        let rate = if secs > 0.0 { format!("{}/s", human(self.bytes as f64 / secs, true)) } else { "Infinity B/s".into() };
+        let si = human(self.bytes as f64, true);
+        let iec = human(self.bytes as f64, false);
+        let t = format_g(secs);
+        if self.bytes < 1000 {
+            s.push_str(&format!("{} bytes copied, {} s, {}\n", self.bytes, t, rate));
+        } else if self.bytes < 1024 {
+            s.push_str(&format!("{} bytes ({}) copied, {} s, {}\n", self.bytes, si, t, rate));
+        } else {
+            s.push_str(&format!("{} bytes ({}, {}) copied, {} s, {}\n", self.bytes, si, iec, t, rate));
+        }
+        s
+    }
+}
+
+/// printf("%g") with 6 significant digits.
+pub fn format_g(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    let exp = x.abs().log10().floor() as i32;
+    if !(-5..6).contains(&exp) {
+        let s = format!("{:.5e}", x);
+        // Rust prints 1.23450e-7; C prints 1.2345e-07.
+        let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
+        let m = m.trim_end_matches('0').trim_end_matches('.');
+        let e: i32 = e.parse().unwrap_or(0);
+        return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
+    }
+    let decimals = (5 - exp).max(0) as usize;
+    let s = format!("{:.*}", decimals, x);
+    if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
+}
+
+impl Program for Dd {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        loop {
+            match self.phase {
+                Phase::Open => {
+                    self.start = k.now;
+                    let rf = OpenFlags { read: true, direct: self.idirect, ..Default::default() };
+                    match k.sys_open(me, &self.ifile, rf) {
+                        Ok((fd, _)) => self.in_fd = fd,
+                        Err(e) => {
+                            let m = format!("dd: failed to open '{}': {}", self.ifile, e.strerror());
+                            return self.fail(k, me, m);
+                        }
+                    }
+                    let of = self.ofile.clone().unwrap_or_else(|| "/dev/null".into());
+                    let wf = OpenFlags {
+                        write: true,
+                        create: true,
+                        trunc: !self.notrunc && self.seek == 0,
+                        direct: self.odirect,
+                        ..Default::default()
+                    };
+                    match k.sys_open(me, &of, wf) {
+                        Ok((fd, wait)) => {
+                            self.out_fd = Some(fd);
+                            if let Some(f) = k.tasks[me as usize].files[fd].as_mut() {
+                                f.pos = self.seek * self.obs;
+                            }
+                            if let Some(f) = k.tasks[me as usize].files[self.in_fd].as_mut() {
+                                f.pos = self.skip * self.ibs;
+                            }
+                            self.phase = Phase::Read;
+                            if let Some(t) = wait {
+                                return Step::SleepUntil { t, io: true };
+                            }
+                        }
+                        Err(e) => {
+                            let m = format!("dd: failed to open '{}': {}", of, e.strerror());
+                            return self.fail(k, me, m);
+                        }
+                    }
+                }
+                Phase::Read => {
+                    let records = self.in_full + self.in_part;
+                    if self.eof || self.count.is_some_and(|c| records >= c) {
+                        if self.pending > 0 {
+                            self.out_len = self.pending;
+                            self.phase = Phase::Write;
+                            continue;
+                        }
+                        self.phase = if self.fsync { Phase::Fsync } else { Phase::Finish };
+                        continue;
+                    }
+                    let want = self.ibs.min(MAX_RW_COUNT);
+                    let n = (want - self.rec_got).min(STEP_BYTES);
+                    if let Some(s) = self.fault_buffer(k, me, self.rec_got + n) {
+                        return s;
+                    }
+                    let r = match k.sys_read(me, self.in_fd, n) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            let m = format!("dd: error reading '{}': {}", self.ifile, e.strerror());
+                            return self.fail(k, me, m);
+                        }
+                    };
+                    self.rec_got += r.bytes;
+                    let record_done = r.eof || self.rec_got >= want || (r.bytes < n && r.wait.is_none());
+                    if record_done {
+                        if self.rec_got == self.ibs {
+                            self.in_full += 1;
+                        } else if self.rec_got > 0 {
+                            self.in_part += 1;
+                        }
+                        if r.eof || self.rec_got == 0 {
+                            self.eof = true;
+                        }
+                        self.pending += self.rec_got;
+                        self.rec_got = 0;
+                        if self.pending >= self.obs || (self.eof && self.pending > 0) || self.ibs == self.obs && self.pending > 0 {
+                            self.out_len = if self.ibs == self.obs { self.pending } else { self.obs.min(self.pending) };
+                            self.phase = Phase::Write;
+                        }
+                    }
+                    if let Some(w) = r.wait {
+                        return w;
+                    }
+                    if self.phase == Phase::Read && !record_done {
+                        // A long record: let the CPU time of this piece pass first.
+                        return Step::Cpu { user: 0, sys: 0 };
+                    }
+                    if self.phase == Phase::Read {
+                        return Step::Cpu { user: 1_000, sys: 0 };
+                    }
+                }
+                Phase::Write => {
+                    let Some(out) = self.out_fd else {
+                        self.phase = Phase::Finish;
+                        continue;
+                    };
+                    let n = (self.out_len - self.out_done).min(STEP_BYTES.max(self.obs.min(MAX_RW_COUNT)));
+                    let r = match k.sys_write(me, out, n) {
+                        Ok(r) => r,
+                        Err(e) => {
+                            let of = self.ofile.clone().unwrap_or_default();
+                            let m = format!("dd: error writing '{}': {}", of, e.strerror());
+                            return self.fail(k, me, m);
+                        }
+                    };
+                    self.out_done += r.bytes;
+                    self.bytes += r.bytes;
+                    if self.out_done >= self.out_len {
+                        if self.out_len == self.obs { self.out_full += 1 } else { self.out_part += 1 }
+                        self.pending -= self.out_len;
+                        self.out_done = 0;
+                        self.out_len = 0;
+                        if self.pending >= self.obs {
+                            self.out_len = self.obs;
+                        } else {
+                            self.phase = Phase::Read;
+                        }
+                    }
+                    if let Some(w) = r.wait {
+                        return w;
+                    }
+                    return Step::Cpu { user: 1_000, sys: 0 };
+                }
+                Phase::Fsync => {
+                    self.phase = Phase::Finish;
+                    if let Some(out) = self.out_fd {
+                        if let Ok(Some(t)) = k.sys_fsync(me, out) {
+                            return Step::SleepUntil { t, io: true };
+                        }
+                    }
+                }
+                Phase::Finish => {
+                    let _ = k.sys_close(me, self.in_fd);
+                    if let Some(o) = self.out_fd.take() {
+                        let _ = k.sys_close(me, o);
+                    }
+                    if self.status != Status::None {
+                        let s = self.summary(k);
+                        k.eprint(me, &s);
+                    }
+                    return Step::Exit(if self.error.is_some() { 1 } else { 0 });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn g_format() {
+        assert_eq!(format_g(1.76426), "1.76426");
+        assert_eq!(format_g(0.277886), "0.277886");
+        assert_eq!(format_g(8.88384), "8.88384");
+        assert_eq!(format_g(12.0), "12");
+        assert_eq!(format_g(0.000123456789), "0.000123457");
+    }
+}

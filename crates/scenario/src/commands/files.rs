@@ -1,0 +1,328 @@
+//! File commands: cp, cat, rm, sync, echo.
+
+use memtwin_kernel::fs::{normalize, OpenFlags};
+use memtwin_kernel::{Kernel, Program, Step, TaskId};
+use std::collections::HashMap;
+
+/// cp's copy buffer (coreutils io_blksize: 128 KiB).
+const CP_BUF: u64 = 128 * 1024;
+
+pub struct Cp {
+    src: String,
+    dst: String,
+    fds: Option<(usize, usize)>,
+    got: u64,
+    written: u64,
+    faulted: bool,
+}
+
+impl Cp {
+    pub fn parse(args: &[String], cwd: &str) -> Result<Cp, String> {
+        let ops: Vec<&String> = args.iter().filter(|a| !a.starts_with('-') || a.as_str() == "-").collect();
+        for a in args.iter().filter(|a| a.starts_with('-') && a.len() > 1) {
+            if !matches!(a.as_str(), "-f" | "--force") {
+                return Err(format!("cp: unsupported option '{a}' (supported: cp [-f] SOURCE DEST)"));
+            }
+        }
+        if ops.len() != 2 {
+            return Err("cp: expected exactly SOURCE and DEST (cp [-f] SOURCE DEST)".into());
+        }
+        Ok(Cp { src: normalize(cwd, ops[0]), dst: normalize(cwd, ops[1]), fds: None, got: 0, written: 0, faulted: false })
+    }
+}
+
+impl Program for Cp {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let (i, o) = match self.fds {
+            Some(f) => f,
+            None => {
+                let i = match k.sys_open(me, &self.src, OpenFlags { read: true, ..Default::default() }) {
+                    Ok((fd, _)) => fd,
+                    Err(e) => {
+                        k.eprint(me, &format!("cp: cannot stat '{}': {}\n", self.src, e.strerror()));
+                        return Step::Exit(1);
+                    }
+                };
+                let o = match k.sys_open(me, &self.dst, OpenFlags { write: true, create: true, trunc: true, ..Default::default() }) {
+                    Ok((fd, wait)) => {
+                        self.fds = Some((i, fd));
+                        if let Some(t) = wait {
+                            return Step::SleepUntil { t, io: true };
+                        }
+                        fd
+                    }
+                    Err(e) => {
+                        k.eprint(me, &format!("cp: cannot create regular file '{}': {}\n", self.dst, e.strerror()));
+                        return Step::Exit(1);
+                    }
+                };
+                self.fds = Some((i, o));
+                (i, o)
+            }
+        };
+        if !self.faulted {
+            self.faulted = true;
+            if let Err((_, s)) = k.fault_anon_pages(me, 0, CP_BUF / 4096) {
+                self.faulted = false;
+                return s;
+            }
+        }
+        if self.got == self.written {
+            self.got = 0;
+            self.written = 0;
+            match k.sys_read(me, i, CP_BUF) {
+                Ok(r) => {
+                    if r.bytes == 0 && r.wait.is_none() {
+                        let _ = k.sys_close(me, i);
+                        let _ = k.sys_close(me, o);
+                        return Step::Exit(0);
+                    }
+                    self.got = r.bytes;
+                    if let Some(w) = r.wait {
+                        return w;
+                    }
+                }
+                Err(e) => {
+                    k.eprint(me, &format!("cp: error reading '{}': {}\n", self.src, e.strerror()));
+                    return Step::Exit(1);
+                }
+            }
+        }
+        match k.sys_write(me, o, self.got - self.written) {
+            Ok(r) => {
+                self.written += r.bytes;
+                if let Some(w) = r.wait {
+                    return w;
+                }
+            }
+            Err(e) => {
+                k.eprint(me, &format!("cp: error writing '{}': {}\n", self.dst, e.strerror()));
+                let _ = k.sys_close(me, i);
+                let _ = k.sys_close(me, o);
+                return Step::Exit(1);
+            }
+        }
+        Step::Cpu { user: 2_000, sys: 0 }
+    }
+}
+
+/// What cat reads.
+enum CatSource {
+    /// A simulated file: read through the page cache (its contents are not modelled).
+    File(String),
+    /// Output captured from an earlier command's redirection.
+    Capture(u32),
+    ProcMeminfo,
+    ProcVmstat,
+    ProcSys(String),
+}
+
+pub struct Cat {
+    sources: Vec<CatSource>,
+    cur: usize,
+    fd: Option<usize>,
+    status: i32,
+}
+
+impl Cat {
+    pub fn parse(args: &[String], cwd: &str, captures: &HashMap<String, u32>) -> Result<Cat, String> {
+        let mut sources = Vec::new();
+        for a in args {
+            if a.starts_with('-') && a.len() > 1 {
+                return Err(format!("cat: unsupported option '{a}' (supported: cat FILE...)"));
+            }
+            let p = normalize(cwd, a);
+            let s = match p.as_str() {
+                "/proc/meminfo" => CatSource::ProcMeminfo,
+                "/proc/vmstat" => CatSource::ProcVmstat,
+                x if x.starts_with("/proc/sys/") => CatSource::ProcSys(x["/proc/sys/".len()..].replace('/', ".")),
+                x if x.starts_with("/proc/") => {
+                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/sys/...)"))
+                }
+                x => match captures.get(x) {
+                    Some(&b) => CatSource::Capture(b),
+                    None => CatSource::File(p),
+                },
+            };
+            sources.push(s);
+        }
+        if sources.is_empty() {
+            return Err("cat: reading standard input is not supported (cat FILE...)".into());
+        }
+        Ok(Cat { sources, cur: 0, fd: None, status: 0 })
+    }
+}
+
+impl Program for Cat {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        while self.cur < self.sources.len() {
+            match &self.sources[self.cur] {
+                CatSource::ProcMeminfo => {
+                    let t = k.meminfo().render();
+                    k.print(me, &t);
+                }
+                CatSource::ProcVmstat => {
+                    let t = k.vmstat().render();
+                    k.print(me, &t);
+                }
+                CatSource::ProcSys(name) => match k.sysctl.get(name) {
+                    Ok(v) => k.print(me, &format!("{v}\n")),
+                    Err(_) => {
+                        k.eprint(me, &format!("cat: /proc/sys/{}: No such file or directory\n", name.replace('.', "/")));
+                        self.status = 1;
+                    }
+                },
+                CatSource::Capture(b) => {
+                    let t = k.buffers[*b as usize].clone();
+                    k.print(me, &t);
+                }
+                CatSource::File(path) => {
+                    let fd = match self.fd {
+                        Some(fd) => fd,
+                        None => match k.sys_open(me, path, OpenFlags { read: true, ..Default::default() }) {
+                            Ok((fd, _)) => {
+                                self.fd = Some(fd);
+                                fd
+                            }
+                            Err(e) => {
+                                let p = path.clone();
+                                k.eprint(me, &format!("cat: {}: {}\n", p, e.strerror()));
+                                self.status = 1;
+                                self.cur += 1;
+                                continue;
+                            }
+                        },
+                    };
+                    match k.sys_read(me, fd, 128 * 1024) {
+                        Ok(r) if r.bytes == 0 && r.wait.is_none() => {
+                            let _ = k.sys_close(me, fd);
+                            self.fd = None;
+                        }
+                        Ok(r) => {
+                            if let Some(w) = r.wait {
+                                return w;
+                            }
+                            // Writing to the terminal or /dev/null costs a copy; the data
+                            // itself is not modelled.
+                            return Step::Cpu { user: 1_000, sys: 0 };
+                        }
+                        Err(e) => {
+                            k.eprint(me, &format!("cat: {}: {}\n", path, e.strerror()));
+                            self.status = 1;
+                            let _ = k.sys_close(me, fd);
+                            self.fd = None;
+                        }
+                    }
+                }
+            }
+            self.cur += 1;
+        }
+        Step::Exit(self.status)
+    }
+}
+
+pub struct Rm {
+    paths: Vec<String>,
+    force: bool,
+    cur: usize,
+    status: i32,
+}
+
+impl Rm {
+    pub fn parse(args: &[String], cwd: &str) -> Result<Rm, String> {
+        let mut force = false;
+        let mut paths = Vec::new();
+        for a in args {
+            if a.starts_with('-') && a.len() > 1 {
+                for c in a[1..].chars() {
+                    match c {
+                        'f' => force = true,
+                        'r' | 'R' | 'v' => {}
+                        _ => return Err(format!("rm: unsupported option '-{c}' (supported: -f, -r)")),
+                    }
+                }
+            } else {
+                paths.push(normalize(cwd, a));
+            }
+        }
+        if paths.is_empty() && !force {
+            return Err("rm: missing operand".into());
+        }
+        Ok(Rm { paths, force, cur: 0, status: 0 })
+    }
+}
+
+impl Program for Rm {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        while self.cur < self.paths.len() {
+            let p = self.paths[self.cur].clone();
+            self.cur += 1;
+            match k.sys_unlink(me, &p) {
+                Ok(Some(t)) if t > k.now => return Step::SleepUntil { t, io: true },
+                Ok(_) => {}
+                Err(e) => {
+                    if !self.force {
+                        k.eprint(me, &format!("rm: cannot remove '{}': {}\n", p, e.strerror()));
+                        self.status = 1;
+                    }
+                }
+            }
+        }
+        Step::Exit(self.status)
+    }
+}
+
+/// sync(1): ask the flushers to write everything and wait until nothing is dirty or under
+/// writeback.
+pub struct Sync {
+    started: bool,
+}
+
+impl Sync {
+    pub fn parse(args: &[String]) -> Result<Sync, String> {
+        if let Some(a) = args.first() {
+            return Err(format!("sync: unsupported argument '{a}' (sync takes no arguments here)"));
+        }
+        Ok(Sync { started: false })
+    }
+}
+
+impl Program for Sync {
+    fn step(&mut self, k: &mut Kernel, _me: TaskId) -> Step {
+        if !self.started {
+            self.started = true;
+            k.request_sync();
+        }
+        if k.mm.stat.dirty + k.mm.stat.writeback == 0 {
+            return Step::Exit(0);
+        }
+        let t = k.block.next_completion().unwrap_or(k.now + 10_000_000).max(k.now + 1);
+        Step::SleepUntil { t, io: true }
+    }
+}
+
+pub struct Echo {
+    text: String,
+}
+
+impl Echo {
+    pub fn new(args: &[String]) -> Echo {
+        let (newline, rest) = match args.first().map(|s| s.as_str()) {
+            Some("-n") => (false, &args[1..]),
+            _ => (true, args),
+        };
+        let mut text = rest.join(" ");
+        if newline {
+            text.push('\n');
+        }
+        Echo { text }
+    }
+}
+
+impl Program for Echo {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let t = std::mem::take(&mut self.text);
+        k.print(me, &t);
+        Step::Exit(0)
+    }
+}

@@ -1,0 +1,176 @@
+//! Built-in commands: the programs a scenario runs (dd, cp, cat, rm, sync, sysctl, free,
+//! vmstat, iotop, top, ...). Each is a `Program` whose steps call the kernel model's system
+//! calls and print what the real tool prints. Unsupported commands and options are errors
+//! that say what is supported.
+
+mod dd;
+mod files;
+mod monitor;
+mod sysctl;
+
+use memtwin_kernel::{Ns, Program, NS_PER_SEC};
+use std::collections::HashMap;
+
+pub type Cmd = Box<dyn Program>;
+
+/// Every command a scenario can use (shell built-ins included).
+pub const SUPPORTED: &[&str] = &[
+    "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iotop", "top",
+    "swapoff", "swapon", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+];
+
+/// Build the program for a command line; `Err` names what is wrong and what is accepted.
+pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, u32>) -> Result<Cmd, String> {
+    match name {
+        "dd" => dd::Dd::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "cp" => files::Cp::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "cat" => files::Cat::parse(args, cwd, captures).map(|d| Box::new(d) as Cmd),
+        "rm" => files::Rm::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "sync" => files::Sync::parse(args).map(|d| Box::new(d) as Cmd),
+        "echo" => Ok(Box::new(files::Echo::new(args))),
+        "sysctl" => sysctl::Sysctl::parse(args).map(|d| Box::new(d) as Cmd),
+        "free" => monitor::Free::parse(args).map(|d| Box::new(d) as Cmd),
+        "vmstat" => monitor::Vmstat::parse(args).map(|d| Box::new(d) as Cmd),
+        "iotop" => monitor::Iotop::parse(args).map(|d| Box::new(d) as Cmd),
+        "top" => monitor::Top::parse(args).map(|d| Box::new(d) as Cmd),
+        "swapoff" | "swapon" => sysctl::Swap::parse(name, args).map(|d| Box::new(d) as Cmd),
+        _ => Err(format!("unknown command '{name}' (supported: {})", SUPPORTED.join(", "))),
+    }
+}
+
+/// `echo VALUE > /proc/sys/...`: a write to a sysctl file.
+pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
+    let Some(rest) = path.strip_prefix("/proc/sys/") else {
+        return Err(format!("cannot write to '{path}' (only /proc/sys/... files are writable)"));
+    };
+    let name = rest.replace('/', ".");
+    Ok(Box::new(sysctl::Sysctl::write(&name, value)))
+}
+
+/// `sleep N[smhd]...`: the total duration.
+pub fn parse_sleep(args: &[String]) -> Result<Ns, String> {
+    if args.is_empty() {
+        return Err("sleep: missing operand".into());
+    }
+    let mut total = 0.0;
+    for a in args {
+        let (num, mult) = match a.chars().last() {
+            Some('s') => (&a[..a.len() - 1], 1.0),
+            Some('m') => (&a[..a.len() - 1], 60.0),
+            Some('h') => (&a[..a.len() - 1], 3600.0),
+            Some('d') => (&a[..a.len() - 1], 86400.0),
+            _ => (a.as_str(), 1.0),
+        };
+        let v: f64 = num.parse().map_err(|_| format!("sleep: invalid time interval '{a}' (a number of seconds, optionally with s, m, h or d)"))?;
+        if !(v >= 0.0) || !v.is_finite() {
+            return Err(format!("sleep: invalid time interval '{a}'"));
+        }
+        total += v * mult;
+    }
+    Ok((total * NS_PER_SEC as f64) as Ns)
+}
+
+/// bash's `time` report (to the terminal), or POSIX `time -p`.
+pub fn format_time(real: Ns, user: Ns, sys: Ns, posix: bool) -> String {
+    let s = |ns: Ns| ns as f64 / NS_PER_SEC as f64;
+    if posix {
+        return format!("real {:.2}\nuser {:.2}\nsys {:.2}\n", s(real), s(user), s(sys));
+    }
+    let f = |ns: Ns| {
+        let ms = (ns + 500_000) / 1_000_000;
+        format!("{}m{}.{:03}s", ms / 60_000, (ms / 1000) % 60, ms % 1000)
+    };
+    format!("\nreal\t{}\nuser\t{}\nsys\t{}\n", f(real), f(user), f(sys))
+}
+
+/// gnulib human_readable with autoscaling, rounding to nearest and one decimal below 10,
+/// as dd prints sizes and rates: "537 MB", "3.9 GB", "512 MiB".
+pub fn human(v: f64, si: bool) -> String {
+    let base = if si { 1000.0 } else { 1024.0 };
+    let prefixes = ["k", "M", "G", "T", "P", "E", "Z", "Y"];
+    if v < base {
+        return format!("{} B", v.round() as u64);
+    }
+    let mut x = v;
+    let mut e = 0;
+    while x >= base && e < prefixes.len() {
+        x /= base;
+        e += 1;
+    }
+    let unit = |e: usize| {
+        let p = prefixes[e - 1];
+        if si { format!("{p}B") } else { format!("{}iB", p.to_uppercase()) }
+    };
+    if x < 10.0 {
+        let r = (x * 10.0).round() / 10.0;
+        if r < 10.0 {
+            return format!("{r:.1} {}", unit(e));
+        }
+        return format!("{} {}", r as u64, unit(e));
+    }
+    let r = x.round();
+    if r >= base && e < prefixes.len() {
+        return format!("1.0 {}", unit(e + 1));
+    }
+    format!("{} {}", r as u64, unit(e))
+}
+
+/// Sizes as coreutils parses them (dd's bs=, count= with multipliers): c, w, b, kB, K, KiB,
+/// MB, M, MiB, ... and xN products.
+pub fn parse_coreutils_size(s: &str) -> Option<u64> {
+    if let Some((a, b)) = s.split_once('x') {
+        return parse_coreutils_size(a)?.checked_mul(parse_coreutils_size(b)?);
+    }
+    let digits_end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    if digits_end == 0 {
+        return None;
+    }
+    let n: u64 = s[..digits_end].parse().ok()?;
+    let suffix = &s[digits_end..];
+    let mult: u64 = match suffix {
+        "" | "c" => 1,
+        "w" => 2,
+        "b" => 512,
+        "kB" => 1000,
+        "K" | "k" | "KiB" => 1024,
+        "MB" => 1000u64.pow(2),
+        "M" | "MiB" => 1024u64.pow(2),
+        "GB" => 1000u64.pow(3),
+        "G" | "GiB" => 1024u64.pow(3),
+        "TB" => 1000u64.pow(4),
+        "T" | "TiB" => 1024u64.pow(4),
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_matches_coreutils() {
+        assert_eq!(human(536870912.0, true), "537 MB");
+        assert_eq!(human(536870912.0, false), "512 MiB");
+        assert_eq!(human(2147479552.0, true), "2.1 GB");
+        assert_eq!(human(3.9e9, true), "3.9 GB");
+        assert_eq!(human(304.3e6, true), "304 MB");
+        assert_eq!(human(999.0, true), "999 B");
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_coreutils_size("1M"), Some(1 << 20));
+        assert_eq!(parse_coreutils_size("2G"), Some(2 << 30));
+        assert_eq!(parse_coreutils_size("1kB"), Some(1000));
+        assert_eq!(parse_coreutils_size("2x512"), Some(1024));
+        assert_eq!(parse_coreutils_size("12QB"), None);
+        assert_eq!(parse_coreutils_size(""), None);
+    }
+
+    #[test]
+    fn time_format() {
+        assert_eq!(format_time(5_520_000_000, 30_000_000, 1_070_000_000, false), "\nreal\t0m5.520s\nuser\t0m0.030s\nsys\t0m1.070s\n");
+        assert_eq!(format_time(65_000_000_000, 0, 0, true), "real 65.00\nuser 0.00\nsys 0.00\n");
+    }
+}

@@ -1,0 +1,196 @@
+//! The observation tools: free, vmstat, iotop, top. They read /proc snapshots at the
+//! simulated instants the real tools would and print the real tools' layouts.
+
+use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_SEC};
+use memtwin_procfs::Snapshot;
+use memtwin_tools::{free, parse_free_args, FreeOptions};
+use memtwin_tools::{parse_vmstat_args, vmstat_header, vmstat_header_due, vmstat_row, VmstatMode, VmstatOptions};
+
+/// CPU cost of one sample: opening and parsing the /proc files.
+const SAMPLE_NS: Ns = 150_000;
+
+fn secs(s: f64) -> Ns {
+    (s * NS_PER_SEC as f64) as Ns
+}
+
+pub struct Free {
+    o: FreeOptions,
+    printed: u64,
+    next: Ns,
+}
+
+impl Free {
+    pub fn parse(args: &[String]) -> Result<Free, String> {
+        let o = parse_free_args(args)?;
+        Ok(Free { o, printed: 0, next: 0 })
+    }
+}
+
+impl Program for Free {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if let Some(text) = self.o.print_and_exit.clone() {
+            k.print(me, &text);
+            return Step::Exit(0);
+        }
+        if self.printed > 0 && k.now < self.next {
+            return Step::SleepUntil { t: self.next, io: false };
+        }
+        let s = k.snapshot();
+        let mut text = free(&s, &self.o);
+        if self.o.repeats() {
+            text.push('\n');
+        }
+        k.print(me, &text);
+        self.printed += 1;
+        k.charge_sys(me, SAMPLE_NS);
+        let more = self.o.repeats() && self.o.count.is_none_or(|c| self.printed < c);
+        if !more {
+            return Step::Exit(0);
+        }
+        self.next = k.now + secs(self.o.interval_s());
+        Step::Cpu { user: 0, sys: 0 }
+    }
+}
+
+pub struct Vmstat {
+    o: VmstatOptions,
+    prev: Option<Snapshot>,
+    rows: u64,
+    next: Ns,
+}
+
+impl Vmstat {
+    pub fn parse(args: &[String]) -> Result<Vmstat, String> {
+        let o = parse_vmstat_args(args)?;
+        Ok(Vmstat { o, prev: None, rows: 0, next: 0 })
+    }
+}
+
+impl Program for Vmstat {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if let Some(text) = self.o.print_and_exit.clone() {
+            k.print(me, &text);
+            return Step::Exit(0);
+        }
+        match self.o.mode {
+            VmstatMode::Rows => {}
+            _ => {
+                let s = k.snapshot();
+                let text = memtwin_tools::vmstat_report(&[s], &self.o);
+                k.print(me, &text);
+                return Step::Exit(0);
+            }
+        }
+        if self.rows > 0 && k.now < self.next {
+            return Step::SleepUntil { t: self.next, io: false };
+        }
+        let cur = k.snapshot();
+        let mut text = String::new();
+        if vmstat_header_due(&self.o, self.rows) {
+            text.push_str(&vmstat_header(&self.o));
+        }
+        text.push_str(&vmstat_row(self.prev.as_ref(), &cur, &self.o));
+        k.print(me, &text);
+        self.rows += 1;
+        self.prev = Some(cur);
+        k.charge_sys(me, SAMPLE_NS);
+        let total = if self.o.has_delay { self.o.count } else { Some(1) };
+        if total.is_some_and(|c| self.rows >= c) {
+            return Step::Exit(0);
+        }
+        // procps sleeps `delay` between samples; the rows are divided by that delay.
+        self.next = k.now + secs(self.o.delay_s);
+        Step::Cpu { user: 0, sys: 0 }
+    }
+}
+
+/// Wall-clock time of day at boot (seconds since midnight) shown by top: 10:00:00.
+const BOOT_WALL_CLOCK_S: u64 = 10 * 3600;
+
+pub struct Iotop {
+    o: memtwin_tools::IotopOptions,
+    prev: Option<Snapshot>,
+    frames: u64,
+    next: Ns,
+}
+
+impl Iotop {
+    pub fn parse(args: &[String]) -> Result<Iotop, String> {
+        let o = memtwin_tools::parse_iotop_args(args)?;
+        if !o.batch && o.print_and_exit.is_none() {
+            return Err("iotop: only batch mode (-b) can be replayed in a scenario".into());
+        }
+        Ok(Iotop { o, prev: None, frames: 0, next: 0 })
+    }
+}
+
+impl Program for Iotop {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if let Some(text) = self.o.print_and_exit.clone() {
+            k.print(me, &text);
+            return Step::Exit(0);
+        }
+        if self.prev.is_some() && k.now < self.next {
+            return Step::SleepUntil { t: self.next, io: false };
+        }
+        let cur = k.snapshot();
+        k.charge_sys(me, SAMPLE_NS * 4);
+        self.next = k.now + secs(self.o.delay_s);
+        let Some(prev) = self.prev.replace(cur) else {
+            // iotop's first display needs two readings: the first is taken now.
+            return Step::Cpu { user: 0, sys: 0 };
+        };
+        let cur = self.prev.as_ref().expect("just set");
+        let (ar, aw) = memtwin_tools::iotop_actual_from_vmstat(&prev, cur);
+        let text = memtwin_tools::iotop_frame(&prev, cur, ar, aw, &self.o);
+        k.print(me, &text);
+        self.frames += 1;
+        if self.o.iterations.is_some_and(|n| self.frames >= n) {
+            return Step::Exit(0);
+        }
+        Step::Cpu { user: 0, sys: 0 }
+    }
+}
+
+pub struct Top {
+    o: memtwin_tools::TopOptions,
+    prev: Option<Snapshot>,
+    frames: u64,
+    next: Ns,
+}
+
+impl Top {
+    pub fn parse(args: &[String]) -> Result<Top, String> {
+        let o = memtwin_tools::parse_top_args(args)?;
+        if !o.batch && o.print_and_exit.is_none() {
+            return Err("top: only batch mode (-b) can be replayed in a scenario (e.g. top -b -n 1)".into());
+        }
+        Ok(Top { o, prev: None, frames: 0, next: 0 })
+    }
+}
+
+impl Program for Top {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if let Some(text) = self.o.print_and_exit.clone() {
+            k.print(me, &text);
+            return Step::Exit(0);
+        }
+        if self.frames > 0 && k.now < self.next {
+            return Step::SleepUntil { t: self.next, io: false };
+        }
+        let cur = k.snapshot();
+        let wall = memtwin_tools::wall_clock_at(BOOT_WALL_CLOCK_S, &cur);
+        // The first frame compares with a reading taken as top starts (all but idle).
+        let prev = self.prev.take().unwrap_or_else(|| cur.clone());
+        let text = memtwin_tools::top_frame(Some(&prev), &cur, &self.o, wall);
+        k.print(me, &text);
+        k.charge_sys(me, SAMPLE_NS * 10);
+        self.prev = Some(cur);
+        self.frames += 1;
+        if self.o.iterations.is_none_or(|n| self.frames >= n) {
+            return Step::Exit(0);
+        }
+        self.next = k.now + secs(self.o.delay_s);
+        Step::Cpu { user: 0, sys: 0 }
+    }
+}

@@ -1,0 +1,449 @@
+//! The shell: walks a parsed script and runs its commands as tasks of the simulated
+//! machine, in simulated time. Foreground commands are waited for, `&` runs them in the
+//! background, `wait` joins them, `sleep` lets time pass. Every second of simulated time
+//! the /proc counters are sampled into the series.
+
+use crate::commands::{self, Cmd};
+use crate::lang::{self, AndOr, Command, Connector, ListItem, Pipeline, RedirOp, SimpleCommand, Span};
+use crate::{RunError, Series};
+use memtwin_kernel::{Kernel, Ns, Sink, TaskId, NS_PER_SEC};
+use std::collections::HashMap;
+
+/// Longest a scenario may run in simulated time before the run is stopped.
+pub const MAX_SIM_NS: Ns = 7 * 24 * 3600 * NS_PER_SEC;
+
+/// Commands the shell itself carries out.
+pub const BUILTINS: &[&str] = &["true", ":", "false", "set", "export", "cd", "exit", "wait", "sleep"];
+
+/// Why execution of the script stops early.
+enum Stop {
+    /// `exit N` or `set -e` and a failing command: the script ends with this status.
+    Exit(i32),
+    Error(RunError),
+}
+
+pub struct Shell {
+    pub k: Kernel,
+    file: String,
+    vars: HashMap<String, String>,
+    status: i32,
+    errexit: bool,
+    jobs: Vec<TaskId>,
+    cwd: String,
+    /// Redirect targets captured as text: path -> buffer.
+    captures: HashMap<String, u32>,
+    pub series: Series,
+    next_tick: Ns,
+    depth: u32,
+}
+
+impl Shell {
+    pub fn new(k: Kernel, file: &str) -> Shell {
+        let mut s = Shell {
+            k,
+            file: file.to_string(),
+            vars: HashMap::new(),
+            status: 0,
+            errexit: false,
+            jobs: Vec::new(),
+            cwd: "/root".to_string(),
+            captures: HashMap::new(),
+            series: Series::default(),
+            next_tick: 0,
+            depth: 0,
+        };
+        s.vars.insert("HOME".into(), "/root".into());
+        s.vars.insert("PWD".into(), "/root".into());
+        s.sample();
+        s
+    }
+
+    fn err(&self, span: Span, msg: impl std::fmt::Display) -> RunError {
+        RunError { message: format!("{}:{}: {}", self.file, span.line, msg) }
+    }
+
+    /// Run the whole script; returns its exit status.
+    pub fn run(&mut self, script: &lang::Script) -> Result<i32, RunError> {
+        let status = match self.exec_list(&script.items) {
+            Ok(()) => self.status,
+            Err(Stop::Exit(c)) => c,
+            Err(Stop::Error(e)) => return Err(e),
+        };
+        // The terminal session ends: whatever still runs in the background is stopped.
+        for j in std::mem::take(&mut self.jobs) {
+            self.k.kill(j, 143);
+        }
+        self.sample_through(self.k.now);
+        Ok(status)
+    }
+
+    // ---- Time and sampling ------------------------------------------------------------
+
+    fn sample(&mut self) {
+        let snap_mem = self.k.meminfo();
+        let vm = self.k.vmstat();
+        let s = &mut self.series;
+        if s.columns.is_empty() {
+            for &item in memtwin_procfs::VM_ITEMS {
+                s.columns.push((format!("vm.{}", item.name()), Vec::new()));
+            }
+            for (name, _) in snap_mem.fields() {
+                s.columns.push((format!("mi.{name}"), Vec::new()));
+            }
+        }
+        s.t_s.push(self.k.now as f64 / NS_PER_SEC as f64);
+        let mut i = 0;
+        for &item in memtwin_procfs::VM_ITEMS {
+            s.columns[i].1.push(vm.get(item));
+            i += 1;
+        }
+        for (_, v) in snap_mem.fields() {
+            s.columns[i].1.push(v);
+            i += 1;
+        }
+        self.next_tick = self.k.now - self.k.now % NS_PER_SEC + NS_PER_SEC;
+    }
+
+    fn sample_through(&mut self, t: Ns) {
+        while self.next_tick <= t {
+            let tick = self.next_tick;
+            self.k.run_until(tick, &mut |_| false);
+            self.sample();
+        }
+    }
+
+    /// Let simulated time run until `done` holds, sampling on the way.
+    fn run_while(&mut self, span: Span, done: &mut dyn FnMut(&Kernel) -> bool) -> Result<(), Stop> {
+        loop {
+            let tick = self.next_tick;
+            self.k.run_until(tick, done);
+            if done(&self.k) {
+                return Ok(());
+            }
+            if self.k.now >= tick {
+                self.sample();
+            }
+            if self.k.now > MAX_SIM_NS {
+                return Err(Stop::Error(self.err(span, "the scenario ran for more than a week of simulated time; stopped")));
+            }
+        }
+    }
+
+    fn advance(&mut self, span: Span, dt: Ns) -> Result<(), Stop> {
+        let until = self.k.now + dt;
+        self.run_while(span, &mut |k| k.now >= until)
+    }
+
+    fn wait_task(&mut self, span: Span, tid: TaskId) -> Result<i32, Stop> {
+        self.run_while(span, &mut |k| k.task_exited(tid))?;
+        Ok(self.k.tasks[tid as usize].exit_code.unwrap_or(0))
+    }
+
+    // ---- Lists ------------------------------------------------------------------------
+
+    fn lookup(&self) -> impl Fn(&str) -> Option<String> + '_ {
+        move |name: &str| {
+            if name == "?" {
+                Some(self.status.to_string())
+            } else {
+                self.vars.get(name).cloned()
+            }
+        }
+    }
+
+    fn exec_list(&mut self, items: &[ListItem]) -> Result<(), Stop> {
+        for item in items {
+            if self.depth == 0 {
+                // Echo the command as a root prompt would show it.
+                let src = &item.and_or.first.source;
+                let mut line = format!("# {}", src);
+                for (c, p) in &item.and_or.rest {
+                    line.push_str(if *c == Connector::And { " && " } else { " || " });
+                    line.push_str(&p.source);
+                }
+                if item.background {
+                    line.push_str(" &");
+                }
+                line.push('\n');
+                self.k.transcript.push_str(&line);
+            }
+            if item.background {
+                self.exec_background(item)?;
+                continue;
+            }
+            self.exec_and_or(&item.and_or)?;
+        }
+        Ok(())
+    }
+
+    fn exec_background(&mut self, item: &ListItem) -> Result<(), Stop> {
+        if !item.and_or.rest.is_empty() || item.and_or.first.commands.len() != 1 || item.and_or.first.timed {
+            return Err(Stop::Error(self.err(item.span, "only a single simple command can run in the background ('cmd &')")));
+        }
+        match &item.and_or.first.commands[0] {
+            Command::Simple(c) => {
+                if let Some(tid) = self.start_simple(c)? {
+                    self.jobs.push(tid);
+                }
+                self.status = 0;
+                Ok(())
+            }
+            _ => Err(Stop::Error(self.err(item.span, "'for' and 'if' blocks cannot run in the background"))),
+        }
+    }
+
+    fn exec_and_or(&mut self, ao: &AndOr) -> Result<(), Stop> {
+        let mut status = self.exec_pipeline(&ao.first)?;
+        for (c, p) in &ao.rest {
+            let run = match c {
+                Connector::And => status == 0,
+                Connector::Or => status != 0,
+            };
+            if run {
+                status = self.exec_pipeline(p)?;
+            }
+        }
+        self.status = status;
+        if self.errexit && status != 0 {
+            return Err(Stop::Exit(status));
+        }
+        Ok(())
+    }
+
+    fn exec_pipeline(&mut self, p: &Pipeline) -> Result<i32, Stop> {
+        if p.commands.len() > 1 {
+            return Err(Stop::Error(self.err(p.span, "pipelines ('a | b') are not supported; redirect to a file or /dev/null instead")));
+        }
+        let start = self.k.now;
+        let (u0, s0) = self.children_cpu();
+        let status = match &p.commands[0] {
+            Command::Simple(c) => self.exec_simple(c)?,
+            Command::For(f) => {
+                let words = lang::expand_words(&f.words, &self.lookup());
+                self.depth += 1;
+                for w in words {
+                    self.vars.insert(f.var.clone(), w);
+                    let r = self.exec_list(&f.body);
+                    if r.is_err() {
+                        self.depth -= 1;
+                        return r.map(|_| 0);
+                    }
+                }
+                self.depth -= 1;
+                self.status
+            }
+            Command::If(i) => {
+                self.depth += 1;
+                let mut ran = false;
+                let saved = self.errexit;
+                for (cond, body) in &i.branches {
+                    self.errexit = false;
+                    let r = self.exec_list(cond);
+                    self.errexit = saved;
+                    r?;
+                    if self.status == 0 {
+                        self.exec_list(body)?;
+                        ran = true;
+                        break;
+                    }
+                }
+                if !ran {
+                    if let Some(e) = &i.else_body {
+                        self.exec_list(e)?;
+                    } else {
+                        self.status = 0;
+                    }
+                }
+                self.depth -= 1;
+                self.status
+            }
+        };
+        if p.timed {
+            let real = self.k.now - start;
+            let (u1, s1) = self.children_cpu();
+            let text = commands::format_time(real, u1 - u0, s1 - s0, p.time_posix);
+            self.k.transcript.push_str(&text);
+        }
+        Ok(status)
+    }
+
+    /// CPU time of all finished user tasks (the shell's children).
+    fn children_cpu(&self) -> (u64, u64) {
+        let mut u = 0;
+        let mut s = 0;
+        for (i, t) in self.k.tasks.iter().enumerate() {
+            if !t.kthread && t.exit_code.is_some() {
+                u += self.k.sched.tasks[i].utime;
+                s += self.k.sched.tasks[i].stime;
+            }
+        }
+        (u, s)
+    }
+
+    // ---- Simple commands ----------------------------------------------------------------
+
+    fn exec_simple(&mut self, c: &SimpleCommand) -> Result<i32, Stop> {
+        match self.start_simple(c)? {
+            Some(tid) => {
+                let st = self.wait_task(c.span, tid)?;
+                Ok(st)
+            }
+            None => Ok(self.status),
+        }
+    }
+
+    /// Resolve redirections: (stdout, stderr, path written by `>` if any).
+    fn redirections(&mut self, c: &SimpleCommand) -> Result<(Sink, Sink, Option<String>), Stop> {
+        let mut out = Sink::Terminal;
+        let mut err = Sink::Terminal;
+        let mut target_path = None;
+        for r in &c.redirects {
+            let target = r.target.expand(&self.lookup());
+            let sink_for = |s: &mut Shell, path: &str, append: bool| -> Sink {
+                if path == "/dev/null" {
+                    return Sink::Null;
+                }
+                let abs = memtwin_kernel::fs::normalize(&s.cwd, path);
+                let buf = match s.captures.get(&abs) {
+                    Some(&b) => b,
+                    None => {
+                        let b = s.k.new_buffer();
+                        s.captures.insert(abs, b);
+                        b
+                    }
+                };
+                if !append {
+                    s.k.buffers[buf as usize].clear();
+                }
+                Sink::Buffer(buf)
+            };
+            match r.op {
+                RedirOp::Out | RedirOp::Append => {
+                    let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
+                    let sink = if abs.starts_with("/proc/") {
+                        target_path = Some(abs);
+                        Sink::Null
+                    } else {
+                        sink_for(self, &target, r.op == RedirOp::Append)
+                    };
+                    match r.fd {
+                        1 => out = sink,
+                        2 => err = sink,
+                        _ => return Err(Stop::Error(self.err(r.span, format!("redirection of file descriptor {} is not supported (1 and 2 are)", r.fd)))),
+                    }
+                }
+                RedirOp::OutErr => {
+                    let sink = sink_for(self, &target, false);
+                    out = sink;
+                    err = sink;
+                }
+                RedirOp::DupOut => {
+                    let from = match target.as_str() {
+                        "1" => out,
+                        "2" => err,
+                        _ => return Err(Stop::Error(self.err(r.span, format!("'>&{target}' is not supported (>&1 and >&2 are)")))),
+                    };
+                    match r.fd {
+                        1 => out = from,
+                        2 => err = from,
+                        _ => return Err(Stop::Error(self.err(r.span, "only file descriptors 1 and 2 can be redirected"))),
+                    }
+                }
+                RedirOp::In => {
+                    return Err(Stop::Error(self.err(r.span, "input redirection ('<') is not supported")));
+                }
+            }
+        }
+        Ok((out, err, target_path))
+    }
+
+    /// Start a simple command. Shell built-ins run at once (None); others become a task.
+    fn start_simple(&mut self, c: &SimpleCommand) -> Result<Option<TaskId>, Stop> {
+        let words = lang::expand_words(&c.words, &self.lookup());
+        if words.is_empty() {
+            for (name, w) in &c.assignments {
+                let v = w.expand(&self.lookup());
+                self.vars.insert(name.clone(), v);
+            }
+            self.status = 0;
+            return Ok(None);
+        }
+        let (out, err, proc_target) = self.redirections(c)?;
+        let name = words[0].as_str();
+        let args = &words[1..];
+        match name {
+            "true" | ":" => {
+                self.status = 0;
+                return Ok(None);
+            }
+            "false" => {
+                self.status = 1;
+                return Ok(None);
+            }
+            "set" => {
+                for a in args {
+                    match a.as_str() {
+                        "-e" => self.errexit = true,
+                        "+e" => self.errexit = false,
+                        "-u" | "+u" | "-x" | "+x" => {}
+                        o => return Err(Stop::Error(self.err(c.span, format!("set: unsupported option '{o}' (supported: -e, +e)")))),
+                    }
+                }
+                self.status = 0;
+                return Ok(None);
+            }
+            "export" => {
+                for a in args {
+                    if let Some((k, v)) = a.split_once('=') {
+                        self.vars.insert(k.to_string(), v.to_string());
+                    }
+                }
+                self.status = 0;
+                return Ok(None);
+            }
+            "cd" => {
+                let dir = args.first().cloned().unwrap_or_else(|| "/root".into());
+                self.cwd = memtwin_kernel::fs::normalize(&self.cwd, &dir);
+                self.vars.insert("PWD".into(), self.cwd.clone());
+                self.status = 0;
+                return Ok(None);
+            }
+            "exit" => {
+                let code = args.first().and_then(|a| a.parse().ok()).unwrap_or(self.status);
+                return Err(Stop::Exit(code));
+            }
+            "wait" => {
+                let jobs = std::mem::take(&mut self.jobs);
+                for j in jobs {
+                    self.wait_task(c.span, j)?;
+                }
+                self.status = 0;
+                return Ok(None);
+            }
+            "sleep" => {
+                let secs = commands::parse_sleep(args).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+                self.advance(c.span, secs)?;
+                self.status = 0;
+                return Ok(None);
+            }
+            "echo" if proc_target.is_some() => {
+                let path = proc_target.unwrap_or_default();
+                let value = args.iter().filter(|a| *a != "-n").cloned().collect::<Vec<_>>().join(" ");
+                let cmd = commands::proc_write(&path, &value).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+                return self.spawn(c, "bash", cmd, out, err).map(Some);
+            }
+            _ => {}
+        }
+        if proc_target.is_some() {
+            return Err(Stop::Error(self.err(c.span, "only 'echo VALUE > /proc/sys/...' can write to /proc")));
+        }
+        let cmd = commands::build(name, args, &self.cwd, &self.captures).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+        self.spawn(c, name, cmd, out, err).map(Some)
+    }
+
+    fn spawn(&mut self, c: &SimpleCommand, comm: &str, cmd: Cmd, out: Sink, err: Sink) -> Result<TaskId, Stop> {
+        let cmdline = c.source.clone();
+        let tid = self.k.spawn(comm, &cmdline, cmd, out, err);
+        Ok(tid)
+    }
+}

@@ -1,0 +1,332 @@
+//! Fuzz-style property tests: `parse` never panics, and its errors and spans point inside
+//! the input.
+
+use memtwin_scenario::lang::*;
+use proptest::prelude::*;
+
+/// Highest line number a position in `src` can have (the end of input counts).
+fn max_line(src: &str) -> u32 {
+    u32::try_from(src.matches('\n').count() + 1).unwrap_or(u32::MAX)
+}
+
+/// Characters on 1-based line `line` of `src`, without the newline.
+fn line_len(src: &str, line: u32) -> u32 {
+    let text = src.split('\n').nth(line as usize - 1).unwrap_or("");
+    u32::try_from(text.chars().count()).unwrap_or(u32::MAX)
+}
+
+fn check_span(src: &str, span: Span, what: &str) -> Result<(), TestCaseError> {
+    prop_assert!(span.line >= 1 && span.line <= max_line(src), "{what} line {} out of range", span.line);
+    prop_assert!(span.col >= 1 && span.col <= line_len(src, span.line) + 1, "{what} col {} out of range", span.col);
+    Ok(())
+}
+
+fn check_word(src: &str, w: &Word) -> Result<(), TestCaseError> {
+    check_span(src, w.span, "word")
+}
+
+fn check_list(src: &str, items: &[ListItem]) -> Result<(), TestCaseError> {
+    // An explicit stack: the tree can be MAX_NESTING deep.
+    let mut stack: Vec<&[ListItem]> = vec![items];
+    while let Some(items) = stack.pop() {
+        for item in items {
+            check_span(src, item.span, "list item")?;
+            let pipes = std::iter::once(&item.and_or.first).chain(item.and_or.rest.iter().map(|(_, p)| p));
+            for p in pipes {
+                check_span(src, p.span, "pipeline")?;
+                prop_assert!(!p.commands.is_empty());
+                prop_assert!(src.contains(p.source.as_str()), "pipeline source {:?} not in the input", p.source);
+                for cmd in &p.commands {
+                    check_span(src, cmd.span(), "command")?;
+                    match cmd {
+                        Command::Simple(c) => {
+                            prop_assert!(src.contains(c.source.as_str()));
+                            prop_assert!(!(c.assignments.is_empty() && c.words.is_empty() && c.redirects.is_empty()));
+                            for (name, w) in &c.assignments {
+                                prop_assert!(!name.is_empty());
+                                check_word(src, w)?;
+                            }
+                            for w in &c.words {
+                                check_word(src, w)?;
+                            }
+                            for r in &c.redirects {
+                                check_span(src, r.span, "redirect")?;
+                                check_word(src, &r.target)?;
+                                prop_assert!(r.fd <= 9);
+                            }
+                        }
+                        Command::For(f) => {
+                            for w in &f.words {
+                                check_word(src, w)?;
+                            }
+                            prop_assert!(!f.body.is_empty());
+                            stack.push(&f.body);
+                        }
+                        Command::If(i) => {
+                            prop_assert!(!i.branches.is_empty());
+                            for (cond, body) in &i.branches {
+                                stack.push(cond);
+                                stack.push(body);
+                            }
+                            if let Some(e) = &i.else_body {
+                                stack.push(e);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check(src: &str) -> Result<(), TestCaseError> {
+    let result = parse(src);
+    match &result {
+        Ok(script) => check_list(src, &script.items)?,
+        Err(e) => {
+            check_span(src, e.span(), "error")?;
+            prop_assert!(!e.message.is_empty());
+            let prefix = format!("{}:{}: ", e.line, e.col);
+            prop_assert!(e.to_string().starts_with(&prefix));
+        }
+    }
+    // Deterministic.
+    prop_assert_eq!(parse(src), result);
+    Ok(())
+}
+
+/// Tokens of the grammar, valid and not.
+const TOKENS: &[&str] = &[
+    "echo",
+    "dd",
+    "if=/dev/zero",
+    "of=test",
+    "bs=1M",
+    "x",
+    "A=1",
+    "B=\"a b\"",
+    "C=",
+    "$A",
+    "${B}",
+    "$?",
+    "\"$A\"",
+    "'lit'",
+    "\"dq\"",
+    "\"",
+    "'",
+    "\\",
+    "\\\n",
+    "$",
+    "${",
+    "}",
+    "{",
+    "$(",
+    "`",
+    "$$",
+    "$1",
+    "#",
+    "# comment",
+    ";",
+    ";;",
+    "&",
+    "&&",
+    "|",
+    "||",
+    "|&",
+    ">",
+    ">>",
+    "<",
+    "<<",
+    "<<<",
+    ">&",
+    "&>",
+    "&>>",
+    "<&",
+    "2>",
+    "2>&1",
+    ">&2",
+    "1>",
+    "9>",
+    "10>",
+    ">&-",
+    "(",
+    ")",
+    "((",
+    "for",
+    "in",
+    "do",
+    "done",
+    "if",
+    "then",
+    "elif",
+    "else",
+    "fi",
+    "while",
+    "until",
+    "case",
+    "esac",
+    "time",
+    "-p",
+    "!",
+    "[[",
+    "]]",
+    "[",
+    "]",
+    "function",
+    "f()",
+    "set",
+    "-e",
+    "\n",
+    "\r\n",
+    "\t",
+    " ",
+    "é",
+    "\u{feff}",
+    "\0",
+    "~",
+    "*",
+    "=",
+    "--",
+];
+
+fn token_soup(max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec((prop::sample::select(TOKENS), prop::sample::select(&[" ", "", "\n", ";"][..])), 0..max)
+        .prop_map(|toks| toks.into_iter().flat_map(|(t, sep)| [t, sep]).collect())
+}
+
+/// Well-formed fragments, so that deep and long inputs also reach the parser's later stages.
+const FRAGMENTS: &[&str] = &[
+    "for i in 1 2; do ",
+    "done; ",
+    "done\n",
+    "if true; then ",
+    "elif false; then ",
+    "else ",
+    "fi\n",
+    "fi; ",
+    "echo $i > f 2>&1; ",
+    "time -p cp a b | cat && ",
+    "x || ",
+    "sleep 1 &\n",
+    "A=1 B=$A\n",
+    "\n",
+    "# c\n",
+];
+
+fn fragment_soup(max: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(prop::sample::select(FRAGMENTS), 0..max).prop_map(|f| f.concat())
+}
+
+/// Simple commands that are valid on their own.
+const SIMPLE: &[&str] = &[
+    "echo hi",
+    "dd if=/dev/zero of=\"$F\" bs=1M count=8 2>&1",
+    "A=1",
+    "X=\"a b\" cmd $X '$lit'",
+    "sync",
+    "cat < in >> out",
+    "vmstat 1 5 > v.log",
+    "set -e",
+    "echo ${A}x \"$?\" >&2",
+    "cmd &> all",
+];
+
+/// Whole valid scripts, built from the grammar (nested for/if, pipelines, and-or lists).
+fn valid_script() -> impl Strategy<Value = String> {
+    let leaf = prop::sample::select(SIMPLE).prop_map(str::to_string);
+    let cmd = leaf.prop_recursive(6, 64, 4, |inner| {
+        let list = prop::collection::vec((inner.clone(), prop::sample::select(&["; ", "\n", " &\n", " & "][..])), 1..4)
+            .prop_map(|items| items.into_iter().map(|(c, sep)| c + sep).collect::<String>());
+        prop_oneof![
+            (list.clone(), prop::collection::vec("[a-z0-9]{1,3}", 0..4), any::<bool>()).prop_map(
+                |(body, words, ml)| {
+                    let sep = if ml { "\n" } else { "; " };
+                    format!("for v in {}{sep}do {body}\ndone", words.join(" "))
+                }
+            ),
+            (list.clone(), list.clone(), prop::option::of(list.clone())).prop_map(|(c, b, e)| {
+                let e = e.map(|e| format!("else {e}")).unwrap_or_default();
+                format!("if {c}then {b}{e}fi")
+            }),
+            (inner.clone(), inner.clone(), prop::sample::select(&[" | ", " && ", " ||\n "][..]))
+                .prop_map(|(a, b, op)| format!("{a}{op}{b}")),
+        ]
+    });
+    let timed = (cmd, any::<bool>()).prop_map(|(c, t)| if t { format!("time -p {c}") } else { c });
+    prop::collection::vec(timed, 0..6).prop_map(|cmds| cmds.join("\n# comment\n"))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+    #[test]
+    fn arbitrary_strings(src in any::<String>()) {
+        check(&src)?;
+    }
+
+    #[test]
+    fn arbitrary_bytes_lossy(bytes in prop::collection::vec(any::<u8>(), 0..512)) {
+        check(&String::from_utf8_lossy(&bytes))?;
+    }
+
+    #[test]
+    fn shell_like_chars(src in "[ a-z0-9=$'\"\\\\{}()#;&|<>!\n\t`*-]{0,200}") {
+        check(&src)?;
+    }
+
+    #[test]
+    fn grammar_token_soup(src in token_soup(64)) {
+        check(&src)?;
+    }
+
+    #[test]
+    fn fragment_soup_is_well_behaved(src in fragment_soup(64)) {
+        check(&src)?;
+    }
+
+    #[test]
+    fn generated_valid_scripts_parse(src in valid_script()) {
+        let parsed = parse(&src);
+        prop_assert!(parsed.is_ok(), "{:?}: {:?}", src, parsed);
+        check(&src)?;
+    }
+
+    #[test]
+    fn mutated_valid_scripts(src in valid_script(), cut in any::<prop::sample::Index>(), len in 0usize..8,
+                             insert in prop::sample::select(TOKENS)) {
+        // Delete a few characters somewhere and insert a grammar token there.
+        let chars: Vec<char> = src.chars().collect();
+        let at = if chars.is_empty() { 0 } else { cut.index(chars.len()) };
+        let end = (at + len).min(chars.len());
+        let mutated: String = chars[..at].iter().copied().chain(insert.chars()).chain(chars[end..].iter().copied()).collect();
+        check(&mutated)?;
+    }
+
+    #[test]
+    fn deep_nesting(
+        depth in 0usize..200,
+        opener in prop::sample::select(&["for i in 1; do ", "if a; then ", "(", "{ ", "$(", "\"$(", "${", "if for i in 1; do "][..]),
+        closer in prop::sample::select(&["done; ", "fi; ", ")", "; }", ""][..]),
+        middle in token_soup(8),
+    ) {
+        let src = opener.repeat(depth) + &middle + &closer.repeat(depth);
+        check(&src)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn long_inputs(src in token_soup(5_000), frags in fragment_soup(5_000)) {
+        check(&src)?;
+        check(&frags)?;
+    }
+}
+
+#[test]
+fn properly_closed_fragment_nesting_parses() {
+    let src = "for i in 1; do if a; then ".repeat(MAX_NESTING / 2) + "x" + &"; fi; done".repeat(MAX_NESTING / 2);
+    assert!(parse(&src).is_ok());
+}
