@@ -25,6 +25,10 @@ pub enum ReqKind {
     Writeback { mapping: u32, index: u32, n: u32 },
     /// O_DIRECT transfer: nothing to do to the page cache.
     Direct,
+    /// Swap-out of `n` contiguous swap slots.
+    SwapOut { slot: u32, n: u32 },
+    /// Swap-in of `n` contiguous swap slots into the swap cache.
+    SwapIn { slot: u32, n: u32 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -206,6 +210,8 @@ impl Kernel {
                     self.note_written(r.dev, r.bytes);
                 }
             }
+            ReqKind::SwapOut { slot, n } => self.swap_out_done(slot, n),
+            ReqKind::SwapIn { slot, n } => self.swap_in_done(slot, n),
         }
         // Submitters waiting for a request slot or for writeback to progress.
         if let Some(f) = self.block.devs[r.dev as usize].flusher {

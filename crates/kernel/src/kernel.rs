@@ -69,6 +69,12 @@ pub struct Kernel {
     pub flusher_slot_wait: Vec<TaskId>,
     pub sync_requested: bool,
     pub swap_areas: Vec<crate::mm::swapfile::SwapArea>,
+    pub swap_map: crate::mm::swapfile::SwapMap,
+    /// Swap slots being written / read: slot -> (mapping, index).
+    pub swap_wb: std::collections::HashMap<u32, (u32, u32)>,
+    pub swap_rd: std::collections::HashMap<u32, (u32, u32)>,
+    /// Swap writes queued by the reclaim pass in progress.
+    pub swap_pending_buf: Vec<u32>,
 }
 
 /// Reclaim invocations and their cost per path, for latency tables.
@@ -122,6 +128,10 @@ impl Kernel {
             flusher_slot_wait: Vec::new(),
             sync_requested: false,
             swap_areas: Vec::new(),
+            swap_map: Default::default(),
+            swap_wb: Default::default(),
+            swap_rd: Default::default(),
+            swap_pending_buf: Vec::new(),
             machine,
         };
         k.boot_devices()?;
@@ -325,6 +335,23 @@ impl Kernel {
         if let Some(m) = self.tasks[tid as usize].anon_mapping.take() {
             self.truncate_mapping(m, 0);
             self.mm.release_mapping(m);
+        }
+        // exit_mmap: shared anonymous memory goes with its last user; file pages stay
+        // cached but are no longer mapped.
+        for m in std::mem::take(&mut self.tasks[tid as usize].vmas) {
+            let s = &self.mm.mappings[m as usize];
+            if !s.live {
+                continue;
+            }
+            if s.kind == MappingKind::Shmem && s.owner == Some(tid) {
+                self.truncate_mapping(m, 0);
+                self.mm.release_mapping(m);
+            } else if s.kind == MappingKind::File {
+                let still = self.tasks.iter().any(|t| t.exit_code.is_none() && t.vmas.contains(&m));
+                if !still {
+                    self.mm.mappings[m as usize].mapped = false;
+                }
+            }
         }
         let t = &mut self.tasks[tid as usize];
         t.rss_anon = 0;

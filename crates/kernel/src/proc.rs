@@ -35,7 +35,7 @@ impl Kernel {
             mem_available: kb(self.mem_available_pages()),
             buffers: kb(s.buffers),
             cached: kb(cached),
-            swap_cached: 0,
+            swap_cached: kb(mm.mappings.iter().filter(|m| m.live).map(|m| m.nr_swapcache).sum::<u64>()),
             active: kb(l(Lru::ActiveAnon) + l(Lru::ActiveFile)),
             inactive: kb(l(Lru::InactiveAnon) + l(Lru::InactiveFile)),
             active_anon: kb(l(Lru::ActiveAnon)),
@@ -128,6 +128,26 @@ impl Kernel {
                 }
                 ut += 0;
                 stime += 0;
+                // RSS from the address spaces the task maps (file mappings: their resident
+                // pages; shared by several mappers, each is charged in full, as Linux does).
+                let mut rss_file = t.rss_file;
+                let mut rss_shmem = 0;
+                let mut swap = 0;
+                for &m in &t.vmas {
+                    let s = &self.mm.mappings[m as usize];
+                    if !s.live {
+                        continue;
+                    }
+                    match s.kind {
+                        crate::mm::MappingKind::Shmem => {
+                            rss_shmem += s.nrpages;
+                            swap += s.nr_swapped;
+                        }
+                        _ => rss_file += s.nrpages,
+                    }
+                }
+                let rss_anon = t.anon_mapping.map_or(t.rss_anon, |m| self.mm.mappings[m as usize].nrpages);
+                swap += t.anon_mapping.map_or(0, |m| self.mm.mappings[m as usize].nr_swapped);
                 TaskInfo {
                     pid: t.pid,
                     comm: t.comm.clone(),
@@ -138,9 +158,9 @@ impl Kernel {
                     prio: 20,
                     nice: 0,
                     virt_kb: t.vm_kb,
-                    res_kb: (t.rss_anon + t.rss_file + t.rss_shmem) * 4,
-                    shr_kb: (t.rss_file + t.rss_shmem) * 4,
-                    swap_kb: t.swap_ents * 4,
+                    res_kb: (rss_anon + rss_file + rss_shmem) * 4,
+                    shr_kb: (rss_file + rss_shmem) * 4,
+                    swap_kb: swap * 4,
                     utime_ns: ut,
                     stime_ns: stime,
                     read_bytes: t.read_bytes,

@@ -72,6 +72,8 @@ pub struct Task {
     pub killed: bool,
     /// Process memory: anonymous address space, if any, and its resident pages.
     pub anon_mapping: Option<u32>,
+    /// Other mappings it maps: shared anonymous memory and files.
+    pub vmas: Vec<u32>,
     pub vm_kb: u64,
     pub rss_anon: u64,
     pub rss_file: u64,
@@ -109,6 +111,7 @@ impl Task {
             child_stime: 0,
             killed: false,
             anon_mapping: None,
+            vmas: Vec::new(),
             vm_kb: 0,
             rss_anon: 0,
             rss_file: 0,

@@ -25,9 +25,28 @@ impl Kernel {
         space.nrpages += 1;
         let file = !space.swap_backed();
         let mut active = false;
-        if let Slot::Shadow(shadow) = prev {
-            space.nrshadows -= 1;
-            active = self.workingset_refault(p, shadow, file);
+        match prev {
+            Slot::Shadow(shadow) => {
+                space.nrshadows -= 1;
+                active = self.workingset_refault(p, shadow, file);
+            }
+            Slot::Swap(slot) => {
+                // Swap-in: the page joins the swap cache, keeping its slot.
+                space.nr_swapped -= 1;
+                space.set_swap_cache_slot(index, Some(slot));
+                if let Some(shadow) = self.swap_shadow(slot) {
+                    active = self.workingset_refault(p, shadow, file);
+                }
+            }
+            _ => {}
+        }
+        if let Some(owner) = self.mm.mappings[m as usize].owner {
+            let t = &mut self.tasks[owner as usize];
+            match kind {
+                MappingKind::Anon => t.rss_anon += 1,
+                MappingKind::Shmem => t.rss_shmem += 1,
+                _ => {}
+            }
         }
         match kind {
             MappingKind::File => self.mm.stat.file_pages += 1,
@@ -62,14 +81,39 @@ impl Kernel {
             self.mm.mappings[m as usize].nr_writeback -= 1;
         }
         let kind = self.mm.mappings[m as usize].kind;
+        let swap_slot = self.mm.mappings[m as usize].swap_cache_slot(index);
+        if swap_slot.is_some() {
+            self.mm.mappings[m as usize].set_swap_cache_slot(index, None);
+        }
         let space = &mut self.mm.mappings[m as usize];
-        match shadow {
-            Some(s) => {
+        match (shadow, swap_slot) {
+            (Some(s), Some(slot)) => {
+                // Reclaim of a swap-cache page: the swap entry replaces it, and the swap
+                // slot keeps the workingset shadow (shadows live in the swap cache).
+                space.set_slot(index, super::encode_swap(slot));
+                space.nr_swapped += 1;
+                self.set_swap_shadow(slot, s);
+            }
+            (Some(s), None) => {
                 space.set_slot(index, encode_shadow(s));
                 space.nrshadows += 1;
             }
-            None => space.set_slot(index, 0),
+            (None, slot) => {
+                space.set_slot(index, 0);
+                if let Some(slot) = slot {
+                    self.swap_free(slot);
+                }
+            }
         }
+        if let Some(owner) = self.mm.mappings[m as usize].owner {
+            let t = &mut self.tasks[owner as usize];
+            match kind {
+                MappingKind::Anon => t.rss_anon = t.rss_anon.saturating_sub(1),
+                MappingKind::Shmem => t.rss_shmem = t.rss_shmem.saturating_sub(1),
+                _ => {}
+            }
+        }
+        let space = &mut self.mm.mappings[m as usize];
         space.nrpages -= 1;
         match kind {
             MappingKind::File => self.mm.stat.file_pages -= 1,
@@ -97,6 +141,12 @@ impl Kernel {
                     let s = &mut self.mm.mappings[m as usize];
                     s.set_slot(index, 0);
                     s.nrshadows -= 1;
+                }
+                Slot::Swap(slot) => {
+                    let s = &mut self.mm.mappings[m as usize];
+                    s.set_slot(index, 0);
+                    s.nr_swapped -= 1;
+                    self.swap_free(slot);
                 }
                 Slot::Empty => {}
             }
@@ -145,6 +195,13 @@ impl Kernel {
         }
         self.mm.pages.set_dirty(p);
         let m = self.mm.pages.mapping(p);
+        let t = &mut self.tasks[tid as usize];
+        t.last_dirtied = self.now;
+        if self.mm.mappings[m as usize].swap_backed() {
+            // shmem/tmpfs (noop_dirty_folio): dirty in memory, never written back, not
+            // counted in Dirty; only swapping out writes it.
+            return;
+        }
         self.mm.stat.dirty += 1;
         self.vm.inc(VmItem::NrDirtied);
         let now = self.now;
@@ -167,6 +224,9 @@ impl Kernel {
     pub fn cancel_dirty_page(&mut self, p: Pfn) {
         let m = self.mm.pages.mapping(p);
         self.mm.pages.clear_dirty(p);
+        if self.mm.mappings[m as usize].swap_backed() {
+            return;
+        }
         self.mm.stat.dirty -= 1;
         let s = &mut self.mm.mappings[m as usize];
         s.nr_dirty -= 1;

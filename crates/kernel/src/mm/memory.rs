@@ -15,6 +15,8 @@ impl Kernel {
             return m;
         }
         let m = self.mm.new_mapping(MappingKind::Anon, None, 0);
+        self.mm.mappings[m as usize].owner = Some(tid);
+        self.mm.mappings[m as usize].mapped = true;
         self.tasks[tid as usize].anon_mapping = Some(m);
         m
     }
@@ -44,7 +46,7 @@ impl Kernel {
                 self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
             }
             self.mm.pages.set_young(p);
-            self.tasks[tid as usize].rss_anon += 1;
+            self.mm.pages.set_dirty(p);
             self.vm.inc(VmItem::Pgfault);
             self.charge_sys(tid, fault_ns + zero_ns);
             done += 1;
@@ -60,8 +62,8 @@ impl Kernel {
             let Some(p) = self.mm.take_free() else { return };
             self.filemap_add_page(m, i, p, false);
             self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
+            self.mm.pages.set_dirty(p);
         }
-        self.tasks[init as usize].rss_anon = anon;
         self.tasks[init as usize].vm_kb = anon * 4 * 3;
         if file == 0 {
             return;

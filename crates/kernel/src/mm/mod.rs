@@ -10,6 +10,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_writeback;
 pub mod readahead;
+pub mod swap_state;
 pub mod swapfile;
 pub mod vmscan;
 pub mod workingset;
@@ -40,8 +41,10 @@ pub enum MappingKind {
     Shmem,
 }
 
-/// A slot of an address_space: empty, a page, or the shadow of an evicted page.
+/// A slot of an address_space (u32): 0 is empty; bit 31 clear: a page (frame + 1); bits
+/// 31..30 = 10: the shadow of an evicted page; 11: a swap entry (the page is in swap).
 const SHADOW_BIT: u32 = 1 << 31;
+const SWAP_BIT: u32 = 1 << 30;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -49,25 +52,36 @@ pub enum Slot {
     Page(Pfn),
     /// The eviction clock when the page was evicted (workingset_eviction's shadow entry).
     Shadow(u32),
+    /// The page was swapped out to this global swap slot.
+    Swap(u32),
 }
 
 #[inline]
 pub fn decode_slot(e: u32) -> Slot {
     if e == 0 {
         Slot::Empty
-    } else if e & SHADOW_BIT != 0 {
-        Slot::Shadow(e & !SHADOW_BIT)
-    } else {
+    } else if e & SHADOW_BIT == 0 {
         Slot::Page(e - 1)
+    } else if e & SWAP_BIT != 0 {
+        Slot::Swap(e & !(SHADOW_BIT | SWAP_BIT))
+    } else {
+        Slot::Shadow(e & !SHADOW_BIT)
     }
 }
 #[inline]
 pub fn encode_page(p: Pfn) -> u32 {
     p + 1
 }
+/// `eviction` must fit in 30 bits (workingset keeps 29 bits of clock plus a flag).
 #[inline]
 pub fn encode_shadow(eviction: u32) -> u32 {
-    SHADOW_BIT | (eviction & !SHADOW_BIT)
+    debug_assert!(eviction & SWAP_BIT == 0);
+    SHADOW_BIT | (eviction & !(SHADOW_BIT | SWAP_BIT))
+}
+#[inline]
+pub fn encode_swap(slot: u32) -> u32 {
+    debug_assert!(slot < SWAP_BIT);
+    SHADOW_BIT | SWAP_BIT | slot
 }
 
 /// struct address_space, reduced: the page index (an xarray in the kernel, a dense vector
@@ -87,6 +101,18 @@ pub struct AddressSpace {
     /// Block device holding the data, and the byte offset of index 0 on it.
     pub dev: Option<u32>,
     pub disk_base: u64,
+    /// For swap-backed pages in the swap cache: the swap slot (+1) they also occupy,
+    /// by index (allocated when the mapping first swaps).
+    pub swap_cache: Vec<u32>,
+    /// Swap entries held (pages swapped out) and pages in the swap cache.
+    pub nr_swapped: u64,
+    pub nr_swapcache: u64,
+    /// What the memory holds, for zram: how well it compresses.
+    pub content: Content,
+    /// Page faults since the last read-around hit (mmap_miss, MMAP_LOTSAMISS).
+    pub mmap_miss: u32,
+    /// The task whose anonymous memory this is.
+    pub owner: Option<u32>,
     /// Pages that processes map (PTEs), counted as Mapped.
     pub mapped: bool,
     /// Mapped with execute permission (VM_EXEC): reclaim protects referenced pages.
@@ -107,6 +133,12 @@ impl AddressSpace {
             wb_index: 0,
             dev,
             disk_base,
+            swap_cache: Vec::new(),
+            nr_swapped: 0,
+            nr_swapcache: 0,
+            content: Content::Text,
+            mmap_miss: 0,
+            owner: None,
             mapped: false,
             exec: false,
             live: true,
@@ -141,6 +173,46 @@ impl AddressSpace {
     /// Swap-backed memory is reclaimed by swapping, not by dropping.
     pub fn swap_backed(&self) -> bool {
         matches!(self.kind, MappingKind::Anon | MappingKind::Shmem)
+    }
+}
+
+/// What a page holds, as far as compression cares (zram).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Content {
+    /// Every byte the same (memset): zram stores it as a marker.
+    Zero,
+    /// Program data and text: compresses about 3:1 with lzo/lz4.
+    Text,
+    /// Random bytes: incompressible.
+    Random,
+}
+
+impl AddressSpace {
+    /// The swap slot of a swap-cache page at `index`, if any.
+    #[inline]
+    pub fn swap_cache_slot(&self, index: u64) -> Option<u32> {
+        match self.swap_cache.get(index as usize) {
+            Some(&s) if s != 0 => Some(s - 1),
+            _ => None,
+        }
+    }
+    #[inline]
+    pub fn set_swap_cache_slot(&mut self, index: u64, slot: Option<u32>) {
+        let i = index as usize;
+        let v = slot.map_or(0, |s| s + 1);
+        if i >= self.swap_cache.len() {
+            if v == 0 {
+                return;
+            }
+            self.swap_cache.resize((i + 1).max(self.slots.len()), 0);
+        }
+        let old = self.swap_cache[i];
+        self.swap_cache[i] = v;
+        match (old != 0, v != 0) {
+            (false, true) => self.nr_swapcache += 1,
+            (true, false) => self.nr_swapcache -= 1,
+            _ => {}
+        }
     }
 }
 
@@ -255,6 +327,7 @@ impl Mm {
         debug_assert_eq!(m.nrpages, 0);
         m.live = false;
         m.slots = Vec::new();
+        m.swap_cache = Vec::new();
         self.free_mapping_ids.push(id);
     }
 

@@ -7,14 +7,36 @@ use memtwin_procfs::VmItem;
 impl Kernel {
     /// oom_badness: resident pages + swap entries + page-table pages, adjusted by
     /// oom_score_adj in thousandths of memory.
+    /// (anon rss, file rss, shmem rss, swap entries) of a task, in pages.
+    pub fn task_mem(&self, tid: TaskId) -> (u64, u64, u64, u64) {
+        let t = &self.tasks[tid as usize];
+        let (mut file, mut shmem, mut swap) = (t.rss_file, 0, 0);
+        for &m in &t.vmas {
+            let s = &self.mm.mappings[m as usize];
+            if !s.live {
+                continue;
+            }
+            if s.kind == crate::mm::MappingKind::Shmem {
+                shmem += s.nrpages;
+                swap += s.nr_swapped;
+            } else {
+                file += s.nrpages;
+            }
+        }
+        let anon = t.anon_mapping.map_or(0, |m| self.mm.mappings[m as usize].nrpages);
+        swap += t.anon_mapping.map_or(0, |m| self.mm.mappings[m as usize].nr_swapped);
+        (anon, file, shmem, swap)
+    }
+
     pub fn oom_badness(&self, tid: TaskId) -> Option<i64> {
         let t = &self.tasks[tid as usize];
-        if t.kthread || t.exit_code.is_some() || t.oom_score_adj == -1000 || t.pid == 1 {
+        if t.kthread || t.exit_code.is_some() || t.oom_score_adj == -1000 || t.pid == 1 || t.killed {
             return None;
         }
-        let rss = t.rss_anon + t.rss_file + t.rss_shmem;
-        let pt = (rss + t.swap_ents) / 512;
-        let points = (rss + t.swap_ents + pt) as i64;
+        let (anon, file, shmem, swap) = self.task_mem(tid);
+        let rss = anon + file + shmem;
+        let pt = (rss + swap) / 512;
+        let points = (rss + swap + pt) as i64;
         let adj = t.oom_score_adj as i64 * (self.mm.managed as i64) / 1000;
         Some(points + adj)
     }
@@ -26,6 +48,7 @@ impl Kernel {
             .max_by_key(|&(b, t)| (b, std::cmp::Reverse(t)))
             .map(|(_, t)| t);
         let Some(v) = victim else { return };
+        let (anon, file, shmem, swap) = self.task_mem(v);
         let t = &self.tasks[v as usize];
         let line = format!(
             "[{:>12.6}] Out of memory: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB, UID:0 pgtables:{}kB oom_score_adj:{}\n",
@@ -33,10 +56,10 @@ impl Kernel {
             t.pid,
             t.comm,
             t.vm_kb,
-            t.rss_anon * 4,
-            t.rss_file * 4,
-            t.rss_shmem * 4,
-            (t.rss_anon + t.rss_file + t.rss_shmem + t.swap_ents) / 512 * 4 + 4,
+            anon * 4,
+            file * 4,
+            shmem * 4,
+            (anon + file + shmem + swap) / 512 * 4 + 4,
             t.oom_score_adj
         );
         self.transcript.push_str(&line);

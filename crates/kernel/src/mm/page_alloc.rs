@@ -67,11 +67,6 @@ impl Kernel {
         self.mm.wmark = Watermarks::compute(&self.machine, &self.sysctl, self.mm.managed);
     }
 
-    /// Is there swap space to reclaim anonymous pages into?
-    pub fn swap_available(&self) -> bool {
-        false
-    }
-
     /// Free a frame (free_unref_page).
     pub fn free_page(&mut self, p: Pfn) {
         self.mm.put_free(p);

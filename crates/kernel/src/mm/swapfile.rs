@@ -1,40 +1,219 @@
-//! Swap areas (mm/swapfile.c): which are active, their size and use. Swapping pages out and
-//! in is not modelled yet: anonymous memory stays resident (`swap_available` is false), so
-//! swapoff has nothing to read back.
+//! Swap areas and slots (mm/swapfile.c): areas with priorities, slot allocation in order
+//! within an area (the cluster allocator keeps swap-outs sequential), freeing, and
+//! swapon/swapoff (try_to_unuse reads every swapped page back in).
 
+use super::{Content, Slot, PAGE_SIZE};
 use crate::Kernel;
 use memtwin_machine::SwapKind;
+
+/// Where an area's slots live.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AreaKind {
+    /// A partition or a swap file: slot N is at byte `base + (N + 1) * 4096` of device `dev`
+    /// (the first page holds the swap header).
+    Block { dev: u32, base: u64 },
+    /// zram: compressed in RAM.
+    Zram { algorithm: String },
+}
 
 #[derive(Clone, Debug)]
 pub struct SwapArea {
     pub name: String,
+    pub kind: AreaKind,
     pub pages: u64,
     pub used: u64,
     pub priority: i32,
     pub active: bool,
+    /// First global slot number of this area.
+    pub start: u32,
+    /// Where the next allocation looks (scan_swap_map_slots' cluster cursor).
+    pub cursor: u32,
+    /// zram: bytes stored after compression, pages stored, same-filled pages.
+    pub zram_compr_bytes: u64,
+    pub zram_pages: u64,
+    pub zram_same: u64,
+    /// Frames zram's allocator holds for the compressed data.
+    pub zram_frames: u64,
 }
+
+/// Per-slot state: 0 free; otherwise in use, with the workingset shadow of the page
+/// that was evicted to it (bit 31 marks use) and, for zram, its compressed size.
+#[derive(Default)]
+pub struct SwapMap {
+    pub state: Vec<u32>,
+    pub zsize: Vec<u16>,
+}
+
+const IN_USE: u32 = 1 << 31;
 
 impl Kernel {
     pub(crate) fn boot_swap(&mut self) {
         let mut next_prio = -2;
         for s in self.machine.swaps.clone() {
-            let name = match &s.kind {
-                SwapKind::Partition { disk } => format!("/dev/{disk}"),
-                SwapKind::File { path } => path.clone(),
-                SwapKind::Zram { .. } => "/dev/zram0".to_string(),
-            };
             let priority = s.priority.unwrap_or_else(|| {
                 let p = next_prio;
                 next_prio -= 1;
                 p
             });
-            // The first page of a swap area holds its header.
-            self.swap_areas.push(SwapArea { name, pages: (s.size_bytes / 4096).saturating_sub(1), used: 0, priority, active: s.enabled });
+            let _ = self.add_swap_area(&s.kind, s.size_bytes, priority, s.enabled);
         }
     }
 
-    /// swapon -a / swapoff -a: switch every configured area on or off. Returns the number
-    /// of areas changed.
+    /// Register an area (mkswap + swapon); returns its index.
+    pub fn add_swap_area(&mut self, kind: &SwapKind, size_bytes: u64, priority: i32, active: bool) -> Result<usize, String> {
+        let (name, kind) = match kind {
+            SwapKind::Partition { disk } => {
+                let dev = self.block.find(disk).ok_or_else(|| format!("no block device {disk}"))?;
+                (format!("/dev/{disk}"), AreaKind::Block { dev, base: 0 })
+            }
+            SwapKind::File { path } => {
+                let mount = self.fs.mount_of(path).ok_or_else(|| format!("{path}: not on a mounted filesystem"))?;
+                let dev = self.fs.mounts[mount as usize].dev.ok_or_else(|| format!("{path}: swap files on tmpfs are not supported"))?;
+                // The file's blocks are contiguous, far from other files.
+                (path.clone(), AreaKind::Block { dev, base: (1u64 << 46) + self.swap_areas.len() as u64 * (1 << 40) })
+            }
+            SwapKind::Zram { algorithm } => (format!("/dev/zram{}", self.swap_areas.iter().filter(|a| matches!(a.kind, AreaKind::Zram { .. })).count()), AreaKind::Zram { algorithm: algorithm.clone() }),
+        };
+        let pages = (size_bytes / PAGE_SIZE).saturating_sub(1);
+        let start = self.swap_map.state.len() as u32;
+        if start as u64 + pages >= (1 << 30) {
+            return Err("swap space larger than 4 TiB is not modelled".into());
+        }
+        self.swap_map.state.resize(start as usize + pages as usize, 0);
+        if matches!(kind, AreaKind::Zram { .. }) {
+            self.swap_map.zsize.resize(start as usize + pages as usize, 0);
+        }
+        self.swap_areas.push(SwapArea {
+            name,
+            kind,
+            pages,
+            used: 0,
+            priority,
+            active,
+            start,
+            cursor: start,
+            zram_compr_bytes: 0,
+            zram_pages: 0,
+            zram_same: 0,
+            zram_frames: 0,
+        });
+        Ok(self.swap_areas.len() - 1)
+    }
+
+    /// (SwapTotal, SwapFree) in pages.
+    pub fn swap_totals(&self) -> (u64, u64) {
+        let act = self.swap_areas.iter().filter(|a| a.active);
+        let total: u64 = act.clone().map(|a| a.pages).sum();
+        let used: u64 = act.map(|a| a.used).sum();
+        (total, total - used)
+    }
+
+    /// get_swap_pages: is there a free slot in an active area?
+    pub fn swap_available(&self) -> bool {
+        self.swap_areas.iter().any(|a| a.active && a.used < a.pages)
+    }
+
+    /// vm_swap_full: more than half of swap is in use (swap-cache copies are then dropped).
+    pub fn vm_swap_full(&self) -> bool {
+        let (t, f) = self.swap_totals();
+        t > 0 && f * 2 < t
+    }
+
+    pub fn area_of(&self, slot: u32) -> usize {
+        self.swap_areas.iter().rposition(|a| a.start <= slot).unwrap_or(0)
+    }
+
+    /// get_swap_page: a free slot from the highest-priority active area with room,
+    /// allocated in order from the area's cursor.
+    pub fn get_swap_slot(&mut self) -> Option<u32> {
+        let area = (0..self.swap_areas.len())
+            .filter(|&i| self.swap_areas[i].active && self.swap_areas[i].used < self.swap_areas[i].pages)
+            .max_by_key(|&i| (self.swap_areas[i].priority, std::cmp::Reverse(i)))?;
+        let a = &self.swap_areas[area];
+        let (start, end) = (a.start, a.start + a.pages as u32);
+        let mut s = a.cursor.clamp(start, end.saturating_sub(1));
+        for _ in 0..a.pages {
+            if self.swap_map.state[s as usize] == 0 {
+                self.swap_map.state[s as usize] = IN_USE;
+                let a = &mut self.swap_areas[area];
+                a.used += 1;
+                a.cursor = if s + 1 >= end { start } else { s + 1 };
+                return Some(s);
+            }
+            s = if s + 1 >= end { start } else { s + 1 };
+        }
+        None
+    }
+
+    /// swap_free: the slot is no longer needed (zram gives its memory back).
+    pub fn swap_free(&mut self, slot: u32) {
+        let st = &mut self.swap_map.state[slot as usize];
+        if *st == 0 {
+            return;
+        }
+        *st = 0;
+        let ai = self.area_of(slot);
+        self.swap_areas[ai].used -= 1;
+        if matches!(self.swap_areas[ai].kind, AreaKind::Zram { .. }) {
+            let z = std::mem::take(&mut self.swap_map.zsize[slot as usize]);
+            let a = &mut self.swap_areas[ai];
+            a.zram_pages -= 1;
+            if z == 0 {
+                a.zram_same -= 1;
+            }
+            a.zram_compr_bytes -= z as u64;
+            self.zram_fit_frames(ai);
+        }
+    }
+
+    /// The workingset shadow stored with a swapped-out page.
+    pub fn swap_shadow(&self, slot: u32) -> Option<u32> {
+        let st = self.swap_map.state[slot as usize];
+        if st & !IN_USE != 0 { Some(st & !IN_USE) } else { None }
+    }
+    pub fn set_swap_shadow(&mut self, slot: u32, shadow: u32) {
+        self.swap_map.state[slot as usize] = IN_USE | (shadow & !IN_USE);
+    }
+
+    /// zram stores a page: compressed size by content (same-filled pages are a marker).
+    pub fn zram_store(&mut self, slot: u32, content: Content) {
+        let ai = self.area_of(slot);
+        let size: u16 = match content {
+            Content::Zero => 0,
+            // lzo-rle/lz4 on program data: ~3:1; zsmalloc packs objects in size classes.
+            Content::Text => 1400,
+            // Incompressible: zram stores the page as is (huge class).
+            Content::Random => 4096,
+        };
+        self.swap_map.zsize[slot as usize] = size;
+        let a = &mut self.swap_areas[ai];
+        a.zram_pages += 1;
+        if size == 0 {
+            a.zram_same += 1;
+        }
+        a.zram_compr_bytes += size as u64;
+        self.zram_fit_frames(ai);
+    }
+
+    /// zsmalloc holds whole frames: as many as the compressed bytes need.
+    fn zram_fit_frames(&mut self, ai: usize) {
+        let want = self.swap_areas[ai].zram_compr_bytes.div_ceil(PAGE_SIZE);
+        while self.swap_areas[ai].zram_frames < want {
+            if self.mm.take_kernel().is_none() {
+                break;
+            }
+            self.mm.stat.kernel_other += 1;
+            self.swap_areas[ai].zram_frames += 1;
+        }
+        while self.swap_areas[ai].zram_frames > want {
+            self.mm.put_free_kernel();
+            self.mm.stat.kernel_other -= 1;
+            self.swap_areas[ai].zram_frames -= 1;
+        }
+    }
+
+    /// swapon -a / swapoff -a for areas that are not in use. swapoff of an area in use is
+    /// done by `swapoff_area` (the caller reads pages back first).
     pub fn swap_all(&mut self, on: bool) -> usize {
         let mut n = 0;
         for a in &mut self.swap_areas {
@@ -46,11 +225,24 @@ impl Kernel {
         n
     }
 
-    /// (SwapTotal, SwapFree) in pages.
-    pub fn swap_totals(&self) -> (u64, u64) {
-        let act = self.swap_areas.iter().filter(|a| a.active);
-        let total: u64 = act.clone().map(|a| a.pages).sum();
-        let used: u64 = act.map(|a| a.used).sum();
-        (total, total - used)
+    /// Every (mapping, index) whose page lives in swap area `ai` (try_to_unuse walks the
+    /// page tables of every process; here the address spaces).
+    pub fn swapped_pages_of(&self, ai: usize) -> Vec<(u32, u64)> {
+        let a = &self.swap_areas[ai];
+        let (start, end) = (a.start, a.start + a.pages as u32);
+        let mut out = Vec::new();
+        for (id, m) in self.mm.mappings.iter().enumerate() {
+            if !m.live || m.nr_swapped == 0 {
+                continue;
+            }
+            for (i, &e) in m.slots.iter().enumerate() {
+                if let Slot::Swap(s) = super::decode_slot(e) {
+                    if s >= start && s < end {
+                        out.push((id as u32, i as u64));
+                    }
+                }
+            }
+        }
+        out
     }
 }

@@ -293,15 +293,26 @@ impl Kernel {
             }
             let m = self.mm.pages.mapping(p) as usize;
             if self.mm.mappings[m].swap_backed() {
-                // Needs swap (not available): back to the active list.
-                self.mm.lists.move_head(&mut self.mm.pages, p, active);
-                activated += 1;
+                match self.reclaim_swap_backed(p) {
+                    super::swap_state::SwapOut::Freed => reclaimed += 1,
+                    super::swap_state::SwapOut::Writing => {
+                        // Rotated to the tail when the write completes.
+                        self.mm.lists.move_head(&mut self.mm.pages, p, l);
+                    }
+                    super::swap_state::SwapOut::Keep => {
+                        self.mm.lists.move_head(&mut self.mm.pages, p, active);
+                        activated += 1;
+                    }
+                }
                 continue;
             }
             // __remove_mapping with a shadow entry, then free.
             let shadow = self.workingset_eviction(p);
             self.page_cache_delete(p, Some(shadow));
             reclaimed += 1;
+        }
+        if !self.swap_pending_buf.is_empty() {
+            self.submit_swap_writes();
         }
         let (scan_item, steal_item) = if sc.kswapd {
             (VmItem::PgscanKswapd, VmItem::PgstealKswapd)

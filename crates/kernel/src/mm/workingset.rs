@@ -12,7 +12,7 @@ use memtwin_procfs::VmItem;
 
 /// Bits of the shadow entry holding the eviction clock; one more bit marks pages that were
 /// part of the workingset (PG_workingset) when evicted.
-const EVICTION_BITS: u32 = 30;
+const EVICTION_BITS: u32 = 29;
 const EVICTION_MASK: u64 = (1 << EVICTION_BITS) - 1;
 const WORKINGSET_BIT: u32 = 1 << EVICTION_BITS;
 

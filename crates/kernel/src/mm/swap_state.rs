@@ -1,0 +1,405 @@
+//! Swapping anonymous and shmem pages out and in (mm/vmscan.c pageout, mm/swap_state.c,
+//! mm/memory.c do_swap_page, mm/page_io.c, drivers/block/zram), and the page-access path
+//! of mapped memory (handle_mm_fault: do_anonymous_page, shmem_fault, filemap_fault).
+
+use super::page::{Lru, Pfn};
+use super::swapfile::AreaKind;
+use super::{Content, MappingKind, Slot, PAGE_SIZE};
+use crate::block::{Dir, ReqKind};
+use crate::task::Step;
+use crate::Kernel;
+use memtwin_engine::{Ns, TaskId};
+use memtwin_procfs::VmItem;
+
+/// CPU cost of zram per page (single core, lzo-rle class compressors): compressing 4 KiB
+/// at ~600 MB/s, decompressing at ~2 GB/s; a same-filled page is found by one scan of
+/// the page at memory speed.
+const ZRAM_COMPRESS_NS: Ns = 6_800;
+const ZRAM_DECOMPRESS_NS: Ns = 2_000;
+const ZRAM_SAME_FILLED_NS: Ns = 400;
+/// mm/filemap.c: stop read-around after this many mmap misses without a hit.
+const MMAP_LOTSAMISS: u32 = 100;
+
+/// What reclaim did with a swap-backed page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwapOut {
+    /// The page was freed (a clean swap-cache copy, or zram stored it at once).
+    Freed,
+    /// Written to a swap device; freed when the write completes.
+    Writing,
+    /// No swap space: it stays (activated).
+    Keep,
+}
+
+impl Kernel {
+    fn swap_area_kind(&self, slot: u32) -> &AreaKind {
+        &self.swap_areas[self.area_of(slot)].kind
+    }
+
+    /// shrink_folio_list for a swap-backed page: add_to_swap + pageout, or free a clean
+    /// swap-cache page (its copy on swap is current). Block writes are queued in
+    /// `swap_pending_buf`; zram compresses at once (charged through `reclaim_ns`).
+    pub(crate) fn reclaim_swap_backed(&mut self, p: Pfn) -> SwapOut {
+        let m = self.mm.pages.mapping(p);
+        let index = self.mm.pages.index(p) as u64;
+        let existing = self.mm.mappings[m as usize].swap_cache_slot(index);
+        if let Some(_slot) = existing {
+            if !self.mm.pages.dirty(p) {
+                let shadow = self.workingset_eviction(p);
+                self.page_cache_delete(p, Some(shadow));
+                return SwapOut::Freed;
+            }
+        }
+        let slot = match existing {
+            Some(s) => s,
+            None => {
+                let Some(s) = self.get_swap_slot() else { return SwapOut::Keep };
+                self.mm.mappings[m as usize].set_swap_cache_slot(index, Some(s));
+                s
+            }
+        };
+        // pageout(): the page is clean once written; PG_writeback until then.
+        self.mm.pages.clear_dirty(p);
+        self.mm.pages.set_writeback(p);
+        self.mm.stat.writeback += 1;
+        self.mm.mappings[m as usize].nr_writeback += 1;
+        self.vm.inc(VmItem::Pswpout);
+        self.vm.inc(VmItem::NrVmscanWrite);
+        if matches!(self.swap_area_kind(slot), AreaKind::Zram { .. }) {
+            let content = self.mm.mappings[m as usize].content;
+            self.reclaim_ns += if content == Content::Zero { ZRAM_SAME_FILLED_NS } else { ZRAM_COMPRESS_NS };
+            self.zram_store(slot, content);
+            self.end_swap_writeback(m, index);
+            return if self.mm.mappings[m as usize].page(index).is_none() { SwapOut::Freed } else { SwapOut::Writing };
+        }
+        self.swap_wb.insert(slot, (m, index as u32));
+        self.swap_pending_buf.push(slot);
+        SwapOut::Writing
+    }
+
+    /// Submit the swap writes reclaim queued, merging contiguous slots (block plugging).
+    pub(crate) fn submit_swap_writes(&mut self) {
+        let mut pending = std::mem::take(&mut self.swap_pending_buf);
+        pending.sort_unstable();
+        let mut i = 0;
+        while i < pending.len() {
+            let start = pending[i];
+            let mut n = 1;
+            let ai = self.area_of(start);
+            let area_end = self.swap_areas[ai].start + self.swap_areas[ai].pages as u32;
+            while i + n < pending.len() && pending[i + n] == start + n as u32 && start + (n as u32) < area_end && n < 128 {
+                n += 1;
+            }
+            if let AreaKind::Block { dev, base } = self.swap_areas[ai].kind.clone() {
+                let pos = base + (start - self.swap_areas[ai].start + 1) as u64 * PAGE_SIZE;
+                self.submit_bio(dev, Dir::Write, pos, n as u64 * PAGE_SIZE, ReqKind::SwapOut { slot: start, n: n as u32 }, None);
+                // Swap I/O is not page-cache I/O: pgpgout counts it, but only as swap.
+                self.reclaim_ns += self.machine.cpu_model.io_request_ns;
+            }
+            i += n;
+        }
+        pending.clear();
+        self.swap_pending_buf = pending;
+    }
+
+    /// end_swap_bio_write + folio_rotate_reclaimable: the written page is clean; if nobody
+    /// touched it meanwhile it is reclaimed now.
+    pub(crate) fn end_swap_writeback(&mut self, m: u32, index: u64) {
+        let Some(p) = self.mm.mappings[m as usize].page(index) else { return };
+        if !self.mm.pages.writeback(p) {
+            return;
+        }
+        self.mm.pages.clear_writeback(p);
+        self.mm.stat.writeback -= 1;
+        self.mm.mappings[m as usize].nr_writeback -= 1;
+        let pg = &self.mm.pages;
+        if pg.lru(p) == Lru::InactiveAnon && !pg.referenced(p) && !pg.young(p) && !pg.dirty(p) {
+            let shadow = self.workingset_eviction(p);
+            self.page_cache_delete(p, Some(shadow));
+            self.vm.inc(VmItem::Pgrotated);
+        }
+    }
+
+    pub(crate) fn swap_out_done(&mut self, slot: u32, n: u32) {
+        for s in slot..slot + n {
+            if let Some((m, index)) = self.swap_wb.remove(&s) {
+                if self.mm.mappings[m as usize].live {
+                    self.end_swap_writeback(m, index as u64);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn swap_in_done(&mut self, slot: u32, n: u32) {
+        for s in slot..slot + n {
+            if let Some((m, index)) = self.swap_rd.remove(&s) {
+                if let Some(p) = self.mm.mappings[m as usize].page(index as u64) {
+                    self.mm.pages.clear_locked(p);
+                }
+            }
+        }
+    }
+
+    /// do_swap_page: bring the page at `index` back from `slot`, with swap readahead of up
+    /// to 2^page-cluster contiguous slots. Returns when the page will be uptodate.
+    fn swapin(&mut self, tid: TaskId, m: u32, index: u64, slot: u32) -> Result<Ns, Step> {
+        let p = self.page_cache_alloc(tid)?;
+        self.filemap_add_page(m, index, p, true);
+        self.vm.inc(VmItem::Pgmajfault);
+        self.vm.inc(VmItem::Pswpin);
+        self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
+        let kind = self.swap_area_kind(slot).clone();
+        let AreaKind::Block { dev, base } = kind else {
+            // zram: decompress in the faulting task.
+            self.charge_sys(tid, ZRAM_DECOMPRESS_NS);
+            self.mm.pages.clear_locked(p);
+            return Ok(self.now);
+        };
+        // swap_cluster_readahead: the following slots, if they hold this mapping's next pages.
+        let window = 1u32 << self.sysctl.page_cluster.min(10);
+        let mut n = 1;
+        self.swap_rd.insert(slot, (m, index as u32));
+        while n < window {
+            let next = index + n as u64;
+            if self.mm.nr_free() <= self.mm.wmark.low {
+                break;
+            }
+            match self.mm.mappings[m as usize].slot(next) {
+                Slot::Swap(s) if s == slot + n => {
+                    let Some(q) = self.mm.take_free() else { break };
+                    self.vm.inc(VmItem::PgallocNormal);
+                    self.filemap_add_page(m, next, q, true);
+                    self.vm.inc(VmItem::Pswpin);
+                    self.vm.inc(VmItem::SwapRa);
+                    self.swap_rd.insert(s, (m, next as u32));
+                    n += 1;
+                }
+                _ => break,
+            }
+        }
+        let ai = self.area_of(slot);
+        let pos = base + (slot - self.swap_areas[ai].start + 1) as u64 * PAGE_SIZE;
+        let done = self.submit_bio(dev, Dir::Read, pos, n as u64 * PAGE_SIZE, ReqKind::SwapIn { slot, n }, Some(tid));
+        self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
+        self.tasks[tid as usize].swapin_delay += done.saturating_sub(self.now);
+        Ok(done)
+    }
+
+    /// A new mapping of shared anonymous memory (MAP_SHARED|MAP_ANONYMOUS: a shmem object)
+    /// owned by `tid`.
+    pub fn map_shared_anon(&mut self, tid: TaskId, pages: u64, content: Content) -> u32 {
+        let m = self.mm.new_mapping(MappingKind::Shmem, None, 0);
+        let s = &mut self.mm.mappings[m as usize];
+        s.owner = Some(tid);
+        s.mapped = true;
+        s.content = content;
+        let t = &mut self.tasks[tid as usize];
+        t.vmas.push(m);
+        t.vm_kb += pages * 4;
+        m
+    }
+
+    /// mmap of a file's pages into `tid` (MAP_SHARED or MAP_PRIVATE read-only).
+    pub fn map_file(&mut self, tid: TaskId, m: u32, pages: u64, exec: bool) {
+        let s = &mut self.mm.mappings[m as usize];
+        s.mapped = true;
+        s.exec |= exec;
+        let t = &mut self.tasks[tid as usize];
+        t.vmas.push(m);
+        t.vm_kb += pages * 4;
+    }
+
+    /// An access by `tid` to page `index` of mapping `m` (handle_mm_fault when the page is
+    /// not mapped, a plain memory access when it is). `Err` is the wait before retrying.
+    pub fn touch(&mut self, tid: TaskId, m: u32, index: u64, write: bool) -> Result<(), Step> {
+        match self.mm.mappings[m as usize].slot(index) {
+            Slot::Page(p) => {
+                if self.mm.pages.locked(p) {
+                    let t = self.page_io_completion(m, index).unwrap_or(self.now + 1).max(self.now + 1);
+                    return Err(Step::SleepUntil { t, io: true });
+                }
+                self.mm.pages.set_young(p);
+                let s = &self.mm.mappings[m as usize];
+                if s.swap_backed() {
+                    if let Some(slot) = s.swap_cache_slot(index) {
+                        // A write makes the swap copy stale (do_swap_page reuses the page
+                        // and frees the slot); so does a full swap (try_to_free_swap).
+                        if write || self.vm_swap_full() {
+                            if !self.mm.pages.writeback(p) {
+                                self.mm.mappings[m as usize].set_swap_cache_slot(index, None);
+                                self.swap_free(slot);
+                                self.mm.pages.set_dirty(p);
+                            }
+                        }
+                    } else if write {
+                        self.mm.pages.set_dirty(p);
+                    }
+                } else {
+                    s.mmap_miss.checked_sub(1).map(|v| self.mm.mappings[m as usize].mmap_miss = v);
+                }
+                Ok(())
+            }
+            Slot::Swap(slot) => {
+                let done = self.swapin(tid, m, index, slot)?;
+                if done <= self.now {
+                    return self.touch(tid, m, index, write);
+                }
+                Err(Step::SleepUntil { t: done, io: true })
+            }
+            Slot::Empty | Slot::Shadow(_) => {
+                let kind = self.mm.mappings[m as usize].kind;
+                match kind {
+                    MappingKind::Anon | MappingKind::Shmem => {
+                        // do_anonymous_page / shmem_fault: a zeroed page.
+                        let p = self.page_cache_alloc(tid)?;
+                        self.filemap_add_page(m, index, p, false);
+                        self.mm.pages.set_young(p);
+                        self.mm.pages.set_dirty(p);
+                        self.vm.inc(VmItem::Pgfault);
+                        let zero_ns = (PAGE_SIZE as f64 / self.machine.cpu_model.zero_bw * 1e9) as Ns;
+                        self.charge_sys(tid, self.machine.cpu_model.page_fault_ns + zero_ns);
+                        Ok(())
+                    }
+                    MappingKind::File | MappingKind::BlockDev => self.filemap_fault(tid, m, index),
+                }
+            }
+        }
+    }
+
+    /// When the read of a locked page completes.
+    fn page_io_completion(&self, m: u32, index: u64) -> Option<Ns> {
+        if let Some(slot) = self.mm.mappings[m as usize].swap_cache_slot(index) {
+            return self
+                .block
+                .reqs
+                .iter()
+                .filter(|r| r.live)
+                .filter_map(|r| match r.kind {
+                    ReqKind::SwapIn { slot: s, n } if slot >= s && slot < s + n => Some(r.done_at),
+                    _ => None,
+                })
+                .min();
+        }
+        self.block.read_completion(m, index as u32)
+    }
+
+    /// filemap_fault for a mapped file page not in the page cache: a major fault that reads
+    /// the page with read-around (do_sync_mmap_readahead), or the page alone once the
+    /// mapping has missed MMAP_LOTSAMISS times in a row (random access).
+    fn filemap_fault(&mut self, tid: TaskId, m: u32, index: u64) -> Result<(), Step> {
+        self.vm.inc(VmItem::Pgmajfault);
+        self.vm.inc(VmItem::Pgfault);
+        let s = &mut self.mm.mappings[m as usize];
+        if s.mmap_miss < MMAP_LOTSAMISS * 10 {
+            s.mmap_miss += 1;
+        }
+        let miss = s.mmap_miss;
+        let size_pages = self
+            .fs
+            .inodes
+            .iter()
+            .find(|i| i.mapping == m && i.linked)
+            .map(|i| i.size.div_ceil(PAGE_SIZE))
+            .unwrap_or(index + 1);
+        let (start, n) = if miss > MMAP_LOTSAMISS {
+            (index, 1)
+        } else {
+            let ra = self.mm.mappings[m as usize]
+                .dev
+                .map(|d| (self.block.devs[d as usize].disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1))
+                .unwrap_or(1);
+            (index.saturating_sub(ra / 2), ra)
+        };
+        self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
+        self.fault_read(tid, m, start, n, size_pages, index)
+    }
+
+    fn fault_read(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, want: u64) -> Result<(), Step> {
+        let Some(dev) = self.mm.mappings[m as usize].dev else {
+            return Ok(());
+        };
+        let base = self.mm.mappings[m as usize].disk_base;
+        let end = (start + n).min(eof.max(want + 1));
+        let mut run: Option<(u64, u64)> = None;
+        let mut done_at = self.now;
+        for i in start..end {
+            let missing = !matches!(self.mm.mappings[m as usize].slot(i), Slot::Page(_));
+            if missing {
+                let p = match self.page_cache_alloc(tid) {
+                    Ok(p) => p,
+                    Err(step) => {
+                        if i <= want {
+                            if let Some((s, k)) = run {
+                                self.fault_submit(tid, dev, m, base, s, k);
+                            }
+                            return Err(step);
+                        }
+                        break;
+                    }
+                };
+                self.filemap_add_page(m, i, p, true);
+                run = match run {
+                    Some((s, k)) => Some((s, k + 1)),
+                    None => Some((i, 1)),
+                };
+            } else if let Some((s, k)) = run.take() {
+                done_at = done_at.max(self.fault_submit(tid, dev, m, base, s, k));
+            }
+        }
+        if let Some((s, k)) = run {
+            done_at = done_at.max(self.fault_submit(tid, dev, m, base, s, k));
+        }
+        let t = self.block.read_completion(m, want as u32).unwrap_or(done_at).max(self.now + 1);
+        Err(Step::SleepUntil { t, io: true })
+    }
+
+    fn fault_submit(&mut self, tid: TaskId, dev: u32, m: u32, base: u64, s: u64, k: u64) -> Ns {
+        let kind = ReqKind::PageRead { mapping: m, index: s as u32, n: k as u32 };
+        self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
+        self.account_read(tid, k * PAGE_SIZE);
+        self.submit_bio(dev, Dir::Read, base + s * PAGE_SIZE, k * PAGE_SIZE, kind, Some(tid))
+    }
+
+    /// try_to_unuse: read every page of area `ai` back in (swapoff). Returns the time the
+    /// reads complete; `Err` if the task must wait for memory first.
+    pub fn swapoff_area_step(&mut self, tid: TaskId, ai: usize, budget: usize) -> Result<Option<Ns>, Step> {
+        let pages = self.swapped_pages_of(ai);
+        if pages.is_empty() {
+            // Swap-cache copies in this area are dropped: the pages become dirty again.
+            self.drop_swap_cache_of(ai);
+            self.swap_areas[ai].active = false;
+            return Ok(None);
+        }
+        let mut last = self.now;
+        for &(m, index) in pages.iter().take(budget) {
+            if let Slot::Swap(slot) = self.mm.mappings[m as usize].slot(index) {
+                let done = self.swapin(tid, m, index, slot)?;
+                last = last.max(done);
+            }
+        }
+        Ok(Some(last))
+    }
+
+    fn drop_swap_cache_of(&mut self, ai: usize) {
+        let (start, end) = (self.swap_areas[ai].start, self.swap_areas[ai].start + self.swap_areas[ai].pages as u32);
+        for id in 0..self.mm.mappings.len() {
+            if !self.mm.mappings[id].live || self.mm.mappings[id].nr_swapcache == 0 {
+                continue;
+            }
+            for index in 0..self.mm.mappings[id].swap_cache.len() as u64 {
+                if let Some(slot) = self.mm.mappings[id].swap_cache_slot(index) {
+                    if slot >= start && slot < end {
+                        if let Some(p) = self.mm.mappings[id].page(index) {
+                            if self.mm.pages.writeback(p) {
+                                continue;
+                            }
+                            self.mm.pages.set_dirty(p);
+                        }
+                        self.mm.mappings[id].set_swap_cache_slot(index, None);
+                        self.swap_free(slot);
+                    }
+                }
+            }
+        }
+    }
+}

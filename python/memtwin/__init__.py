@@ -1,0 +1,206 @@
+"""memtwin: a digital twin of the Linux memory subsystem.
+
+Replay a shell-like scenario (dd, cp, sync, sysctl, free, vmstat, ...) on a simulated machine
+and read what the tools would have printed and how every /proc/vmstat and /proc/meminfo counter
+moved::
+
+    import memtwin
+
+    result = memtwin.run("dd if=/dev/zero of=/tmp/f bs=1M count=512\\nfree -m\\n",
+                         machine="default", sysctl={"vm.swappiness": 1}, seed=0)
+    print(result.transcript)
+    result.series["mi.MemFree"]     # one value per tick, times in result.series["t_s"]
+    result.frame()                  # the same as a pandas DataFrame (needs pandas)
+
+All the work happens in Rust (``memtwin._core``); this package only converts arguments.
+Bad input raises :class:`MemtwinError` (a :class:`ValueError`) whose message names the file and
+line where there is one, and what would be accepted.
+"""
+
+from __future__ import annotations
+
+import operator
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+
+from . import _core
+from ._core import MemtwinError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pandas
+
+__all__ = [
+    "MemtwinError",
+    "Result",
+    "run",
+    "presets",
+    "default_scenario",
+    "resolve_machine",
+    "__version__",
+]
+
+__version__: str = _core.__version__
+
+#: A path given as text or as a path-like object.
+PathLike = Union[str, "os.PathLike[str]"]
+#: A scalar override value: written as ``KEY=VALUE`` with ``str(value)`` (booleans as 1/0).
+SetValue = Union[str, int, float, bool]
+
+_SEED_MAX = 2**64 - 1
+
+
+@dataclass(frozen=True)
+class Result:
+    """What one scenario run produced.
+
+    Attributes:
+        transcript: everything the scenario's commands printed, as a terminal would show it.
+        exit_status: the script's exit status (the last command's, or the failing one's under
+            ``set -e``); 0 when all went well.
+        sim_seconds: simulated seconds the script took.
+        series: sampled counters, one value per tick: ``"t_s"`` (seconds since boot) first,
+            then every ``"vm.<name>"`` (/proc/vmstat) and ``"mi.<Name>"`` (/proc/meminfo)
+            field, all lists of the same length.
+    """
+
+    transcript: str
+    exit_status: int
+    sim_seconds: float
+    series: Dict[str, List[Union[int, float]]] = field(repr=False)
+
+    def frame(self) -> "pandas.DataFrame":
+        """The series as a pandas DataFrame: one row per tick, columns ``t_s``, ``vm.*``, ``mi.*``.
+
+        Raises:
+            ImportError: pandas is not installed (``pip install 'memtwin[frames]'``).
+        """
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError(
+                "memtwin.Result.frame() needs pandas, which is not installed: "
+                "pip install 'memtwin[frames]' (or pip install pandas); "
+                "Result.series has the same data as a dict of lists"
+            ) from e
+        return pd.DataFrame(self.series)
+
+
+def _set_item(key: str, value: SetValue) -> str:
+    if isinstance(value, bool):
+        value = int(value)
+    return f"{key}={value}"
+
+
+def _sets(
+    sysctl: Optional[Mapping[str, SetValue]],
+    set: Optional[Union[Mapping[str, SetValue], Iterable[str]]],
+) -> List[str]:
+    items: List[str] = []
+    if sysctl is not None:
+        items.extend(_set_item(k, v) for k, v in sysctl.items())
+    if set is not None:
+        if isinstance(set, str):
+            items.append(set)
+        elif isinstance(set, Mapping):
+            items.extend(_set_item(k, v) for k, v in set.items())
+        else:
+            items.extend(str(s) for s in set)
+    return items
+
+
+def read_scenario(path: PathLike) -> str:
+    """Read a scenario file as UTF-8 text.
+
+    Raises:
+        OSError: the file cannot be read (``FileNotFoundError`` when it does not exist).
+        MemtwinError: the file is not UTF-8 text.
+    """
+    path = os.fspath(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise MemtwinError(
+            f"{path}: not UTF-8 text (invalid byte at offset {e.start}); "
+            "scenarios are UTF-8 shell-like scripts"
+        ) from None
+
+
+def run(
+    script: Optional[str] = None,
+    *,
+    path: Optional[PathLike] = None,
+    machine: PathLike = "",
+    sysctl: Optional[Mapping[str, SetValue]] = None,
+    set: Optional[Union[Mapping[str, SetValue], Iterable[str]]] = None,
+    seed: int = 0,
+) -> Result:
+    """Replay a scenario on a simulated machine. Deterministic for a given seed.
+
+    Args:
+        script: the scenario's text. With neither ``script`` nor ``path``, the embedded default
+            scenario (seed 000's page-cache walk-through) runs.
+        path: the scenario's file. Read here when ``script`` is None; otherwise only used to
+            name the script in error messages.
+        machine: a preset name (see :func:`presets`) or the path of a machine TOML file.
+            Empty: the scenario's own ``# machine:`` line, else ``"default"``.
+        sysctl: kernel settings, e.g. ``{"vm.swappiness": 1, "vm.dirty_ratio": 5}``.
+        set: further overrides, as a mapping or as ``"KEY=VALUE"`` strings: machine fields
+            (``ram=256M``, ``cpus=4``) or sysctls. Applied after ``sysctl``.
+        seed: drives every random choice (0 .. 2**64-1).
+
+    Returns:
+        A :class:`Result`.
+
+    Raises:
+        MemtwinError: bad scenario, machine, override or seed; the message names file:line
+            where there is one and what would be accepted.
+        OSError: ``path`` cannot be read.
+    """
+    if isinstance(seed, bool):
+        raise TypeError("seed must be an int, not bool")
+    seed = operator.index(seed)  # int, numpy integers, ...; TypeError for floats and text
+    if not 0 <= seed <= _SEED_MAX:
+        raise MemtwinError(f"seed {seed} is out of range: expected 0 .. {_SEED_MAX}")
+    script_path = os.fspath(path) if path is not None else None
+    if script is None and script_path is not None:
+        script = read_scenario(script_path)
+    raw = _core.run(
+        script_text=script,
+        script_path=script_path,
+        machine=os.fspath(machine),
+        sets=_sets(sysctl, set),
+        seed=seed,
+    )
+    series: Dict[str, List[Union[int, float]]] = {"t_s": raw["t_s"]}
+    series.update(raw["columns"])
+    return Result(
+        transcript=raw["transcript"],
+        exit_status=raw["exit_status"],
+        sim_seconds=raw["sim_seconds"],
+        series=series,
+    )
+
+
+def presets() -> List[Tuple[str, str]]:
+    """(name, one-line description) of every machine preset shipped with memtwin."""
+    return [(name, desc) for name, desc in _core.presets()]
+
+
+def resolve_machine(script: Optional[str] = None, machine: PathLike = "") -> str:
+    """The machine :func:`run` uses: ``machine`` if given, else the script's own
+    ``# machine: NAME`` line, else ``"default"``. No script: the default scenario's."""
+    machine = os.fspath(machine)
+    if machine:
+        return machine
+    if script is None:
+        script = _core.default_scenario()[1]
+    return _core.machine_directive(script) or "default"
+
+
+def default_scenario() -> Tuple[str, str]:
+    """(name, text) of the embedded default scenario that :func:`run` uses with no script."""
+    name, text = _core.default_scenario()
+    return name, text

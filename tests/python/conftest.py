@@ -1,0 +1,52 @@
+"""Helpers for the CLI and API tests: the CLI always runs in a fresh interpreter, exactly as a
+user would start it (`python -m memtwin ...`)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import List, Optional, Union
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+# A simulation of the small default scenario takes seconds; this only guards against a hang.
+TIMEOUT_S = 600
+
+
+def run_cli(
+    *args: Union[str, os.PathLike],
+    cwd: Optional[Union[str, os.PathLike]] = None,
+    binary: bool = False,
+) -> subprocess.CompletedProcess:
+    cmd: List[str] = [sys.executable, "-m", "memtwin", *map(str, args)]
+    return subprocess.run(
+        cmd,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=TIMEOUT_S,
+        **({} if binary else {"text": True, "encoding": "utf-8", "errors": "replace"}),
+    )
+
+
+def assert_bad_input(proc: subprocess.CompletedProcess, *needles: str) -> str:
+    """Exit status 2, one `memtwin: ...` line on stderr, no traceback; returns the line."""
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    line = lines[0]
+    assert line.startswith("memtwin: "), line
+    assert not line.startswith("memtwin: memtwin:"), line
+    for needle in needles:
+        assert needle in line, (needle, line)
+    return line
+
+
+@pytest.fixture
+def cli():
+    return run_cli

@@ -1,0 +1,125 @@
+"""The CLI's plumbing around the core, with the core replaced by a stand-in (in process).
+
+What reaches `memtwin._core.run`, what comes back out as transcript, exit status and files.
+The tests in test_cli_run.py do the same end to end with the real simulator.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+
+import pytest
+
+import memtwin
+from memtwin import MemtwinError
+from memtwin.cli import main
+
+
+class FakeCore:
+    def __init__(self, exit_status=0, error=None):
+        self.calls = []
+        self.exit_status = exit_status
+        self.error = error
+
+    def __call__(self, script_text=None, script_path=None, machine="", sets=(), seed=0):
+        self.calls.append(
+            dict(script_text=script_text, script_path=script_path, machine=machine,
+                 sets=list(sets), seed=seed)
+        )
+        if self.error:
+            raise MemtwinError(self.error)
+        return {
+            "transcript": "line one\nline two\n",
+            "exit_status": self.exit_status,
+            "sim_seconds": 1.5,
+            "t_s": [0.0, 1.0],
+            "columns": [("vm.pgpgin", [0, 8]), ("mi.MemFree", [1000, 900])],
+        }
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    core = FakeCore()
+    monkeypatch.setattr(memtwin._core, "run", core)
+    return core
+
+
+def test_no_script_asks_the_core_for_its_default_scenario(fake, capsys):
+    assert main(["run"]) == 0
+    # Neither text nor path: the core's embedded default scenario, on its own machine.
+    assert fake.calls == [
+        dict(script_text=None, script_path=None, machine="", sets=[], seed=0)
+    ]
+    assert capsys.readouterr().out == "line one\nline two\n"
+
+
+def test_script_machine_sets_and_seed_are_passed(fake, tmp_path, capsys):
+    script = tmp_path / "s.sh"
+    script.write_text("sleep 1\n")
+    rc = main(["run", str(script), "--machine", "laptop", "--set", "ram=1G",
+               "-s", "vm.swappiness=1", "--seed", "016"])
+    assert rc == 0
+    assert fake.calls == [
+        dict(script_text="sleep 1\n", script_path=str(script), machine="laptop",
+             sets=["ram=1G", "vm.swappiness=1"], seed=16)
+    ]
+
+
+def test_api_sysctl_then_set(fake):
+    result = memtwin.run("sleep 1\n", sysctl={"vm.swappiness": 1}, set=["ram=2G"], seed=5)
+    assert fake.calls[0]["sets"] == ["vm.swappiness=1", "ram=2G"]
+    assert fake.calls[0]["script_path"] is None
+    assert result.series == {"t_s": [0.0, 1.0], "vm.pgpgin": [0, 8], "mi.MemFree": [1000, 900]}
+    assert result.sim_seconds == 1.5 and result.exit_status == 0
+
+
+@pytest.mark.parametrize("status,expected", [(0, 0), (1, 1), (3, 3), (137, 137), (256, 1), (-1, 1)])
+def test_exit_status_is_the_scripts(monkeypatch, capsys, status, expected):
+    monkeypatch.setattr(memtwin._core, "run", FakeCore(exit_status=status))
+    assert main(["run", "--quiet"]) == expected
+    assert capsys.readouterr().out == ""
+
+
+def test_core_error_is_one_line_without_doubled_prefix(monkeypatch, capsys):
+    monkeypatch.setattr(memtwin._core, "run", FakeCore(error="memtwin: x.sh:3: unknown command"))
+    assert main(["run"]) == 2
+    captured = capsys.readouterr()
+    assert captured.err == "memtwin: x.sh:3: unknown command\n"
+    assert captured.out == ""
+
+
+def test_internal_error_is_one_line(monkeypatch, capsys):
+    def boom(**kwargs):
+        raise RuntimeError("oops")
+
+    monkeypatch.setattr(memtwin._core, "run", boom)
+    assert main(["run"]) == 70
+    err = capsys.readouterr().err
+    assert err.startswith("memtwin: internal error: RuntimeError: oops")
+    assert len(err.splitlines()) == 1
+
+
+def test_files(fake, tmp_path, capsys):
+    j, c = tmp_path / "r.json", tmp_path / "r.csv"
+    assert main(["run", "-q", "--seed", "9", "--json", str(j), "--csv", str(c)]) == 0
+    doc = json.loads(j.read_text())
+    assert doc == {
+        "script": memtwin.default_scenario()[0],
+        "machine": memtwin.resolve_machine(),
+        "sets": [],
+        "seed": 9,
+        "sim_seconds": 1.5,
+        "exit_status": 0,
+        "series": {"t_s": [0.0, 1.0], "vm.pgpgin": [0, 8], "mi.MemFree": [1000, 900]},
+    }
+    assert c.read_text() == "t_s,vm.pgpgin,mi.MemFree\n0.0,0,1000\n1.0,8,900\n"
+    assert sorted(os.listdir(tmp_path)) == ["r.csv", "r.json"]
+    with open(c, newline="") as f:
+        assert next(csv.reader(f)) == ["t_s", "vm.pgpgin", "mi.MemFree"]
+
+
+def test_csv_to_stdout(fake, capsys):
+    assert main(["run", "--csv", "-"]) == 0
+    assert capsys.readouterr().out == "t_s,vm.pgpgin,mi.MemFree\n0.0,0,1000\n1.0,8,900\n"
