@@ -73,6 +73,9 @@ pub struct Block {
     pub devs: Vec<BlockDevice>,
     pub reqs: Vec<Request>,
     free_reqs: Vec<u32>,
+    /// Live read requests (page-cache and swap-in): few, searched when a reader finds a
+    /// page locked.
+    pub reads: Vec<u32>,
 }
 
 /// Initial bandwidth estimate (INIT_BW in mm/page-writeback.c: 100 MB/s).
@@ -107,9 +110,9 @@ impl Block {
 
     /// Requests in flight that cover page `index` of `mapping` (a read in progress).
     pub fn read_completion(&self, mapping: u32, index: u32) -> Option<Ns> {
-        self.reqs
+        self.reads
             .iter()
-            .filter(|r| r.live)
+            .map(|&i| &self.reqs[i as usize])
             .filter_map(|r| match r.kind {
                 ReqKind::PageRead { mapping: m, index: i, n } if m == mapping && index >= i && index < i + n => Some(r.done_at),
                 _ => None,
@@ -182,6 +185,9 @@ impl Kernel {
             }
         };
         self.events.push(done_at, Event::IoDone(id));
+        if matches!(kind, ReqKind::PageRead { .. } | ReqKind::SwapIn { .. }) {
+            self.block.reads.push(id);
+        }
         match dir {
             Dir::Read => self.vm.add(memtwin_procfs::VmItem::Pgpgin, bytes / 1024),
             Dir::Write => self.vm.add(memtwin_procfs::VmItem::Pgpgout, bytes / 1024),
@@ -194,6 +200,9 @@ impl Kernel {
         let r = self.block.reqs[id as usize];
         self.block.reqs[id as usize].live = false;
         self.block.free_reqs.push(id);
+        if let Some(i) = self.block.reads.iter().position(|&x| x == id) {
+            self.block.reads.swap_remove(i);
+        }
         self.intr += 1;
         let d = &mut self.block.devs[r.dev as usize];
         d.inflight.pop_front();
@@ -213,6 +222,8 @@ impl Kernel {
             ReqKind::SwapOut { slot, n } => self.swap_out_done(slot, n),
             ReqKind::SwapIn { slot, n } => self.swap_in_done(slot, n),
         }
+        // What reached the disk survives a crash (fs/persist.rs).
+        self.fs_io_done(&r);
         // Submitters waiting for a request slot or for writeback to progress.
         if let Some(f) = self.block.devs[r.dev as usize].flusher {
             if self.flusher_waits_for_slot(f) {

@@ -75,6 +75,10 @@ pub struct Kernel {
     pub swap_rd: std::collections::HashMap<u32, (u32, u32)>,
     /// Swap writes queued by the reclaim pass in progress.
     pub swap_pending_buf: Vec<u32>,
+    /// The idle system's binaries and shared libraries (mapped, executable).
+    pub system_libs: Option<u32>,
+    /// zram devices set up with zramctl: (disk size, compression algorithm).
+    pub zram_disks: Vec<(u64, String)>,
 }
 
 /// Reclaim invocations and their cost per path, for latency tables.
@@ -132,6 +136,8 @@ impl Kernel {
             swap_wb: Default::default(),
             swap_rd: Default::default(),
             swap_pending_buf: Vec::new(),
+            zram_disks: Vec::new(),
+            system_libs: None,
             machine,
         };
         k.boot_devices()?;
@@ -152,6 +158,7 @@ impl Kernel {
         for m in &mounts {
             self.fs.mount(m, &self.block).map_err(KernelError)?;
         }
+        self.mount_boot_defaults();
         Ok(())
     }
 
@@ -312,6 +319,11 @@ impl Kernel {
     }
 
     fn do_exit(&mut self, tid: TaskId, code: i32) {
+        for fd in 0..self.tasks[tid as usize].files.len() {
+            if self.tasks[tid as usize].files[fd].is_some() {
+                let _ = self.sys_close(tid, fd);
+            }
+        }
         self.release_task_memory(tid);
         let t = &mut self.tasks[tid as usize];
         t.exit_code = Some(code);

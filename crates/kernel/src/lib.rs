@@ -9,7 +9,9 @@ pub mod block;
 pub mod fs;
 mod kernel;
 pub mod mm;
+pub mod net;
 pub mod proc;
+mod reboot;
 pub mod task;
 
 pub use kernel::{Event, Kernel, KernelError, ReclaimStats};

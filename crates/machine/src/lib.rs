@@ -21,6 +21,11 @@ pub use parse::{apply_set, load, parse_toml};
 pub use presets::{preset, preset_names, PresetInfo, PRESETS};
 pub use sysctl::{Bdflush, SysctlError, Sysctls};
 
+/// Every sysctl name the model knows.
+pub fn sysctl_names() -> &'static [&'static str] {
+    sysctl::KNOWN
+}
+
 /// Which kernel generation's behaviour to emulate where eras differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelProfile {
@@ -143,6 +148,10 @@ pub struct CpuModel {
     pub syscall_ns: u64,
     /// Cost of submitting one block I/O request and taking its completion interrupt, ns.
     pub io_request_ns: u64,
+    /// User-space cost of moving one character through stdio (putc()/getc() on a FILE:
+    /// the buffer-pointer check, the store or load, and the stream lock glibc takes for
+    /// putc/getc), ns. bonnie++'s per-character tests are made of these.
+    pub stdio_char_ns: u64,
 }
 
 impl Default for CpuModel {
@@ -170,7 +179,48 @@ impl Default for CpuModel {
             // Block-layer submit (bio, request, tag), driver doorbell and the completion
             // interrupt with its softirq: ~5 µs of CPU per request.
             io_request_ns: 5000,
+            // putc() in glibc: a lock-prefixed acquire of the stream lock (~20 cycles on
+            // this class of core), the buffer bounds check and the store: ~6 ns at 3 GHz.
+            stdio_char_ns: 6,
         }
+    }
+}
+
+/// The machine's network interface and the path to the peer it talks to (seed 002's FTP
+/// transfers). Calibrated from hardware parameters: line rate, path RTT, MTU and the CPU
+/// cost of the receive path; the throughput a transfer gets follows from them and from the
+/// TCP tunables (net.ipv4.tcp_rmem, tcp_adv_win_scale).
+#[derive(Clone, Debug, PartialEq)]
+pub struct NetModel {
+    /// Interface name as the kernel calls it ("eth0").
+    pub nic: String,
+    /// Line rate, bits per second (1e9 for gigabit Ethernet).
+    pub link_bps: f64,
+    /// Round-trip time to the peer for a full-sized segment and its ACK: wire, switches,
+    /// both NICs' interrupt moderation and the peer's own turnaround, ns. The receiver's
+    /// CPU time is not in it: the model adds it where the receiving task spends it.
+    pub rtt_ns: u64,
+    /// Largest IP packet on the link, bytes (1500 for Ethernet; 9000 with jumbo frames).
+    pub mtu: u32,
+    /// CPU cost of receiving one TCP segment: the NIC interrupt (or its share of a
+    /// moderated one), the driver's descriptor and buffer refill, IP and TCP input
+    /// processing, waking the reader and the share of an ACK (one per two segments), ns.
+    pub rx_packet_ns: u64,
+    /// CPU cost per received byte on top of the copy to user space (which is charged at
+    /// copy_bw): a software checksum when the NIC does not verify it; 0 with offload.
+    pub rx_byte_ns: f64,
+    /// What the bus between NIC and memory can carry, bytes/s (a 32-bit/33 MHz PCI slot
+    /// is 133 MB/s peak); None when the bus is faster than the link.
+    pub bus_bw: Option<f64>,
+}
+
+impl Default for NetModel {
+    /// A gigabit Ethernet port on a 2010s server in a LAN: ~0.1 ms round trip through one
+    /// switch (two 1500-byte serialisations of 12 µs, switch and PHY latencies, interrupt
+    /// coalescing of tens of µs on both ends); ~1.5 µs of CPU per segment with NAPI
+    /// polling and checksum offload.
+    fn default() -> Self {
+        NetModel { nic: "eth0".into(), link_bps: 1e9, rtt_ns: 100_000, mtu: 1500, rx_packet_ns: 1500, rx_byte_ns: 0.0, bus_bw: None }
     }
 }
 
@@ -191,6 +241,8 @@ pub struct Machine {
     pub mounts: Vec<Mount>,
     pub swaps: Vec<SwapDevice>,
     pub sysctl: Sysctls,
+    /// The network interface (`[net]` in machine files).
+    pub net: NetModel,
     /// Memory the idle system already uses at boot (init, daemons): anonymous and file bytes.
     pub boot_anon_bytes: u64,
     pub boot_file_bytes: u64,

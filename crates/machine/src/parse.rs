@@ -24,6 +24,16 @@
 //! page_fault_ns = 700
 //! syscall_ns = 150
 //! io_request_ns = 5000
+//! stdio_char_ns = 6            # putc()/getc() through stdio, per character
+//!
+//! [net]                        # optional; each field optional (defaults: NetModel::default())
+//! nic = "eth0"
+//! link_mbit = 1000             # line rate, megabits/s (decimal, as Ethernet is rated)
+//! rtt_us = 100                 # round trip to the peer, µs (may be fractional)
+//! mtu = 1500
+//! rx_packet_ns = 1500          # CPU per received segment
+//! rx_byte_ns = 0               # CPU per received byte beyond the copy (software checksum)
+//! bus_bw = 93e6                # NIC-to-memory bus limit, bytes/s (default: none)
 //!
 //! [[disk]]                     # any number; names as Linux gives them (vda, sdb, nvme0n1, ram0)
 //! name = "vda"                 # required; major:minor derived from it (vda = 253:0)
@@ -65,7 +75,7 @@
 //! `ram`, `cpus`, `kernel`, `kernel_reserve` (a size or `default`), `hostname`, `boot_anon`,
 //! `boot_file`, `swap` (`0` removes every swap device; a size resizes the first one, growing its
 //! disk if the disk holds nothing else), `disk.NAME.FIELD` (`size`, `preset` or any override
-//! field above), `cpu.FIELD`, and any sysctl (`vm.swappiness=10`, `vm/dirty_ratio=5`).
+//! field above), `cpu.FIELD`, `net.FIELD`, and any sysctl (`vm.swappiness=10`, `vm/dirty_ratio=5`).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -75,8 +85,8 @@ use crate::size::parse_size;
 use crate::tree::{resolve, Entry, Node, RawNode};
 use crate::validate::{self, Problem};
 use crate::{
-    CpuModel, DeviceModel, Disk, KernelProfile, Machine, MachineError, Mount, SwapDevice, SwapKind,
-    Sysctls,
+    CpuModel, DeviceModel, Disk, KernelProfile, Machine, MachineError, Mount, NetModel, SwapDevice,
+    SwapKind, Sysctls,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -249,6 +259,7 @@ const TOP_KEYS: &[&str] = &[
     "boot_anon",
     "boot_file",
     "cpu",
+    "net",
     "disk",
     "mount",
     "swap",
@@ -264,7 +275,10 @@ const CPU_FIELDS: &[&str] = &[
     "page_fault_ns",
     "syscall_ns",
     "io_request_ns",
+    "stdio_char_ns",
 ];
+
+const NET_FIELDS: &[&str] = &["nic", "link_mbit", "rtt_us", "mtu", "rx_packet_ns", "rx_byte_ns", "bus_bw"];
 
 /// Device fields a disk may override on top of its preset.
 const DEVICE_FIELDS: &[&str] = &[
@@ -333,10 +347,48 @@ fn set_cpu_field(c: &mut CpuModel, field: &str, v: &Val) -> Result<(), String> {
         "page_fault_ns" => c.page_fault_ns = to_u64(v)?,
         "syscall_ns" => c.syscall_ns = to_u64(v)?,
         "io_request_ns" => c.io_request_ns = to_u64(v)?,
+        "stdio_char_ns" => c.stdio_char_ns = to_u64(v)?,
         _ => {
             return Err(format!(
                 "unknown CPU field '{field}' (accepted: {})",
                 CPU_FIELDS.join(", ")
+            ))
+        }
+    }
+    Ok(())
+}
+
+fn set_net_field(n: &mut NetModel, field: &str, v: &Val) -> Result<(), String> {
+    match field {
+        "nic" => n.nic = to_string(v)?,
+        "link_mbit" => {
+            let mbit = to_f64(v)?;
+            if !(mbit > 0.0) {
+                return Err(format!("link_mbit must be a positive number of megabits/s, got {}", v.got()));
+            }
+            n.link_bps = mbit * 1e6;
+        }
+        "rtt_us" => n.rtt_ns = to_us_as_ns(v)?,
+        "mtu" => n.mtu = to_u32(v)?,
+        "rx_packet_ns" => n.rx_packet_ns = to_u64(v)?,
+        "rx_byte_ns" => {
+            let x = to_f64(v)?;
+            if x < 0.0 {
+                return Err(format!("rx_byte_ns cannot be negative, got {}", v.got()));
+            }
+            n.rx_byte_ns = x;
+        }
+        "bus_bw" => {
+            n.bus_bw = match v {
+                Val::Str(s) if matches!(s.trim(), "none" | "0") => None,
+                Val::Int(0) => None,
+                _ => Some(to_rate(v)?),
+            }
+        }
+        _ => {
+            return Err(format!(
+                "unknown net field '{field}' (accepted: {})",
+                NET_FIELDS.join(", ")
             ))
         }
     }
@@ -455,7 +507,7 @@ impl<'a> Table<'a> {
         for e in self.entries {
             if !accepted.contains(&e.key.as_str()) {
                 let hint = match e.key.as_str() {
-                    "vm" | "net" | "fs" => " (sysctls go under [sysctl])",
+                    "vm" | "net" | "fs" | "ipv4" | "ipv6" | "core" => " (sysctls go under [sysctl])",
                     _ => "",
                 };
                 return Err(src.err(
@@ -574,6 +626,7 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
         mounts: Vec::new(),
         swaps: Vec::new(),
         sysctl: Sysctls::default(),
+        net: NetModel::default(),
         boot_anon_bytes: 0,
         boot_file_bytes: 0,
         hostname: "memtwin".into(),
@@ -605,6 +658,16 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
             let field = entry.key.as_str();
             read(&src, &mut spans, &format!("cpu.{field}"), entry, |v| {
                 set_cpu_field(&mut m.cpu_model, field, v)
+            })?;
+        }
+    }
+    if let Some(e) = top.get("net") {
+        let t = section(&src, e)?;
+        t.check_keys(&src, NET_FIELDS)?;
+        for entry in t.entries {
+            let field = entry.key.as_str();
+            read(&src, &mut spans, &format!("net.{field}"), entry, |v| {
+                set_net_field(&mut m.net, field, v)
             })?;
         }
     }
@@ -915,7 +978,7 @@ pub fn load(spec: &str) -> Result<Machine, MachineError> {
     if spec.ends_with(".toml") || spec.contains('/') {
         let text = std::fs::read_to_string(spec).map_err(|e| MachineError {
             message: format!(
-                "memtwin: cannot read machine file '{spec}': {}",
+                "cannot read machine file '{spec}': {}",
                 io_reason(&e)
             ),
         })?;
@@ -940,7 +1003,7 @@ fn io_reason(e: &std::io::Error) -> String {
 
 const SET_KEYS_HELP: &str =
     "ram, cpus, kernel, kernel_reserve, hostname, boot_anon, boot_file, swap, \
-                             disk.NAME.FIELD, cpu.FIELD, or a sysctl such as vm.swappiness";
+                             disk.NAME.FIELD, cpu.FIELD, net.FIELD, or a sysctl such as vm.swappiness";
 
 /// Apply one "KEY=VALUE" override (a machine field or a sysctl).
 pub fn apply_set(m: &mut Machine, kv: &str) -> Result<(), MachineError> {
@@ -976,6 +1039,9 @@ pub fn apply_set(m: &mut Machine, kv: &str) -> Result<(), MachineError> {
         set_disk(&mut new, rest, &v).map_err(fail)?;
     } else if let Some(field) = key.strip_prefix("cpu.") {
         set_cpu_field(&mut new.cpu_model, field, &v).map_err(fail)?;
+    } else if let Some(field) = key.strip_prefix("net.").filter(|f| NET_FIELDS.contains(f)) {
+        // net.ipv4.* and net.core.* are sysctls; net.FIELD is the interface.
+        set_net_field(&mut new.net, field, &v).map_err(fail)?;
     } else if key.contains('.') || key.contains('/') {
         set_sysctl(&mut new.sysctl, key, value).map_err(fail)?;
     } else {

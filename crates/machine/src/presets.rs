@@ -27,6 +27,26 @@ pub const PRESETS: &[PresetInfo] = &[
         toml: include_str!("../../../machines/seed-003.toml"),
     },
     PresetInfo {
+        name: "seed-002",
+        description: "Seed 002's 2002 PC: 128 MB PC133 SDRAM, 1 GHz Pentium III class CPU, a 7200 rpm IDE disk, gigabit Ethernet (e1000 on 32-bit PCI), Linux 2.4 (bdflush, tcp_rmem 4096 87380 174760).",
+        toml: include_str!("../../../machines/seed-002.toml"),
+    },
+    PresetInfo {
+        name: "optiplex-gx115",
+        description: "Dell OptiPlex GX115 (seed 001): Pentium III 1 GHz, 512 MB PC133 SDRAM, a 40 GB 7200 rpm IDE disk, Red Hat 8.0 (Linux 2.4), a 384 MB tmpfs on /mnt/ram.",
+        toml: include_str!("../../../machines/optiplex-gx115.toml"),
+    },
+    PresetInfo {
+        name: "ml110-g4",
+        description: "HP ProLiant ML110 G4 (seed 001): Xeon 3040 (2 cores), 2 GB PC2-5300 DDR2, two 160 GB 7200 rpm SATA disks in RAID 1, CentOS 3.6 (Linux 2.4), a 384 MB tmpfs on /mnt/ram.",
+        toml: include_str!("../../../machines/ml110-g4.toml"),
+    },
+    PresetInfo {
+        name: "ml110-g6",
+        description: "HP ProLiant ML110 G6 (seed 001): Xeon X3430 (4 cores), 2 GB PC3-10600 DDR3, a 7200 rpm SATA disk, CentOS 6.0 (Linux 2.6.32, linux-2.6.39 profile), a 1 GB tmpfs on /mnt/ram.",
+        toml: include_str!("../../../machines/ml110-g6.toml"),
+    },
+    PresetInfo {
         name: "example",
         description: "The default machine with every setting spelled out and commented: the reference for machine files.",
         toml: include_str!("../../../machines/example.toml"),

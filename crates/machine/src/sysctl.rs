@@ -57,6 +57,13 @@ pub struct Sysctls {
     pub rmem_max: u64,
     pub rmem_default: u64,
     pub tcp_moderate_rcvbuf: u32,
+    /// net.ipv4.tcp_adv_win_scale: the share of the receive buffer offered as window is
+    /// space - space/2^scale (scale > 0) or space/2^-scale (scale <= 0), the rest being
+    /// left for skb overhead (tcp_win_from_space). 2 until Linux 3.4, 1 since.
+    pub tcp_adv_win_scale: i32,
+    /// net.ipv4.tcp_window_scaling: RFC 1323 window scaling; without it the window stops
+    /// at 65535 bytes.
+    pub tcp_window_scaling: u32,
     /// Split reclaim (seed 004): "classic" or "split", and S_start as a percentage of memory.
     pub split_reclaim: bool,
     pub slab_reclaim_start_percent: u32,
@@ -85,6 +92,8 @@ impl Default for Sysctls {
             rmem_max: 212992,
             rmem_default: 212992,
             tcp_moderate_rcvbuf: 1,
+            tcp_adv_win_scale: 1,
+            tcp_window_scaling: 1,
             split_reclaim: false,
             slab_reclaim_start_percent: 50,
         }
@@ -116,6 +125,8 @@ pub const KNOWN: &[&str] = &[
     "net.core.rmem_max",
     "net.core.rmem_default",
     "net.ipv4.tcp_moderate_rcvbuf",
+    "net.ipv4.tcp_adv_win_scale",
+    "net.ipv4.tcp_window_scaling",
 ];
 
 fn int<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, SysctlError> {
@@ -206,6 +217,15 @@ impl Sysctls {
             "net.core.rmem_max" => self.rmem_max = int(n, v)?,
             "net.core.rmem_default" => self.rmem_default = int(n, v)?,
             "net.ipv4.tcp_moderate_rcvbuf" => self.tcp_moderate_rcvbuf = ranged(n, v, 0, 1)? as u32,
+            "net.ipv4.tcp_adv_win_scale" => {
+                // proc_dointvec_minmax with the kernel's bounds (-31..31).
+                let x: i32 = int(n, v)?;
+                if !(-31..=31).contains(&x) {
+                    return Err(SysctlError(format!("{n}: {x} is out of range (-31..=31)")));
+                }
+                self.tcp_adv_win_scale = x;
+            }
+            "net.ipv4.tcp_window_scaling" => self.tcp_window_scaling = ranged(n, v, 0, 1)? as u32,
             _ => {
                 return Err(SysctlError(format!(
                     "unknown sysctl '{name}' (supported: {})",
@@ -243,6 +263,8 @@ impl Sysctls {
             "net.core.rmem_max" => self.rmem_max.to_string(),
             "net.core.rmem_default" => self.rmem_default.to_string(),
             "net.ipv4.tcp_moderate_rcvbuf" => self.tcp_moderate_rcvbuf.to_string(),
+            "net.ipv4.tcp_adv_win_scale" => self.tcp_adv_win_scale.to_string(),
+            "net.ipv4.tcp_window_scaling" => self.tcp_window_scaling.to_string(),
             "vm.drop_caches" => "0".to_string(),
             _ => return Err(SysctlError(format!("unknown sysctl '{name}' (supported: {})", KNOWN.join(", ")))),
         })

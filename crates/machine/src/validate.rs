@@ -141,6 +141,7 @@ pub(crate) fn check(m: &Machine) -> Result<(), Problem> {
     }
 
     check_cpu(m)?;
+    check_net(m)?;
     check_disks(m)?;
     check_mounts(m)?;
     check_swaps(m)?;
@@ -164,6 +165,7 @@ fn check_cpu(m: &Machine) -> Result<(), Problem> {
         ("page_fault_ns", c.page_fault_ns),
         ("syscall_ns", c.syscall_ns),
         ("io_request_ns", c.io_request_ns),
+        ("stdio_char_ns", c.stdio_char_ns),
     ] {
         if ns > MAX_NS {
             return Err(problem(
@@ -171,6 +173,47 @@ fn check_cpu(m: &Machine) -> Result<(), Problem> {
                 format!("cpu.{name} = {ns} is implausible (at most 10 s)"),
             ));
         }
+    }
+    Ok(())
+}
+
+fn check_net(m: &Machine) -> Result<(), Problem> {
+    let n = &m.net;
+    let name_ok = !n.nic.is_empty()
+        && n.nic.len() < 16 // IFNAMSIZ
+        && n.nic.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if !name_ok {
+        return Err(problem(
+            "net.nic",
+            format!("net.nic = '{}' is not an interface name (1 to 15 letters, digits, '.', '-' or '_', e.g. eth0)", n.nic),
+        ));
+    }
+    if !(n.link_bps.is_finite() && (1e3..=1e13).contains(&n.link_bps)) {
+        return Err(problem(
+            "net.link_mbit",
+            format!("net.link_mbit = {}: a link runs at 0.001 to 10000000 megabits/s", n.link_bps / 1e6),
+        ));
+    }
+    if n.rtt_ns == 0 || n.rtt_ns > MAX_NS {
+        return Err(problem(
+            "net.rtt_us",
+            format!("net.rtt_us = {}: a round trip takes more than 0 and at most 10 s", n.rtt_ns as f64 / 1e3),
+        ));
+    }
+    // IPv4 minimum (RFC 791: every host takes 576-byte datagrams) to the largest jumbo frame.
+    if !(576..=65535).contains(&n.mtu) {
+        return Err(problem("net.mtu", format!("net.mtu = {}: an IPv4 MTU is 576 to 65535 bytes", n.mtu)));
+    }
+    if n.rx_packet_ns > MAX_NS {
+        return Err(problem("net.rx_packet_ns", format!("net.rx_packet_ns = {} is implausible (at most 10 s)", n.rx_packet_ns)));
+    }
+    if let Some(bw) = n.bus_bw {
+        if !(bw.is_finite() && bw > 0.0) {
+            return Err(problem("net.bus_bw", format!("net.bus_bw = {bw}: a bandwidth must be a positive number of bytes/s")));
+        }
+    }
+    if !(n.rx_byte_ns.is_finite() && (0.0..=1e6).contains(&n.rx_byte_ns)) {
+        return Err(problem("net.rx_byte_ns", format!("net.rx_byte_ns = {} is implausible (0 to 1000000 ns per byte)", n.rx_byte_ns)));
     }
     Ok(())
 }

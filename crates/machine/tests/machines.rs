@@ -138,7 +138,7 @@ fn name_defaults_to_the_file_name() {
 fn every_preset_parses_and_validates() {
     assert_eq!(
         preset_names(),
-        vec!["default", "seed-000", "seed-003", "example"]
+        vec!["default", "seed-000", "seed-003", "seed-002", "optiplex-gx115", "ml110-g4", "ml110-g6", "example"]
     );
     for info in PRESETS {
         let m = preset(info.name).unwrap_or_else(|e| panic!("{}: {e}", info.name));
@@ -611,9 +611,9 @@ fn disk_wrongly_written_as_a_table_or_value() {
 #[test]
 fn load_files_and_presets() {
     let e = load("machines/no-such-machine.toml").unwrap_err().message;
-    assert_eq!(e, "memtwin: cannot read machine file 'machines/no-such-machine.toml': No such file or directory");
+    assert_eq!(e, "cannot read machine file 'machines/no-such-machine.toml': No such file or directory");
     let e = load("laptop").unwrap_err().message;
-    assert_eq!(e, "unknown machine preset 'laptop' (presets: default, seed-000, seed-003, example; or a path to a .toml file)");
+    assert_eq!(e, "unknown machine preset 'laptop' (presets: default, seed-000, seed-003, seed-002, optiplex-gx115, ml110-g4, ml110-g6, example; or a path to a .toml file)");
 
     let dir = std::env::temp_dir().join(format!("memtwin-machine-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -833,4 +833,86 @@ proptest! {
             prop_assert!(m.validate().is_ok());
         }
     }
+}
+
+// ---- [net] and the era presets ----
+
+#[test]
+fn net_section_and_set() {
+    let m = parse_toml(BASE, "t.toml").unwrap();
+    assert_eq!(m.net, NetModel::default());
+    let text = append("\n[net]\nnic = \"eth1\"\nlink_mbit = 100\nrtt_us = 2500.5\nmtu = 9000\nrx_packet_ns = 4000\nrx_byte_ns = 0.5\nbus_bw = \"100M\"\n");
+    let m = parse_toml(&text, "t.toml").unwrap();
+    assert_eq!(m.net.nic, "eth1");
+    assert_eq!(m.net.link_bps, 100e6);
+    assert_eq!(m.net.rtt_ns, 2_500_500);
+    assert_eq!(m.net.mtu, 9000);
+    assert_eq!(m.net.rx_packet_ns, 4000);
+    assert_eq!(m.net.rx_byte_ns, 0.5);
+    assert_eq!(m.net.bus_bw, Some(100.0 * MIB as f64));
+    assert_err(&append("\n[net]\nmtu = 100\n"), BASE_LINES + 3, &["net.mtu = 100", "576 to 65535"]);
+    assert_err(&append("\n[net]\nspeed = 1\n"), BASE_LINES + 3, &["unknown key 'speed' in [net]", "link_mbit"]);
+    assert_err(&append("\n[net]\nrtt_us = 0\n"), BASE_LINES + 3, &["net.rtt_us"]);
+    assert_err(&append("\n[net]\nnic = \"eth 0\"\n"), BASE_LINES + 3, &["not an interface name"]);
+    assert_err(&replace(2, "net.ipv4.tcp_rmem = \"1 2 3\""), 2, &["unknown key 'ipv4' in [net]", "sysctls go under [sysctl]"]);
+
+    let mut m = preset("default").unwrap();
+    apply_set(&mut m, "net.rtt_us=1000").unwrap();
+    assert_eq!(m.net.rtt_ns, 1_000_000);
+    apply_set(&mut m, "net.link_mbit=10000").unwrap();
+    assert_eq!(m.net.link_bps, 10e9);
+    apply_set(&mut m, "net.bus_bw=none").unwrap();
+    assert_eq!(m.net.bus_bw, None);
+    // net.ipv4.* is still a sysctl.
+    apply_set(&mut m, "net.ipv4.tcp_rmem=4096 873800 1747600").unwrap();
+    assert_eq!(m.sysctl.tcp_rmem, [4096, 873800, 1747600]);
+    apply_set(&mut m, "net.ipv4.tcp_adv_win_scale=2").unwrap();
+    assert_eq!(m.sysctl.tcp_adv_win_scale, 2);
+    let e = apply_set(&mut m, "net.mtu=10").unwrap_err().message;
+    assert!(e.starts_with("--set net.mtu=10: net.mtu = 10"), "{e}");
+    let e = apply_set(&mut m, "net.ipv4.tcp_adv_win_scale=40").unwrap_err().message;
+    assert!(e.contains("out of range"), "{e}");
+    apply_set(&mut m, "cpu.stdio_char_ns=40").unwrap();
+    assert_eq!(m.cpu_model.stdio_char_ns, 40);
+}
+
+/// Seed 001's machines: memory bandwidth from the memory technology (1.5 bytes of DRAM
+/// traffic per byte a read(2)/write(2) copies, 55% of one channel's peak for one core),
+/// an HDD of the era and a tmpfs RAM disk at /mnt/ram.
+#[test]
+fn seed_001_machines_follow_their_hardware() {
+    let peak_per_channel = [("optiplex-gx115", 133e6 * 8.0), ("ml110-g4", 667e6 * 8.0), ("ml110-g6", 1333e6 * 8.0)];
+    let mut last_copy = 0.0;
+    for (name, peak) in peak_per_channel {
+        let m = preset(name).unwrap();
+        let copy = m.cpu_model.copy_bw;
+        let derived = 0.55 * peak / 1.5;
+        assert!((copy / derived - 1.0).abs() < 0.02, "{name}: copy_bw {copy} vs 0.55 x {peak} / 1.5");
+        assert!(copy > last_copy, "newer memory copies faster");
+        last_copy = copy;
+        let ram = m.mounts.iter().find(|mt| mt.mountpoint == "/mnt/ram").expect("a RAM disk at /mnt/ram");
+        assert_eq!(ram.fstype, "tmpfs");
+        let root = m.mounts.iter().find(|mt| mt.mountpoint == "/").unwrap();
+        let disk = m.disk(root.source.trim_start_matches("/dev/")).unwrap();
+        assert!(disk.model.rotational && disk.model.preset == "hdd-7200");
+        assert!((40e6..=130e6).contains(&disk.model.read_bw), "{name}: a 7200 rpm disk of its era");
+    }
+    let gx = preset("optiplex-gx115").unwrap();
+    assert_eq!((gx.ram_bytes, gx.cpus, gx.kernel), (512 * MIB, 1, KernelProfile::Linux24));
+    assert_eq!(gx.disk("hda").unwrap().dev(), "3:0");
+    let g6 = preset("ml110-g6").unwrap();
+    assert_eq!(g6.mounts[1].size_bytes, Some(GIB));
+}
+
+#[test]
+fn seed_002_is_a_2002_pc() {
+    let m = preset("seed-002").unwrap();
+    assert_eq!((m.ram_bytes, m.cpus, m.kernel), (128 * MIB, 1, KernelProfile::Linux24));
+    assert_eq!(m.sysctl.bdflush, Bdflush::DEFAULT);
+    assert_eq!(m.sysctl.tcp_rmem, [4096, 87380, 174760], "the article's boot-time tcp_rmem");
+    assert_eq!(m.sysctl.tcp_adv_win_scale, 2);
+    assert_eq!(m.sysctl.tcp_moderate_rcvbuf, 0, "2.4 has no receive autotuning");
+    assert_eq!(m.net.link_bps, 1e9);
+    let hda = m.disk("hda").unwrap();
+    assert!((30e6..=40e6).contains(&hda.model.read_bw));
 }

@@ -60,6 +60,11 @@ impl std::error::Error for RunError {}
 pub const DEFAULT_SCENARIO_NAME: &str = "scenarios/seed-000-vmstat.sh";
 pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/seed-000-vmstat.sh");
 
+/// Error messages are one line: newlines that came from the script are shown escaped.
+pub(crate) fn one_line(s: &str) -> String {
+    s.replace('\r', "\\r").replace('\n', "\\n")
+}
+
 /// The machine a script asks for in a `# machine: NAME` comment line, if any.
 pub fn machine_directive(text: &str) -> Option<String> {
     text.lines()
@@ -73,23 +78,42 @@ pub fn machine_directive(text: &str) -> Option<String> {
 fn validate(items: &[lang::ListItem], file: &str) -> Result<(), RunError> {
     use lang::Command;
     let captures = std::collections::HashMap::new();
+    let fail = |line: u32, m: String| RunError { message: one_line(&format!("{file}:{line}: {m}")) };
     for item in items {
+        if item.background
+            && (!item.and_or.rest.is_empty() || item.and_or.first.commands.len() != 1 || !matches!(item.and_or.first.commands[0], Command::Simple(_)))
+        {
+            return Err(fail(item.span.line, "only a single simple command can run in the background ('cmd &')".into()));
+        }
         let pipes = std::iter::once(&item.and_or.first).chain(item.and_or.rest.iter().map(|(_, p)| p));
         for p in pipes {
+            if p.commands.len() > 1 {
+                return Err(fail(p.span.line, "pipelines ('a | b') are not supported; redirect to a file or /dev/null instead".into()));
+            }
             for c in &p.commands {
                 match c {
                     Command::Simple(sc) => {
                         let words: Option<Vec<String>> = sc.words.iter().map(|w| w.as_literal()).collect();
                         let Some(words) = words else { continue };
                         let Some(name) = words.first() else { continue };
+                        let line = sc.span.line;
+                        if name == "echo" {
+                            for r in &sc.redirects {
+                                if let Some(t) = r.target.as_literal().filter(|t| t.starts_with("/proc/")) {
+                                    commands::proc_write(&t, "0").map_err(|m| fail(line, m))?;
+                                }
+                            }
+                        }
                         if runner::BUILTINS.contains(&name.as_str()) {
                             if name == "sleep" {
-                                commands::parse_sleep(&words[1..]).map_err(|m| RunError { message: format!("{file}:{}: {m}", sc.span.line) })?;
+                                commands::parse_sleep(&words[1..]).map_err(|m| fail(line, m))?;
+                            }
+                            if name == "timeout" && words.len() > 2 {
+                                commands::build(&words[2], &words[3..], "/root", &captures).map_err(|m| fail(line, m))?;
                             }
                             continue;
                         }
-                        commands::build(name, &words[1..], "/root", &captures)
-                            .map_err(|m| RunError { message: format!("{file}:{}: {m}", sc.span.line) })?;
+                        commands::build(name, &words[1..], "/root", &captures).map_err(|m| fail(line, m))?;
                     }
                     Command::For(f) => validate(&f.body, file)?,
                     Command::If(i) => {
@@ -126,7 +150,7 @@ pub fn run(opts: &RunOptions) -> Result<RunResult, RunError> {
         }
         (None, None) => (DEFAULT_SCENARIO_NAME.to_string(), DEFAULT_SCENARIO.to_string()),
     };
-    let script = lang::parse(&text).map_err(|e| err(format!("{file}:{}:{}: {}", e.line, e.col, e.message)))?;
+    let script = lang::parse(&text).map_err(|e| err(one_line(&format!("{file}:{}:{}: {}", e.line, e.col, e.message))))?;
     validate(&script.items, &file)?;
     let spec = if !opts.machine.is_empty() {
         opts.machine.clone()

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 pub const MAX_SIM_NS: Ns = 7 * 24 * 3600 * NS_PER_SEC;
 
 /// Commands the shell itself carries out.
-pub const BUILTINS: &[&str] = &["true", ":", "false", "set", "export", "cd", "exit", "wait", "sleep"];
+pub const BUILTINS: &[&str] = &["true", ":", "false", "set", "export", "cd", "exit", "wait", "sleep", "crash", "reboot", "timeout"];
 
 /// Why execution of the script stops early.
 enum Stop {
@@ -59,7 +59,7 @@ impl Shell {
     }
 
     fn err(&self, span: Span, msg: impl std::fmt::Display) -> RunError {
-        RunError { message: format!("{}:{}: {}", self.file, span.line, msg) }
+        RunError { message: crate::one_line(&format!("{}:{}: {}", self.file, span.line, msg)) }
     }
 
     /// Run the whole script; returns its exit status.
@@ -74,6 +74,10 @@ impl Shell {
             self.k.kill(j, 143);
         }
         self.sample_through(self.k.now);
+        if self.series.t_s.last().is_some_and(|&t| t < self.k.now as f64 / NS_PER_SEC as f64) {
+            // The last, partial second.
+            self.sample();
+        }
         Ok(status)
     }
 
@@ -136,6 +140,10 @@ impl Shell {
 
     fn wait_task(&mut self, span: Span, tid: TaskId) -> Result<i32, Stop> {
         self.run_while(span, &mut |k| k.task_exited(tid))?;
+        if self.k.tasks[tid as usize].killed {
+            // bash reports a foreground job killed by SIGKILL.
+            self.k.transcript.push_str("Killed\n");
+        }
         Ok(self.k.tasks[tid as usize].exit_code.unwrap_or(0))
     }
 
@@ -261,7 +269,7 @@ impl Shell {
         if p.timed {
             let real = self.k.now - start;
             let (u1, s1) = self.children_cpu();
-            let text = commands::format_time(real, u1 - u0, s1 - s0, p.time_posix);
+            let text = commands::format_time(real, u1.saturating_sub(u0), s1.saturating_sub(s0), p.time_posix);
             self.k.transcript.push_str(&text);
         }
         Ok(status)
@@ -420,6 +428,7 @@ impl Shell {
                 self.status = 0;
                 return Ok(None);
             }
+            "crash" | "reboot" => return self.builtin_restart(c, name == "reboot", args),
             "sleep" => {
                 let secs = commands::parse_sleep(args).map_err(|m| Stop::Error(self.err(c.span, m)))?;
                 self.advance(c.span, secs)?;
@@ -437,13 +446,86 @@ impl Shell {
         if proc_target.is_some() {
             return Err(Stop::Error(self.err(c.span, "only 'echo VALUE > /proc/sys/...' can write to /proc")));
         }
+        if name == "timeout" {
+            return self.start_timeout(c, args, out, err);
+        }
         let cmd = commands::build(name, args, &self.cwd, &self.captures).map_err(|m| Stop::Error(self.err(c.span, m)))?;
-        self.spawn(c, name, cmd, out, err).map(Some)
+        let comm = commands::comm_of(name, args);
+        self.spawn(c, &comm, cmd, out, err).map(Some)
+    }
+
+    /// `timeout DURATION CMD...` (coreutils): run CMD, kill it with SIGTERM when DURATION
+    /// has passed; the status is then 124. Runs in the foreground here.
+    fn start_timeout(&mut self, c: &SimpleCommand, args: &[String], out: Sink, err: Sink) -> Result<Option<TaskId>, Stop> {
+        let Some((dur, rest)) = args.split_first() else {
+            return Err(Stop::Error(self.err(c.span, "timeout: missing operand (timeout DURATION COMMAND...)")));
+        };
+        let Some((name, cargs)) = rest.split_first() else {
+            return Err(Stop::Error(self.err(c.span, "timeout: missing command (timeout DURATION COMMAND...)")));
+        };
+        let limit = commands::parse_sleep(std::slice::from_ref(dur)).map_err(|m| Stop::Error(self.err(c.span, m.replace("sleep", "timeout"))))?;
+        let cmd = commands::build(name, cargs, &self.cwd, &self.captures).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+        let comm = commands::comm_of(name, cargs);
+        let tid = self.spawn(c, &comm, cmd, out, err)?;
+        let deadline = self.k.now + limit;
+        self.run_while(c.span, &mut |k| k.task_exited(tid) || k.now >= deadline)?;
+        if !self.k.task_exited(tid) {
+            self.k.kill(tid, 124);
+            self.run_while(c.span, &mut |k| k.task_exited(tid))?;
+            self.k.tasks[tid as usize].killed = false;
+            self.status = 124;
+            return Ok(None);
+        }
+        self.status = self.k.tasks[tid as usize].exit_code.unwrap_or(0);
+        Ok(None)
     }
 
     fn spawn(&mut self, c: &SimpleCommand, comm: &str, cmd: Cmd, out: Sink, err: Sink) -> Result<TaskId, Stop> {
         let cmdline = c.source.clone();
         let tid = self.k.spawn(comm, &cmdline, cmd, out, err);
         Ok(tid)
+    }
+}
+
+// ---- crash and reboot ---------------------------------------------------------------------
+
+impl Shell {
+    /// `crash` (power loss) and `reboot` (clean): the machine boots again and the script
+    /// goes on in a new session on it. The simulated clock continues; memory, caches,
+    /// tmpfs, run-time sysctl settings and counters start afresh; files keep what reached
+    /// the disk (everything for `reboot`, which first stops the background jobs and syncs).
+    /// Transcript: after the echoed command, one line
+    /// `--- crash: power lost at T s, the machine boots again ---` or
+    /// `--- reboot: synced and restarted at T s ---`.
+    fn builtin_restart(&mut self, c: &SimpleCommand, clean: bool, args: &[String]) -> Result<Option<TaskId>, Stop> {
+        let name = if clean { "reboot" } else { "crash" };
+        if let Some(a) = args.first() {
+            return Err(Stop::Error(self.err(c.span, format!("{name}: unexpected argument '{a}' ({name} takes none)"))));
+        }
+        if clean {
+            // systemd stops the services (SIGTERM), then syncs before unmounting.
+            for j in std::mem::take(&mut self.jobs) {
+                self.k.kill(j, 143);
+            }
+            let sync = commands::build("sync", &[], &self.cwd, &self.captures).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+            let tid = self.k.spawn("systemd-shutdow", "/usr/lib/systemd/systemd-shutdown reboot", sync, Sink::Null, Sink::Null);
+            self.run_while(c.span, &mut |k| k.task_exited(tid))?;
+        } else {
+            // Whatever ran dies with the machine.
+            self.jobs.clear();
+        }
+        let at = self.k.now as f64 / NS_PER_SEC as f64;
+        // Captured output written to a tmpfs is gone with it.
+        let old = &self.k;
+        self.captures.retain(|path, _| old.fs.mount_of(path).is_none_or(|m| !old.fs.mounts[m as usize].is_tmpfs()));
+        let new = Kernel::reboot_from(&mut self.k, clean).map_err(|e| Stop::Error(self.err(c.span, e)))?;
+        self.k = new;
+        self.k.transcript.push_str(&if clean {
+            format!("--- reboot: synced and restarted at {at:.3} s ---\n")
+        } else {
+            format!("--- crash: power lost at {at:.3} s, the machine boots again ---\n")
+        });
+        self.status = 0;
+        Ok(None)
     }
 }

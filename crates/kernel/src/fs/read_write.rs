@@ -2,7 +2,7 @@
 //! and write paths, fs/direct-io.c). Calls are resumable: a call that must wait returns the
 //! bytes done so far and the step to take; the caller calls again for the rest.
 
-use super::{normalize, Inode, OpenFile, RaState, Target};
+use super::{normalize, parent_of, DirectWrite, Inode, OpenFile, RaState, Target};
 use crate::block::{Dir, ReqKind};
 use crate::mm::{MappingKind, Slot, PAGE_SIZE};
 use crate::task::Step;
@@ -33,6 +33,10 @@ pub enum Errno {
     EBUSY,
     ENOMEM,
     EPERM,
+    EEXIST,
+    ENOTDIR,
+    EROFS,
+    EFBIG,
 }
 
 impl Errno {
@@ -48,6 +52,10 @@ impl Errno {
             Errno::EBUSY => "Device or resource busy",
             Errno::ENOMEM => "Cannot allocate memory",
             Errno::EPERM => "Operation not permitted",
+            Errno::EEXIST => "File exists",
+            Errno::ENOTDIR => "Not a directory",
+            Errno::EROFS => "Read-only file system",
+            Errno::EFBIG => "File too large",
         }
     }
 }
@@ -94,7 +102,7 @@ impl Kernel {
                 Target::BlockDev(self.block.find(&p[5..]).unwrap_or(0))
             }
             p => {
-                if self.fs.mounts.iter().any(|m| m.at == p) || p == "/" {
+                if self.fs.is_dir(p) {
                     return Err(Errno::EISDIR);
                 }
                 match self.fs.lookup(p) {
@@ -134,10 +142,27 @@ impl Kernel {
         Ok((fd, wait))
     }
 
+    /// O_CREAT of a new file: its directory must exist; tmpfs charges an inode
+    /// (shmem_reserve_inode: ENOSPC past nr_inodes).
     fn create_inode(&mut self, path: &str) -> Result<u32, Errno> {
+        let parent = parent_of(path);
+        if !self.fs.is_dir(parent) {
+            return Err(if self.fs.lookup(parent).is_some() { Errno::ENOTDIR } else { Errno::ENOENT });
+        }
         let mount = self.fs.mount_of(path).ok_or(Errno::ENOENT)?;
+        let mp = &self.fs.mounts[mount as usize];
+        if mp.nr_inodes.is_some_and(|n| mp.inodes_used >= n) {
+            return Err(Errno::ENOSPC);
+        }
+        let now = self.now;
+        let seq = self.fs.mounts[mount as usize].journal.note(now);
+        Ok(self.new_inode(mount, path, seq))
+    }
+
+    /// A linked, empty inode at `path` on `mount` (created in journal transaction `seq`).
+    pub(crate) fn new_inode(&mut self, mount: u32, path: &str, seq: u64) -> u32 {
         let m = &self.fs.mounts[mount as usize];
-        let (kind, dev) = if m.fstype == "tmpfs" { (MappingKind::Shmem, None) } else { (MappingKind::File, m.dev) };
+        let (kind, dev) = if m.is_tmpfs() { (MappingKind::Shmem, None) } else { (MappingKind::File, m.dev) };
         let ino = self.fs.inodes.len() as u32;
         // Each file's blocks are contiguous; files are far apart (seeks between files).
         let disk_base = (ino as u64 + 1) << 36;
@@ -151,9 +176,14 @@ impl Kernel {
             extent: 0,
             linked: true,
             opens: 0,
+            created_seq: seq,
+            unlinked_seq: None,
+            disk_size: 0,
         });
-        self.fs.names.insert(path.to_string(), ino);
-        Ok(ino)
+        self.fs.names.insert((mount, path.to_string()), ino);
+        self.fs.by_mapping.insert(mapping, ino);
+        self.fs.mounts[mount as usize].inodes_used += 1;
+        ino
     }
 
     /// close(2): the last close of an unlinked file frees it.
@@ -172,11 +202,17 @@ impl Kernel {
     /// unlink(2). Returns when the caller may go on (eviction waits for writeback).
     pub fn sys_unlink(&mut self, tid: TaskId, path: &str) -> Result<Option<Ns>, Errno> {
         let path = normalize("/", path);
-        let ino = self.fs.lookup(&path).ok_or(Errno::ENOENT)?;
-        self.fs.names.remove(&path);
+        let Some(ino) = self.fs.lookup(&path) else {
+            return Err(if self.fs.is_dir(&path) { Errno::EISDIR } else { Errno::ENOENT });
+        };
+        let mount = self.fs.inodes[ino as usize].mount;
+        self.fs.names.remove(&(mount, path));
         self.charge_sys(tid, self.machine.cpu_model.syscall_ns * 10);
+        let now = self.now;
+        let seq = self.fs.mounts[mount as usize].journal.note(now);
         let i = &mut self.fs.inodes[ino as usize];
         i.linked = false;
+        i.unlinked_seq = Some(seq);
         if i.opens == 0 {
             let m = i.mapping;
             let wait = self.block.writeback_completion(m);
@@ -189,14 +225,17 @@ impl Kernel {
     }
 
     /// evict(): the inode's page cache and its blocks go.
-    fn evict_inode(&mut self, ino: u32) {
+    pub(super) fn evict_inode(&mut self, ino: u32) {
         let m = self.fs.inodes[ino as usize].mapping;
         self.truncate_mapping(m, 0);
         let mount = self.fs.inodes[ino as usize].mount;
         let used = self.fs.inodes[ino as usize].extent;
-        self.fs.mounts[mount as usize].used -= used;
+        let mp = &mut self.fs.mounts[mount as usize];
+        mp.used -= used;
+        mp.inodes_used = mp.inodes_used.saturating_sub(1);
         self.fs.inodes[ino as usize].size = 0;
         self.fs.inodes[ino as usize].extent = 0;
+        self.fs.by_mapping.remove(&m);
         self.mm.release_mapping(m);
     }
 
@@ -209,6 +248,7 @@ impl Kernel {
         self.truncate_mapping(m, size.div_ceil(PAGE_SIZE));
         let i = &mut self.fs.inodes[ino as usize];
         i.size = i.size.min(size);
+        i.disk_size = i.disk_size.min(size);
         let new_extent = i.size.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         let freed = i.extent.saturating_sub(new_extent);
         i.extent = i.extent.min(new_extent);
@@ -217,27 +257,36 @@ impl Kernel {
         wait
     }
 
-    /// Reserve blocks for a file growing to `end` bytes; ENOSPC if the filesystem is full.
-    fn grow_file(&mut self, ino: u32, end: u64) -> Result<(), Errno> {
+    /// Reserve blocks for a write of `len` bytes at `pos`. Returns how many bytes fit: the
+    /// write is cut at the page where the filesystem fills up (shmem_inode_acct_blocks
+    /// fails page by page, so a write that crosses the limit is short) and ENOSPC when
+    /// not one more page fits.
+    fn reserve_blocks(&mut self, ino: u32, pos: u64, len: u64) -> Result<u64, Errno> {
+        // The page index of a frame has 28 bits: files end at 1 TiB here (s_maxbytes).
+        let max_bytes = (crate::mm::page::MAX_INDEX + 1) * PAGE_SIZE;
+        if pos >= max_bytes {
+            return Err(Errno::EFBIG);
+        }
+        let len = len.min(max_bytes - pos);
         let i = &self.fs.inodes[ino as usize];
+        let end = pos + len;
         let need = end.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         if need <= i.extent {
-            return Ok(());
+            return Ok(len);
         }
-        let extra = need - i.extent;
         let mount = i.mount as usize;
-        let mp = &self.fs.mounts[mount];
-        let cap = match (mp.dev, mp.size_limit) {
-            (_, Some(l)) => l,
-            (Some(d), None) => self.block.devs[d as usize].disk.size_bytes,
-            (None, None) => self.mm.managed * PAGE_SIZE / 2,
-        };
-        if mp.used + extra > cap {
+        let extent = i.extent;
+        let cap = self.fs_capacity(mount as u32);
+        let free = cap.saturating_sub(self.fs.mounts[mount].used);
+        let grant = (need - extent).min(free / PAGE_SIZE * PAGE_SIZE);
+        let new_extent = extent + grant;
+        let allowed = new_extent.saturating_sub(pos).min(len);
+        if allowed == 0 {
             return Err(Errno::ENOSPC);
         }
-        self.fs.mounts[mount].used += extra;
-        self.fs.inodes[ino as usize].extent = need;
-        Ok(())
+        self.fs.mounts[mount].used += grant;
+        self.fs.inodes[ino as usize].extent = new_extent;
+        Ok(allowed)
     }
 
     /// read(2) of up to `len` bytes.
@@ -266,7 +315,7 @@ impl Kernel {
                 if direct {
                     if let Some(d) = dev {
                         let base = i.disk_base;
-                        return Ok(self.direct_io(tid, fd, d, base, pos, len.min(size.saturating_sub(pos)), Dir::Read));
+                        return Ok(self.direct_io(tid, fd, d, base, pos, len.min(size.saturating_sub(pos)), Dir::Read, None));
                     }
                 }
                 self.filemap_read(tid, fd, m, size, len)
@@ -274,7 +323,7 @@ impl Kernel {
             Target::BlockDev(d) => {
                 let size = self.block.devs[d as usize].disk.size_bytes;
                 if direct {
-                    return Ok(self.direct_io(tid, fd, d, 0, pos, len.min(size.saturating_sub(pos)), Dir::Read));
+                    return Ok(self.direct_io(tid, fd, d, 0, pos, len.min(size.saturating_sub(pos)), Dir::Read, None));
                 }
                 let m = self.block.devs[d as usize].mapping;
                 self.filemap_read(tid, fd, m, size, len)
@@ -293,10 +342,32 @@ impl Kernel {
         let lookup_ns = self.machine.cpu_model.page_cache_ns;
         let mut at = pos;
         let mut wait = None;
+        let shmem = self.mm.mappings[m as usize].swap_backed();
         while at < end {
             let index = at / PAGE_SIZE;
             let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
-            match self.mm.mappings[m as usize].slot(index) {
+            let slot = self.mm.mappings[m as usize].slot(index);
+            if shmem {
+                // shmem_file_read_iter: a hole reads as the zero page (nothing is
+                // allocated); a swapped-out page is swapped in first (shmem_swapin_folio),
+                // and a page being swapped in is waited for.
+                match slot {
+                    Slot::Page(p) if !self.mm.pages.locked(p) => {}
+                    Slot::Empty | Slot::Shadow(_) => {
+                        self.charge_sys(tid, lookup_ns + ns_for(chunk, cpu_copy));
+                        at += chunk;
+                        continue;
+                    }
+                    _ => match self.touch(tid, m, index, false) {
+                        Ok(()) => continue,
+                        Err(step) => {
+                            wait = Some(step);
+                            break;
+                        }
+                    },
+                }
+            }
+            match slot {
                 Slot::Page(p) if !self.mm.pages.locked(p) => {
                     let mark = self.file_mut(tid, fd)?.ra;
                     if mark.size > 0 && index == mark.start + mark.size - mark.async_size && mark.async_size > 0 {
@@ -341,8 +412,8 @@ impl Kernel {
         match target {
             Target::Null | Target::Zero | Target::Random => Ok(IoProgress::done(len)),
             Target::Inode(ino) => {
+                let len = self.reserve_blocks(ino, pos, len)?;
                 let end = pos + len;
-                self.grow_file(ino, end)?;
                 let i = &self.fs.inodes[ino as usize];
                 let m = i.mapping;
                 let dev = self.fs.mounts[i.mount as usize].dev;
@@ -352,7 +423,7 @@ impl Kernel {
                         // Cached pages of the range are written and dropped first
                         // (kiocb_invalidate_pages).
                         self.invalidate_range(m, pos / PAGE_SIZE, end.div_ceil(PAGE_SIZE));
-                        let p = self.direct_io(tid, fd, d, base, pos, len, Dir::Write);
+                        let p = self.direct_io(tid, fd, d, base, pos, len, Dir::Write, Some(ino));
                         let i = &mut self.fs.inodes[ino as usize];
                         i.size = i.size.max(pos + p.bytes);
                         return Ok(p);
@@ -372,7 +443,7 @@ impl Kernel {
                 if direct {
                     let m = self.block.devs[d as usize].mapping;
                     self.invalidate_range(m, pos / PAGE_SIZE, (pos + len).div_ceil(PAGE_SIZE));
-                    return Ok(self.direct_io(tid, fd, d, 0, pos, len, Dir::Write));
+                    return Ok(self.direct_io(tid, fd, d, 0, pos, len, Dir::Write, None));
                 }
                 let m = self.block.devs[d as usize].mapping;
                 self.generic_perform_write(tid, fd, m, len)
@@ -388,9 +459,25 @@ impl Kernel {
         let copy_bw = self.machine.cpu_model.copy_bw;
         let mut at = pos;
         let mut wait = None;
+        let shmem = self.mm.mappings[m as usize].swap_backed();
         while at < end {
             let index = at / PAGE_SIZE;
             let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
+            if shmem {
+                // shmem_write_begin -> shmem_get_folio(SGP_WRITE): a swapped-out page is
+                // swapped in (and its swap copy dropped) before it is written.
+                let slot = self.mm.mappings[m as usize].slot(index);
+                let busy = matches!(slot, Slot::Page(p) if self.mm.pages.locked(p));
+                if busy || matches!(slot, Slot::Swap(_)) {
+                    match self.touch(tid, m, index, true) {
+                        Ok(()) => continue,
+                        Err(step) => {
+                            wait = Some(step);
+                            break;
+                        }
+                    }
+                }
+            }
             let p = match self.mm.mappings[m as usize].slot(index) {
                 Slot::Page(p) => p,
                 _ => match self.page_cache_alloc(tid) {
@@ -417,7 +504,9 @@ impl Kernel {
         }
         let done = at - pos;
         self.file_mut(tid, fd)?.pos = at;
-        if wait.is_none() && done > 0 {
+        // shmem's backing_dev has no writeback (no BDI_CAP_WRITEBACK): tmpfs writers are
+        // never throttled by balance_dirty_pages_ratelimited.
+        if wait.is_none() && done > 0 && !self.mm.mappings[m as usize].swap_backed() {
             if let Some(pause) = self.balance_dirty_pages(tid) {
                 wait = Some(Step::SleepUntil { t: self.now + pause, io: true });
             }
@@ -425,9 +514,10 @@ impl Kernel {
         Ok(IoProgress { bytes: done, wait, eof: false })
     }
 
-    /// O_DIRECT: the transfer goes straight to the device; the caller waits for it.
+    /// O_DIRECT: the transfer goes straight to the device; the caller waits for it. A
+    /// write to a file (`ino`) puts its data on the disk when each request completes.
     #[allow(clippy::too_many_arguments)]
-    fn direct_io(&mut self, tid: TaskId, fd: usize, dev: u32, base: u64, pos: u64, len: u64, dir: Dir) -> IoProgress {
+    fn direct_io(&mut self, tid: TaskId, fd: usize, dev: u32, base: u64, pos: u64, len: u64, dir: Dir, ino: Option<u32>) -> IoProgress {
         if len == 0 {
             return IoProgress { bytes: 0, wait: None, eof: true };
         }
@@ -437,6 +527,9 @@ impl Kernel {
         while off < len {
             let n = (len - off).min(max);
             done_at = self.submit_bio(dev, dir, base + pos + off, n, ReqKind::Direct, Some(tid));
+            if let (Some(ino), Dir::Write) = (ino, dir) {
+                self.fs.direct_writes.push(DirectWrite { dev, done_at, ino, end: pos + off + n });
+            }
             self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
             off += n;
         }
@@ -451,11 +544,17 @@ impl Kernel {
         IoProgress { bytes: len, wait: Some(Step::SleepUntil { t: done_at, io: true }), eof: false }
     }
 
-    /// fsync(2): write the file's dirty pages from the caller and wait for them.
+    /// fsync(2): write the file's dirty pages from the caller and wait for them; the
+    /// journal commits (ext4_sync_file -> jbd2_complete_transaction).
     pub fn sys_fsync(&mut self, tid: TaskId, fd: usize) -> Result<Option<Ns>, Errno> {
         let f = self.file_mut(tid, fd)?;
         let m = match f.target {
-            Target::Inode(ino) => self.fs.inodes[ino as usize].mapping,
+            Target::Inode(ino) => {
+                let mount = self.fs.inodes[ino as usize].mount as usize;
+                let now = self.now;
+                self.fs.mounts[mount].journal.commit(now);
+                self.fs.inodes[ino as usize].mapping
+            }
             Target::BlockDev(d) => self.block.devs[d as usize].mapping,
             _ => return Ok(None),
         };

@@ -60,6 +60,15 @@ impl Kernel {
             }
             MappingKind::Anon => self.mm.stat.anon += 1,
         }
+        if !matches!(self.machine.kernel, memtwin_machine::KernelProfile::Linux6) {
+            // __pagevec_lru_add_fn -> update_page_reclaim_stat (before 5.9): every page
+            // added counts as scanned, an active one (a refault) as rotated.
+            let t = file as usize;
+            self.mm.recent_scanned[t] += 1;
+            if active {
+                self.mm.recent_rotated[t] += 1;
+            }
+        }
         // shmem and anon pages live on the anon lists (they are swap-backed).
         let l = Lru::of(file, active);
         self.mm.lists.add_head(&mut self.mm.pages, p, l);

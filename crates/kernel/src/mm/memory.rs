@@ -78,5 +78,6 @@ impl Kernel {
         }
         self.mm.stat.mapped += file;
         self.tasks[init as usize].rss_file = file;
+        self.system_libs = Some(lib);
     }
 }

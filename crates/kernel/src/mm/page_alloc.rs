@@ -96,9 +96,14 @@ impl Kernel {
             self.tasks[tid as usize].reclaim_retries = 0;
             return Err(Step::Yield);
         }
-        // No progress: should_reclaim_retry, then the OOM killer.
+        // No progress: should_reclaim_retry, then the OOM killer. Pages under writeback
+        // will become reclaimable: while any are in flight the allocator waits instead of
+        // counting a failed retry.
+        let in_flight = self.mm.stat.writeback > 0 || !self.swap_wb.is_empty();
         let t = &mut self.tasks[tid as usize];
-        t.reclaim_retries += 1;
+        if !in_flight {
+            t.reclaim_retries += 1;
+        }
         if t.reclaim_retries > MAX_RECLAIM_RETRIES {
             t.reclaim_retries = 0;
             self.out_of_memory(tid);

@@ -13,6 +13,10 @@ use memtwin_procfs::VmItem;
 const MAX_PAUSE: Ns = 200 * NS_PER_MS;
 /// Pages the flusher writes from one inode before moving on (MAX_WRITEBACK_PAGES).
 const MAX_WRITEBACK_PAGES: u64 = 1024;
+/// Linux 2.4: buffers write_some_buffers() starts at a time (NRSYNC in fs/buffer.c).
+const NRSYNC_24: u64 = 32;
+/// Linux 2.4 counts bdflush's interval and age in jiffies of HZ = 100.
+const JIFFY_24: Ns = 10 * NS_PER_MS;
 
 /// Dirty limits in pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,8 +39,10 @@ impl Kernel {
         let avail = self.dirtyable_memory();
         let s = &self.sysctl;
         if self.machine.kernel == KernelProfile::Linux24 {
-            // balance_dirty_state(): nfract of buffers dirty starts bdflush; nfract_sync makes
-            // writers write synchronously. Both are percentages of the buffer+cache pool.
+            // balance_dirty_state(): above nfract% of nr_free_buffer_pages() (free pages
+            // above the high watermark plus the page cache: dirtyable_memory) dirty buffers
+            // the writer starts write-out itself; above nfract_sync% it also waits and wakes
+            // bdflush.
             let b = s.bdflush;
             return DirtyLimits {
                 background: avail * b.nfract().clamp(0, 100) as u64 / 100,
@@ -67,6 +73,9 @@ impl Kernel {
     /// not throttled; above it they are paused so that the dirty rate follows the device's
     /// write bandwidth, scaled by pos_ratio (1 at the setpoint, 0 at the limit).
     pub fn balance_dirty_pages(&mut self, tid: TaskId) -> Option<Ns> {
+        if self.machine.kernel == KernelProfile::Linux24 {
+            return self.balance_dirty_24(tid);
+        }
         let lim = self.dirty_limits();
         let dirty = self.mm.stat.dirty + self.mm.stat.writeback;
         if self.mm.stat.dirty > lim.background {
@@ -76,9 +85,6 @@ impl Kernel {
         let pages = std::mem::take(&mut self.tasks[tid as usize].nr_dirtied);
         if dirty <= freerun {
             return None;
-        }
-        if self.machine.kernel == KernelProfile::Linux24 {
-            return self.balance_dirty_24(tid, dirty, lim, pages);
         }
         let limit = lim.thresh.max(freerun + 1);
         let setpoint = (freerun + limit) / 2;
@@ -109,24 +115,49 @@ impl Kernel {
             .max(1.0)
     }
 
-    /// Linux 2.4 balance_dirty(): above nfract_sync the writer itself flushes dirty
-    /// buffers and waits for them; between nfract and nfract_sync it only wakes bdflush.
-    fn balance_dirty_24(&mut self, tid: TaskId, dirty: u64, lim: DirtyLimits, _pages: u64) -> Option<Ns> {
-        if dirty < lim.thresh {
+    /// Linux 2.4 balance_dirty() (fs/buffer.c), run as buffers are dirtied.
+    /// balance_dirty_state() compares the dirty buffers (BUF_DIRTY: not those already under
+    /// I/O) with nfract% and nfract_sync% of nr_free_buffer_pages(). Above nfract the writer
+    /// itself starts write-out of the oldest dirty buffers (write_some_buffers, NRSYNC for
+    /// every buffer it dirtied: "I/O starts with the request", as seed 002 says); above
+    /// nfract_sync it also waits for buffers under I/O (wait_for_some_buffers) and wakes
+    /// bdflush. Submitting sleeps while the request queue is full (__get_request_wait):
+    /// that is what paces a writer to the disk once it is past nfract.
+    fn balance_dirty_24(&mut self, tid: TaskId) -> Option<Ns> {
+        let pages = std::mem::take(&mut self.tasks[tid as usize].nr_dirtied);
+        let lim = self.dirty_limits();
+        let dirty = self.mm.stat.dirty;
+        if dirty <= lim.background {
             return None;
         }
-        let ndirty = self.sysctl.bdflush.ndirty().max(1) as u64;
-        let mut written = 0;
-        while written < ndirty {
+        let hard = dirty > lim.thresh;
+        if hard {
+            self.wakeup_flusher_threads();
+        }
+        let mut want = NRSYNC_24 * pages.max(1);
+        let mut wait = None;
+        while want > 0 {
             let Some(m) = self.oldest_dirty_inode(None) else { break };
-            let n = self.writeback_mapping(m, ndirty - written, Some(tid));
+            let Some(dev) = self.mm.mappings[m as usize].dev else { break };
+            let d = &self.block.devs[dev as usize];
+            if d.congested() {
+                // __get_request_wait: every request is taken; sleep until one frees.
+                wait = Some(d.slot_free_at().saturating_sub(self.now).max(1));
+                break;
+            }
+            let free_slots = (d.nr_requests as u64).saturating_sub(d.inflight.len() as u64).max(1);
+            let max_req = (d.disk.model.max_request_bytes / PAGE_SIZE).max(1);
+            let n = self.writeback_mapping(m, want.min(free_slots * max_req), Some(tid));
             if n == 0 {
                 break;
             }
-            written += n;
+            want -= n.min(want);
         }
-        // Wait for the oldest request to finish (the writer is throttled by the disk).
-        self.block.next_completion().map(|t| t.saturating_sub(self.now).max(1))
+        if hard && wait.is_none() {
+            // wait_for_some_buffers: until the oldest buffers under I/O are written.
+            wait = self.block.next_completion().map(|t| t.saturating_sub(self.now).max(1));
+        }
+        wait
     }
 
     /// The mapping at the head of the dirty list (optionally only if dirtied before `older`).
@@ -293,11 +324,13 @@ impl Kernel {
 pub struct Flusher {
     dev: u32,
     last_old_flush: Ns,
+    /// Linux 2.4: bdflush was woken past nfract_sync and writes until nfract_stop.
+    bdflush_active: bool,
 }
 
 impl Flusher {
     pub fn new(dev: u32) -> Flusher {
-        Flusher { dev, last_old_flush: 0 }
+        Flusher { dev, last_old_flush: 0, bdflush_active: false }
     }
 }
 
@@ -306,18 +339,27 @@ impl Program for Flusher {
         k.flusher_slot_wait.retain(|&x| x != me);
         k.flusher_idle.retain(|&x| x != me);
         let dev = self.dev;
-        if k.block.devs[dev as usize].congested() {
-            // get_request: all request slots are taken, sleep until one frees.
-            let t = k.block.devs[dev as usize].slot_free_at();
-            k.flusher_slot_wait.push(me);
-            return Step::SleepUntil { t: t.max(k.now + 1), io: true };
-        }
-        let interval = k.sysctl.dirty_writeback_centisecs as Ns * 10 * NS_PER_MS;
-        let expire = k.sysctl.dirty_expire_centisecs as Ns * 10 * NS_PER_MS;
+        let linux24 = k.machine.kernel == KernelProfile::Linux24;
+        let (interval, expire) = if linux24 {
+            // kupdated: every `interval` jiffies, buffers older than `age_buffer` jiffies.
+            let b = k.sysctl.bdflush;
+            (b.interval_jiffies().max(0) as Ns * JIFFY_24, b.age_buffer_jiffies().max(0) as Ns * JIFFY_24)
+        } else {
+            (k.sysctl.dirty_writeback_centisecs as Ns * 10 * NS_PER_MS, k.sysctl.dirty_expire_centisecs as Ns * 10 * NS_PER_MS)
+        };
         // Work, in the order wb_do_writeback takes it: sync, background, periodic.
         let lim = k.dirty_limits();
         let sync = k.sync_requested;
-        let background = k.mm.stat.dirty > lim.background;
+        let background = if linux24 {
+            // bdflush: woken past nfract_sync, it writes until dirty buffers fall below
+            // nfract_stop_bdflush% (bdflush_stop()).
+            let stop = k.dirtyable_memory() * k.sysctl.bdflush.nfract_stop().clamp(0, 100) as u64 / 100;
+            let on = k.mm.stat.dirty > lim.thresh || (self.bdflush_active && k.mm.stat.dirty > stop);
+            self.bdflush_active = on;
+            on
+        } else {
+            k.mm.stat.dirty > lim.background
+        };
         let kupdate_due = interval > 0 && k.now >= self.last_old_flush + interval;
         let target = if sync || background {
             k.oldest_dirty_inode_on(Some(dev), None)
@@ -327,6 +369,12 @@ impl Program for Flusher {
             None
         };
         if let Some((pos, m)) = target {
+            if k.block.devs[dev as usize].congested() {
+                // get_request: all request slots are taken, sleep until one frees.
+                let t = k.block.devs[dev as usize].slot_free_at();
+                k.flusher_slot_wait.push(me);
+                return Step::SleepUntil { t: t.max(k.now + 1), io: true };
+            }
             let n = k.writeback_mapping(m, MAX_WRITEBACK_PAGES, Some(me));
             // An inode that stays dirty keeps its place (requeue_io keeps dirtied_when).
             let _ = pos;

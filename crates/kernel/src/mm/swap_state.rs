@@ -29,9 +29,25 @@ pub enum SwapOut {
     Writing,
     /// No swap space: it stays (activated).
     Keep,
+    /// The swap device's queue is full: try again later.
+    Busy,
 }
 
 impl Kernel {
+    /// The block device of the area new swap-outs go to is out of request slots.
+    pub fn swap_congested(&self) -> bool {
+        let area = (0..self.swap_areas.len())
+            .filter(|&i| self.swap_areas[i].active && self.swap_areas[i].used < self.swap_areas[i].pages)
+            .max_by_key(|&i| (self.swap_areas[i].priority, std::cmp::Reverse(i)));
+        match area.map(|a| &self.swap_areas[a].kind) {
+            Some(AreaKind::Block { dev, .. }) => {
+                let d = &self.block.devs[*dev as usize];
+                d.inflight.len() + self.swap_pending_buf.len() / 32 >= d.nr_requests as usize
+            }
+            _ => false,
+        }
+    }
+
     fn swap_area_kind(&self, slot: u32) -> &AreaKind {
         &self.swap_areas[self.area_of(slot)].kind
     }
@@ -49,6 +65,11 @@ impl Kernel {
                 self.page_cache_delete(p, Some(shadow));
                 return SwapOut::Freed;
             }
+        }
+        if self.swap_congested() {
+            // Every request slot of the swap device is taken: the writer would sleep in
+            // the block layer; reclaim leaves the page for a later pass.
+            return SwapOut::Busy;
         }
         let slot = match existing {
             Some(s) => s,
@@ -135,8 +156,23 @@ impl Kernel {
             if let Some((m, index)) = self.swap_rd.remove(&s) {
                 if let Some(p) = self.mm.mappings[m as usize].page(index as u64) {
                     self.mm.pages.clear_locked(p);
+                    self.shmem_swapin_done(m, index as u64, p);
                 }
             }
+        }
+    }
+
+    /// shmem_swapin_folio: a shmem page read back from swap leaves the swap cache at once
+    /// (delete_from_swap_cache + swap_free) and is dirty; anonymous pages keep their swap
+    /// copy until they are written or swap runs full.
+    fn shmem_swapin_done(&mut self, m: u32, index: u64, p: Pfn) {
+        if self.mm.mappings[m as usize].kind != MappingKind::Shmem {
+            return;
+        }
+        if let Some(slot) = self.mm.mappings[m as usize].swap_cache_slot(index) {
+            self.mm.mappings[m as usize].set_swap_cache_slot(index, None);
+            self.swap_free(slot);
+            self.mm.pages.set_dirty(p);
         }
     }
 
@@ -153,6 +189,7 @@ impl Kernel {
             // zram: decompress in the faulting task.
             self.charge_sys(tid, ZRAM_DECOMPRESS_NS);
             self.mm.pages.clear_locked(p);
+            self.shmem_swapin_done(m, index, p);
             return Ok(self.now);
         };
         // swap_cluster_readahead: the following slots, if they hold this mapping's next pages.
@@ -183,6 +220,16 @@ impl Kernel {
         self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
         self.tasks[tid as usize].swapin_delay += done.saturating_sub(self.now);
         Ok(done)
+    }
+
+    /// The page-cache mapping behind an open file descriptor.
+    pub fn file_mapping(&self, tid: TaskId, fd: usize) -> Option<u32> {
+        let f = self.tasks[tid as usize].files.get(fd)?.as_ref()?;
+        match f.target {
+            crate::fs::Target::Inode(ino) => Some(self.fs.inodes[ino as usize].mapping),
+            crate::fs::Target::BlockDev(d) => Some(self.block.devs[d as usize].mapping),
+            _ => None,
+        }
     }
 
     /// A new mapping of shared anonymous memory (MAP_SHARED|MAP_ANONYMOUS: a shmem object)
@@ -218,6 +265,7 @@ impl Kernel {
                     let t = self.page_io_completion(m, index).unwrap_or(self.now + 1).max(self.now + 1);
                     return Err(Step::SleepUntil { t, io: true });
                 }
+                let first_touch = !self.mm.pages.young(p) && !self.mm.pages.referenced(p);
                 self.mm.pages.set_young(p);
                 let s = &self.mm.mappings[m as usize];
                 if s.swap_backed() {
@@ -234,8 +282,11 @@ impl Kernel {
                     } else if write {
                         self.mm.pages.set_dirty(p);
                     }
-                } else {
-                    s.mmap_miss.checked_sub(1).map(|v| self.mm.mappings[m as usize].mmap_miss = v);
+                } else if first_touch {
+                    // A cached page mapped for the first time (filemap_map_pages): the
+                    // read-around paid off, so the mapping looks less random.
+                    let s = &mut self.mm.mappings[m as usize];
+                    s.mmap_miss = s.mmap_miss.saturating_sub(1);
                 }
                 Ok(())
             }
@@ -253,6 +304,10 @@ impl Kernel {
                         // do_anonymous_page / shmem_fault: a zeroed page.
                         let p = self.page_cache_alloc(tid)?;
                         self.filemap_add_page(m, index, p, false);
+                        if kind == MappingKind::Anon && !matches!(self.machine.kernel, memtwin_machine::KernelProfile::Linux6) {
+                            // lru_cache_add_active_or_unevictable (before 5.9).
+                            self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
+                        }
                         self.mm.pages.set_young(p);
                         self.mm.pages.set_dirty(p);
                         self.vm.inc(VmItem::Pgfault);
@@ -271,9 +326,9 @@ impl Kernel {
         if let Some(slot) = self.mm.mappings[m as usize].swap_cache_slot(index) {
             return self
                 .block
-                .reqs
+                .reads
                 .iter()
-                .filter(|r| r.live)
+                .map(|&i| &self.block.reqs[i as usize])
                 .filter_map(|r| match r.kind {
                     ReqKind::SwapIn { slot: s, n } if slot >= s && slot < s + n => Some(r.done_at),
                     _ => None,

@@ -26,8 +26,10 @@ pub struct SwapArea {
     pub active: bool,
     /// First global slot number of this area.
     pub start: u32,
-    /// Where the next allocation looks (scan_swap_map_slots' cluster cursor).
+    /// Slots never used yet start here (allocation goes in order through them, as the
+    /// cluster allocator keeps swap-out sequential); freed slots are reused from a stack.
     pub cursor: u32,
+    pub free_slots: Vec<u32>,
     /// zram: bytes stored after compression, pages stored, same-filled pages.
     pub zram_compr_bytes: u64,
     pub zram_pages: u64,
@@ -92,6 +94,7 @@ impl Kernel {
             active,
             start,
             cursor: start,
+            free_slots: Vec::new(),
             zram_compr_bytes: 0,
             zram_pages: 0,
             zram_same: 0,
@@ -129,20 +132,18 @@ impl Kernel {
         let area = (0..self.swap_areas.len())
             .filter(|&i| self.swap_areas[i].active && self.swap_areas[i].used < self.swap_areas[i].pages)
             .max_by_key(|&i| (self.swap_areas[i].priority, std::cmp::Reverse(i)))?;
-        let a = &self.swap_areas[area];
-        let (start, end) = (a.start, a.start + a.pages as u32);
-        let mut s = a.cursor.clamp(start, end.saturating_sub(1));
-        for _ in 0..a.pages {
-            if self.swap_map.state[s as usize] == 0 {
-                self.swap_map.state[s as usize] = IN_USE;
-                let a = &mut self.swap_areas[area];
-                a.used += 1;
-                a.cursor = if s + 1 >= end { start } else { s + 1 };
-                return Some(s);
-            }
-            s = if s + 1 >= end { start } else { s + 1 };
-        }
-        None
+        let a = &mut self.swap_areas[area];
+        let end = a.start + a.pages as u32;
+        let s = if a.cursor < end {
+            a.cursor += 1;
+            a.cursor - 1
+        } else {
+            a.free_slots.pop()?
+        };
+        debug_assert_eq!(self.swap_map.state[s as usize], 0);
+        self.swap_map.state[s as usize] = IN_USE;
+        a.used += 1;
+        Some(s)
     }
 
     /// swap_free: the slot is no longer needed (zram gives its memory back).
@@ -154,6 +155,7 @@ impl Kernel {
         *st = 0;
         let ai = self.area_of(slot);
         self.swap_areas[ai].used -= 1;
+        self.swap_areas[ai].free_slots.push(slot);
         if matches!(self.swap_areas[ai].kind, AreaKind::Zram { .. }) {
             let z = std::mem::take(&mut self.swap_map.zsize[slot as usize]);
             let a = &mut self.swap_areas[ai];

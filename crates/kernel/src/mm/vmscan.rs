@@ -24,6 +24,8 @@ pub struct ScanControl {
     /// Pages found dirty / under writeback at the inactive tail.
     pub nr_dirty: u64,
     pub nr_writeback: u64,
+    /// Pages left because the swap device's queue was full.
+    pub nr_congested: u64,
 }
 
 /// Outcome of folio_check_references.
@@ -121,8 +123,11 @@ impl Kernel {
             {
                 return anon_only;
             }
-            // Enough inactive file pages: leave anon alone.
-            if !self.inactive_is_low(true) && (sizes[2] >> sc.priority) > 0 {
+            // Enough inactive file pages: leave anon alone — unless file pages refault
+            // (inactive_list_is_low: refaults since the last cycle make the ratio 0).
+            let file_refaulting = self.vm.get(VmItem::WorkingsetActivateFile) != self.mm.refaults_seen[1];
+            let file_inactive_low = file_refaulting || self.inactive_is_low(true);
+            if !file_inactive_low && (sizes[2] >> sc.priority) > 0 {
                 return file_only;
             }
             let anon_prio = swappiness;
@@ -170,6 +175,11 @@ impl Kernel {
                 sc.nr_reclaimed += self.shrink_list(l, n, sc);
             }
             if sc.nr_reclaimed >= sc.nr_to_reclaim && !(sc.kswapd && sc.priority == DEF_PRIORITY) {
+                break;
+            }
+            if sc.nr_congested > 0 {
+                // The reclaimer would now sleep in the block layer waiting for a request
+                // slot; it does not go on to evict other pages meanwhile.
                 break;
             }
         }
@@ -297,7 +307,13 @@ impl Kernel {
                     super::swap_state::SwapOut::Freed => reclaimed += 1,
                     super::swap_state::SwapOut::Writing => {
                         // Rotated to the tail when the write completes.
+                        sc.nr_writeback += 1;
                         self.mm.lists.move_head(&mut self.mm.pages, p, l);
+                    }
+                    super::swap_state::SwapOut::Busy => {
+                        sc.nr_congested += 1;
+                        self.mm.lists.move_tail(&mut self.mm.pages, p, l);
+                        break;
                     }
                     super::swap_state::SwapOut::Keep => {
                         self.mm.lists.move_head(&mut self.mm.pages, p, active);
@@ -348,7 +364,7 @@ impl Kernel {
         for prio in (0..=DEF_PRIORITY).rev() {
             sc.priority = prio;
             self.shrink_node(&mut sc);
-            if sc.nr_reclaimed >= sc.nr_to_reclaim {
+            if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.nr_congested > 0 {
                 break;
             }
         }
@@ -402,6 +418,11 @@ impl Program for Kswapd {
         }
         if sc.nr_scanned < sc.nr_to_reclaim && self.priority > 0 {
             self.priority -= 1;
+        }
+        if sc.nr_reclaimed == 0 && sc.nr_congested > 0 {
+            // The swap device is saturated: wait for a request to complete.
+            let until = k.block.next_completion().unwrap_or(k.now + 10 * NS_PER_MS);
+            return Step::SleepUntil { t: until.max(k.now + 1), io: true };
         }
         if sc.nr_reclaimed == 0 && self.priority == 0 {
             // Nothing reclaimable now: wait for writeback or for the situation to change.

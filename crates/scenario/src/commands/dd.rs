@@ -29,6 +29,9 @@ enum Phase {
 pub struct Dd {
     ifile: String,
     ofile: Option<String>,
+    /// The operands as the user wrote them (dd's messages quote these).
+    if_arg: String,
+    of_arg: String,
     ibs: u64,
     obs: u64,
     count: Option<u64>,
@@ -66,6 +69,8 @@ impl Dd {
         let mut d = Dd {
             ifile: String::new(),
             ofile: None,
+            if_arg: String::new(),
+            of_arg: "standard output".into(),
             ibs: 512,
             obs: 512,
             count: None,
@@ -107,9 +112,13 @@ impl Dd {
             match k {
                 "if" => {
                     d.ifile = normalize(cwd, v);
+                    d.if_arg = v.to_string();
                     have_if = true;
                 }
-                "of" => d.ofile = Some(normalize(cwd, v)),
+                "of" => {
+                    d.ofile = Some(normalize(cwd, v));
+                    d.of_arg = v.to_string();
+                }
                 "bs" => {
                     d.ibs = size(k, v)?;
                     d.obs = d.ibs;
@@ -161,6 +170,13 @@ impl Dd {
         self.error = Some(msg);
         self.phase = Phase::Finish;
         Step::Yield
+    }
+
+    /// A failed open ends dd before any transfer: only the error is printed.
+    fn fail_open(&mut self, k: &mut Kernel, me: TaskId, msg: String) -> Step {
+        k.eprint(me, &format!("{msg}\n"));
+        let _ = k.sys_close(me, self.in_fd);
+        Step::Exit(1)
     }
 
     /// The user-space buffer is ibs bytes; its pages fault in the first time data lands.
@@ -233,8 +249,11 @@ impl Program for Dd {
                     match k.sys_open(me, &self.ifile, rf) {
                         Ok((fd, _)) => self.in_fd = fd,
                         Err(e) => {
-                            let m = format!("dd: failed to open '{}': {}", self.ifile, e.strerror());
-                            return self.fail(k, me, m);
+                            let m = format!("dd: failed to open '{}': {}", self.if_arg, e.strerror());
+                            return Step::Exit({
+                                k.eprint(me, &format!("{m}\n"));
+                                1
+                            });
                         }
                     }
                     let of = self.ofile.clone().unwrap_or_else(|| "/dev/null".into());
@@ -260,8 +279,9 @@ impl Program for Dd {
                             }
                         }
                         Err(e) => {
-                            let m = format!("dd: failed to open '{}': {}", of, e.strerror());
-                            return self.fail(k, me, m);
+                            let _ = of;
+                            let m = format!("dd: failed to open '{}': {}", self.of_arg, e.strerror());
+                            return self.fail_open(k, me, m);
                         }
                     }
                 }
@@ -284,7 +304,7 @@ impl Program for Dd {
                     let r = match k.sys_read(me, self.in_fd, n) {
                         Ok(r) => r,
                         Err(e) => {
-                            let m = format!("dd: error reading '{}': {}", self.ifile, e.strerror());
+                            let m = format!("dd: error reading '{}': {}", self.if_arg, e.strerror());
                             return self.fail(k, me, m);
                         }
                     };
@@ -326,8 +346,7 @@ impl Program for Dd {
                     let r = match k.sys_write(me, out, n) {
                         Ok(r) => r,
                         Err(e) => {
-                            let of = self.ofile.clone().unwrap_or_default();
-                            let m = format!("dd: error writing '{}': {}", of, e.strerror());
+                            let m = format!("dd: error writing '{}': {}", self.of_arg, e.strerror());
                             return self.fail(k, me, m);
                         }
                     };

@@ -10,6 +10,8 @@ const CP_BUF: u64 = 128 * 1024;
 pub struct Cp {
     src: String,
     dst: String,
+    src_arg: String,
+    dst_arg: String,
     fds: Option<(usize, usize)>,
     got: u64,
     written: u64,
@@ -27,7 +29,16 @@ impl Cp {
         if ops.len() != 2 {
             return Err("cp: expected exactly SOURCE and DEST (cp [-f] SOURCE DEST)".into());
         }
-        Ok(Cp { src: normalize(cwd, ops[0]), dst: normalize(cwd, ops[1]), fds: None, got: 0, written: 0, faulted: false })
+        Ok(Cp {
+            src: normalize(cwd, ops[0]),
+            dst: normalize(cwd, ops[1]),
+            src_arg: ops[0].clone(),
+            dst_arg: ops[1].clone(),
+            fds: None,
+            got: 0,
+            written: 0,
+            faulted: false,
+        })
     }
 }
 
@@ -39,7 +50,7 @@ impl Program for Cp {
                 let i = match k.sys_open(me, &self.src, OpenFlags { read: true, ..Default::default() }) {
                     Ok((fd, _)) => fd,
                     Err(e) => {
-                        k.eprint(me, &format!("cp: cannot stat '{}': {}\n", self.src, e.strerror()));
+                        k.eprint(me, &format!("cp: cannot stat '{}': {}\n", self.src_arg, e.strerror()));
                         return Step::Exit(1);
                     }
                 };
@@ -52,7 +63,7 @@ impl Program for Cp {
                         fd
                     }
                     Err(e) => {
-                        k.eprint(me, &format!("cp: cannot create regular file '{}': {}\n", self.dst, e.strerror()));
+                        k.eprint(me, &format!("cp: cannot create regular file '{}': {}\n", self.dst_arg, e.strerror()));
                         return Step::Exit(1);
                     }
                 };
@@ -83,7 +94,7 @@ impl Program for Cp {
                     }
                 }
                 Err(e) => {
-                    k.eprint(me, &format!("cp: error reading '{}': {}\n", self.src, e.strerror()));
+                    k.eprint(me, &format!("cp: error reading '{}': {}\n", self.src_arg, e.strerror()));
                     return Step::Exit(1);
                 }
             }
@@ -96,7 +107,7 @@ impl Program for Cp {
                 }
             }
             Err(e) => {
-                k.eprint(me, &format!("cp: error writing '{}': {}\n", self.dst, e.strerror()));
+                k.eprint(me, &format!("cp: error writing '{}': {}\n", self.dst_arg, e.strerror()));
                 let _ = k.sys_close(me, i);
                 let _ = k.sys_close(me, o);
                 return Step::Exit(1);
@@ -222,7 +233,7 @@ impl Program for Cat {
 }
 
 pub struct Rm {
-    paths: Vec<String>,
+    paths: Vec<(String, String)>,
     force: bool,
     cur: usize,
     status: i32,
@@ -242,7 +253,7 @@ impl Rm {
                     }
                 }
             } else {
-                paths.push(normalize(cwd, a));
+                paths.push((normalize(cwd, a), a.clone()));
             }
         }
         if paths.is_empty() && !force {
@@ -255,14 +266,14 @@ impl Rm {
 impl Program for Rm {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         while self.cur < self.paths.len() {
-            let p = self.paths[self.cur].clone();
+            let (p, given) = self.paths[self.cur].clone();
             self.cur += 1;
             match k.sys_unlink(me, &p) {
                 Ok(Some(t)) if t > k.now => return Step::SleepUntil { t, io: true },
                 Ok(_) => {}
                 Err(e) => {
                     if !self.force {
-                        k.eprint(me, &format!("rm: cannot remove '{}': {}\n", p, e.strerror()));
+                        k.eprint(me, &format!("rm: cannot remove '{}': {}\n", given, e.strerror()));
                         self.status = 1;
                     }
                 }
@@ -292,8 +303,13 @@ impl Program for Sync {
         if !self.started {
             self.started = true;
             k.request_sync();
+            // sync_filesystem: the journals commit (metadata made so far is durable).
+            k.sync_filesystems();
         }
         if k.mm.stat.dirty + k.mm.stat.writeback == 0 {
+            // sync(2) returned: the flushers go back to background/periodic writeback
+            // (otherwise data dirtied later would be written at once, as if synced).
+            k.sync_requested = false;
             return Step::Exit(0);
         }
         let t = k.block.next_completion().unwrap_or(k.now + 10_000_000).max(k.now + 1);

@@ -3,9 +3,13 @@
 //! calls and print what the real tool prints. Unsupported commands and options are errors
 //! that say what is supported.
 
+mod bonnie;
 mod dd;
 mod files;
+mod fs_admin;
 mod monitor;
+mod net;
+mod swapdemo;
 mod sysctl;
 
 use memtwin_kernel::{Ns, Program, NS_PER_SEC};
@@ -16,7 +20,9 @@ pub type Cmd = Box<dyn Program>;
 /// Every command a scenario can use (shell built-ins included).
 pub const SUPPORTED: &[&str] = &[
     "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iotop", "top",
-    "swapoff", "swapon", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
+    "ftp", "bonnie++",
+    "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -27,15 +33,35 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "cat" => files::Cat::parse(args, cwd, captures).map(|d| Box::new(d) as Cmd),
         "rm" => files::Rm::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "sync" => files::Sync::parse(args).map(|d| Box::new(d) as Cmd),
+        "mount" => fs_admin::Mount::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "umount" => fs_admin::Umount::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "df" => fs_admin::Df::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "ls" => fs_admin::Ls::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "stat" => fs_admin::StatCmd::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "mkdir" => fs_admin::Mkdir::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "echo" => Ok(Box::new(files::Echo::new(args))),
+        "ftp" => net::Ftp::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "bonnie++" => bonnie::Bonnie::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "sysctl" => sysctl::Sysctl::parse(args).map(|d| Box::new(d) as Cmd),
         "free" => monitor::Free::parse(args).map(|d| Box::new(d) as Cmd),
         "vmstat" => monitor::Vmstat::parse(args).map(|d| Box::new(d) as Cmd),
         "iotop" => monitor::Iotop::parse(args).map(|d| Box::new(d) as Cmd),
         "top" => monitor::Top::parse(args).map(|d| Box::new(d) as Cmd),
-        "swapoff" | "swapon" => sysctl::Swap::parse(name, args).map(|d| Box::new(d) as Cmd),
+        "swapoff" | "swapon" | "mkswap" | "zramctl" => sysctl::Swap::parse(name, args, cwd).map(|d| Box::new(d) as Cmd),
+        "swapdemo" => swapdemo::Swapdemo::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "memhog" => swapdemo::Memhog::parse(args).map(|(d, _)| Box::new(d) as Cmd),
         _ => Err(format!("unknown command '{name}' (supported: {})", SUPPORTED.join(", "))),
     }
+}
+
+/// The name a command's task shows in ps/top (`memhog --comm NAME`).
+pub fn comm_of(name: &str, args: &[String]) -> String {
+    if name == "memhog" {
+        if let Ok((_, comm)) = swapdemo::Memhog::parse(args) {
+            return comm;
+        }
+    }
+    name.to_string()
 }
 
 /// `echo VALUE > /proc/sys/...`: a write to a sysctl file.
@@ -44,6 +70,9 @@ pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
         return Err(format!("cannot write to '{path}' (only /proc/sys/... files are writable)"));
     };
     let name = rest.replace('/', ".");
+    if memtwin_machine::Sysctls::default().get(&name).is_err() {
+        return Err(format!("cannot write to '{path}': not a modelled sysctl (supported: {})", memtwin_machine::sysctl_names().join(", ")));
+    }
     Ok(Box::new(sysctl::Sysctl::write(&name, value)))
 }
 

@@ -93,7 +93,8 @@ impl Program for Sysctl {
                     }
                     Err(e) => {
                         if self.quiet {
-                            k.eprint(me, &format!("bash: echo: write error: Invalid argument ({e})\n"));
+                            let _ = e;
+                            k.eprint(me, "bash: echo: write error: Invalid argument\n");
                         } else {
                             k.eprint(me, &format!("sysctl: setting key \"{name}\": Invalid argument ({e})\n"));
                         }
@@ -115,24 +116,240 @@ impl Program for Sysctl {
     }
 }
 
-/// swapon -a / swapoff -a.
+/// swapon, swapoff, mkswap and zramctl (util-linux).
 pub struct Swap {
-    on: bool,
+    op: SwapOp,
+    /// swapoff in progress: the area being emptied.
+    draining: Option<usize>,
+    queue: Vec<usize>,
+    status: i32,
+    started: bool,
+}
+
+enum SwapOp {
+    /// swapon -a / swapon [-p PRIO] PATH
+    On { path: Option<String>, prio: Option<i32> },
+    /// swapon --show / -s
+    Show,
+    /// swapoff -a / swapoff PATH
+    Off { path: Option<String> },
+    Mkswap { path: String },
+    /// zramctl --find --size SIZE [--algorithm ALG]
+    ZramFind { size: u64, alg: String },
+    /// zramctl (the table)
+    ZramShow,
 }
 
 impl Swap {
-    pub fn parse(name: &str, args: &[String]) -> Result<Swap, String> {
-        if args.len() != 1 || args[0] != "-a" {
-            return Err(format!("{name}: only '{name} -a' is supported"));
-        }
-        Ok(Swap { on: name == "swapon" })
+    pub fn parse(name: &str, args: &[String], cwd: &str) -> Result<Swap, String> {
+        let abs = |p: &str| memtwin_kernel::fs::normalize(cwd, p);
+        let op = match name {
+            "swapon" | "swapoff" => {
+                let mut path = None;
+                let mut prio = None;
+                let mut all = false;
+                let mut show = false;
+                let mut it = args.iter();
+                while let Some(a) = it.next() {
+                    match a.as_str() {
+                        "-a" | "--all" => all = true,
+                        "-s" | "--summary" | "--show" if name == "swapon" => show = true,
+                        "-p" | "--priority" if name == "swapon" => {
+                            prio = Some(it.next().and_then(|v| v.parse::<i32>().ok()).ok_or("swapon: -p needs a priority (-1..32767)")?);
+                        }
+                        o if o.starts_with('-') => return Err(format!("{name}: unsupported option '{o}' (supported: -a, PATH{})", if name == "swapon" { ", -p PRIO, --show, -s" } else { "" })),
+                        p => path = Some(abs(p)),
+                    }
+                }
+                if show {
+                    SwapOp::Show
+                } else if !all && path.is_none() {
+                    return Err(format!("{name}: nothing to do: give -a or a device/file"));
+                } else if name == "swapon" {
+                    SwapOp::On { path, prio }
+                } else {
+                    SwapOp::Off { path }
+                }
+            }
+            "mkswap" => match args {
+                [p] if !p.starts_with('-') => SwapOp::Mkswap { path: abs(p) },
+                _ => return Err("mkswap: expected one device or file (mkswap PATH)".into()),
+            },
+            _ => {
+                // zramctl
+                let mut find = false;
+                let mut size = None;
+                let mut alg = "lzo-rle".to_string();
+                let mut it = args.iter();
+                while let Some(a) = it.next() {
+                    match a.as_str() {
+                        "-f" | "--find" => find = true,
+                        "-s" | "--size" => size = Some(it.next().and_then(|v| super::parse_coreutils_size(v)).ok_or("zramctl: --size needs a size (e.g. 8G)")?),
+                        "-a" | "--algorithm" => alg = it.next().cloned().ok_or("zramctl: --algorithm needs a name (lzo-rle, lz4, zstd)")?,
+                        o => return Err(format!("zramctl: unsupported argument '{o}' (supported: zramctl, zramctl --find --size SIZE [--algorithm ALG])")),
+                    }
+                }
+                match (find, size) {
+                    (true, Some(size)) => SwapOp::ZramFind { size, alg },
+                    (false, None) => SwapOp::ZramShow,
+                    _ => return Err("zramctl: use 'zramctl --find --size SIZE' to set up a device".into()),
+                }
+            }
+        };
+        Ok(Swap { op, draining: None, queue: Vec::new(), status: 0, started: false })
     }
+}
+
+fn human_iec(bytes: u64) -> String {
+    // util-linux size_to_human_string: "4G", "1.5G", "512M".
+    let units = ["B", "K", "M", "G", "T"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < units.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if (v - v.round()).abs() < 0.05 { format!("{}{}", v.round() as u64, units[u]) } else { format!("{:.1}{}", v, units[u]) }
 }
 
 impl Program for Swap {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        k.swap_all(self.on);
-        k.charge_sys(me, 50_000);
-        Step::Exit(0)
+        k.charge_sys(me, 20_000);
+        if !self.started {
+            self.started = true;
+            match &self.op {
+                SwapOp::On { path, prio } => {
+                    let (path, prio) = (path.clone(), *prio);
+                    let mut n = 0;
+                    for a in k.swap_areas.iter_mut() {
+                        if path.as_ref().is_none_or(|p| *p == a.name) {
+                            if !a.active {
+                                a.active = true;
+                                if let Some(pr) = prio {
+                                    a.priority = pr;
+                                }
+                            }
+                            n += 1;
+                        }
+                    }
+                    if let (Some(p), 0) = (&path, n) {
+                        k.eprint(me, &format!("swapon: {p}: read swap header failed\n"));
+                        self.status = 255;
+                    }
+                    return Step::Exit(self.status);
+                }
+                SwapOp::Show => {
+                    let mut t = String::from("NAME      TYPE       SIZE USED PRIO\n");
+                    for a in k.swap_areas.iter().filter(|a| a.active) {
+                        let ty = if a.name.starts_with("/dev/") { "partition" } else { "file" };
+                        t.push_str(&format!("{:<9} {:<9} {:>5} {:>4} {:>4}\n", a.name, ty, human_iec(a.pages * 4096), human_iec(a.used * 4096), a.priority));
+                    }
+                    k.print(me, &t);
+                    return Step::Exit(0);
+                }
+                SwapOp::Mkswap { path } => {
+                    let path = path.clone();
+                    let (kind, size) = if let Some(i) = path.strip_prefix("/dev/zram").and_then(|n| n.parse::<usize>().ok()) {
+                        match k.zram_disks.get(i) {
+                            Some((size, alg)) => (memtwin_machine::SwapKind::Zram { algorithm: alg.clone() }, *size),
+                            None => {
+                                k.eprint(me, &format!("mkswap: cannot open {path}: No such file or directory\n"));
+                                return Step::Exit(1);
+                            }
+                        }
+                    } else if let Some(disk) = path.strip_prefix("/dev/").filter(|d| k.block.find(d).is_some()) {
+                        let d = k.block.find(disk).unwrap_or(0);
+                        (memtwin_machine::SwapKind::Partition { disk: disk.to_string() }, k.block.devs[d as usize].disk.size_bytes)
+                    } else {
+                        match k.fs.lookup(&path) {
+                            Some(ino) => (memtwin_machine::SwapKind::File { path: path.clone() }, k.fs.inodes[ino as usize].size),
+                            None => {
+                                k.eprint(me, &format!("mkswap: cannot open {path}: No such file or directory\n"));
+                                return Step::Exit(1);
+                            }
+                        }
+                    };
+                    if size < 10 * 4096 {
+                        k.eprint(me, &format!("mkswap: error: swap area needs to be at least 40 KiB\n"));
+                        return Step::Exit(1);
+                    }
+                    if k.swap_areas.iter().any(|a| a.name == path && a.active) {
+                        k.eprint(me, &format!("mkswap: error: {path} is mounted; will not make swapspace\n"));
+                        return Step::Exit(1);
+                    }
+                    k.swap_areas.retain(|a| a.name != path || a.used > 0);
+                    let prio = -2 - k.swap_areas.len() as i32;
+                    match k.add_swap_area(&kind, size, prio, false) {
+                        Ok(_) => {
+                            let usable = (size / 4096 - 1) * 4096;
+                            k.print(me, &format!("Setting up swapspace version 1, size = {} ({} bytes)\nno label, UUID=5f3c2a1e-8d4b-4c2a-9e1f-{:012x}\n", human_iec(usable).replace('G', " GiB").replace('M', " MiB"), usable, size));
+                        }
+                        Err(e) => {
+                            k.eprint(me, &format!("mkswap: {e}\n"));
+                            self.status = 1;
+                        }
+                    }
+                    return Step::Exit(self.status);
+                }
+                SwapOp::ZramFind { size, alg } => {
+                    let (size, alg) = (*size, alg.clone());
+                    k.zram_disks.push((size, alg));
+                    let n = k.zram_disks.len() - 1;
+                    k.print(me, &format!("/dev/zram{n}\n"));
+                    return Step::Exit(0);
+                }
+                SwapOp::ZramShow => {
+                    let mut t = String::from("NAME       ALGORITHM DISKSIZE  DATA COMPR TOTAL STREAMS MOUNTPOINT\n");
+                    let streams = k.machine.cpus;
+                    let mut zi = 0;
+                    for a in &k.swap_areas {
+                        if let memtwin_kernel::mm::swapfile::AreaKind::Zram { algorithm } = &a.kind {
+                            t.push_str(&format!(
+                                "/dev/zram{zi} {:<9} {:>8} {:>5} {:>5} {:>5} {:>7} {}\n",
+                                algorithm,
+                                human_iec((a.pages + 1) * 4096),
+                                human_iec(a.zram_pages * 4096),
+                                human_iec(a.zram_compr_bytes),
+                                human_iec(a.zram_frames * 4096),
+                                streams,
+                                if a.active { "[SWAP]" } else { "" }
+                            ));
+                            zi += 1;
+                        }
+                    }
+                    k.print(me, &t);
+                    return Step::Exit(0);
+                }
+                SwapOp::Off { path } => {
+                    let path = path.clone();
+                    self.queue = (0..k.swap_areas.len()).filter(|&i| k.swap_areas[i].active && path.as_ref().is_none_or(|p| *p == k.swap_areas[i].name)).collect();
+                    if self.queue.is_empty() && path.is_some() {
+                        k.eprint(me, &format!("swapoff: {}: swapoff failed: Invalid argument\n", path.unwrap_or_default()));
+                        return Step::Exit(255);
+                    }
+                }
+            }
+        }
+        // swapoff: empty each area in turn (try_to_unuse), then switch it off.
+        loop {
+            let ai = match self.draining {
+                Some(a) => a,
+                None => match self.queue.pop() {
+                    Some(a) => {
+                        self.draining = Some(a);
+                        a
+                    }
+                    None => return Step::Exit(self.status),
+                },
+            };
+            // Pages that come back must not go straight out again to the same area.
+            k.swap_areas[ai].active = false;
+            match k.swapoff_area_step(me, ai, 64) {
+                Ok(None) => self.draining = None,
+                Ok(Some(t)) if t > k.now => return Step::SleepUntil { t, io: true },
+                Ok(Some(_)) => return Step::Cpu { user: 0, sys: 0 },
+                Err(step) => return step,
+            }
+        }
     }
 }
