@@ -10,8 +10,8 @@ dd if=/dev/urandom of=library.bin bs=1M count=3072 status=none
 sync
 
 # The desktop beside it: a browser and an editor holding about 2 GB between them.
-memhog 1536M --comm firefox --active 0.15 --code 256M &
-memhog 512M --comm code --active 0.15 --code 128M &
+memhog 1536M --comm firefox --active 0.15 &
+memhog 512M --comm code --active 0.15 &
 sleep 5
 
 sysctl -w vm.swappiness=60

@@ -197,8 +197,10 @@ impl Program for Swapdemo {
 /// idle browser or editor (`memhog SIZE [--comm NAME] [--active FRACTION] [--every S]`).
 pub struct Memhog {
     pages: u64,
-    /// Pages of the system's shared libraries the program executes each round.
+    /// Pages of the system's shared libraries the program executes each round, and how far
+    /// this round has got through them.
     code_pages: u64,
+    code_pos: u64,
     active: f64,
     every: Ns,
     pos: u64,
@@ -237,7 +239,7 @@ impl Memhog {
         }
         let size = size.ok_or(format!("memhog: missing SIZE ({usage})"))?;
         Ok((
-            Memhog { pages: size.div_ceil(PAGE_SIZE), code_pages: code / PAGE_SIZE, active, every: (every * NS_PER_SEC as f64) as Ns, pos: 0, filled: false, rng: 0x9e37_79b9, next: 0, round: 0 },
+            Memhog { pages: size.div_ceil(PAGE_SIZE), code_pages: code / PAGE_SIZE, code_pos: 0, active, every: (every * NS_PER_SEC as f64) as Ns, pos: 0, filled: false, rng: 0x9e37_79b9, next: 0, round: 0 },
             comm,
         ))
     }
@@ -267,15 +269,18 @@ impl Program for Memhog {
         }
         // Run: execute its code in the system's shared libraries (mapped executable pages
         // stay young), then touch the working set, the first `active` fraction of its data.
-        if self.pos == 0 {
-            if let Some(lib) = k.system_libs {
-                let n = self.code_pages.min(k.mm.mappings[lib as usize].slots.len() as u64);
-                for i in 0..n {
-                    if let Err(s) = k.touch(me, lib, i, false) {
-                        return s;
-                    }
+        if let Some(lib) = k.system_libs {
+            let n = self.code_pages.min(k.mm.mappings[lib as usize].slots.len() as u64);
+            let end = (self.code_pos + BATCH).min(n);
+            while self.code_pos < end {
+                if let Err(s) = k.touch(me, lib, self.code_pos, false) {
+                    return s;
                 }
-                k.charge_user(me, n * ACCESS_NS);
+                k.charge_user(me, ACCESS_NS);
+                self.code_pos += 1;
+            }
+            if self.code_pos < n {
+                return Step::Cpu { user: 0, sys: 0 };
             }
         }
         let hot = ((self.pages as f64 * self.active) as u64).max(1);
@@ -292,6 +297,7 @@ impl Program for Memhog {
         }
         if self.pos >= hot {
             self.pos = 0;
+            self.code_pos = 0;
             self.round += 1;
             self.next = k.now + self.every;
         }
