@@ -416,7 +416,10 @@ impl Program for Kswapd {
         if sc.nr_reclaimed > 0 {
             k.wake_writeback_waiters();
         }
-        if sc.nr_scanned < sc.nr_to_reclaim && self.priority > 0 {
+        // balance_pgdat raises the priority when a pass scanned less than its target, but
+        // its loop runs `while (sc.priority >= 1)`: kswapd never scans at priority 0.
+        let exhausted = self.priority <= 1;
+        if sc.nr_scanned < sc.nr_to_reclaim && self.priority > 1 {
             self.priority -= 1;
         }
         if sc.nr_reclaimed == 0 && sc.nr_congested > 0 {
@@ -424,7 +427,7 @@ impl Program for Kswapd {
             let until = k.block.next_completion().unwrap_or(k.now + 10 * NS_PER_MS);
             return Step::SleepUntil { t: until.max(k.now + 1), io: true };
         }
-        if sc.nr_reclaimed == 0 && self.priority == 0 {
+        if sc.nr_reclaimed == 0 && exhausted {
             // Nothing reclaimable now: wait for writeback or for the situation to change.
             self.failures += 1;
             self.priority = DEF_PRIORITY;
