@@ -4,6 +4,9 @@
 # for each 1 GiB chunk reads 3 GiB worth of data pages while picking random library pages
 # (code) — data + library = RAM + 1 GiB.
 # machine: seed-003
+# The machine models the article's pre-5.9 kernel (anon/file balance by recent_rotated /
+# recent_scanned). Compare the 5.9+ cost model with:
+#   memtwin run scenarios/seed-003-swappiness-1.sh --set kernel=linux-6.x
 
 # The library the demo requires (3 GiB of code-like data, written once).
 dd if=/dev/urandom of=library.bin bs=1M count=3072 status=none
