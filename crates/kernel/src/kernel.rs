@@ -279,9 +279,7 @@ impl Kernel {
 
     /// Wake a task blocked on a wait queue, now.
     pub fn wake(&mut self, tid: TaskId) {
-        if self.sched.wake(tid, self.now, None) {
-            self.sched.ctxt += 0;
-        }
+        self.sched.wake(tid, self.now, None);
     }
     pub fn wake_kswapd(&mut self) {
         if self.kswapd_waiting {

@@ -121,13 +121,7 @@ impl Kernel {
                     RunState::DiskSleep => TaskState::DiskSleep,
                     RunState::Zombie => TaskState::Zombie,
                 };
-                // The burst in progress counts up to now.
-                let (mut ut, mut stime) = (st.utime, st.stime);
-                if let Some((sys, _)) = t.burst {
-                    let _ = sys;
-                }
-                ut += 0;
-                stime += 0;
+                let (ut, stime) = (st.utime, st.stime);
                 // RSS from the address spaces the task maps (file mappings: their resident
                 // pages; shared by several mappers, each is charged in full, as Linux does).
                 let mut rss_file = t.rss_file;

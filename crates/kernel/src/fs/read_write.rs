@@ -8,7 +8,6 @@ use crate::mm::{MappingKind, Slot, PAGE_SIZE};
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
-use memtwin_procfs::VmItem;
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct OpenFlags {
@@ -569,6 +568,5 @@ impl Kernel {
     /// Count a major page-cache miss read for the task (/proc/PID/io read_bytes).
     pub(crate) fn account_read(&mut self, tid: TaskId, bytes: u64) {
         self.tasks[tid as usize].read_bytes += bytes;
-        let _ = VmItem::Pgpgin;
     }
 }

@@ -7,7 +7,6 @@ use crate::task::{Program, Step};
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId, NS_PER_MS, NS_PER_SEC};
 use memtwin_machine::KernelProfile;
-use memtwin_procfs::VmItem;
 
 /// Largest pause balance_dirty_pages imposes at once (MAX_PAUSE = HZ/5).
 const MAX_PAUSE: Ns = 200 * NS_PER_MS;
@@ -95,7 +94,6 @@ impl Kernel {
         // (the balanced dirty_ratelimit converges to write_bw / N).
         let bw_pages = self.dirty_bdi_bw() / PAGE_SIZE as f64 / self.nr_dirtiers() as f64;
         let rate = bw_pages * pos_ratio;
-        self.vm.add(VmItem::NrThrottledWritten, 0);
         let pause = if rate <= 1.0 || dirty >= limit {
             MAX_PAUSE
         } else {
@@ -389,7 +387,6 @@ impl Program for Flusher {
         if kupdate_due {
             self.last_old_flush = k.now;
         }
-        k.vm.add(VmItem::NrWritten, 0);
         if dev_dirty && interval > 0 {
             // wb_wakeup_delayed: come back after the writeback interval.
             let next = (self.last_old_flush + interval).max(k.now + 1);

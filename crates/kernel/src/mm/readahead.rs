@@ -5,7 +5,7 @@
 
 use super::{Slot, PAGE_SIZE};
 use crate::block::{Dir, ReqKind};
-use crate::fs::{RaState, Target};
+use crate::fs::RaState;
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::TaskId;
@@ -147,10 +147,5 @@ impl Kernel {
         let kind = ReqKind::PageRead { mapping: m, index: index as u32, n: n as u32 };
         self.submit_bio(dev, Dir::Read, base + index * PAGE_SIZE, n * PAGE_SIZE, kind, Some(tid));
         self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
-    }
-
-    #[allow(dead_code)]
-    fn target_of(&self, tid: TaskId, fd: usize) -> Option<Target> {
-        self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).map(|f| f.target)
     }
 }

@@ -208,7 +208,7 @@ impl Kernel {
 
     /// shrink_active_list: move pages from the active tail to the inactive list, except
     /// referenced executable file pages, which get another trip around the active list.
-    pub fn shrink_active_list(&mut self, n: u64, l: Lru, sc: &mut ScanControl) {
+    pub fn shrink_active_list(&mut self, n: u64, l: Lru, _sc: &mut ScanControl) {
         let file = l.is_file();
         let inactive = Lru::of(file, false);
         let mut rotated = 0;
@@ -232,7 +232,6 @@ impl Kernel {
         let t = file as usize;
         self.mm.recent_scanned[t] += scanned;
         self.mm.recent_rotated[t] += rotated;
-        sc.nr_scanned += 0;
         self.reclaim_cost_scan(scanned);
     }
 
