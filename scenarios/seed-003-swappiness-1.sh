@@ -4,9 +4,9 @@
 # for each 1 GiB chunk reads 3 GiB worth of data pages while picking random library pages
 # (code) — data + library = RAM + 1 GiB.
 # machine: seed-003
-# The machine models the article's pre-5.9 kernel (anon/file balance by recent_rotated /
-# recent_scanned). Compare the 5.9+ cost model with:
-#   memtwin run scenarios/seed-003-swappiness-1.sh --set kernel=linux-6.x
+# The machine models the article's Linux 5.8. Compare the other eras' anon/file balance:
+#   memtwin run scenarios/seed-003-swappiness-1.sh --set kernel=linux-5.4   # by rotations
+#   memtwin run scenarios/seed-003-swappiness-1.sh --set kernel=linux-6.x   # 5.9+ anon LRU
 
 # The library the demo requires (3 GiB of code-like data, written once).
 dd if=/dev/urandom of=library.bin bs=1M count=3072 status=none
@@ -16,6 +16,12 @@ sync
 memhog 1536M --comm firefox --active 0.15 &
 memhog 512M --comm code --active 0.15 &
 sleep 5
+
+# This run's top shows "MiB Swap: 20480,0 total": Fedora's 4 GiB zram was on, before
+# the 16 GiB file.
+zramctl --find --size 4G
+mkswap /dev/zram0
+swapon -p 100 /dev/zram0
 
 sysctl -w vm.swappiness=1
 top -b -n 2 -d 60 &

@@ -14,7 +14,8 @@ memhog 1536M --comm firefox --active 0.15 &
 memhog 512M --comm code --active 0.15 &
 sleep 5
 
-zramctl --find --size 8G
+# Fedora's zram-generator: zram0 of min(RAM/2, 4 GiB), priority 100, before the file.
+zramctl --find --size 4G
 mkswap /dev/zram0
 swapon -p 100 /dev/zram0
 time swapdemo

@@ -54,13 +54,15 @@ impl DeviceModel {
                 max_request_bytes: 512 * KIB,
             },
             // PCIe 3.0 x4 NVMe SSD (Samsung 970 EVO / WD SN750 class): ~3000 MB/s read,
-            // ~2000 MB/s sustained write; ~20 µs per request (QD1 4 KiB read); the nvme
-            // driver's default io_queue_depth of 1024.
+            // ~2000 MB/s sustained write; a QD1 4 KiB random read takes ~70 µs (about 14K
+            // IOPS, 55-60 MB/s in Q1T1 benchmarks: the TLC NAND page read dominates), a
+            // QD1 write ~20 µs (absorbed by the SLC cache); the nvme driver's default
+            // io_queue_depth of 1024.
             "nvme" => DeviceModel {
                 preset: name.into(),
                 read_bw: 3000e6,
                 write_bw: 2000e6,
-                latency_ns: 20_000,
+                latency_ns: 70_000,
                 write_latency_ns: 20_000,
                 seek_ns: 0,
                 rotational: false,

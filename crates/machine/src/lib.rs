@@ -29,10 +29,14 @@ pub fn sysctl_names() -> &'static [&'static str] {
 /// Which kernel generation's behaviour to emulate where eras differ.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KernelProfile {
-    /// Linux 6.x (two-list LRU, anon/file cost balancing since 5.9, new anon pages on the
-    /// inactive list).
+    /// Linux 6.x (two-list LRU; anon/file balancing by reclaim cost since 5.8; since 5.9 new
+    /// anon pages start on the inactive list, need two references to be activated and have
+    /// refault detection of their own).
     Linux6,
-    /// Linux 5.4 .. 5.8: pre-cost-model anon/file balancing (recent_rotated/recent_scanned).
+    /// Linux 5.8: the reclaim-cost balancing and the file workingset that challenges anon
+    /// (5.8), with the anon LRU rules of before 5.9.
+    Linux58,
+    /// Linux 5.4 .. 5.7: anon/file balancing by recent_rotated/recent_scanned.
     Linux5Pre59,
     /// Linux 2.6.39 (seed 004): global dcache LRU and shrinker list locks, old shrinker formula.
     Linux2639,
@@ -43,6 +47,7 @@ pub enum KernelProfile {
 impl KernelProfile {
     pub const NAMES: &'static [(&'static str, KernelProfile)] = &[
         ("linux-6.x", KernelProfile::Linux6),
+        ("linux-5.8", KernelProfile::Linux58),
         ("linux-5.4", KernelProfile::Linux5Pre59),
         ("linux-2.6.39", KernelProfile::Linux2639),
         ("linux-2.4", KernelProfile::Linux24),
@@ -52,6 +57,18 @@ impl KernelProfile {
     }
     pub fn from_name(s: &str) -> Option<KernelProfile> {
         KernelProfile::NAMES.iter().find(|(n, _)| *n == s).map(|(_, p)| *p)
+    }
+    /// get_scan_count weighs anon against file by each type's reclaim cost (pages written
+    /// out, workingset refaults): "mm: balance LRU lists based on relative thrashing", 5.8.
+    /// Before, by the share of recently scanned pages that were rotated.
+    pub fn cost_balance(self) -> bool {
+        matches!(self, KernelProfile::Linux6 | KernelProfile::Linux58)
+    }
+    /// The anon LRU of 5.9+ ("protect the workingset on anonymous LRU", "implement
+    /// workingset detection for anonymous LRU"): new anon pages go to the inactive list,
+    /// one young PTE no longer activates a swap-backed page, anon evictions leave shadows.
+    pub fn anon_workingset(self) -> bool {
+        matches!(self, KernelProfile::Linux6)
     }
 }
 

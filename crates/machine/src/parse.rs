@@ -10,7 +10,7 @@
 //! ram = "2G"                   # required: installed RAM (size, 16M..16T)
 //! kernel_reserve = "173132K"   # optional: RAM not in MemTotal; default RAM/64 + min(RAM/32, 64M)
 //! cpus = 2                     # required: 1..1024
-//! kernel = "linux-6.x"         # optional: linux-6.x (default), linux-5.4, linux-2.6.39, linux-2.4
+//! kernel = "linux-6.x"         # optional: linux-6.x (default), linux-5.8, linux-5.4, linux-2.6.39, linux-2.4
 //! hostname = "memtwin"         # optional; default "memtwin"
 //! boot_anon = "190M"           # optional: anonymous memory the idle system uses (default 0)
 //! boot_file = "8M"             # optional: page cache at boot (default 0)

@@ -291,7 +291,7 @@ fn unknown_kernel_profile_lists_the_accepted() {
         5,
         &[
             "unknown kernel profile 'linux-7'",
-            "linux-6.x, linux-5.4, linux-2.6.39, linux-2.4",
+            "linux-6.x, linux-5.8, linux-5.4, linux-2.6.39, linux-2.4",
         ],
     );
 }

@@ -60,8 +60,8 @@ impl Kernel {
             }
             MappingKind::Anon => self.mm.stat.anon += 1,
         }
-        if !matches!(self.machine.kernel, memtwin_machine::KernelProfile::Linux6) {
-            // __pagevec_lru_add_fn -> update_page_reclaim_stat (before 5.9): every page
+        if !self.machine.kernel.cost_balance() {
+            // __pagevec_lru_add_fn -> update_page_reclaim_stat (before 5.8): every page
             // added counts as scanned, an active one (a refault) as rotated.
             let t = file as usize;
             self.mm.recent_scanned[t] += 1;
@@ -72,6 +72,13 @@ impl Kernel {
         // shmem and anon pages live on the anon lists (they are swap-backed).
         let l = Lru::of(file, active);
         self.mm.lists.add_head(&mut self.mm.pages, p, l);
+    }
+
+    /// lru_cache_add_active_or_unevictable (before 5.9): a new anonymous page goes to the
+    /// active list, and before 5.8 __pagevec_lru_add_fn counts it as rotated.
+    pub fn lru_add_active_anon(&mut self, p: Pfn) {
+        self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
+        self.mm.recent_rotated[0] += 1;
     }
 
     /// __filemap_remove_folio + free: the page leaves its mapping (leaving `shadow` in the
@@ -193,6 +200,12 @@ impl Kernel {
             self.mm.pages.clear_referenced(p);
             self.vm.inc(VmItem::Pgactivate);
             self.workingset_activation();
+            if !self.machine.kernel.cost_balance() {
+                // __activate_page -> update_page_reclaim_stat(lruvec, file, 1) (before 5.8).
+                let t = (l == Lru::InactiveFile) as usize;
+                self.mm.recent_scanned[t] += 1;
+                self.mm.recent_rotated[t] += 1;
+            }
         }
     }
 

@@ -5,7 +5,6 @@ use super::MappingKind;
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::TaskId;
-use memtwin_machine::KernelProfile;
 use memtwin_procfs::VmItem;
 
 impl Kernel {
@@ -27,7 +26,7 @@ impl Kernel {
     /// if the allocator made the task wait first.
     pub fn fault_anon_pages(&mut self, tid: TaskId, vpage: u64, n: u64) -> Result<u64, (u64, Step)> {
         let m = self.anon_mapping(tid);
-        let active = !matches!(self.machine.kernel, KernelProfile::Linux6);
+        let active = !self.machine.kernel.anon_workingset();
         let zero_ns = (4096.0 / self.machine.cpu_model.zero_bw * 1e9) as u64;
         let fault_ns = self.machine.cpu_model.page_fault_ns;
         let mut done = 0;
@@ -43,7 +42,7 @@ impl Kernel {
             };
             self.filemap_add_page(m, idx, p, false);
             if active {
-                self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
+                self.lru_add_active_anon(p);
             }
             self.mm.pages.set_young(p);
             self.mm.pages.set_dirty(p);

@@ -57,7 +57,7 @@ impl Watermarks {
     /// Distributions of the 6.x and 5.4 eras enable THP by default; the older profiles
     /// model kernels without it.
     pub fn thp_enabled(p: KernelProfile) -> bool {
-        matches!(p, KernelProfile::Linux6 | KernelProfile::Linux5Pre59)
+        matches!(p, KernelProfile::Linux6 | KernelProfile::Linux58 | KernelProfile::Linux5Pre59)
     }
 }
 

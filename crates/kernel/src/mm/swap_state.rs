@@ -304,9 +304,9 @@ impl Kernel {
                         // do_anonymous_page / shmem_fault: a zeroed page.
                         let p = self.page_cache_alloc(tid)?;
                         self.filemap_add_page(m, index, p, false);
-                        if kind == MappingKind::Anon && !matches!(self.machine.kernel, memtwin_machine::KernelProfile::Linux6) {
+                        if kind == MappingKind::Anon && !self.machine.kernel.anon_workingset() {
                             // lru_cache_add_active_or_unevictable (before 5.9).
-                            self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
+                            self.lru_add_active_anon(p);
                         }
                         self.mm.pages.set_young(p);
                         self.mm.pages.set_dirty(p);

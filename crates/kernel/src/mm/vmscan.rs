@@ -43,7 +43,7 @@ fn int_sqrt(x: u64) -> u64 {
 
 impl Kernel {
     fn modern_balance(&self) -> bool {
-        matches!(self.machine.kernel, KernelProfile::Linux6)
+        self.machine.kernel.cost_balance()
     }
 
     /// inactive_is_low: inactive * ratio < active, ratio = int_sqrt(10 * GB), 1 below 1 GB.
@@ -147,11 +147,11 @@ impl Kernel {
         [scan(0) * ap / denom, scan(1) * ap / denom, scan(2) * fp / denom, scan(3) * fp / denom]
     }
 
-    /// lru_note_cost: reclaim cost of a type (I/O weighs SWAP_CLUSTER_MAX, a rotation 1);
-    /// costs decay as they exceed a quarter of the LRU.
-    pub fn lru_note_cost(&mut self, file: bool, nr_io: u64, nr_rotated: u64) {
-        let cost = nr_io * SWAP_CLUSTER_MAX + nr_rotated;
-        if file { self.mm.file_cost += cost } else { self.mm.anon_cost += cost }
+    /// lru_note_cost (5.8 to 6.5; 6.1 is the reference): the reclaim cost of a type is the
+    /// pages it had to write out (shrink_inactive_list's nr_pageout) plus its workingset
+    /// refaults (lru_note_cost_folio); both decay once they exceed a quarter of the LRU.
+    pub fn lru_note_cost(&mut self, file: bool, nr_pages: u64) {
+        if file { self.mm.file_cost += nr_pages } else { self.mm.anon_cost += nr_pages }
         let lrusize = self.mm.file_lru() + self.mm.anon_lru();
         if self.mm.file_cost + self.mm.anon_cost > lrusize / 4 {
             self.mm.file_cost /= 2;
@@ -192,6 +192,12 @@ impl Kernel {
             // (wakeup_flusher_threads(WB_REASON_VMSCAN)).
             self.wakeup_flusher_threads();
         }
+    }
+
+    /// snapshot_refaults: remember the workingset activations seen so far. Called when a
+    /// reclaim cycle ends (do_try_to_free_pages, balance_pgdat): until then, refaults since
+    /// the last cycle keep the file active list unprotected (inactive_list_is_low).
+    pub fn snapshot_refaults(&mut self) {
         self.mm.refaults_seen = [self.vm.get(VmItem::WorkingsetActivateAnon), self.vm.get(VmItem::WorkingsetActivateFile)];
     }
 
@@ -235,13 +241,29 @@ impl Kernel {
         self.reclaim_cost_scan(scanned);
     }
 
-    /// folio_check_references.
+    /// Whether one young PTE is enough to activate a page of this mapping. Before 5.9
+    /// page_check_references returned PAGEREF_ACTIVATE for any referenced swap-backed page
+    /// (anon and shmem; 2.6.39: PageAnon only); since 5.9 (b518154e59aa, "protect the
+    /// workingset on anonymous LRU") anon pages need a second reference like file pages.
+    fn first_reference_activates(&self, m: usize) -> bool {
+        let kind = self.mm.mappings[m].kind;
+        match self.machine.kernel {
+            KernelProfile::Linux6 => false,
+            KernelProfile::Linux58 | KernelProfile::Linux5Pre59 => self.mm.mappings[m].swap_backed(),
+            KernelProfile::Linux2639 | KernelProfile::Linux24 => kind == super::MappingKind::Anon,
+        }
+    }
+
+    /// folio_check_references (page_check_references before 5.16).
     fn check_references(&mut self, p: Pfn, file: bool) -> Ref {
         let m = self.mm.pages.mapping(p) as usize;
         let (mapped, exec) = (self.mm.mappings[m].mapped, self.mm.mappings[m].exec);
         let young = mapped && self.mm.pages.test_clear_young(p);
         let referenced = self.mm.pages.test_clear_referenced(p);
         if young {
+            if self.first_reference_activates(m) {
+                return Ref::Activate;
+            }
             self.mm.pages.set_referenced(p);
             if referenced || (exec && file) {
                 return Ref::Activate;
@@ -262,6 +284,7 @@ impl Kernel {
         let mut scanned = 0;
         let mut reclaimed = 0;
         let mut activated = 0;
+        let mut pageout = 0;
         for _ in 0..n {
             let Some(p) = self.mm.lists.tail(&self.mm.pages, l) else { break };
             scanned += 1;
@@ -302,7 +325,10 @@ impl Kernel {
             }
             let m = self.mm.pages.mapping(p) as usize;
             if self.mm.mappings[m].swap_backed() {
-                match self.reclaim_swap_backed(p) {
+                let swapped_before = self.vm.get(VmItem::Pswpout);
+                let r = self.reclaim_swap_backed(p);
+                pageout += self.vm.get(VmItem::Pswpout) - swapped_before;
+                match r {
                     super::swap_state::SwapOut::Freed => reclaimed += 1,
                     super::swap_state::SwapOut::Writing => {
                         // Rotated to the tail when the write completes.
@@ -341,7 +367,7 @@ impl Kernel {
         let t = file as usize;
         self.mm.recent_scanned[t] += scanned;
         self.mm.recent_rotated[t] += activated;
-        self.lru_note_cost(file, 0, scanned - reclaimed);
+        self.lru_note_cost(file, pageout);
         sc.nr_scanned += scanned;
         self.reclaim_cost_scan(scanned);
         self.reclaim_cost_free(reclaimed);
@@ -367,6 +393,7 @@ impl Kernel {
                 break;
             }
         }
+        self.snapshot_refaults();
         let ns = std::mem::take(&mut self.reclaim_ns);
         self.charge_sys(tid, ns);
         self.reclaim_stats.record(false, ns);
@@ -389,6 +416,7 @@ impl Program for Kswapd {
         if k.mm.nr_free() > w.high {
             if self.running {
                 self.running = false;
+                k.snapshot_refaults();
             }
             self.priority = DEF_PRIORITY;
             self.failures = 0;
@@ -415,10 +443,11 @@ impl Program for Kswapd {
         if sc.nr_reclaimed > 0 {
             k.wake_writeback_waiters();
         }
-        // balance_pgdat raises the priority when a pass scanned less than its target, but
-        // its loop runs `while (sc.priority >= 1)`: kswapd never scans at priority 0.
+        // balance_pgdat raises the priority when a pass scanned less than its target or
+        // reclaimed nothing (`if (raise_priority || !nr_reclaimed) sc.priority--`), but its
+        // loop runs `while (sc.priority >= 1)`: kswapd never scans at priority 0.
         let exhausted = self.priority <= 1;
-        if sc.nr_scanned < sc.nr_to_reclaim && self.priority > 1 {
+        if (sc.nr_scanned < sc.nr_to_reclaim || sc.nr_reclaimed == 0) && self.priority > 1 {
             self.priority -= 1;
         }
         if sc.nr_reclaimed == 0 && sc.nr_congested > 0 {
@@ -428,6 +457,7 @@ impl Program for Kswapd {
         }
         if sc.nr_reclaimed == 0 && exhausted {
             // Nothing reclaimable now: wait for writeback or for the situation to change.
+            k.snapshot_refaults();
             self.failures += 1;
             self.priority = DEF_PRIORITY;
             let until = k.block.next_completion().unwrap_or(k.now + 100 * NS_PER_MS).min(k.now + 100 * NS_PER_MS);

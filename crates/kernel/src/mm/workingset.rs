@@ -7,7 +7,6 @@ use super::page::Pfn;
 use super::lru::Lists;
 use super::page::Lru;
 use crate::Kernel;
-use memtwin_machine::KernelProfile;
 use memtwin_procfs::VmItem;
 
 /// Bits of the shadow entry holding the eviction clock; one more bit marks pages that were
@@ -42,11 +41,13 @@ impl Kernel {
         let was_workingset = shadow & WORKINGSET_BIT != 0;
         let refault = self.mm.nonresident_age & EVICTION_MASK;
         let distance = refault.wrapping_sub(eviction) & EVICTION_MASK;
-        let modern = !matches!(self.machine.kernel, KernelProfile::Linux5Pre59 | KernelProfile::Linux2639 | KernelProfile::Linux24);
-        if !modern && !file {
+        if !file && !self.machine.kernel.anon_workingset() {
             // Anon pages have no refault detection before 5.9.
             return false;
         }
+        // "workingset: let cache workingset challenge anon" (5.8): the distance is compared
+        // with the anon lists too when swap is available; before, with active file alone.
+        let modern = self.machine.kernel.cost_balance();
         self.vm.inc(if file { VmItem::WorkingsetRefaultFile } else { VmItem::WorkingsetRefaultAnon });
         let l: &Lists = &self.mm.lists;
         let workingset_size = if modern {
@@ -75,8 +76,8 @@ impl Kernel {
         if was_workingset {
             self.mm.pages.set_workingset(p);
             self.vm.inc(if file { VmItem::WorkingsetRestoreFile } else { VmItem::WorkingsetRestoreAnon });
-            // lru_note_cost_refault: thrashing of this type makes reclaiming it costlier.
-            if file { self.mm.file_cost += 1 } else { self.mm.anon_cost += 1 }
+            // lru_note_cost_folio: thrashing of this type makes reclaiming it costlier.
+            self.lru_note_cost(file, 1);
         }
         true
     }

@@ -35,9 +35,12 @@ pub struct Swapdemo {
     chunk: u64,
     rng: u64,
     pending_lib: Option<u64>,
+    /// Print each iteration's seconds to stderr (`--times`, as the kernel-lab swapdemo does).
+    times: bool,
+    iter_start: Ns,
 }
 
-const USAGE: &str = "swapdemo [--mem-gb N] [--lib-gb N] [--data-gb N] [--chunk-gb N] [--fill zero|text|random] [--seed N] [--library PATH]";
+const USAGE: &str = "swapdemo [--mem-gb N] [--lib-gb N] [--data-gb N] [--chunk-gb N] [--fill zero|text|random] [--seed N] [--library PATH] [--times]";
 
 impl Swapdemo {
     pub fn parse(args: &[String], cwd: &str) -> Result<Swapdemo, String> {
@@ -48,6 +51,7 @@ impl Swapdemo {
         let mut fill = Content::Zero;
         let mut seed = 256u64;
         let mut lib = "library.bin".to_string();
+        let mut times = false;
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut val = |name: &str| -> Result<String, String> {
@@ -63,6 +67,7 @@ impl Swapdemo {
                 "--chunk-gb" => chunk_gb = num(a, val(a)?)?,
                 "--seed" => seed = num(a, val(a)?)?,
                 "--library" => lib = val(a)?,
+                "--times" => times = true,
                 "--fill" => {
                     fill = match val(a)?.as_str() {
                         "zero" => Content::Zero,
@@ -92,6 +97,8 @@ impl Swapdemo {
             chunk: 0,
             rng: seed,
             pending_lib: None,
+            times,
+            iter_start: 0,
         })
     }
 
@@ -143,6 +150,7 @@ impl Program for Swapdemo {
                     self.pos = 0;
                     self.chunk = 0;
                     k.print(me, &format!("Iteration {} of {}\n", 1, self.chunks));
+                    self.iter_start = k.now;
                 }
                 Step::Cpu { user: 0, sys: 0 }
             }
@@ -178,6 +186,11 @@ impl Program for Swapdemo {
                     self.pos += 1;
                 }
                 if self.pos >= steps {
+                    if self.times {
+                        let s = (k.now - self.iter_start) as f64 / NS_PER_SEC as f64;
+                        k.eprint(me, &format!("iter {}/{} s={s:.3}\n", self.chunk + 1, self.chunks));
+                    }
+                    self.iter_start = k.now;
                     self.chunk += 1;
                     self.pos = 0;
                     if self.chunk >= self.chunks {
