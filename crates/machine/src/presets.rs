@@ -23,7 +23,7 @@ pub const PRESETS: &[PresetInfo] = &[
     },
     PresetInfo {
         name: "seed-003",
-        description: "Seed 003's laptop: 16 GiB RAM (MemTotal 15670 MiB), 4 cores/8 threads, an NVMe SSD with ext4 on /, a 16 GiB swap file; Linux 5.4-era reclaim.",
+        description: "Seed 003's laptop: 16 GiB RAM (MemTotal 15670 MiB), 4 cores/8 threads, an NVMe SSD with ext4 on /, a 16 GiB swap file; Linux 5.8 (Fedora 33).",
         toml: include_str!("../../../machines/seed-003.toml"),
     },
     PresetInfo {

@@ -180,7 +180,7 @@ fn seed_003_matches_the_article() {
     assert_eq!(m.ram_bytes, 16 * GIB);
     assert_eq!(m.mem_total_bytes(), 15670 * MIB, "top's 15670,0 total");
     assert_eq!(m.cpus, 8);
-    assert_eq!(m.kernel, KernelProfile::Linux5Pre59);
+    assert_eq!(m.kernel, KernelProfile::Linux58);
     assert_eq!(m.disk("nvme0n1").unwrap().dev(), "259:0");
     assert_eq!(
         m.swaps[0].kind,
