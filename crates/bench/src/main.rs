@@ -30,8 +30,8 @@ is asserted. Build with --release; a debug build's figures mean nothing.
 
   --quick                 every size divided by 16: a smoke run of a few seconds
   --json FILE             also write the figures as JSON (written whole or not at all)
-  --only NAMES            comma-separated subset of: bigcache, seed000, reclaim, lru
-                          (default: bigcache,seed000,reclaim, plus lru with
+  --only NAMES            comma-separated subset of: bigcache, seed000, seed003, reclaim,
+                          lru (default: bigcache,seed000,seed003,reclaim, plus lru with
                           --compare-libcachesim)
   --compare-libcachesim   replay one synthetic trace (a sequential scan of N pages, twice)
                           in memtwin and in libCacheSim's LRU and report both throughputs
@@ -44,6 +44,7 @@ See docs/benchmarks.md.";
 pub const BENCHMARKS: &[(&str, &str)] = &[
     ("bigcache", "64 GiB machine: write a 48 GiB file, drop caches, read it twice"),
     ("seed000", "the embedded seed-000 scenario (RunOptions::default()), median of 5"),
+    ("seed003", "the six seed-003 scenarios at full scale (16 GiB laptop), one run each"),
     ("reclaim", "8 GiB machine: write a 32 GiB file and read it twice (kswapd reclaim all along)"),
     ("lru", "one synthetic trace (sequential scan of N pages, twice) in memtwin and libCacheSim LRU"),
 ];
@@ -113,6 +114,7 @@ fn child_main(name: &str, args: &Args) -> ExitCode {
     let r = match name {
         "bigcache" => runs::bigcache(scale),
         "seed000" => runs::seed000(),
+        "seed003" => runs::seed003(),
         "reclaim" => runs::reclaim(scale),
         "lru" => runs::lru_memtwin(scale, args.trace_out.as_deref()),
         _ => Err(format!("unknown benchmark '{name}'")),
@@ -163,7 +165,7 @@ fn parent_main(args: &Args) -> ExitCode {
     let selected: Vec<&str> = match &args.only {
         Some(names) => BENCHMARKS.iter().map(|(b, _)| *b).filter(|b| names.iter().any(|n| n == b)).collect(),
         None => {
-            let mut v = vec!["bigcache", "seed000", "reclaim"];
+            let mut v = vec!["bigcache", "seed000", "seed003", "reclaim"];
             if args.compare {
                 v.push("lru");
             }
@@ -182,7 +184,7 @@ fn parent_main(args: &Args) -> ExitCode {
     let mut results: Vec<(String, Result<Figures, String>)> = Vec::new();
     for name in selected {
         let title = BENCHMARKS.iter().find(|(b, _)| *b == name).map(|(_, t)| *t).unwrap_or("");
-        println!("== {name}: {title}{}", if args.quick && name != "seed000" { " [--quick: sizes / 16]" } else { "" });
+        println!("== {name}: {title}{}", if args.quick && !name.starts_with("seed") { " [--quick: sizes / 16]" } else { "" });
         let r = if name == "lru" { lru::compare(args) } else { run_child(name, args, &[]) };
         match &r {
             Ok(f) => f.print_table(name),

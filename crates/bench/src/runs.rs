@@ -175,6 +175,26 @@ pub fn seed000() -> Result<Figures, String> {
     Ok(f)
 }
 
+/// Benchmark: every seed-003 scenario as it ships (16 GiB machine, 17 GiB of mappings),
+/// one run each: wall and CPU seconds against the simulated seconds they cover.
+pub fn seed003() -> Result<Figures, String> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios");
+    let mut f = Figures::default();
+    for case in ["swappiness-60", "swappiness-1", "swappiness-0", "swapoff", "zram-zero", "zram-random"] {
+        let opts = RunOptions { script_path: Some(format!("{dir}/seed-003-{case}.sh")), ..Default::default() };
+        let c0 = thread_cpu_s();
+        let t0 = Instant::now();
+        let r = memtwin_scenario::run(&opts).map_err(|e| e.message)?;
+        let wall = t0.elapsed().as_secs_f64();
+        let cpu = thread_cpu_s() - c0;
+        f.float(&format!("{case}.wall_s"), wall);
+        f.float(&format!("{case}.cpu_s"), cpu);
+        f.float(&format!("{case}.sim_s"), r.sim_seconds);
+    }
+    f.int("peak_rss_bytes", status_bytes("VmHWM"));
+    Ok(f)
+}
+
 /// The memtwin half of the LRU comparison: the default 8 GiB machine reads the first
 /// `scan_mib` of its raw disk twice (`dd if=/dev/sda`), which fills the buffer cache with no
 /// write phase before it. The trace is that page sequence: pages 0..N, then 0..N again.
