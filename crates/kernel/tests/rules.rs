@@ -174,3 +174,41 @@ fn reclaim_evicts_cache_under_pressure() {
     k.mm.check_invariants().unwrap();
     let _ = PAGE_SIZE;
 }
+
+/// page_check_references: before 5.9 one young PTE activates a swap-backed page (anon and
+/// shmem); since 5.9 the first reference only marks it and it stays inactive, like file.
+#[test]
+fn young_shmem_page_activation_follows_the_era() {
+    use memtwin_kernel::mm::vmscan::ScanControl;
+    use memtwin_kernel::mm::Content;
+    for (profile, activates) in [("linux-5.4", true), ("linux-5.8", true), ("linux-6.x", false)] {
+        let mut m = memtwin_machine::preset("seed-000").unwrap();
+        memtwin_machine::apply_set(&mut m, &format!("kernel={profile}")).unwrap();
+        let mut k = Kernel::boot(m, 1).unwrap();
+        k.debug_invariants = true;
+        let n = 64;
+        let before = k.vm.get(VmItem::Pgactivate);
+        let mut done = false;
+        run_task(&mut k, move |k, me| {
+            if done {
+                return None;
+            }
+            let d = k.map_shared_anon(me, n, Content::Zero);
+            for i in 0..n {
+                k.touch(me, d, i, true).expect("free memory");
+            }
+            assert_eq!(k.mm.lru_len(Lru::InactiveAnon), n, "{profile}: shmem pages start inactive");
+            let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
+            let reclaimed = k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
+            assert_eq!(reclaimed, 0, "{profile}: young pages are not reclaimed");
+            done = true;
+            Some(Step::Cpu { user: 0, sys: 0 })
+        });
+        let activated = k.vm.get(VmItem::Pgactivate) - before;
+        if activates {
+            assert_eq!(activated, n, "{profile}: each young shmem page is activated at once");
+        } else {
+            assert_eq!(activated, 0, "{profile}: a first reference only marks the page");
+        }
+    }
+}
