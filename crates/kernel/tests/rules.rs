@@ -212,3 +212,36 @@ fn young_shmem_page_activation_follows_the_era() {
         }
     }
 }
+
+/// lru_note_cost (5.8+): pages that shrink_inactive_list writes to swap are the anon list's
+/// reclaim cost; pages it only scans are not.
+#[test]
+fn swap_outs_are_the_anon_reclaim_cost() {
+    use memtwin_kernel::mm::vmscan::ScanControl;
+    use memtwin_kernel::mm::Content;
+    let mut k = boot("seed-000");
+    let n = 64;
+    let mut done = false;
+    run_task(&mut k, move |k, me| {
+        if done {
+            return None;
+        }
+        let d = k.map_shared_anon(me, n, Content::Text);
+        for i in 0..n {
+            k.touch(me, d, i, true).expect("free memory");
+        }
+        let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
+        // First pass: every page is young, so it is only marked (6.x): no I/O, no cost.
+        let cost0 = k.mm.anon_cost;
+        k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
+        assert_eq!(k.mm.anon_cost, cost0, "scanning alone costs nothing");
+        // Second pass: not touched since, so each page is written to swap.
+        let out0 = k.vm.get(VmItem::Pswpout);
+        k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
+        let written = k.vm.get(VmItem::Pswpout) - out0;
+        assert_eq!(written, n, "every page is swapped out");
+        assert_eq!(k.mm.anon_cost - cost0, written, "each page written out is one unit of anon cost");
+        done = true;
+        Some(Step::Cpu { user: 0, sys: 0 })
+    });
+}
