@@ -78,7 +78,9 @@ impl Kernel {
     /// active list, and before 5.8 __pagevec_lru_add_fn counts it as rotated.
     pub fn lru_add_active_anon(&mut self, p: Pfn) {
         self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
-        self.mm.recent_rotated[0] += 1;
+        if !self.machine.kernel.cost_balance() {
+            self.mm.recent_rotated[0] += 1;
+        }
     }
 
     /// __filemap_remove_folio + free: the page leaves its mapping (leaving `shadow` in the
