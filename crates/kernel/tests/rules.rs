@@ -175,12 +175,29 @@ fn reclaim_evicts_cache_under_pressure() {
     let _ = PAGE_SIZE;
 }
 
+/// In a task on `k`: map `n` pages of shared anonymous memory, write every page (each ends
+/// up young, on the inactive anon list), then run `check` once.
+fn with_fresh_shmem(k: &mut Kernel, n: u64, mut check: impl FnMut(&mut Kernel) + 'static) {
+    let mut done = false;
+    run_task(k, move |k, me| {
+        if done {
+            return None;
+        }
+        let d = k.map_shared_anon(me, n, memtwin_kernel::mm::Content::Text);
+        for i in 0..n {
+            k.touch(me, d, i, true).expect("free memory");
+        }
+        check(k);
+        done = true;
+        Some(Step::Cpu { user: 0, sys: 0 })
+    });
+}
+
 /// page_check_references: before 5.9 one young PTE activates a swap-backed page (anon and
 /// shmem); since 5.9 the first reference only marks it and it stays inactive, like file.
 #[test]
 fn young_shmem_page_activation_follows_the_era() {
     use memtwin_kernel::mm::vmscan::ScanControl;
-    use memtwin_kernel::mm::Content;
     for (profile, activates) in [("linux-5.4", true), ("linux-5.8", true), ("linux-6.x", false)] {
         let mut m = memtwin_machine::preset("seed-000").unwrap();
         memtwin_machine::apply_set(&mut m, &format!("kernel={profile}")).unwrap();
@@ -188,21 +205,11 @@ fn young_shmem_page_activation_follows_the_era() {
         k.debug_invariants = true;
         let n = 64;
         let before = k.vm.get(VmItem::Pgactivate);
-        let mut done = false;
-        run_task(&mut k, move |k, me| {
-            if done {
-                return None;
-            }
-            let d = k.map_shared_anon(me, n, Content::Zero);
-            for i in 0..n {
-                k.touch(me, d, i, true).expect("free memory");
-            }
+        with_fresh_shmem(&mut k, n, move |k| {
             assert_eq!(k.mm.lru_len(Lru::InactiveAnon), n, "{profile}: shmem pages start inactive");
             let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
             let reclaimed = k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
             assert_eq!(reclaimed, 0, "{profile}: young pages are not reclaimed");
-            done = true;
-            Some(Step::Cpu { user: 0, sys: 0 })
         });
         let activated = k.vm.get(VmItem::Pgactivate) - before;
         if activates {
@@ -218,18 +225,9 @@ fn young_shmem_page_activation_follows_the_era() {
 #[test]
 fn swap_outs_are_the_anon_reclaim_cost() {
     use memtwin_kernel::mm::vmscan::ScanControl;
-    use memtwin_kernel::mm::Content;
     let mut k = boot("seed-000");
     let n = 64;
-    let mut done = false;
-    run_task(&mut k, move |k, me| {
-        if done {
-            return None;
-        }
-        let d = k.map_shared_anon(me, n, Content::Text);
-        for i in 0..n {
-            k.touch(me, d, i, true).expect("free memory");
-        }
+    with_fresh_shmem(&mut k, n, move |k| {
         let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
         // First pass: every page is young, so it is only marked (6.x): no I/O, no cost.
         let cost0 = k.mm.anon_cost;
@@ -241,7 +239,5 @@ fn swap_outs_are_the_anon_reclaim_cost() {
         let written = k.vm.get(VmItem::Pswpout) - out0;
         assert_eq!(written, n, "every page is swapped out");
         assert_eq!(k.mm.anon_cost - cost0, written, "each page written out is one unit of anon cost");
-        done = true;
-        Some(Step::Cpu { user: 0, sys: 0 })
     });
 }
