@@ -1,7 +1,7 @@
-//! The figures as a JSON document, written whole or not at all (temp file + rename).
+//! The figures as a JSON document (written by `memtwin_scenario::outfile`: whole or not at
+//! all for a regular file, in place for a device or FIFO, through symlinks, never over one).
 
 use crate::figures::{Figures, Val};
-use std::io::Write;
 
 fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -73,28 +73,6 @@ pub fn document(command: &str, quick: bool, host: &Figures, results: &[(String, 
     out.push_str(if parts.is_empty() { "}\n" } else { "\n  }\n" });
     out.push_str("}\n");
     out
-}
-
-/// Write `text` to `path` through a temporary file in the same directory and a rename, so
-/// that `path` holds either its old content or the whole new document.
-pub fn write_atomic(path: &str, text: &str) -> std::io::Result<()> {
-    let target = std::path::Path::new(path);
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let name = target.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "bench.json".into());
-    let tmp = dir.join(format!(".{name}.tmp.{}", std::process::id()));
-    let r = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, target)
-    })();
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r
 }
 
 #[cfg(test)]

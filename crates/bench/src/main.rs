@@ -29,7 +29,8 @@ page events per second of wall time, host memory per simulated page). Figures on
 is asserted. Build with --release; a debug build's figures mean nothing.
 
   --quick                 every size divided by 16: a smoke run of a few seconds
-  --json FILE             also write the figures as JSON (written whole or not at all)
+  --json FILE             also write the figures as JSON (a regular file is replaced
+                          whole or not at all; a device or FIFO is written in place)
   --only NAMES            comma-separated subset of: bigcache, seed000, seed003, reclaim,
                           lru (default: bigcache,seed000,seed003,reclaim, plus lru with
                           --compare-libcachesim)
@@ -162,6 +163,13 @@ fn parent_main(args: &Args) -> ExitCode {
     if cfg!(debug_assertions) {
         eprintln!("memtwin-bench: warning: this is a debug build; its figures mean nothing (use cargo run --release)");
     }
+    if let Some(path) = &args.json {
+        // Fail before minutes of benchmarks, not after them.
+        if let Err(e) = memtwin_scenario::outfile::check(path) {
+            eprintln!("memtwin-bench: cannot write '{path}': {}", memtwin_scenario::outfile::reason(&e));
+            return ExitCode::FAILURE;
+        }
+    }
     let selected: Vec<&str> = match &args.only {
         Some(names) => BENCHMARKS.iter().map(|(b, _)| *b).filter(|b| names.iter().any(|n| n == b)).collect(),
         None => {
@@ -199,10 +207,10 @@ fn parent_main(args: &Args) -> ExitCode {
     let failed = results.iter().any(|(_, r)| r.is_err());
     if let Some(path) = &args.json {
         let doc = json::document(&command, args.quick, &host, &results, total);
-        match json::write_atomic(path, &doc) {
+        match memtwin_scenario::outfile::write(path, doc.as_bytes()) {
             Ok(()) => println!("figures written to {path}"),
             Err(e) => {
-                eprintln!("memtwin-bench: cannot write {path}: {e}");
+                eprintln!("memtwin-bench: cannot write '{path}': {}", memtwin_scenario::outfile::reason(&e));
                 return ExitCode::FAILURE;
             }
         }

@@ -103,7 +103,7 @@ impl Kernel {
         }
         let sysctl = machine.sysctl.clone();
         let wmark = crate::mm::page_alloc::Watermarks::compute(&machine, &sysctl, managed);
-        let mm = Mm::new(managed, wmark);
+        let mm = Mm::try_new(managed, wmark).map_err(KernelError)?;
         let ncpus = machine.cpus;
         let mut k = Kernel {
             now: 0,
@@ -142,7 +142,7 @@ impl Kernel {
         };
         k.boot_devices()?;
         k.boot_memory();
-        k.boot_swap();
+        k.boot_swap().map_err(KernelError)?;
         k.spawn_kernel_threads();
         Ok(k)
     }

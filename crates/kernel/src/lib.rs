@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod fs;
+pub mod host;
 mod kernel;
 pub mod mm;
 pub mod net;

@@ -4,11 +4,12 @@
 //! Python package `memtwin` (python/memtwin/) wraps these functions in a typed API.
 
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::sync::{Arc, Mutex};
 
-use memtwin_scenario::{RunOptions, RunResult};
+use memtwin_scenario::{ErrorKind, Limits, OutputHook, RunOptions, RunResult};
 
 // Bad input (scenario, machine, --set): the Rust message, file:line and all, crosses intact.
 // Named `memtwin.MemtwinError` so tracebacks and reprs show the public name.
@@ -18,17 +19,39 @@ create_exception!(
     PyValueError,
     "Bad input to memtwin: the message names file:line where there is one and what is accepted."
 );
+// The machine would need more host memory than is available (a MemtwinError too).
+create_exception!(
+    memtwin,
+    HostMemoryError,
+    MemtwinError,
+    "The simulated machine needs more host memory than the host has available."
+);
+
+fn limit_u64(v: Option<u64>, default: u64) -> u64 {
+    match v {
+        None => default,
+        Some(0) => u64::MAX,
+        Some(n) => n,
+    }
+}
 
 /// Replay a scenario and return its transcript and sampled counters.
 ///
 /// With neither `script_text` nor `script_path`, runs the embedded default scenario. With only
 /// `script_path`, the file is read by the runner. `machine` is a preset name or a TOML path
 /// ("" = the scenario's own `# machine:` line, else "default"); `sets` are "KEY=VALUE"
-/// overrides. Returns a dict: transcript (str), exit_status (int), sim_seconds (float),
-/// t_s (list[float]) and columns (list[tuple[str, list[int]]]).
-/// Raises MemtwinError on bad input.
+/// overrides. Limits: `max_sim_time` and `max_wall` in seconds, `max_events`, `max_output` in
+/// bytes; None = the default, 0 = no limit. `on_output(text)` is called with each new piece of
+/// the transcript while the run goes on (the GIL is taken for it); Ctrl-C (any pending signal
+/// handler's exception) or an exception from `on_output` stops the run and is raised here.
+/// Returns a dict: transcript (str), exit_status (int), sim_seconds (float), t_s
+/// (list[float]), columns (list[tuple[str, list[int]]]), stopped (None or the limit's name)
+/// and stop_message (str). Raises MemtwinError on bad input, HostMemoryError when the machine
+/// does not fit in the host's memory.
 #[pyfunction]
-#[pyo3(signature = (script_text=None, script_path=None, machine=String::new(), sets=Vec::new(), seed=0))]
+#[pyo3(signature = (script_text=None, script_path=None, machine=String::new(), sets=Vec::new(), seed=0,
+    max_sim_time=None, max_wall=None, max_events=None, max_output=None, on_output=None))]
+#[allow(clippy::too_many_arguments)]
 fn run<'py>(
     py: Python<'py>,
     script_text: Option<String>,
@@ -36,17 +59,74 @@ fn run<'py>(
     machine: String,
     sets: Vec<String>,
     seed: u64,
+    max_sim_time: Option<f64>,
+    max_wall: Option<f64>,
+    max_events: Option<u64>,
+    max_output: Option<u64>,
+    on_output: Option<PyObject>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let opts = RunOptions { script_path, script_text, machine, sets, seed };
+    let d = Limits::default();
+    let secs = |name: &str, v: f64| -> PyResult<f64> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(MemtwinError::new_err(format!("{name} = {v} is not a duration: expected seconds >= 0 (0: no limit)")))
+        }
+    };
+    let limits = Limits {
+        max_sim_ns: match max_sim_time {
+            None => d.max_sim_ns,
+            Some(v) if secs("max_sim_time", v)? == 0.0 => u64::MAX,
+            Some(v) => (v * 1e9).min(u64::MAX as f64) as u64,
+        },
+        max_wall: match max_wall {
+            None => d.max_wall,
+            Some(v) if secs("max_wall", v)? == 0.0 => None,
+            Some(v) => Some(std::time::Duration::from_secs_f64(v.min(1e12))),
+        },
+        max_events: limit_u64(max_events, d.max_events),
+        max_output: limit_u64(max_output, d.max_output),
+    };
+    let opts = RunOptions { script_path, script_text, machine, sets, seed, limits, host_available: None };
+    // The hook streams the transcript and lets Ctrl-C in: it takes the GIL, hands the new
+    // text to `on_output` and runs pending signal handlers. An exception stops the run.
+    let pending: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
+    let hook: OutputHook = {
+        let pending = Arc::clone(&pending);
+        Box::new(move |text: &str| {
+            Python::with_gil(|py| {
+                let r = (|| -> PyResult<()> {
+                    if let Some(f) = &on_output {
+                        if !text.is_empty() {
+                            f.call1(py, (text,))?;
+                        }
+                    }
+                    py.check_signals()
+                })();
+                match r {
+                    Ok(()) => true,
+                    Err(e) => {
+                        *pending.lock().unwrap_or_else(|p| p.into_inner()) = Some(e);
+                        false
+                    }
+                }
+            })
+        })
+    };
     // The simulation is pure Rust and may take seconds: let other Python threads run.
-    let result = py
-        .allow_threads(|| memtwin_scenario::run(&opts))
-        .map_err(|e| MemtwinError::new_err(e.message))?;
+    let result = py.allow_threads(|| memtwin_scenario::run_streaming(&opts, Some(hook)));
+    if let Some(e) = pending.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        return Err(e);
+    }
+    let result = result.map_err(|e| match e.kind {
+        ErrorKind::HostMemory => HostMemoryError::new_err(e.message),
+        ErrorKind::BadInput => MemtwinError::new_err(e.message),
+    })?;
     result_to_dict(py, result)
 }
 
 fn result_to_dict(py: Python<'_>, result: RunResult) -> PyResult<Bound<'_, PyDict>> {
-    let RunResult { transcript, exit_status, series, sim_seconds } = result;
+    let RunResult { transcript, exit_status, series, sim_seconds, stopped } = result;
     let dict = PyDict::new(py);
     dict.set_item("transcript", transcript)?;
     dict.set_item("exit_status", exit_status)?;
@@ -54,7 +134,32 @@ fn result_to_dict(py: Python<'_>, result: RunResult) -> PyResult<Bound<'_, PyDic
     // Vec<f64> -> list[float]; Vec<(String, Vec<u64>)> -> list[tuple[str, list[int]]].
     dict.set_item("t_s", series.t_s)?;
     dict.set_item("columns", series.columns)?;
+    dict.set_item("stopped", stopped.as_ref().map(|(r, _)| r.name()))?;
+    dict.set_item("stop_message", stopped.map(|(_, m)| m).unwrap_or_default())?;
     Ok(dict)
+}
+
+fn os_error(e: std::io::Error) -> PyErr {
+    let reason = memtwin_scenario::outfile::reason(&e);
+    match e.raw_os_error() {
+        Some(code) => PyOSError::new_err((code, reason)),
+        None => PyOSError::new_err(reason),
+    }
+}
+
+/// Write a result file: a regular (or new) file whole or not at all (temporary file + rename
+/// of the final target of any symlinks); a device, FIFO or /dev/fd/N in place; a directory is
+/// refused. Raises OSError (errno, strerror).
+#[pyfunction]
+fn write_output(py: Python<'_>, path: String, data: Vec<u8>) -> PyResult<()> {
+    py.allow_threads(|| memtwin_scenario::outfile::write(&path, &data)).map_err(os_error)
+}
+
+/// Check that `path` can be written as `write_output` would (without opening devices or
+/// FIFOs). Raises OSError (errno, strerror).
+#[pyfunction]
+fn check_output(path: String) -> PyResult<()> {
+    memtwin_scenario::outfile::check(&path).map_err(os_error)
 }
 
 /// (name, one-line description) of every machine preset.
@@ -79,9 +184,17 @@ fn machine_directive(text: &str) -> Option<String> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MemtwinError", m.py().get_type::<MemtwinError>())?;
+    m.add("HostMemoryError", m.py().get_type::<HostMemoryError>())?;
+    let d = Limits::default();
+    m.add("DEFAULT_MAX_SIM_TIME", d.max_sim_ns as f64 / 1e9)?;
+    m.add("DEFAULT_MAX_WALL", d.max_wall.map_or(0.0, |w| w.as_secs_f64()))?;
+    m.add("DEFAULT_MAX_EVENTS", d.max_events)?;
+    m.add("DEFAULT_MAX_OUTPUT", d.max_output)?;
     m.add("DEFAULT_SCENARIO_NAME", memtwin_scenario::DEFAULT_SCENARIO_NAME)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(presets, m)?)?;
+    m.add_function(wrap_pyfunction!(write_output, m)?)?;
+    m.add_function(wrap_pyfunction!(check_output, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(machine_directive, m)?)?;
     Ok(())

@@ -2,10 +2,13 @@
 //! that replays a script on a simulated machine.
 
 pub mod commands;
+mod guard;
 pub mod lang;
+pub mod outfile;
 mod runner;
 
 pub use runner::Shell;
+pub use memtwin_kernel::host;
 
 /// What to run.
 #[derive(Clone, Debug, Default)]
@@ -20,7 +23,77 @@ pub struct RunOptions {
     /// Overrides, "KEY=VALUE": machine fields (ram=256M, cpus=4) or sysctls (vm.dirty_ratio=5).
     pub sets: Vec<String>,
     pub seed: u64,
+    pub limits: Limits,
+    /// Host memory available to the run, bytes. None: read from the host (`host::available`).
+    pub host_available: Option<u64>,
 }
+
+/// Default simulated-time limit: one week.
+pub const DEFAULT_MAX_SIM_NS: u64 = runner::MAX_SIM_NS;
+/// Default wall-time limit: one hour.
+pub const DEFAULT_MAX_WALL: std::time::Duration = std::time::Duration::from_secs(3600);
+/// Default event limit: 10^10 kernel events (hours of wall time on the fastest host).
+pub const DEFAULT_MAX_EVENTS: u64 = 10_000_000_000;
+/// Default output limit: 64 MiB printed to the terminal or captured by redirections.
+pub const DEFAULT_MAX_OUTPUT: u64 = 64 << 20;
+
+/// Bounds of one run. Reaching one ends the run early: `RunResult::stopped` says which, and
+/// the transcript and series keep what was printed and sampled until then.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Simulated time, ns.
+    pub max_sim_ns: u64,
+    /// Wall time; None: unlimited.
+    pub max_wall: Option<std::time::Duration>,
+    /// Kernel events (task steps, CPU bursts, I/O completions) processed.
+    pub max_events: u64,
+    /// Bytes the commands print, to the terminal or into redirected files.
+    pub max_output: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_sim_ns: DEFAULT_MAX_SIM_NS, max_wall: Some(DEFAULT_MAX_WALL), max_events: DEFAULT_MAX_EVENTS, max_output: DEFAULT_MAX_OUTPUT }
+    }
+}
+
+/// Why a run ended before its script did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    SimTime,
+    Wall,
+    Events,
+    Output,
+    /// The output hook asked to stop (Ctrl-C, or an error while handling the output).
+    Interrupted,
+}
+
+impl StopReason {
+    /// The command-line option that sets this limit ("interrupted" for an interruption).
+    pub fn option(self) -> &'static str {
+        match self {
+            StopReason::SimTime => "--max-sim-time",
+            StopReason::Wall => "--max-wall",
+            StopReason::Events => "--max-events",
+            StopReason::Output => "--max-output",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+    /// Name in results: "max_sim_time", "max_wall", "max_events", "max_output", "interrupted".
+    pub fn name(self) -> &'static str {
+        match self {
+            StopReason::SimTime => "max_sim_time",
+            StopReason::Wall => "max_wall",
+            StopReason::Events => "max_events",
+            StopReason::Output => "max_output",
+            StopReason::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// Called with each new piece of the transcript while the run goes on; return false to stop
+/// the run (it then ends as `StopReason::Interrupted`).
+pub type OutputHook = Box<dyn FnMut(&str) -> bool + Send>;
 
 /// Samples of every /proc/vmstat and /proc/meminfo field, one row per tick.
 #[derive(Clone, Debug, Default)]
@@ -40,12 +113,32 @@ pub struct RunResult {
     pub series: Series,
     /// Simulated seconds the script took.
     pub sim_seconds: f64,
+    /// Set when a limit (or an interruption) ended the run before the script did: why, and
+    /// a one-line message saying so. `exit_status` is then the last command's so far.
+    pub stopped: Option<(StopReason, String)>,
 }
 
-/// Bad input: the message names file:line where there is one and what is accepted.
+/// Why a run could not start or go on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad input: scenario, machine, option.
+    #[default]
+    BadInput,
+    /// The machine needs more host memory than is available.
+    HostMemory,
+}
+
+/// An error: the message names file:line where there is one and what is accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunError {
     pub message: String,
+    pub kind: ErrorKind,
+}
+
+impl RunError {
+    pub fn bad_input(message: String) -> RunError {
+        RunError { message, kind: ErrorKind::BadInput }
+    }
 }
 
 impl std::fmt::Display for RunError {
@@ -78,7 +171,7 @@ pub fn machine_directive(text: &str) -> Option<String> {
 fn validate(items: &[lang::ListItem], file: &str) -> Result<(), RunError> {
     use lang::Command;
     let captures = std::collections::HashMap::new();
-    let fail = |line: u32, m: String| RunError { message: one_line(&format!("{file}:{line}: {m}")) };
+    let fail = |line: u32, m: String| RunError::bad_input(one_line(&format!("{file}:{line}: {m}")));
     for item in items {
         if item.background
             && (!item.and_or.rest.is_empty() || item.and_or.first.commands.len() != 1 || !matches!(item.and_or.first.commands[0], Command::Simple(_)))
@@ -134,7 +227,39 @@ fn validate(items: &[lang::ListItem], file: &str) -> Result<(), RunError> {
 
 /// Replay a scenario. Deterministic for a given seed.
 pub fn run(opts: &RunOptions) -> Result<RunResult, RunError> {
-    let err = |m: String| RunError { message: m };
+    run_streaming(opts, None)
+}
+
+/// Refuse a machine whose model would not fit in the host's available memory.
+fn check_host_memory(machine: &memtwin_machine::Machine, available: Option<u64>) -> Result<(), RunError> {
+    use memtwin_machine::size::format_size;
+    let (avail, source) = match available {
+        Some(a) => (a, "given"),
+        None => match memtwin_kernel::host::available() {
+            Some(a) => a,
+            // Nothing readable: the frame table's allocation still fails cleanly.
+            None => return Ok(()),
+        },
+    };
+    let need = memtwin_kernel::host::estimate(machine).total();
+    if need > avail {
+        return Err(RunError {
+            message: format!(
+                "machine '{}' (ram={}) needs about {} of host memory to simulate, but the host has {} available ({source}); use a smaller ram= or swap",
+                machine.name,
+                format_size(machine.ram_bytes),
+                format_size(need),
+                format_size(avail)
+            ),
+            kind: ErrorKind::HostMemory,
+        });
+    }
+    Ok(())
+}
+
+/// Replay a scenario, handing each new piece of the transcript to `hook` as it is made.
+pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunResult, RunError> {
+    let err = RunError::bad_input;
     let (file, text) = match (&opts.script_text, &opts.script_path) {
         (Some(t), p) => (p.clone().unwrap_or_else(|| "<script>".into()), t.clone()),
         (None, Some(p)) => {
@@ -161,11 +286,20 @@ pub fn run(opts: &RunOptions) -> Result<RunResult, RunError> {
     for s in &opts.sets {
         memtwin_machine::apply_set(&mut machine, s).map_err(|e| err(e.to_string()))?;
     }
+    check_host_memory(&machine, opts.host_available)?;
     let k = memtwin_kernel::Kernel::boot(machine, opts.seed).map_err(|e| err(e.to_string()))?;
     let mut sh = Shell::new(k, &file);
+    sh.guard = guard::Guard::new(opts.limits.clone(), hook);
     let status = sh.run(&script)?;
+    sh.guard.flush(&sh.k.transcript);
     let sim_seconds = sh.k.now as f64 / 1e9;
-    Ok(RunResult { transcript: std::mem::take(&mut sh.k.transcript), exit_status: status, series: std::mem::take(&mut sh.series), sim_seconds })
+    Ok(RunResult {
+        transcript: std::mem::take(&mut sh.k.transcript),
+        exit_status: status,
+        series: std::mem::take(&mut sh.series),
+        sim_seconds,
+        stopped: sh.guard.hit.take(),
+    })
 }
 
 /// (name, one-line description) of every machine preset.

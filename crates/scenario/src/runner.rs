@@ -20,6 +20,8 @@ enum Stop {
     /// `exit N` or `set -e` and a failing command: the script ends with this status.
     Exit(i32),
     Error(RunError),
+    /// A limit was reached or the run was interrupted (`Shell::guard` says which).
+    Limit,
 }
 
 pub struct Shell {
@@ -35,6 +37,8 @@ pub struct Shell {
     pub series: Series,
     next_tick: Ns,
     depth: u32,
+    /// Limits and output streaming.
+    pub(crate) guard: crate::guard::Guard,
 }
 
 impl Shell {
@@ -51,6 +55,7 @@ impl Shell {
             series: Series::default(),
             next_tick: 0,
             depth: 0,
+            guard: Default::default(),
         };
         s.vars.insert("HOME".into(), "/root".into());
         s.vars.insert("PWD".into(), "/root".into());
@@ -59,7 +64,7 @@ impl Shell {
     }
 
     fn err(&self, span: Span, msg: impl std::fmt::Display) -> RunError {
-        RunError { message: crate::one_line(&format!("{}:{}: {}", self.file, span.line, msg)) }
+        RunError::bad_input(crate::one_line(&format!("{}:{}: {}", self.file, span.line, msg)))
     }
 
     /// Run the whole script; returns its exit status.
@@ -68,6 +73,7 @@ impl Shell {
             Ok(()) => self.status,
             Err(Stop::Exit(c)) => c,
             Err(Stop::Error(e)) => return Err(e),
+            Err(Stop::Limit) => self.status,
         };
         // The terminal session ends: whatever still runs in the background is stopped.
         for j in std::mem::take(&mut self.jobs) {
@@ -117,18 +123,20 @@ impl Shell {
     }
 
     /// Let simulated time run until `done` holds, sampling on the way.
-    fn run_while(&mut self, span: Span, done: &mut dyn FnMut(&Kernel) -> bool) -> Result<(), Stop> {
+    fn run_while(&mut self, _span: Span, done: &mut dyn FnMut(&Kernel) -> bool) -> Result<(), Stop> {
         loop {
             let tick = self.next_tick;
-            self.k.run_until(tick, done);
+            let guard = &mut self.guard;
+            let until = tick.min(guard.limits.max_sim_ns);
+            self.k.run_until(until, &mut |k| done(k) || guard.on_event(k));
             if done(&self.k) {
                 return Ok(());
             }
             if self.k.now >= tick {
                 self.sample();
             }
-            if self.k.now > MAX_SIM_NS {
-                return Err(Stop::Error(self.err(span, "the scenario ran for more than a week of simulated time; stopped")));
+            if self.guard.poll(&self.k, false) {
+                return Err(Stop::Limit);
             }
         }
     }
@@ -177,9 +185,12 @@ impl Shell {
             }
             if item.background {
                 self.exec_background(item)?;
-                continue;
+            } else {
+                self.exec_and_or(&item.and_or)?;
             }
-            self.exec_and_or(&item.and_or)?;
+            if self.depth == 0 && self.guard.poll(&self.k, true) {
+                return Err(Stop::Limit);
+            }
         }
         Ok(())
     }

@@ -262,8 +262,18 @@ pub struct Mm {
 
 impl Mm {
     pub fn new(managed: u64, wmark: Watermarks) -> Mm {
-        let nr = managed as u32;
-        let mut pages = Pages::new(nr, NR_LISTS as u32);
+        Mm::try_new(managed, wmark).expect("frame table allocation")
+    }
+    /// As `new`; a frame table the model cannot index (frames are u32) or the host cannot
+    /// hold is an error.
+    pub fn try_new(managed: u64, wmark: Watermarks) -> Result<Mm, String> {
+        let nr = u32::try_from(managed)
+            .ok()
+            .filter(|n| n.checked_add(NR_LISTS as u32).is_some_and(|t| t < page::NIL))
+            .ok_or_else(|| format!("{managed} page frames are more than the model can index (at most {})", page::NIL - 1 - NR_LISTS as u32))?;
+        let mut pages = Pages::try_new(nr, NR_LISTS as u32).map_err(|e| {
+            format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
+        })?;
         let mut lists = Lists::new(&mut pages, nr);
         // The free list holds every frame at boot, lowest frame first out.
         for p in (0..nr).rev() {
@@ -274,7 +284,7 @@ impl Mm {
         let mut none = AddressSpace::new(MappingKind::File, None, 0);
         none.live = false;
         mappings.push(none);
-        Mm {
+        Ok(Mm {
             pages,
             lists,
             managed,
@@ -290,7 +300,7 @@ impl Mm {
             refaults_seen: [0; 2],
             dirty_inodes: std::collections::VecDeque::new(),
             kernel_frames: Vec::new(),
-        }
+        })
     }
 
     #[inline]

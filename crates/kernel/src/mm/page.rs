@@ -107,8 +107,18 @@ macro_rules! flag {
 impl Pages {
     /// `nr` real frames plus `sentinels` list heads.
     pub fn new(nr: u32, sentinels: u32) -> Pages {
+        Pages::try_new(nr, sentinels).expect("frame table allocation")
+    }
+    /// As `new`, but a host that cannot hold the table is an error, not an abort.
+    pub fn try_new(nr: u32, sentinels: u32) -> Result<Pages, std::collections::TryReserveError> {
         let total = nr as usize + sentinels as usize;
-        Pages { next: vec![NIL; total], prev: vec![NIL; total], map: vec![0; total], idx: vec![0; total], nr }
+        fn filled(total: usize, v: u32) -> Result<Vec<u32>, std::collections::TryReserveError> {
+            let mut out = Vec::new();
+            out.try_reserve_exact(total)?;
+            out.resize(total, v);
+            Ok(out)
+        }
+        Ok(Pages { next: filled(total, NIL)?, prev: filled(total, NIL)?, map: filled(total, 0)?, idx: filled(total, 0)?, nr })
     }
     pub fn nr(&self) -> u32 {
         self.nr

@@ -49,7 +49,7 @@ pub struct SwapMap {
 const IN_USE: u32 = 1 << 31;
 
 impl Kernel {
-    pub(crate) fn boot_swap(&mut self) {
+    pub(crate) fn boot_swap(&mut self) -> Result<(), String> {
         let mut next_prio = -2;
         for s in self.machine.swaps.clone() {
             let priority = s.priority.unwrap_or_else(|| {
@@ -57,8 +57,9 @@ impl Kernel {
                 next_prio -= 1;
                 p
             });
-            let _ = self.add_swap_area(&s.kind, s.size_bytes, priority, s.enabled);
+            self.add_swap_area(&s.kind, s.size_bytes, priority, s.enabled)?;
         }
+        Ok(())
     }
 
     /// Register an area (mkswap + swapon); returns its index.
@@ -81,8 +82,12 @@ impl Kernel {
         if start as u64 + pages >= (1 << 30) {
             return Err("swap space larger than 4 TiB is not modelled".into());
         }
+        // A host that cannot hold the swap map is an error, not an abort.
+        let oom = |e: std::collections::TryReserveError| format!("cannot allocate the swap map for {pages} slots: {e}");
+        self.swap_map.state.try_reserve_exact(pages as usize).map_err(oom)?;
         self.swap_map.state.resize(start as usize + pages as usize, 0);
         if matches!(kind, AreaKind::Zram { .. }) {
+            self.swap_map.zsize.try_reserve_exact(start as usize + pages as usize - self.swap_map.zsize.len()).map_err(oom)?;
             self.swap_map.zsize.resize(start as usize + pages as usize, 0);
         }
         self.swap_areas.push(SwapArea {

@@ -1,0 +1,136 @@
+//! Host memory a simulated machine needs, estimated before it boots, and the host memory
+//! available to hold it.
+//!
+//! The estimate counts the model's tables at their size when the machine's RAM and swap are
+//! in use, from the per-unit costs of the data structures:
+//!
+//! * the frame table: `Pages::HOST_BYTES_PER_PAGE` (16 B) per page frame, plus the LRU list
+//!   heads (`mm::page`);
+//! * the page-cache index: every resident page has a u32 slot in its address_space's dense
+//!   vector, which grows by half when full, so up to 6 B per page frame (`AddressSpace::slots`);
+//!   with swap configured, swap-backed mappings also keep a u32 swap-cache slot per index
+//!   (`AddressSpace::swap_cache`), 4 B per page frame;
+//! * swap: the swap map's u32 per slot, a u16 compressed size per zram slot
+//!   (`mm::swapfile::SwapMap`), and the swapped-out page's own slot in its mapping (6 B) and
+//!   swap-cache slot (4 B);
+//! * a fixed part: tasks, the event queue, mapping descriptors, the series of a short run,
+//!   the Python interpreter and the extension (measured on a small run: `FIXED_BYTES`).
+//!
+//! Not covered: the series grows by about 1.3 KB per simulated second (bounded by the run's
+//! simulated-time limit), captured output and the transcript (bounded by the output limit),
+//! and files much larger than RAM whose page-cache index is sparse (4 B per page of file
+//! size, bounded by the disks).
+
+use crate::mm::lru::NR_LISTS;
+use crate::mm::page::Pages;
+use crate::mm::PAGE_SIZE;
+use memtwin_machine::{Machine, SwapKind};
+
+/// Bytes of the page-cache index per resident page: a u32 slot, vectors grown by half.
+pub const INDEX_BYTES_PER_PAGE: u64 = 6;
+/// Bytes of swap-cache index per swap-backed page (u32, sized like the page index).
+pub const SWAP_CACHE_BYTES_PER_PAGE: u64 = 4;
+/// Swap map: u32 state per slot; zram adds a u16 compressed size.
+pub const SWAP_MAP_BYTES_PER_SLOT: u64 = 4;
+pub const ZRAM_BYTES_PER_SLOT: u64 = 2;
+/// What a run needs whatever the machine's size: the interpreter, the extension, the
+/// model's small tables and a short run's series (measured: see tests/host_memory.rs of the
+/// scenario crate).
+pub const FIXED_BYTES: u64 = 48 << 20;
+
+/// Host bytes the frame table of `frames` page frames takes.
+pub fn frame_table_bytes(frames: u64) -> u64 {
+    (frames + NR_LISTS as u64).saturating_mul(Pages::HOST_BYTES_PER_PAGE as u64)
+}
+
+/// The estimate, by part, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HostEstimate {
+    pub frames: u64,
+    pub page_index: u64,
+    pub swap: u64,
+    pub fixed: u64,
+}
+
+impl HostEstimate {
+    pub fn total(&self) -> u64 {
+        self.frames.saturating_add(self.page_index).saturating_add(self.swap).saturating_add(self.fixed)
+    }
+}
+
+/// Host memory `machine` needs with its RAM and swap in use.
+pub fn estimate(machine: &Machine) -> HostEstimate {
+    let frames = machine.mem_total_bytes() / PAGE_SIZE;
+    let has_swap = !machine.swaps.is_empty();
+    let mut swap = 0u64;
+    for s in &machine.swaps {
+        let slots = (s.size_bytes / PAGE_SIZE).saturating_sub(1);
+        let per = SWAP_MAP_BYTES_PER_SLOT
+            + if matches!(s.kind, SwapKind::Zram { .. }) { ZRAM_BYTES_PER_SLOT } else { 0 }
+            + INDEX_BYTES_PER_PAGE
+            + SWAP_CACHE_BYTES_PER_PAGE;
+        swap = swap.saturating_add(slots.saturating_mul(per));
+    }
+    let per_frame = INDEX_BYTES_PER_PAGE + if has_swap { SWAP_CACHE_BYTES_PER_PAGE } else { 0 };
+    HostEstimate { frames: frame_table_bytes(frames), page_index: frames.saturating_mul(per_frame), swap, fixed: FIXED_BYTES }
+}
+
+/// Host memory available to this process, in bytes, and where the figure comes from:
+/// MemAvailable of /proc/meminfo (MemFree + Buffers + Cached on kernels before 3.14),
+/// lowered to what the process's cgroup (v2) still allows. None: nothing readable.
+pub fn available() -> Option<(u64, &'static str)> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok();
+    let from_meminfo = meminfo.as_deref().and_then(|t| {
+        let field = |name: &str| -> Option<u64> {
+            t.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(':')?.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()).map(|kb| kb * 1024)
+        };
+        match field("MemAvailable") {
+            Some(v) => Some((v, "MemAvailable")),
+            None => Some((field("MemFree")? + field("Buffers").unwrap_or(0) + field("Cached").unwrap_or(0), "MemFree+Buffers+Cached")),
+        }
+    });
+    match (from_meminfo, cgroup_room()) {
+        (Some((m, _)), Some(c)) if c < m => Some((c, "the cgroup's memory.max")),
+        (Some(m), _) => Some(m),
+        (None, Some(c)) => Some((c, "the cgroup's memory.max")),
+        (None, None) => None,
+    }
+}
+
+/// cgroup v2: memory.max less memory.current of this process's cgroup, if limited.
+fn cgroup_room() -> Option<u64> {
+    let cg = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let path = cg.lines().find_map(|l| l.strip_prefix("0::"))?.trim();
+    let dir = format!("/sys/fs/cgroup{}", if path == "/" { "" } else { path });
+    let max: u64 = std::fs::read_to_string(format!("{dir}/memory.max")).ok()?.trim().parse().ok()?;
+    let cur: u64 = std::fs::read_to_string(format!("{dir}/memory.current")).ok()?.trim().parse().ok()?;
+    Some(max.saturating_sub(cur))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn estimate_counts_frames_index_and_swap() {
+        let mut m = memtwin_machine::preset("default").unwrap();
+        m.swaps.clear();
+        let e = estimate(&m);
+        let frames = m.mem_total_bytes() / PAGE_SIZE;
+        assert_eq!(e.frames, (frames + NR_LISTS as u64) * 16);
+        assert_eq!(e.page_index, frames * 6);
+        assert_eq!(e.swap, 0);
+        // Doubling RAM doubles the per-page parts.
+        let twice = format!("ram={}", m.ram_bytes * 2);
+        memtwin_machine::apply_set(&mut m, &twice).unwrap();
+        let e2 = estimate(&m);
+        let frames2 = m.mem_total_bytes() / PAGE_SIZE;
+        assert_eq!(e2.frames - e.frames, (frames2 - frames) * 16);
+    }
+
+    #[test]
+    fn available_reads_this_host() {
+        let (bytes, src) = available().expect("/proc/meminfo is readable on Linux");
+        assert!(bytes > 0, "{src}");
+    }
+}
