@@ -14,7 +14,13 @@ moved::
 
 All the work happens in Rust (``memtwin._core``); this package only converts arguments.
 Bad input raises :class:`MemtwinError` (a :class:`ValueError`) whose message names the file and
-line where there is one, and what would be accepted.
+line where there is one, and what would be accepted; a machine too large for the host's
+memory raises :class:`HostMemoryError` (a :class:`MemtwinError`) before it is built.
+
+A run is bounded (simulated time, wall time, kernel events, output; see :func:`run`): a limit
+ends it early with ``Result.stopped`` set and what was printed and sampled so far kept.
+``on_output`` streams the transcript while the simulation makes it, and Ctrl-C stops a run
+promptly with :class:`KeyboardInterrupt`.
 """
 
 from __future__ import annotations
@@ -22,16 +28,17 @@ from __future__ import annotations
 import operator
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from . import _core
-from ._core import MemtwinError
+from ._core import HostMemoryError, MemtwinError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas
 
 __all__ = [
     "MemtwinError",
+    "HostMemoryError",
     "Result",
     "run",
     "presets",
@@ -49,6 +56,12 @@ SetValue = Union[str, int, float, bool]
 
 _SEED_MAX = 2**64 - 1
 
+#: Default limits of a run (0 passed to :func:`run` means no limit).
+DEFAULT_MAX_SIM_TIME: float = _core.DEFAULT_MAX_SIM_TIME  # seconds: one week
+DEFAULT_MAX_WALL: float = _core.DEFAULT_MAX_WALL  # seconds: one hour
+DEFAULT_MAX_EVENTS: int = _core.DEFAULT_MAX_EVENTS
+DEFAULT_MAX_OUTPUT: int = _core.DEFAULT_MAX_OUTPUT  # bytes: 64 MiB
+
 
 @dataclass(frozen=True)
 class Result:
@@ -57,17 +70,23 @@ class Result:
     Attributes:
         transcript: everything the scenario's commands printed, as a terminal would show it.
         exit_status: the script's exit status (the last command's, or the failing one's under
-            ``set -e``); 0 when all went well.
+            ``set -e``); 0 when all went well. When a limit stopped the run, the status of the
+            last command that finished.
         sim_seconds: simulated seconds the script took.
         series: sampled counters, one value per tick: ``"t_s"`` (seconds since boot) first,
             then every ``"vm.<name>"`` (/proc/vmstat) and ``"mi.<Name>"`` (/proc/meminfo)
             field, all lists of the same length.
+        stopped: None when the script ran to its end; else the limit that ended it:
+            ``"max_sim_time"``, ``"max_wall"``, ``"max_events"`` or ``"max_output"``.
+        stop_message: one line saying which limit was reached and when ("" if none).
     """
 
     transcript: str
     exit_status: int
     sim_seconds: float
     series: Dict[str, List[Union[int, float]]] = field(repr=False)
+    stopped: Optional[str] = None
+    stop_message: str = ""
 
     def frame(self) -> "pandas.DataFrame":
         """The series as a pandas DataFrame: one row per tick, columns ``t_s``, ``vm.*``, ``mi.*``.
@@ -136,6 +155,11 @@ def run(
     sysctl: Optional[Mapping[str, SetValue]] = None,
     set: Optional[Union[Mapping[str, SetValue], Iterable[str]]] = None,
     seed: int = 0,
+    max_sim_time: Optional[float] = None,
+    max_wall: Optional[float] = None,
+    max_events: Optional[int] = None,
+    max_output: Optional[int] = None,
+    on_output: Optional[Callable[[str], object]] = None,
 ) -> Result:
     """Replay a scenario on a simulated machine. Deterministic for a given seed.
 
@@ -150,6 +174,16 @@ def run(
         set: further overrides, as a mapping or as ``"KEY=VALUE"`` strings: machine fields
             (``ram=256M``, ``cpus=4``) or sysctls. Applied after ``sysctl``.
         seed: drives every random choice (0 .. 2**64-1).
+        max_sim_time: simulated seconds (default one week).
+        max_wall: wall-clock seconds (default one hour).
+        max_events: kernel events processed (default 10**10).
+        max_output: bytes the commands print, to the terminal or into redirected files
+            (default 64 MiB). For every limit None means the default and 0 no limit;
+            reaching one ends the run with ``Result.stopped`` set.
+        on_output: called with each new piece of the transcript, in order, while the run goes
+            on (after each command of the script and at least every 0.1 s of wall time);
+            the pieces joined are ``Result.transcript``. An exception it raises stops the run
+            and propagates.
 
     Returns:
         A :class:`Result`.
@@ -157,6 +191,8 @@ def run(
     Raises:
         MemtwinError: bad scenario, machine, override or seed; the message names file:line
             where there is one and what would be accepted.
+        HostMemoryError: the machine needs more host memory than the host has available.
+        KeyboardInterrupt: Ctrl-C; the run stops within about 0.1 s.
         OSError: ``path`` cannot be read.
     """
     if isinstance(seed, bool):
@@ -164,6 +200,9 @@ def run(
     seed = operator.index(seed)  # int, numpy integers, ...; TypeError for floats and text
     if not 0 <= seed <= _SEED_MAX:
         raise MemtwinError(f"seed {seed} is out of range: expected 0 .. {_SEED_MAX}")
+    for name, value in (("max_events", max_events), ("max_output", max_output)):
+        if value is not None and (isinstance(value, bool) or operator.index(value) < 0):
+            raise MemtwinError(f"{name} = {value!r}: expected an integer >= 0 (0: no limit)")
     script_path = os.fspath(path) if path is not None else None
     if script is None and script_path is not None:
         script = read_scenario(script_path)
@@ -173,6 +212,11 @@ def run(
         machine=os.fspath(machine),
         sets=_sets(sysctl, set),
         seed=seed,
+        max_sim_time=max_sim_time,
+        max_wall=max_wall,
+        max_events=max_events,
+        max_output=max_output,
+        on_output=on_output,
     )
     series: Dict[str, List[Union[int, float]]] = {"t_s": raw["t_s"]}
     series.update(raw["columns"])
@@ -181,6 +225,8 @@ def run(
         exit_status=raw["exit_status"],
         sim_seconds=raw["sim_seconds"],
         series=series,
+        stopped=raw["stopped"],
+        stop_message=raw["stop_message"],
     )
 
 

@@ -1,12 +1,16 @@
 """The `memtwin` command (also `python -m memtwin`).
 
     memtwin run [SCRIPT] [--machine PRESET|FILE.toml] [--set KEY=VALUE ...] [--seed N]
-                [--json FILE] [--csv FILE] [--quiet]
+                [--json FILE] [--csv FILE] [--quiet] [--max-sim-time T] [--max-wall T]
+                [--max-events N] [--max-output SIZE]
     memtwin presets
 
-Exit status: the script's own exit status after `run` (0 when all went well), 2 for bad input
-(scenario, machine, override, unreadable file, usage), 130 when interrupted. Bad input is
-reported as one `memtwin: <message>` line on standard error, never as a traceback.
+Exit status (see EXIT_STATUSES): the script's own exit status after `run` (0 when all went
+well); memtwin's own: 2 bad input (scenario, machine, override, unreadable file, usage), 71 the
+machine needs more host memory than is available, 124 a limit ended the run, 130 interrupted,
+141 standard output closed, 70 internal error. Errors are one `memtwin: <message>` line on
+standard error, never a traceback. The transcript streams to standard output as the
+simulation makes it.
 """
 
 from __future__ import annotations
@@ -17,11 +21,15 @@ import io
 import json
 import os
 import sys
-import tempfile
 import threading
 from typing import Callable, List, Optional, Sequence, TextIO, TypeVar
 
 from . import (
+    DEFAULT_MAX_EVENTS,
+    DEFAULT_MAX_OUTPUT,
+    DEFAULT_MAX_SIM_TIME,
+    DEFAULT_MAX_WALL,
+    HostMemoryError,
     MemtwinError,
     Result,
     __version__,
@@ -30,13 +38,29 @@ from . import (
     read_scenario,
     resolve_machine,
 )
+from . import _core
 from . import run as run_scenario
 
 PROG = "memtwin"
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in memtwin, not in the input
+EXIT_HOST_MEMORY = 71  # EX_OSERR: the host cannot hold the simulated machine
+EXIT_LIMIT = 124  # as timeout(1) when its limit is reached
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as a shell reports it
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+
+EXIT_STATUSES = f"""\
+exit status:
+  0..255  the script's own exit status (0 when all went well), as bash gives it
+  {EXIT_BAD_INPUT}       bad input: scenario, machine, --set, option, unreadable or unwritable file
+  {EXIT_INTERNAL}      internal error (a bug in memtwin)
+  {EXIT_HOST_MEMORY}      the machine needs more host memory than is available (nothing was run)
+  {EXIT_LIMIT}     a limit (--max-sim-time, --max-wall, --max-events, --max-output) ended the
+          run; the output so far was printed and --json/--csv are written
+  {EXIT_INTERRUPTED}     interrupted (Ctrl-C); the output so far was printed, no --json/--csv
+  {EXIT_BROKEN_PIPE}     standard output was closed (memtwin run | head)
+memtwin's own statuses can also be a script's; --json records both apart (exit_status,
+memtwin_status, reason, limit)."""
 
 T = TypeVar("T")
 
@@ -55,6 +79,49 @@ def _seed(text: str) -> int:
     return value
 
 
+_DURATION_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+_SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def _duration(text: str) -> float:
+    t = text.strip()
+    unit = t[-1:] if t[-1:] in ("s", "m", "h", "d") else ""
+    try:
+        value = float(t[: len(t) - len(unit)])
+    except ValueError:
+        value = -1.0
+    if not (value >= 0 and value != float("inf")):
+        raise argparse.ArgumentTypeError(
+            f"invalid duration {text!r}: expected seconds, or a number with s, m, h or d "
+            "(0: no limit)"
+        )
+    return value * _DURATION_UNITS[unit]
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"invalid count {text!r}: expected an integer >= 0 (0: no limit)")
+    return value
+
+
+def _size(text: str) -> int:
+    t = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = t[-1:] if t[-1:] in ("K", "M", "G", "T") else ""
+    try:
+        value = int(float(t[: len(t) - len(unit)]) * _SIZE_UNITS[unit])
+    except (ValueError, OverflowError):
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"invalid size {text!r}: expected bytes, or a number with K, M, G or T (0: no limit)"
+        )
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -70,8 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         help="replay a scenario and print what its commands printed",
         description="Replay a scenario on a simulated machine and print what its commands "
-        "printed. The exit status is the script's own (0 when all went well); 2 means bad "
-        "input.",
+        "printed, as the simulation makes it. The run is bounded by the --max-* limits; "
+        "reaching one ends it with the output so far kept.",
+        epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p_run.add_argument(
         "script",
@@ -121,6 +190,38 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="do not print the transcript (implied when --json or --csv is '-')",
     )
+    p_run.add_argument(
+        "--max-sim-time",
+        type=_duration,
+        default=DEFAULT_MAX_SIM_TIME,
+        metavar="T",
+        help="stop after this much simulated time: seconds, or with s, m, h, d "
+        f"(default: {DEFAULT_MAX_SIM_TIME / 86400:g}d; 0: no limit)",
+    )
+    p_run.add_argument(
+        "--max-wall",
+        type=_duration,
+        default=DEFAULT_MAX_WALL,
+        metavar="T",
+        help=f"stop after this much wall-clock time (default: {DEFAULT_MAX_WALL / 3600:g}h; "
+        "0: no limit)",
+    )
+    p_run.add_argument(
+        "--max-events",
+        type=_count,
+        default=DEFAULT_MAX_EVENTS,
+        metavar="N",
+        help=f"stop after N kernel events (default: {DEFAULT_MAX_EVENTS}; 0: no limit)",
+    )
+    p_run.add_argument(
+        "--max-output",
+        type=_size,
+        default=DEFAULT_MAX_OUTPUT,
+        metavar="SIZE",
+        help="stop when the commands have printed this much, to the terminal or into "
+        f"redirected files: bytes, or with K, M, G (default: {DEFAULT_MAX_OUTPUT >> 20}M; "
+        "0: no limit)",
+    )
     p_run.set_defaults(handler=cmd_run)
 
     p_presets = sub.add_parser(
@@ -135,49 +236,26 @@ def build_parser() -> argparse.ArgumentParser:
 # --- output -----------------------------------------------------------------------------------
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def write_atomically(path: str, write: Callable[[TextIO], None]) -> None:
-    """Write a text file whole or not at all.
+    """Write a result file whole or not at all.
 
-    The content goes to a temporary file in the same directory, which is flushed to disk and
-    then renamed over `path`; on any failure the temporary file is removed and `path` is left
-    as it was.
+    `write` produces the text in memory; nothing touches `path` if it fails. The file is then
+    written by the core (`memtwin._core.write_output`): a regular or new file through a
+    temporary file renamed over it (over a symlink's target, never over the link), a device,
+    FIFO or /dev/fd/N in place; a directory is refused. Raises OSError.
     """
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with open(fd, "w", encoding="utf-8", newline="") as f:
-            try:
-                mode = os.stat(path).st_mode & 0o7777
-            except FileNotFoundError:
-                mode = 0o666 & ~_umask()
-            os.fchmod(f.fileno(), mode)  # mkstemp makes it 0600; give it a normal file's mode
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    # Make the rename itself durable; best effort (not every filesystem allows it).
-    try:
-        dir_fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
+    buf = io.StringIO(newline="")
+    write(buf)
+    _core.write_output(path, buf.getvalue().encode("utf-8"))
+
+
+def _memtwin_status(result: Result) -> int:
+    """memtwin's exit status for a run that returned: a limit's, else the script's own."""
+    if result.stopped is not None:
+        return EXIT_LIMIT
+    status = result.exit_status
+    # A process exit status is 0..255; anything else would wrap (256 -> 0) and hide a failure.
+    return status if 0 <= status <= 255 else 1
 
 
 def _write_json(
@@ -189,7 +267,13 @@ def _write_json(
         "sets": args.sets,
         "seed": args.seed,
         "sim_seconds": result.sim_seconds,
-        "exit_status": result.exit_status,
+        # The script's own status; null when a limit ended the run before the script did.
+        "exit_status": result.exit_status if result.stopped is None else None,
+        # memtwin's exit status, why the run ended ("completed" or "limit"), which limit.
+        "memtwin_status": _memtwin_status(result),
+        "reason": "completed" if result.stopped is None else "limit",
+        "limit": result.stopped,
+        "message": result.stop_message,
         "series": result.series,
     }
     json.dump(doc, f)
@@ -203,13 +287,10 @@ def _write_csv(f: TextIO, result: Result) -> None:
 
 
 def _check_writable(path: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(directory):
-        raise _BadInput(f"cannot write '{path}': No such file or directory")
-    if os.path.isdir(path):
-        raise _BadInput(f"cannot write '{path}': Is a directory")
-    if not os.access(directory, os.W_OK | os.X_OK):
-        raise _BadInput(f"cannot write '{path}': Permission denied")
+    try:
+        _core.check_output(path)
+    except OSError as e:
+        raise _BadInput(f"cannot write '{path}': {e.strerror or e}") from None
 
 
 def _emit(path: str, write: Callable[[TextIO], None]) -> None:
@@ -228,7 +309,8 @@ def _emit(path: str, write: Callable[[TextIO], None]) -> None:
 
 def _interruptible(fn: Callable[[], T]) -> T:
     """Call `fn` (which releases the GIL while it simulates) in a worker thread, so that Ctrl-C
-    reaches the main thread at once instead of after the whole simulation."""
+    reaches the main thread at once, even while a large machine boots; the transcript streamed
+    so far has been printed."""
     outcome: List[object] = []
 
     def work() -> None:
@@ -264,29 +346,40 @@ def cmd_run(args: argparse.Namespace) -> int:
         # No script: the core runs its embedded default scenario on that scenario's machine.
         script_name, _ = default_scenario()
 
-    result = _interruptible(
-        lambda: run_scenario(
-            text,
-            path=args.script,
-            machine=args.machine,
-            set=args.sets,
-            seed=args.seed,
-        )
-    )
-
     quiet = args.quiet or args.json == "-" or args.csv == "-"
-    if not quiet:
-        sys.stdout.write(result.transcript)
+
+    def show(piece: str) -> None:
+        sys.stdout.write(piece)
         sys.stdout.flush()
+
+    try:
+        result = _interruptible(
+            lambda: run_scenario(
+                text,
+                path=args.script,
+                machine=args.machine,
+                set=args.sets,
+                seed=args.seed,
+                max_sim_time=args.max_sim_time,
+                max_wall=args.max_wall,
+                max_events=args.max_events,
+                max_output=args.max_output,
+                on_output=None if quiet else show,
+            )
+        )
+    except HostMemoryError as e:
+        sys.stderr.write(_error_line(str(e)))
+        return EXIT_HOST_MEMORY
+
+    if result.stopped is not None:
+        sys.stderr.write(_error_line(result.stop_message))
     if args.json is not None:
         machine = resolve_machine(text, args.machine)
         _emit(args.json, lambda f: _write_json(f, result, args, script_name, machine))
     if args.csv is not None:
         _emit(args.csv, lambda f: _write_csv(f, result))
 
-    status = result.exit_status
-    # A process exit status is 0..255; anything else would wrap (256 -> 0) and hide a failure.
-    return status if 0 <= status <= 255 else 1
+    return _memtwin_status(result)
 
 
 def cmd_presets(args: argparse.Namespace) -> int:

@@ -7,12 +7,12 @@
 //! * the frame table: `Pages::HOST_BYTES_PER_PAGE` (16 B) per page frame, plus the LRU list
 //!   heads (`mm::page`);
 //! * the page-cache index: every resident page has a u32 slot in its address_space's dense
-//!   vector, which grows by half when full, so up to 6 B per page frame (`AddressSpace::slots`);
-//!   with swap configured, swap-backed mappings also keep a u32 swap-cache slot per index
-//!   (`AddressSpace::swap_cache`), 4 B per page frame;
+//!   vector, whose capacity can reach twice its length (`Vec` doubling), so up to 8 B per page
+//!   frame (`AddressSpace::slots`); with swap configured, swap-backed mappings also keep a u32
+//!   swap-cache slot per index (`AddressSpace::swap_cache`), up to 8 B more;
 //! * swap: the swap map's u32 per slot, a u16 compressed size per zram slot
-//!   (`mm::swapfile::SwapMap`), and the swapped-out page's own slot in its mapping (6 B) and
-//!   swap-cache slot (4 B);
+//!   (`mm::swapfile::SwapMap`), the stack of freed slots (a u32 each, up to 8 B), and the
+//!   swapped-out page's own slot in its mapping and swap-cache slot (8 B each);
 //! * a fixed part: tasks, the event queue, mapping descriptors, the series of a short run,
 //!   the Python interpreter and the extension (measured on a small run: `FIXED_BYTES`).
 //!
@@ -26,17 +26,18 @@ use crate::mm::page::Pages;
 use crate::mm::PAGE_SIZE;
 use memtwin_machine::{Machine, SwapKind};
 
-/// Bytes of the page-cache index per resident page: a u32 slot, vectors grown by half.
-pub const INDEX_BYTES_PER_PAGE: u64 = 6;
+/// Bytes of the page-cache index per page: a u32 slot, capacity up to twice the length.
+pub const INDEX_BYTES_PER_PAGE: u64 = 8;
 /// Bytes of swap-cache index per swap-backed page (u32, sized like the page index).
-pub const SWAP_CACHE_BYTES_PER_PAGE: u64 = 4;
-/// Swap map: u32 state per slot; zram adds a u16 compressed size.
-pub const SWAP_MAP_BYTES_PER_SLOT: u64 = 4;
+pub const SWAP_CACHE_BYTES_PER_PAGE: u64 = 8;
+/// Swap map: u32 state per slot, and the u32 stack of freed slots (capacity up to twice its
+/// length); zram adds a u16 compressed size.
+pub const SWAP_MAP_BYTES_PER_SLOT: u64 = 4 + 8;
 pub const ZRAM_BYTES_PER_SLOT: u64 = 2;
-/// What a run needs whatever the machine's size: the interpreter, the extension, the
-/// model's small tables and a short run's series (measured: see tests/host_memory.rs of the
-/// scenario crate).
-pub const FIXED_BYTES: u64 = 48 << 20;
+/// What a run needs whatever the machine's size: the Python interpreter and the extension,
+/// the model's small tables and a short run's series. Measured: `memtwin run` of `free -m`
+/// on a 64M machine peaks at 20 MB resident (`/usr/bin/time -v`); rounded up.
+pub const FIXED_BYTES: u64 = 32 << 20;
 
 /// Host bytes the frame table of `frames` page frames takes.
 pub fn frame_table_bytes(frames: u64) -> u64 {
@@ -118,7 +119,7 @@ mod tests {
         let e = estimate(&m);
         let frames = m.mem_total_bytes() / PAGE_SIZE;
         assert_eq!(e.frames, (frames + NR_LISTS as u64) * 16);
-        assert_eq!(e.page_index, frames * 6);
+        assert_eq!(e.page_index, frames * 8);
         assert_eq!(e.swap, 0);
         // Doubling RAM doubles the per-page parts.
         let twice = format!("ram={}", m.ram_bytes * 2);
