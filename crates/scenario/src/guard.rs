@@ -93,13 +93,15 @@ impl Guard {
         false
     }
 
-    /// At a sampled tick or after a top-level command: check the limits and stream what is
-    /// new (at once when `now`, else when the hook is due). True to stop the run.
-    pub fn poll(&mut self, k: &Kernel, now: bool) -> bool {
+    /// At a sampled tick (`waiting`: the shell waits for time to pass, so reaching the
+    /// simulated-time limit stops it) or after a top-level command (a script that ends exactly
+    /// at the limit is within it): check the limits and stream what is new (at once when
+    /// `now`, else when the hook is due). True to stop the run.
+    pub fn poll(&mut self, k: &Kernel, waiting: bool, now: bool) -> bool {
         if self.hit.is_some() || self.check_output(k) || self.check_wall(k) {
             return true;
         }
-        if k.now >= self.limits.max_sim_ns {
+        if k.now > self.limits.max_sim_ns || (waiting && k.now >= self.limits.max_sim_ns) {
             let s = self.limits.max_sim_ns as f64 / NS_PER_SEC as f64;
             return self.stop(StopReason::SimTime, format!("simulated-time limit of {s} s reached"), k);
         }

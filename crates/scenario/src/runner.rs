@@ -135,7 +135,7 @@ impl Shell {
             if self.k.now >= tick {
                 self.sample();
             }
-            if self.guard.poll(&self.k, false) {
+            if self.guard.poll(&self.k, true, false) {
                 return Err(Stop::Limit);
             }
         }
@@ -188,7 +188,7 @@ impl Shell {
             } else {
                 self.exec_and_or(&item.and_or)?;
             }
-            if self.depth == 0 && self.guard.poll(&self.k, true) {
+            if self.depth == 0 && self.guard.poll(&self.k, false, true) {
                 return Err(Stop::Limit);
             }
         }

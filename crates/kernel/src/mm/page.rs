@@ -110,15 +110,31 @@ impl Pages {
         Pages::try_new(nr, sentinels).expect("frame table allocation")
     }
     /// As `new`, but a host that cannot hold the table is an error, not an abort.
-    pub fn try_new(nr: u32, sentinels: u32) -> Result<Pages, std::collections::TryReserveError> {
+    pub fn try_new(nr: u32, sentinels: u32) -> Result<Pages, String> {
         let total = nr as usize + sentinels as usize;
-        fn filled(total: usize, v: u32) -> Result<Vec<u32>, std::collections::TryReserveError> {
+        fn filled(total: usize, v: u32) -> Result<Vec<u32>, String> {
             let mut out = Vec::new();
-            out.try_reserve_exact(total)?;
+            out.try_reserve_exact(total).map_err(|e| e.to_string())?;
             out.resize(total, v);
             Ok(out)
         }
-        Ok(Pages { next: filled(total, NIL)?, prev: filled(total, NIL)?, map: filled(total, 0)?, idx: filled(total, 0)?, nr })
+        /// Zeroed without touching the memory (calloc: the host commits pages as frames are
+        /// first used), as `vec![0; n]` does, but failing instead of aborting.
+        fn zeroed(total: usize) -> Result<Vec<u32>, String> {
+            let layout = std::alloc::Layout::array::<u32>(total).map_err(|e| e.to_string())?;
+            if layout.size() == 0 {
+                return Ok(Vec::new());
+            }
+            // SAFETY: the layout has a non-zero size; a non-null result is a zeroed block of
+            // `total` u32s from the global allocator with exactly this layout, which is what
+            // Vec::from_raw_parts requires (length = capacity = total).
+            let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u32;
+            if p.is_null() {
+                return Err(format!("memory allocation of {} bytes failed", layout.size()));
+            }
+            Ok(unsafe { Vec::from_raw_parts(p, total, total) })
+        }
+        Ok(Pages { next: filled(total, NIL)?, prev: filled(total, NIL)?, map: zeroed(total)?, idx: zeroed(total)?, nr })
     }
     pub fn nr(&self) -> u32 {
         self.nr
