@@ -307,10 +307,11 @@ def _emit(path: str, write: Callable[[TextIO], None]) -> None:
 # --- commands ---------------------------------------------------------------------------------
 
 
-def _interruptible(fn: Callable[[], T]) -> T:
+def _interruptible(fn: Callable[[], T], stop: threading.Event) -> T:
     """Call `fn` (which releases the GIL while it simulates) in a worker thread, so that Ctrl-C
-    reaches the main thread at once, even while a large machine boots; the transcript streamed
-    so far has been printed."""
+    reaches the main thread at once, even while a large machine boots. On Ctrl-C, `stop` is
+    set (the output hook then stops the run, within 0.1 s, without printing more) and the
+    worker gets a moment to finish the piece it is printing."""
     outcome: List[object] = []
 
     def work() -> None:
@@ -321,7 +322,12 @@ def _interruptible(fn: Callable[[], T]) -> T:
 
     worker = threading.Thread(target=work, name="memtwin-run", daemon=True)
     worker.start()
-    worker.join()
+    try:
+        worker.join()
+    except KeyboardInterrupt:
+        stop.set()
+        worker.join(timeout=1.0)
+        raise
     kind, value = outcome[0]  # type: ignore[misc]
     if kind == "err":
         raise value  # type: ignore[misc]
@@ -348,7 +354,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     quiet = args.quiet or args.json == "-" or args.csv == "-"
 
+    stop = threading.Event()
+
     def show(piece: str) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt  # Ctrl-C: stop the run, print nothing more
         sys.stdout.write(piece)
         sys.stdout.flush()
 
@@ -365,7 +375,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 max_events=args.max_events,
                 max_output=args.max_output,
                 on_output=None if quiet else show,
-            )
+            ),
+            stop,
         )
     except HostMemoryError as e:
         sys.stderr.write(_error_line(str(e)))

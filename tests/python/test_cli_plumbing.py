@@ -23,19 +23,29 @@ class FakeCore:
         self.exit_status = exit_status
         self.error = error
 
-    def __call__(self, script_text=None, script_path=None, machine="", sets=(), seed=0):
+    def __call__(self, script_text=None, script_path=None, machine="", sets=(), seed=0,
+                 max_sim_time=None, max_wall=None, max_events=None, max_output=None,
+                 on_output=None):
         self.calls.append(
             dict(script_text=script_text, script_path=script_path, machine=machine,
                  sets=list(sets), seed=seed)
         )
+        self.limits = dict(max_sim_time=max_sim_time, max_wall=max_wall,
+                           max_events=max_events, max_output=max_output)
         if self.error:
             raise MemtwinError(self.error)
+        transcript = "line one\nline two\n"
+        if on_output is not None:  # streamed in two pieces, as the core does
+            on_output("line one\n")
+            on_output("line two\n")
         return {
-            "transcript": "line one\nline two\n",
+            "transcript": transcript,
             "exit_status": self.exit_status,
             "sim_seconds": 1.5,
             "t_s": [0.0, 1.0],
             "columns": [("vm.pgpgin", [0, 8]), ("mi.MemFree", [1000, 900])],
+            "stopped": None,
+            "stop_message": "",
         }
 
 
@@ -53,6 +63,12 @@ def test_no_script_asks_the_core_for_its_default_scenario(fake, capsys):
         dict(script_text=None, script_path=None, machine="", sets=[], seed=0)
     ]
     assert capsys.readouterr().out == "line one\nline two\n"
+
+
+def test_limits_are_passed_with_their_defaults(fake):
+    assert main(["run", "-q", "--max-wall", "2m", "--max-output", "1M"]) == 0
+    assert fake.limits == dict(max_sim_time=memtwin.DEFAULT_MAX_SIM_TIME, max_wall=120.0,
+                               max_events=memtwin.DEFAULT_MAX_EVENTS, max_output=1 << 20)
 
 
 def test_script_machine_sets_and_seed_are_passed(fake, tmp_path, capsys):
@@ -112,6 +128,10 @@ def test_files(fake, tmp_path, capsys):
         "seed": 9,
         "sim_seconds": 1.5,
         "exit_status": 0,
+        "memtwin_status": 0,
+        "reason": "completed",
+        "limit": None,
+        "message": "",
         "series": {"t_s": [0.0, 1.0], "vm.pgpgin": [0, 8], "mi.MemFree": [1000, 900]},
     }
     assert c.read_text() == "t_s,vm.pgpgin,mi.MemFree\n0.0,0,1000\n1.0,8,900\n"
