@@ -121,6 +121,8 @@ pub struct Swap {
     op: SwapOp,
     /// swapoff in progress: the area being emptied.
     draining: Option<usize>,
+    /// How far the scan of the address spaces has got in the area being emptied.
+    unuse: memtwin_kernel::mm::swap_state::UnuseCursor,
     queue: Vec<usize>,
     status: i32,
     started: bool,
@@ -196,7 +198,7 @@ impl Swap {
                 }
             }
         };
-        Ok(Swap { op, draining: None, queue: Vec::new(), status: 0, started: false })
+        Ok(Swap { op, draining: None, unuse: Default::default(), queue: Vec::new(), status: 0, started: false })
     }
 }
 
@@ -344,7 +346,7 @@ impl Program for Swap {
             };
             // Pages that come back must not go straight out again to the same area.
             k.swap_areas[ai].active = false;
-            match k.swapoff_area_step(me, ai, 64) {
+            match k.swapoff_area_step(me, ai, 64, &mut self.unuse) {
                 Ok(None) => self.draining = None,
                 Ok(Some(t)) if t > k.now => return Step::SleepUntil { t, io: true },
                 Ok(Some(_)) => return Step::Cpu { user: 0, sys: 0 },
