@@ -30,8 +30,11 @@ impl Sysctl {
                 kv => {
                     if let Some((k, v)) = kv.split_once('=') {
                         let name = Sysctls::canonical(k);
-                        // Validate now so a typo stops the scenario at its line.
-                        Sysctls::default().set(&name, v).map_err(|e| format!("sysctl: {e}"))?;
+                        // Validate now so a typo stops the scenario at its line; a tunable
+                        // the model does not read is refused when the command runs.
+                        if memtwin_machine::not_modelled(&name).is_none() {
+                            Sysctls::default().set(&name, v).map_err(|e| format!("sysctl: {e}"))?;
+                        }
                         s.ops.push(Op::Set(name, v.to_string()));
                     } else if write {
                         return Err(format!("sysctl: \"{kv}\" must be of the form name=value"));
@@ -90,6 +93,15 @@ impl Program for Sysctl {
                                 k.print(me, &format!("{name} = {shown}\n"));
                             }
                         }
+                    }
+                    Err(e) if memtwin_machine::not_modelled(&name).is_some() => {
+                        // Refused, loudly; the script goes on as after a failed write.
+                        if self.quiet {
+                            k.eprint(me, &format!("memtwin: /proc/sys/{}: {e}; the write is refused\n", name.replace('.', "/")));
+                        } else {
+                            k.eprint(me, &format!("sysctl: setting key \"{name}\": {e}; refused by memtwin\n"));
+                        }
+                        self.status = 1;
                     }
                     Err(e) => {
                         if self.quiet {
