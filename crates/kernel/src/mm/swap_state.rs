@@ -446,8 +446,8 @@ impl Kernel {
                 cur.index = 0;
                 continue;
             }
-            if let Slot::Swap(slot) = super::decode_slot(m.slots[cur.index as usize]) {
-                if slot >= start && slot < end {
+            match super::decode_slot(m.slots[cur.index as usize]) {
+                Slot::Swap(slot) if slot >= start && slot < end => {
                     if n == budget {
                         break;
                     }
@@ -456,6 +456,14 @@ impl Kernel {
                     last = last.max(done);
                     n += 1;
                 }
+                Slot::Page(p) if n > 0 && self.mm.pages.locked(p) && m.swap_cache_slot(cur.index).is_some_and(|s| s >= start && s < end) => {
+                    // Read in by this batch's swap readahead: part of the batch's budget.
+                    if n == budget {
+                        break;
+                    }
+                    n += 1;
+                }
+                _ => {}
             }
             cur.index += 1;
         }
