@@ -12,6 +12,7 @@
 //! docs/benchmarks.md says what every figure means and how page events are counted.
 
 mod figures;
+mod history;
 mod host;
 mod json;
 mod lru;
@@ -32,8 +33,8 @@ is asserted. Build with --release; a debug build's figures mean nothing.
   --json FILE             also write the figures as JSON (a regular file is replaced
                           whole or not at all; a device or FIFO is written in place)
   --only NAMES            comma-separated subset of: bigcache, seed000, seed003, reclaim,
-                          lru (default: bigcache,seed000,seed003,reclaim, plus lru with
-                          --compare-libcachesim)
+                          history, lru (default: bigcache,seed000,seed003,reclaim,history,
+                          plus lru with --compare-libcachesim)
   --compare-libcachesim   replay one synthetic trace (a sequential scan of N pages, twice)
                           in memtwin and in libCacheSim's LRU and report both throughputs
   --python PATH           the Python that has libcachesim installed (default: python3)
@@ -47,6 +48,7 @@ pub const BENCHMARKS: &[(&str, &str)] = &[
     ("seed000", "the embedded seed-000 scenario (RunOptions::default()), median of 5"),
     ("seed003", "the six seed-003 scenarios at full scale (16 GiB laptop), one run each"),
     ("reclaim", "8 GiB machine: write a 32 GiB file and read it twice (kswapd reclaim all along)"),
+    ("history", "10k and 80k echo lines (per-line cost flat), swapoff of ~1.8 GB on a 4 GB machine"),
     ("lru", "one synthetic trace (sequential scan of N pages, twice) in memtwin and libCacheSim LRU"),
 ];
 
@@ -117,6 +119,7 @@ fn child_main(name: &str, args: &Args) -> ExitCode {
         "seed000" => runs::seed000(),
         "seed003" => runs::seed003(),
         "reclaim" => runs::reclaim(scale),
+        "history" => history::history(scale),
         "lru" => runs::lru_memtwin(scale, args.trace_out.as_deref()),
         _ => Err(format!("unknown benchmark '{name}'")),
     };
@@ -173,7 +176,7 @@ fn parent_main(args: &Args) -> ExitCode {
     let selected: Vec<&str> = match &args.only {
         Some(names) => BENCHMARKS.iter().map(|(b, _)| *b).filter(|b| names.iter().any(|n| n == b)).collect(),
         None => {
-            let mut v = vec!["bigcache", "seed000", "seed003", "reclaim"];
+            let mut v = vec!["bigcache", "seed000", "seed003", "reclaim", "history"];
             if args.compare {
                 v.push("lru");
             }

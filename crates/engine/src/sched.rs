@@ -75,6 +75,28 @@ impl Sched {
         id
     }
 
+    /// A reaped task's slot starts a new task. Its wake sequence carries on, so a wake-up
+    /// still queued for the old task is recognised as stale.
+    pub fn reuse_task(&mut self, tid: TaskId, runnable: bool) {
+        let t = &mut self.tasks[tid as usize];
+        debug_assert_eq!(t.state, RunState::Zombie);
+        let seq = t.wake_seq.wrapping_add(1);
+        *t = TaskSched {
+            state: if runnable { RunState::Runnable } else { RunState::Sleeping },
+            wake_seq: seq,
+            utime: 0,
+            stime: 0,
+            blkio_delay: 0,
+            sleep_start: 0,
+            nvcsw: 0,
+            nivcsw: 0,
+        };
+        if runnable {
+            self.runq.push_back(tid);
+            self.nr_running += 1;
+        }
+    }
+
     /// Tasks runnable or running (vmstat r, /proc/stat procs_running).
     pub fn nr_running(&self) -> u32 {
         self.nr_running

@@ -58,6 +58,13 @@ pub struct Kernel {
     pub writeback_waiters: Vec<TaskId>,
     /// Tasks waiting for another to exit: (waiter, waited-for).
     pub exit_waiters: Vec<(TaskId, TaskId)>,
+    /// Slots of reaped tasks, reused by the next spawn (the task table's size follows the
+    /// tasks alive, not every task a run has started).
+    free_tids: Vec<TaskId>,
+    /// User and system CPU time of the user tasks that have exited (the shell's children:
+    /// RUSAGE_CHILDREN, what bash's `time` reports), accumulated at exit.
+    pub children_utime: u64,
+    pub children_stime: u64,
     /// Check the frame invariants after every event (debug mode).
     pub debug_invariants: bool,
     /// Reclaim work accumulated by the reclaim pass in progress, ns of CPU.
@@ -125,6 +132,9 @@ impl Kernel {
             kswapd_waiting: false,
             writeback_waiters: Vec::new(),
             exit_waiters: Vec::new(),
+            free_tids: Vec::new(),
+            children_utime: 0,
+            children_stime: 0,
             debug_invariants: false,
             reclaim_ns: 0,
             reclaim_stats: ReclaimStats::default(),
@@ -213,8 +223,16 @@ impl Kernel {
         parent: Option<TaskId>,
         program: Option<Box<dyn Program>>,
     ) -> TaskId {
-        let tid = if program.is_some() { self.sched.add_task() } else { self.sched.add_sleeping_task() };
-        debug_assert_eq!(tid as usize, self.tasks.len());
+        let runnable = program.is_some();
+        let reuse = self.free_tids.pop();
+        let tid = match reuse {
+            Some(tid) => {
+                self.sched.reuse_task(tid, runnable);
+                tid
+            }
+            None if runnable => self.sched.add_task(),
+            None => self.sched.add_sleeping_task(),
+        };
         let pid = self.next_pid;
         self.next_pid += 1;
         self.forks += 1;
@@ -225,8 +243,31 @@ impl Kernel {
             t.stderr = self.tasks[p as usize].stderr;
         }
         // A task without a program (the idle system's processes) sleeps forever.
-        self.tasks.push(t);
+        if reuse.is_some() {
+            self.tasks[tid as usize] = t;
+        } else {
+            debug_assert_eq!(tid as usize, self.tasks.len());
+            self.tasks.push(t);
+        }
         tid
+    }
+
+    /// release_task: the parent has collected the exit status of an exited task; its slot
+    /// is free for the next task. The caller must not use `tid` afterwards.
+    pub fn reap(&mut self, tid: TaskId) {
+        let t = &mut self.tasks[tid as usize];
+        if t.exit_code.is_none() || t.kthread || t.reaped {
+            return;
+        }
+        // Keep an exited, empty record in the slot (everything that walks the table skips
+        // exited tasks).
+        let mut empty = Task::new(0, "", "", false, None, self.now);
+        empty.exit_code = t.exit_code;
+        empty.reaped = true;
+        *t = empty;
+        self.writeback_waiters.retain(|&w| w != tid);
+        self.exit_waiters.retain(|&(w, x)| w != tid && x != tid);
+        self.free_tids.push(tid);
     }
 
     /// Spawn a user program as a child of the scenario's shell.
@@ -323,6 +364,11 @@ impl Kernel {
             }
         }
         self.release_task_memory(tid);
+        if !self.tasks[tid as usize].kthread {
+            let st = &self.sched.tasks[tid as usize];
+            self.children_utime += st.utime;
+            self.children_stime += st.stime;
+        }
         let t = &mut self.tasks[tid as usize];
         t.exit_code = Some(code);
         t.end = self.now;

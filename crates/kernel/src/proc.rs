@@ -60,7 +60,7 @@ impl Kernel {
             kernel_stack: kb(s.kernel_stack),
             page_tables: kb(s.page_tables),
             commit_limit: kb(mm.managed * self.sysctl.overcommit_ratio as u64 / 100) + swap_total,
-            committed_as: kb(s.anon + s.shmem) + self.tasks.iter().map(|t| t.vm_kb / 8).sum::<u64>(),
+            committed_as: kb(s.anon + s.shmem) + self.tasks.iter().filter(|t| t.exit_code.is_none()).map(|t| t.vm_kb / 8).sum::<u64>(),
         }
     }
 
@@ -106,7 +106,7 @@ impl Kernel {
         let c = &self.sched.cpu;
         let mut cpu = c.clone();
         cpu.advance(self.now);
-        let tasks = self
+        let mut tasks: Vec<TaskInfo> = self
             .tasks
             .iter()
             .enumerate()
@@ -165,6 +165,8 @@ impl Kernel {
                 }
             })
             .collect();
+        // The task list in pid order (slots of reaped tasks are reused).
+        tasks.sort_by_key(|t| t.pid);
         Snapshot {
             uptime_ns: self.now,
             ncpus: self.machine.cpus,

@@ -46,6 +46,9 @@ pub struct Task {
     pub files: Vec<Option<OpenFile>>,
     pub stdout: Sink,
     pub stderr: Sink,
+    /// The file stdout is redirected to (`> PATH`, `>> PATH`: append), for programs that
+    /// write data rather than text (cat of a device or file).
+    pub stdout_file: Option<(String, bool)>,
     /// Work charged during the current step, to be run as a CPU burst.
     pub pending_user: Ns,
     pub pending_sys: Ns,
@@ -70,6 +73,8 @@ pub struct Task {
     pub child_utime: u64,
     pub child_stime: u64,
     pub killed: bool,
+    /// The exit status was collected and the slot is free (`Kernel::reap`).
+    pub reaped: bool,
     /// Process memory: anonymous address space, if any, and its resident pages.
     pub anon_mapping: Option<u32>,
     /// Other mappings it maps: shared anonymous memory and files.
@@ -94,6 +99,7 @@ impl Task {
             files: Vec::new(),
             stdout: Sink::Terminal,
             stderr: Sink::Terminal,
+            stdout_file: None,
             pending_user: 0,
             pending_sys: 0,
             after_burst: None,
@@ -110,6 +116,7 @@ impl Task {
             child_utime: 0,
             child_stime: 0,
             killed: false,
+            reaped: false,
             anon_mapping: None,
             vmas: Vec::new(),
             vm_kb: 0,

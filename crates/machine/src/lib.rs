@@ -17,9 +17,9 @@ mod validate;
 
 pub use device::DEFAULT_READ_AHEAD_KB;
 pub use error::MachineError;
-pub use parse::{apply_set, load, parse_toml};
+pub use parse::{apply_set, load, parse_toml, settable_fields};
 pub use presets::{preset, preset_names, PresetInfo, PRESETS};
-pub use sysctl::{Bdflush, SysctlError, Sysctls};
+pub use sysctl::{not_modelled, Bdflush, SysctlError, Sysctls, NOT_MODELLED};
 
 /// Every sysctl name the model knows.
 pub fn sysctl_names() -> &'static [&'static str] {

@@ -1005,6 +1005,20 @@ const SET_KEYS_HELP: &str =
     "ram, cpus, kernel, kernel_reserve, hostname, boot_anon, boot_file, swap, \
                              disk.NAME.FIELD, cpu.FIELD, net.FIELD, or a sysctl such as vm.swappiness";
 
+/// Every machine field `--set` accepts on machine `m` (sysctls aside: `sysctl_names`).
+pub fn settable_fields(m: &Machine) -> Vec<String> {
+    let mut out: Vec<String> = TOP_SCALARS.iter().map(|s| s.to_string()).collect();
+    out.push("swap".into());
+    out.extend(CPU_FIELDS.iter().map(|f| format!("cpu.{f}")));
+    out.extend(NET_FIELDS.iter().map(|f| format!("net.{f}")));
+    for d in &m.disks {
+        for f in ["size", "preset"].iter().chain(DEVICE_FIELDS) {
+            out.push(format!("disk.{}.{f}", d.name));
+        }
+    }
+    out
+}
+
 /// Apply one "KEY=VALUE" override (a machine field or a sysctl).
 pub fn apply_set(m: &mut Machine, kv: &str) -> Result<(), MachineError> {
     let fail = |msg: String| MachineError {

@@ -45,6 +45,7 @@ pub struct Sysctls {
     /// None: computed from RAM (init_per_zone_wmark_min).
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u32,
+    /// Not modelled (NOT_MODELLED): always the kernel's default, shown by `sysctl`.
     pub vfs_cache_pressure: u32,
     pub page_cluster: u32,
     pub overcommit_memory: u32,
@@ -129,6 +130,25 @@ pub const KNOWN: &[&str] = &[
     "net.ipv4.tcp_window_scaling",
 ];
 
+/// Tunables Linux has that the model does not read: (name, the kernel's default as
+/// written, why). Setting one to its default is accepted (the model behaves as that
+/// default); any other value is refused as not modelled: an error in a machine file or
+/// `--set`, a warning on stderr (status 1, the script goes on) for `sysctl -w` and
+/// `echo > /proc/sys/...`.
+pub const NOT_MODELLED: &[(&str, &str, &str)] = &[
+    ("vm.vfs_cache_pressure", "100", "dentry and inode cache shrinking is not modelled"),
+    ("vm.split_reclaim", "0", "split reclaim is not modelled yet"),
+    ("vm.slab_reclaim_start_percent", "50", "slab shrinkers are not modelled yet"),
+    ("net.ipv4.tcp_wmem", "4096 16384 4194304", "TCP send buffers are not modelled (ftp only receives)"),
+    ("net.core.rmem_default", "212992", "TCP sockets start from tcp_rmem; other sockets are not modelled"),
+];
+
+/// Why a tunable is not modelled, if it is one of NOT_MODELLED.
+pub fn not_modelled(name: &str) -> Option<&'static str> {
+    let n = Sysctls::canonical(name);
+    NOT_MODELLED.iter().find(|(k, _, _)| *k == n).map(|(_, _, why)| *why)
+}
+
 fn int<T: std::str::FromStr>(name: &str, v: &str) -> Result<T, SysctlError> {
     v.trim()
         .parse::<T>()
@@ -172,6 +192,13 @@ impl Sysctls {
         let name = Sysctls::canonical(name);
         let n = name.as_str();
         let v = value.trim();
+        if let Some((_, default, why)) = NOT_MODELLED.iter().find(|(k, _, _)| *k == n) {
+            let words: Vec<&str> = v.split_whitespace().collect();
+            if words == default.split_whitespace().collect::<Vec<_>>() {
+                return Ok(());
+            }
+            return Err(SysctlError(format!("{n}: not modelled ({why}); only its default '{default}' is accepted")));
+        }
         match n {
             "vm.swappiness" => self.swappiness = ranged(n, v, 0, 200)? as u32,
             "vm.dirty_ratio" => {
@@ -195,7 +222,6 @@ impl Sysctls {
             "vm.dirty_expire_centisecs" => self.dirty_expire_centisecs = int(n, v)?,
             "vm.min_free_kbytes" => self.min_free_kbytes = Some(ranged(n, v, 0, u32::MAX as u64)?),
             "vm.watermark_scale_factor" => self.watermark_scale_factor = ranged(n, v, 1, 3000)? as u32,
-            "vm.vfs_cache_pressure" => self.vfs_cache_pressure = int(n, v)?,
             "vm.page-cluster" | "vm.page_cluster" => self.page_cluster = ranged(n, v, 0, 31)? as u32,
             "vm.overcommit_memory" => self.overcommit_memory = ranged(n, v, 0, 2)? as u32,
             "vm.overcommit_ratio" => self.overcommit_ratio = int(n, v)?,
@@ -204,18 +230,15 @@ impl Sysctls {
             "vm.drop_caches" => {
                 ranged(n, v, 1, 4)?;
             }
-            "vm.split_reclaim" => self.split_reclaim = ranged(n, v, 0, 1)? == 1,
-            "vm.slab_reclaim_start_percent" => self.slab_reclaim_start_percent = ranged(n, v, 1, 100)? as u32,
-            "net.ipv4.tcp_rmem" | "net.ipv4.tcp_wmem" => {
+            "net.ipv4.tcp_rmem" => {
                 let t = vector::<3>(n, v)?;
                 if t.iter().any(|&x| x <= 0) || t[0] > t[1] || t[1] > t[2] {
                     return Err(SysctlError(format!("{n}: expected 'min default max' with 0 < min <= default <= max, got '{v}'")));
                 }
                 let t = [t[0] as u64, t[1] as u64, t[2] as u64];
-                if n == "net.ipv4.tcp_rmem" { self.tcp_rmem = t } else { self.tcp_wmem = t }
+                self.tcp_rmem = t;
             }
             "net.core.rmem_max" => self.rmem_max = int(n, v)?,
-            "net.core.rmem_default" => self.rmem_default = int(n, v)?,
             "net.ipv4.tcp_moderate_rcvbuf" => self.tcp_moderate_rcvbuf = ranged(n, v, 0, 1)? as u32,
             "net.ipv4.tcp_adv_win_scale" => {
                 // proc_dointvec_minmax with the kernel's bounds (-31..31).

@@ -536,12 +536,14 @@ fn bad_sysctls_use_the_sysctl_message() {
 
 #[test]
 fn sysctl_spellings() {
-    let text = replace(41, "vm.swappiness = 10\nvm.dirty_ratio = 5\n\"net.ipv4.tcp_wmem\" = [4096, 16384, 8388608]\n\"vm.split_reclaim\" = true");
+    let text = replace(41, "vm.swappiness = 10\nvm.dirty_ratio = 5\n\"net.ipv4.tcp_wmem\" = [4096, 16384, 4194304]");
     let m = parse_toml(&text, "ok.toml").unwrap();
     assert_eq!(m.sysctl.swappiness, 10);
     assert_eq!(m.sysctl.dirty_ratio, 5);
-    assert_eq!(m.sysctl.tcp_wmem, [4096, 16384, 8388608]);
-    assert!(m.sysctl.split_reclaim);
+    assert_eq!(m.sysctl.tcp_wmem, [4096, 16384, 4194304]);
+    // A tunable the model does not read is accepted at its default only.
+    assert_err(&replace(41, "\"vm.split_reclaim\" = 1"), 41, &["vm.split_reclaim: not modelled"]);
+    assert_err(&replace(41, "\"net.ipv4.tcp_wmem\" = [4096, 16384, 8388608]"), 41, &["net.ipv4.tcp_wmem: not modelled"]);
     // A dotted key has no span of its own in toml: the error still lands on its line.
     assert_err(
         &replace(41, "vm.swappiness = 300"),

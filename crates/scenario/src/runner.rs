@@ -148,11 +148,19 @@ impl Shell {
 
     fn wait_task(&mut self, span: Span, tid: TaskId) -> Result<i32, Stop> {
         self.run_while(span, &mut |k| k.task_exited(tid))?;
-        if self.k.tasks[tid as usize].killed {
+        Ok(self.collect(tid, true))
+    }
+
+    /// waitpid: the exit status of an exited child; its task slot is released.
+    /// `report_kill`: bash's own child (not one run under `timeout`) died of SIGKILL.
+    fn collect(&mut self, tid: TaskId, report_kill: bool) -> i32 {
+        if report_kill && self.k.tasks[tid as usize].killed {
             // bash reports a foreground job killed by SIGKILL.
             self.k.transcript.push_str("Killed\n");
         }
-        Ok(self.k.tasks[tid as usize].exit_code.unwrap_or(0))
+        let code = self.k.tasks[tid as usize].exit_code.unwrap_or(0);
+        self.k.reap(tid);
+        code
     }
 
     // ---- Lists ------------------------------------------------------------------------
@@ -286,17 +294,10 @@ impl Shell {
         Ok(status)
     }
 
-    /// CPU time of all finished user tasks (the shell's children).
+    /// CPU time of all finished user tasks (the shell's children), as the kernel
+    /// accumulates it when each exits.
     fn children_cpu(&self) -> (u64, u64) {
-        let mut u = 0;
-        let mut s = 0;
-        for (i, t) in self.k.tasks.iter().enumerate() {
-            if !t.kthread && t.exit_code.is_some() {
-                u += self.k.sched.tasks[i].utime;
-                s += self.k.sched.tasks[i].stime;
-            }
-        }
-        (u, s)
+        (self.k.children_utime, self.k.children_stime)
     }
 
     // ---- Simple commands ----------------------------------------------------------------
@@ -339,6 +340,9 @@ impl Shell {
             match r.op {
                 RedirOp::Out | RedirOp::Append => {
                     let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
+                    if abs.starts_with("/sys/") || abs == "/sys" {
+                        return Err(Stop::Error(self.err(r.span, format!("writing to '{abs}' is not modelled (sysfs is not; /proc/sys/... sysctls are)"))));
+                    }
                     let sink = if abs.starts_with("/proc/") {
                         target_path = Some(abs);
                         Sink::Null
@@ -428,7 +432,18 @@ impl Shell {
                 return Ok(None);
             }
             "exit" => {
-                let code = args.first().and_then(|a| a.parse().ok()).unwrap_or(self.status);
+                // bash: the status is N & 255 (`exit 300` is 44, `exit -1` is 255); a
+                // non-numeric argument is an error and the status 2.
+                let code = match args.first() {
+                    None => self.status,
+                    Some(a) => match a.trim().parse::<i64>() {
+                        Ok(n) => (n & 255) as i32,
+                        Err(_) => {
+                            self.k.transcript.push_str(&format!("bash: exit: {a}: numeric argument required\n"));
+                            2
+                        }
+                    },
+                };
                 return Err(Stop::Exit(code));
             }
             "wait" => {
@@ -484,16 +499,32 @@ impl Shell {
             self.k.kill(tid, 124);
             self.run_while(c.span, &mut |k| k.task_exited(tid))?;
             self.k.tasks[tid as usize].killed = false;
+            self.collect(tid, false);
             self.status = 124;
             return Ok(None);
         }
-        self.status = self.k.tasks[tid as usize].exit_code.unwrap_or(0);
+        self.status = self.collect(tid, false);
         Ok(None)
     }
 
     fn spawn(&mut self, c: &SimpleCommand, comm: &str, cmd: Cmd, out: Sink, err: Sink) -> Result<TaskId, Stop> {
         let cmdline = c.source.clone();
         let tid = self.k.spawn(comm, &cmdline, cmd, out, err);
+        if let Sink::Buffer(_) = out {
+            // The last stdout redirection names the file data goes to.
+            for r in c.redirects.iter().rev() {
+                let append = match r.op {
+                    RedirOp::Out if r.fd == 1 => false,
+                    RedirOp::Append if r.fd == 1 => true,
+                    RedirOp::OutErr => false,
+                    _ => continue,
+                };
+                let target = r.target.expand(&self.lookup());
+                let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
+                self.k.tasks[tid as usize].stdout_file = Some((abs, append));
+                break;
+            }
+        }
         Ok(tid)
     }
 }

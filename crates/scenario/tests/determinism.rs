@@ -65,3 +65,28 @@ fn concurrent_runs_do_not_influence_each_other() {
     assert_identical(&alone, &x, "alone vs concurrent #1");
     assert_identical(&alone, &y, "alone vs concurrent #2");
 }
+
+/// A workload that picks pages at random: swapdemo's reads of its library, from disk.
+fn random_access(seed: u64) -> RunResult {
+    let text = "dd if=/dev/zero of=library.bin bs=1M count=1024 status=none\n\
+                echo 3 > /proc/sys/vm/drop_caches\n\
+                time swapdemo --mem-gb 1 --lib-gb 1 --data-gb 1 --library library.bin\n";
+    memtwin_scenario::run(&RunOptions {
+        script_path: Some("random.sh".into()),
+        script_text: Some(text.into()),
+        machine: "seed-000".into(),
+        seed,
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn different_seeds_pick_different_pages() {
+    let a = random_access(1);
+    let b = random_access(1);
+    assert_identical(&a, &b, "random access, seed 1 twice");
+    let c = random_access(2);
+    let differ = a.transcript != c.transcript || a.series.columns != c.series.columns;
+    assert!(differ, "seeds 1 and 2 gave the same run:\n{}", a.transcript);
+}

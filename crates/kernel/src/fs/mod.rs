@@ -83,7 +83,13 @@ pub enum Target {
     Zero,
     Null,
     Random,
+    /// A read-only /proc file (/proc/meminfo, /proc/vmstat, ...) opened for writing:
+    /// root may open it, but it has no write handler.
+    ProcRo,
 }
+
+/// The /proc files memtwin shows that have no write handler (seq_file, read-only).
+pub const PROC_READ_ONLY: &[&str] = &["/proc/meminfo", "/proc/vmstat", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/swaps"];
 
 /// Per-open-file readahead state (struct file_ra_state).
 #[derive(Clone, Copy, Debug, Default)]

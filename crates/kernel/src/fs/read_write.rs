@@ -36,6 +36,7 @@ pub enum Errno {
     ENOTDIR,
     EROFS,
     EFBIG,
+    EIO,
 }
 
 impl Errno {
@@ -43,6 +44,7 @@ impl Errno {
     pub fn strerror(self) -> &'static str {
         match self {
             Errno::ENOENT => "No such file or directory",
+            Errno::EIO => "Input/output error",
             Errno::ENOSPC => "No space left on device",
             Errno::EISDIR => "Is a directory",
             Errno::EINVAL => "Invalid argument",
@@ -97,6 +99,9 @@ impl Kernel {
             "/dev/zero" => Target::Zero,
             "/dev/null" => Target::Null,
             "/dev/urandom" | "/dev/random" => Target::Random,
+            // Root may open a read-only /proc file for writing (the mode check passes with
+            // CAP_DAC_OVERRIDE); the write then fails.
+            p if flags.write && !flags.read && crate::fs::PROC_READ_ONLY.contains(&p) => Target::ProcRo,
             p if p.starts_with("/dev/") && self.block.find(&p[5..]).is_some() => {
                 Target::BlockDev(self.block.find(&p[5..]).unwrap_or(0))
             }
@@ -301,6 +306,8 @@ impl Kernel {
                 Ok(IoProgress::done(len))
             }
             Target::Null => Ok(IoProgress { bytes: 0, wait: None, eof: true }),
+            // Opened write-only.
+            Target::ProcRo => Err(Errno::EBADF),
             Target::Random => {
                 // get_random_bytes: a ChaCha20 stream at ~1/10 of copy speed.
                 self.charge_sys(tid, ns_for(len, cpu.copy_bw / 10.0));
@@ -410,6 +417,8 @@ impl Kernel {
         self.charge_sys(tid, self.machine.cpu_model.syscall_ns);
         match target {
             Target::Null | Target::Zero | Target::Random => Ok(IoProgress::done(len)),
+            // proc_reg_write: no proc_write handler -> -EIO.
+            Target::ProcRo => Err(Errno::EIO),
             Target::Inode(ino) => {
                 let len = self.reserve_blocks(ino, pos, len)?;
                 let end = pos + len;

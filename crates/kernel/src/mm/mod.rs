@@ -12,6 +12,7 @@ pub mod page_writeback;
 pub mod readahead;
 pub mod swap_state;
 pub mod swapfile;
+pub mod util;
 pub mod vmscan;
 pub mod workingset;
 

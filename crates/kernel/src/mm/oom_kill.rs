@@ -43,16 +43,31 @@ impl Kernel {
 
     /// out_of_memory: kill the worst task; prints what the kernel logs.
     pub fn out_of_memory(&mut self, trigger: TaskId) {
-        let victim = (0..self.tasks.len() as TaskId)
-            .filter_map(|t| self.oom_badness(t).map(|b| (b, t)))
-            .max_by_key(|&(b, t)| (b, std::cmp::Reverse(t)))
-            .map(|(_, t)| t);
+        // vm.oom_kill_allocating_task: the task whose allocation failed is killed, if it
+        // may be (out_of_memory: current->mm, not unkillable, oom_score_adj not -1000).
+        let t = &self.tasks[trigger as usize];
+        let allocating = self.sysctl.oom_kill_allocating_task != 0
+            && !t.kthread
+            && t.pid != 1
+            && t.exit_code.is_none()
+            && !t.killed
+            && t.oom_score_adj != -1000;
+        let (victim, message) = if allocating {
+            (Some(trigger), "Out of memory (oom_kill_allocating_task)")
+        } else {
+            let v = (0..self.tasks.len() as TaskId)
+                .filter_map(|t| self.oom_badness(t).map(|b| (b, t)))
+                .max_by_key(|&(b, t)| (b, std::cmp::Reverse(self.tasks[t as usize].pid)))
+                .map(|(_, t)| t);
+            (v, "Out of memory")
+        };
         let Some(v) = victim else { return };
         let (anon, file, shmem, swap) = self.task_mem(v);
         let t = &self.tasks[v as usize];
         let line = format!(
-            "[{:>12.6}] Out of memory: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB, UID:0 pgtables:{}kB oom_score_adj:{}\n",
+            "[{:>12.6}] {}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB, UID:0 pgtables:{}kB oom_score_adj:{}\n",
             self.now as f64 / 1e9,
+            message,
             t.pid,
             t.comm,
             t.vm_kb,
@@ -64,7 +79,6 @@ impl Kernel {
         );
         self.transcript.push_str(&line);
         self.vm.inc(VmItem::OomKill);
-        let _ = trigger;
         self.kill(v, 137);
     }
 }

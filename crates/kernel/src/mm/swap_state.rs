@@ -415,22 +415,57 @@ impl Kernel {
         self.submit_bio(dev, Dir::Read, base + s * PAGE_SIZE, k * PAGE_SIZE, kind, Some(tid))
     }
 
-    /// try_to_unuse: read every page of area `ai` back in (swapoff). Returns the time the
-    /// reads complete; `Err` if the task must wait for memory first.
-    pub fn swapoff_area_step(&mut self, tid: TaskId, ai: usize, budget: usize) -> Result<Option<Ns>, Step> {
-        let pages = self.swapped_pages_of(ai);
-        if pages.is_empty() {
-            // Swap-cache copies in this area are dropped: the pages become dirty again.
-            self.drop_swap_cache_of(ai);
-            self.swap_areas[ai].active = false;
-            return Ok(None);
-        }
+    /// try_to_unuse: read every page of area `ai` back in (swapoff), `budget` pages per
+    /// call. `cur` carries the scan from call to call, so emptying an area walks the
+    /// address spaces once (unuse_mm over every mm), plus one pass that finds nothing
+    /// (try_to_unuse retries while the area still has entries in use). Returns the time
+    /// the reads complete, `Ok(None)` when the area is empty and off; `Err` if the task
+    /// must wait for memory first (the page is retried on the next call).
+    pub fn swapoff_area_step(&mut self, tid: TaskId, ai: usize, budget: usize, cur: &mut UnuseCursor) -> Result<Option<Ns>, Step> {
+        let (start, end) = (self.swap_areas[ai].start, self.swap_areas[ai].start + self.swap_areas[ai].pages as u32);
         let mut last = self.now;
-        for &(m, index) in pages.iter().take(budget) {
-            if let Slot::Swap(slot) = self.mm.mappings[m as usize].slot(index) {
-                let done = self.swapin(tid, m, index, slot)?;
-                last = last.max(done);
+        let mut n = 0;
+        loop {
+            let Some(m) = self.mm.mappings.get(cur.mapping as usize) else {
+                // The end of a pass.
+                if !cur.found {
+                    // Swap-cache copies in this area are dropped: the pages become dirty again.
+                    self.drop_swap_cache_of(ai);
+                    self.swap_areas[ai].active = false;
+                    *cur = UnuseCursor::default();
+                    return Ok(None);
+                }
+                *cur = UnuseCursor::default();
+                if n > 0 {
+                    break;
+                }
+                continue;
+            };
+            if !m.live || m.nr_swapped == 0 || cur.index >= m.slots.len() as u64 {
+                cur.mapping += 1;
+                cur.index = 0;
+                continue;
             }
+            match super::decode_slot(m.slots[cur.index as usize]) {
+                Slot::Swap(slot) if slot >= start && slot < end => {
+                    if n == budget {
+                        break;
+                    }
+                    cur.found = true;
+                    let done = self.swapin(tid, cur.mapping, cur.index, slot)?;
+                    last = last.max(done);
+                    n += 1;
+                }
+                Slot::Page(p) if n > 0 && self.mm.pages.locked(p) && m.swap_cache_slot(cur.index).is_some_and(|s| s >= start && s < end) => {
+                    // Read in by this batch's swap readahead: part of the batch's budget.
+                    if n == budget {
+                        break;
+                    }
+                    n += 1;
+                }
+                _ => {}
+            }
+            cur.index += 1;
         }
         Ok(Some(last))
     }
@@ -457,4 +492,13 @@ impl Kernel {
             }
         }
     }
+}
+
+/// Where a swapoff scan (`swapoff_area_step`) has got to: the address space and page
+/// index, and whether this pass has found a page of the area.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UnuseCursor {
+    pub mapping: u32,
+    pub index: u64,
+    pub found: bool,
 }

@@ -2,7 +2,7 @@
 //! within an area (the cluster allocator keeps swap-outs sequential), freeing, and
 //! swapon/swapoff (try_to_unuse reads every swapped page back in).
 
-use super::{Content, Slot, PAGE_SIZE};
+use super::{Content, PAGE_SIZE};
 use crate::Kernel;
 use memtwin_machine::SwapKind;
 
@@ -230,26 +230,5 @@ impl Kernel {
             }
         }
         n
-    }
-
-    /// Every (mapping, index) whose page lives in swap area `ai` (try_to_unuse walks the
-    /// page tables of every process; here the address spaces).
-    pub fn swapped_pages_of(&self, ai: usize) -> Vec<(u32, u64)> {
-        let a = &self.swap_areas[ai];
-        let (start, end) = (a.start, a.start + a.pages as u32);
-        let mut out = Vec::new();
-        for (id, m) in self.mm.mappings.iter().enumerate() {
-            if !m.live || m.nr_swapped == 0 {
-                continue;
-            }
-            for (i, &e) in m.slots.iter().enumerate() {
-                if let Slot::Swap(s) = super::decode_slot(e) {
-                    if s >= start && s < end {
-                        out.push((id as u32, i as u64));
-                    }
-                }
-            }
-        }
-        out
     }
 }

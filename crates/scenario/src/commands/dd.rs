@@ -205,7 +205,14 @@ impl Dd {
             return s;
         }
         let secs = (k.now - self.start) as f64 / NS_PER_SEC as f64;
-        let rate = if secs > 0.0 { format!("{}/s", human(self.bytes as f64 / secs, true)) } else { "Infinity B/s".into() };
+        // gnulib human_readable on the inexact (floating) path autoscales to at least kB:
+        // a rate below 1000 B/s prints as "0.0 kB/s".
+        let rate = if secs > 0.0 {
+            let r = self.bytes as f64 / secs;
+            if r < 1000.0 { format!("{:.1} kB/s", r / 1000.0) } else { format!("{}/s", human(r, true)) }
+        } else {
+            "Infinity B/s".into()
+        };
         let si = human(self.bytes as f64, true);
         let iec = human(self.bytes as f64, false);
         let t = format_g(secs);

@@ -1,7 +1,7 @@
 //! File commands: cp, cat, rm, sync, echo.
 
 use memtwin_kernel::fs::{normalize, OpenFlags};
-use memtwin_kernel::{Kernel, Program, Step, TaskId};
+use memtwin_kernel::{Kernel, Program, Sink, Step, TaskId};
 use std::collections::HashMap;
 
 /// cp's copy buffer (coreutils io_blksize: 128 KiB).
@@ -133,6 +133,20 @@ pub struct Cat {
     cur: usize,
     fd: Option<usize>,
     status: i32,
+    /// stdout redirected to a file: its descriptor once open, and bytes read but not yet
+    /// written.
+    out_fd: Option<usize>,
+    unwritten: u64,
+}
+
+/// The shell opened stdout's file (`> PATH` truncates, `>> PATH` appends): cat writes to it.
+fn open_stdout(k: &mut Kernel, me: TaskId) -> Result<Option<usize>, String> {
+    let Some((path, append)) = k.tasks[me as usize].stdout_file.clone() else { return Ok(None) };
+    let flags = OpenFlags { write: true, create: true, trunc: !append, append, ..Default::default() };
+    match k.sys_open(me, &path, flags) {
+        Ok((fd, _)) => Ok(Some(fd)),
+        Err(e) => Err(format!("bash: {path}: {}\n", e.strerror())),
+    }
 }
 
 impl Cat {
@@ -160,12 +174,54 @@ impl Cat {
         if sources.is_empty() {
             return Err("cat: reading standard input is not supported (cat FILE...)".into());
         }
-        Ok(Cat { sources, cur: 0, fd: None, status: 0 })
+        Ok(Cat { sources, cur: 0, fd: None, status: 0, out_fd: None, unwritten: 0 })
+    }
+}
+
+impl Cat {
+    /// Write what was read to stdout's file; `Some` when the task must wait or stop.
+    fn flush(&mut self, k: &mut Kernel, me: TaskId) -> Option<Step> {
+        let out = self.out_fd?;
+        while self.unwritten > 0 {
+            match k.sys_write(me, out, self.unwritten) {
+                Ok(r) => {
+                    self.unwritten -= r.bytes.min(self.unwritten);
+                    if let Some(w) = r.wait {
+                        return Some(w);
+                    }
+                    if r.bytes == 0 {
+                        return Some(Step::Yield);
+                    }
+                }
+                Err(e) => {
+                    // cat: write error: No space left on device
+                    k.eprint(me, &format!("cat: write error: {}\n", e.strerror()));
+                    if let Some(fd) = self.fd.take() {
+                        let _ = k.sys_close(me, fd);
+                    }
+                    let _ = k.sys_close(me, out);
+                    return Some(Step::Exit(1));
+                }
+            }
+        }
+        None
     }
 }
 
 impl Program for Cat {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.cur == 0 && self.out_fd.is_none() && self.fd.is_none() {
+            match open_stdout(k, me) {
+                Ok(fd) => self.out_fd = fd,
+                Err(msg) => {
+                    k.eprint(me, &msg);
+                    return Step::Exit(1);
+                }
+            }
+        }
+        if let Some(s) = self.flush(k, me) {
+            return s;
+        }
         while self.cur < self.sources.len() {
             match &self.sources[self.cur] {
                 CatSource::ProcMeminfo => {
@@ -210,11 +266,24 @@ impl Program for Cat {
                             self.fd = None;
                         }
                         Ok(r) => {
+                            if self.out_fd.is_some() {
+                                self.unwritten = r.bytes;
+                                if let Some(s) = self.flush(k, me) {
+                                    return s;
+                                }
+                            } else if k.tasks[me as usize].stdout == Sink::Terminal {
+                                // n_tty write: the bytes are copied into the tty; what a
+                                // device produces reaches the terminal (a file's contents
+                                // are not modelled).
+                                k.charge_sys(me, (r.bytes as f64 / k.machine.cpu_model.copy_bw * 1e9) as u64);
+                                if path == "/dev/urandom" || path == "/dev/random" {
+                                    let bytes: Vec<u8> = (0..r.bytes).map(|_| k.rng.next_u64() as u8).collect();
+                                    k.print(me, &String::from_utf8_lossy(&bytes));
+                                }
+                            }
                             if let Some(w) = r.wait {
                                 return w;
                             }
-                            // Writing to the terminal or /dev/null costs a copy; the data
-                            // itself is not modelled.
                             return Step::Cpu { user: 1_000, sys: 0 };
                         }
                         Err(e) => {
@@ -227,6 +296,9 @@ impl Program for Cat {
                 }
             }
             self.cur += 1;
+        }
+        if let Some(fd) = self.out_fd.take() {
+            let _ = k.sys_close(me, fd);
         }
         Step::Exit(self.status)
     }

@@ -1,8 +1,10 @@
-//! The `swapdemo` program of source document 003 (its constants as flags) and `memhog`, a
-//! process that holds anonymous memory and keeps touching it (a browser, an editor).
+//! The `swapdemo` program of source document 003 (its constants as flags) and numactl's
+//! `memhog`, which allocates memory, fills it and exits (or, with memtwin's `--active` /
+//! `--every`, holds it and keeps touching part of it, like a browser or an editor).
 
 use memtwin_kernel::fs::{normalize, OpenFlags};
 use memtwin_kernel::mm::{Content, PAGE_SIZE};
+use memtwin_engine::Rng;
 use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_SEC};
 
 const GIB: u64 = 1 << 30;
@@ -33,7 +35,7 @@ pub struct Swapdemo {
     data_m: u32,
     pos: u64,
     chunk: u64,
-    rng: u64,
+    rng: Rng,
     pending_lib: Option<u64>,
     /// Print each iteration's seconds to stderr (`--times`, as the kernel-lab swapdemo does).
     times: bool,
@@ -95,19 +97,17 @@ impl Swapdemo {
             data_m: 0,
             pos: 0,
             chunk: 0,
-            rng: seed,
+            rng: Rng::new(seed),
             pending_lib: None,
             times,
             iter_start: 0,
         })
     }
 
-    /// glibc random() stands in as a xorshift stream seeded like srandom(256).
+    /// glibc random() stands in as a stream from the program's srandom(--seed) and the
+    /// run's seed (the kernel's Rng), so `--seed` of the run changes the pages picked.
     fn random(&mut self) -> u64 {
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng >> 33
+        self.rng.next_u64() >> 33
     }
 }
 
@@ -115,7 +115,7 @@ impl Program for Swapdemo {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         match self.phase {
             Phase::Open => {
-                let _ = self.seed;
+                self.rng = Rng::new(self.seed ^ k.rng.next_u64());
                 let fd = match k.sys_open(me, &self.lib_path, OpenFlags { read: true, ..Default::default() }) {
                     Ok((fd, _)) => fd,
                     Err(_) => {
@@ -206,10 +206,24 @@ impl Program for Swapdemo {
     }
 }
 
-/// memhog: holds SIZE of anonymous memory and touches a part of it now and then, like an
-/// idle browser or editor (`memhog SIZE [--comm NAME] [--active FRACTION] [--every S]`).
+/// Per-page VmSize of a small C program besides its mapping (libc, libnuma, stack), kB.
+const MEMHOG_BASE_KB: u64 = 2_600;
+/// hog(): one '.' per UNIT of memset (numactl memhog.c, UNIT = 10 MiB).
+const HOG_UNIT_PAGES: u64 = (10 << 20) / PAGE_SIZE;
+
+/// numactl's memhog (`memhog [-rNUM] [-H] SIZE[kmg]`): mmap SIZE of private anonymous
+/// memory, memset it to 0xff NUM times (default 1), printing a '.' per 10 MiB and a
+/// newline per pass, and exit 0. memtwin extensions: `--comm NAME` (the task's name);
+/// `--active FRACTION` and `--every SECONDS` make it an idle application instead, that
+/// holds its memory after filling it and every SECONDS touches the first FRACTION of it
+/// (and runs `--code SIZE` of the system's shared libraries) until it is killed.
 pub struct Memhog {
     pages: u64,
+    repeat: u64,
+    pass: u64,
+    dots: u64,
+    hold: bool,
+    mapped: bool,
     /// Pages of the system's shared libraries the program executes each round, and how far
     /// this round has got through them.
     code_pages: u64,
@@ -218,49 +232,123 @@ pub struct Memhog {
     every: Ns,
     pos: u64,
     filled: bool,
-    rng: u64,
+    rng: Option<Rng>,
     next: Ns,
     round: u64,
 }
 
+const MEMHOG_USAGE: &str = "memhog [-rNUM] [-H] SIZE[kmg] [--comm NAME] [--active FRACTION] [--every SECONDS] [--code SIZE]";
+
 impl Memhog {
     pub fn parse(args: &[String]) -> Result<(Memhog, String), String> {
-        let usage = "memhog SIZE [--comm NAME] [--active FRACTION] [--every SECONDS] [--code SIZE]";
+        let usage = MEMHOG_USAGE;
         let mut code = 64u64 << 20;
         let mut size = None;
         let mut comm = "memhog".to_string();
-        let mut active = 0.1;
-        let mut every = 1.0;
+        let mut active = None;
+        let mut every = None;
+        let mut repeat = 1u64;
         let mut it = args.iter();
         while let Some(a) = it.next() {
             match a.as_str() {
                 "--comm" => comm = it.next().cloned().ok_or(format!("memhog: --comm needs a name ({usage})"))?,
                 "--active" => {
-                    active = it.next().and_then(|v| v.parse().ok()).filter(|v: &f64| (0.0..=1.0).contains(v)).ok_or(format!("memhog: --active needs a fraction 0..1 ({usage})"))?
+                    active = Some(it.next().and_then(|v| v.parse().ok()).filter(|v: &f64| (0.0..=1.0).contains(v)).ok_or(format!("memhog: --active needs a fraction 0..1 ({usage})"))?)
                 }
                 "--every" => {
-                    every = it.next().and_then(|v| v.parse().ok()).filter(|v: &f64| *v > 0.0).ok_or(format!("memhog: --every needs seconds ({usage})"))?
+                    every = Some(it.next().and_then(|v| v.parse().ok()).filter(|v: &f64| *v > 0.0).ok_or(format!("memhog: --every needs seconds ({usage})"))?)
                 }
                 "--code" => {
                     code = it.next().and_then(|v| super::parse_coreutils_size(v)).ok_or(format!("memhog: --code needs a size ({usage})"))?
                 }
+                // Transparent huge pages are not modelled: every mapping already uses 4 KiB
+                // pages, which is what -H (madvise MADV_NOHUGEPAGE) asks for.
+                "-H" => {}
+                s if s.starts_with("-r") && size.is_none() => {
+                    // atoi(): memhog -r takes its number attached (-r3).
+                    repeat = s[2..].parse().map_err(|_| format!("memhog: -r needs a number attached, e.g. -r3 ({usage})"))?;
+                }
+                s if s.starts_with("-f") && size.is_none() => {
+                    return Err(format!("memhog: -f (a mapping backed by a file) is not modelled ({usage})"));
+                }
+                s if s.starts_with('-') && size.is_none() => return Err(format!("memhog: unknown option '{s}' ({usage})")),
                 s if size.is_none() => {
                     size = Some(super::parse_coreutils_size(s).ok_or(format!("memhog: invalid size '{s}' (e.g. 512M, 2G)"))?);
                 }
-                s => return Err(format!("memhog: unexpected argument '{s}' ({usage})")),
+                s => return Err(format!("memhog: NUMA policies are not modelled: unexpected argument '{s}' ({usage})")),
             }
         }
         let size = size.ok_or(format!("memhog: missing SIZE ({usage})"))?;
+        let hold = active.is_some() || every.is_some();
         Ok((
-            Memhog { pages: size.div_ceil(PAGE_SIZE), code_pages: code / PAGE_SIZE, code_pos: 0, active, every: (every * NS_PER_SEC as f64) as Ns, pos: 0, filled: false, rng: 0x9e37_79b9, next: 0, round: 0 },
+            Memhog {
+                pages: size.div_ceil(PAGE_SIZE),
+                repeat,
+                pass: 0,
+                dots: 0,
+                hold,
+                mapped: false,
+                code_pages: code / PAGE_SIZE,
+                code_pos: 0,
+                active: active.unwrap_or(0.1),
+                every: (every.unwrap_or(1.0) * NS_PER_SEC as f64) as Ns,
+                pos: 0,
+                filled: false,
+                rng: None,
+                next: 0,
+                round: 0,
+            },
             comm,
         ))
+    }
+
+    /// numactl memhog: memset passes with a '.' per 10 MiB, then exit.
+    fn hog(&mut self, k: &mut Kernel, me: TaskId, m: u32) -> Step {
+        if self.pass >= self.repeat {
+            return Step::Exit(0);
+        }
+        let set_ns = (PAGE_SIZE as f64 / k.machine.cpu_model.zero_bw * 1e9) as Ns;
+        let end = (self.pos + BATCH).min(self.pages);
+        while self.pos < end {
+            if self.pos % HOG_UNIT_PAGES == 0 && self.dots <= self.pos / HOG_UNIT_PAGES {
+                // putchar('.'); fflush(stdout) before each unit's memset.
+                k.print(me, ".");
+                self.dots += 1;
+            }
+            if let Err(s) = k.touch(me, m, self.pos, true) {
+                return s;
+            }
+            k.charge_user(me, set_ns);
+            self.pos += 1;
+        }
+        if self.pos >= self.pages {
+            k.print(me, "\n");
+            self.pass += 1;
+            self.pos = 0;
+            self.dots = 0;
+        }
+        Step::Cpu { user: 0, sys: 0 }
     }
 }
 
 impl Program for Memhog {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if !self.mapped {
+            // mmap(MAP_PRIVATE|MAP_ANONYMOUS): the commit charge is checked here
+            // (__vm_enough_memory); err("mmap") prints perror's line and exits 1.
+            if !k.vm_enough_memory(self.pages) {
+                k.eprint(me, "mmap: Cannot allocate memory\n");
+                return Step::Exit(1);
+            }
+            self.mapped = true;
+            let base = if self.hold { 200 * 1024 } else { MEMHOG_BASE_KB };
+            k.tasks[me as usize].vm_kb = self.pages * 4 + base;
+            self.rng = Some(k.rng.fork());
+        }
         let m = k.anon_mapping(me);
+        if !self.hold {
+            return self.hog(k, me, m);
+        }
         if !self.filled {
             let end = (self.pos + BATCH).min(self.pages);
             while self.pos < end {
@@ -269,7 +357,6 @@ impl Program for Memhog {
                 }
                 self.pos += 1;
             }
-            k.tasks[me as usize].vm_kb = self.pages * 4 + 200 * 1024;
             if self.pos >= self.pages {
                 self.filled = true;
                 self.pos = 0;
@@ -298,11 +385,11 @@ impl Program for Memhog {
         }
         let hot = ((self.pages as f64 * self.active) as u64).max(1);
         let end = (self.pos + BATCH).min(hot);
+        let rng = self.rng.as_mut().expect("set when mapped");
         while self.pos < end {
-            self.rng ^= self.rng << 13;
-            self.rng ^= self.rng >> 7;
-            self.rng ^= self.rng << 17;
-            if let Err(s) = k.touch(me, m, self.pos, self.rng % 4 == 0) {
+            // A quarter of the touches write.
+            let write = rng.below(4) == 0;
+            if let Err(s) = k.touch(me, m, self.pos, write) {
                 return s;
             }
             k.charge_user(me, ACCESS_NS);

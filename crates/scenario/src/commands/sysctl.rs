@@ -30,8 +30,11 @@ impl Sysctl {
                 kv => {
                     if let Some((k, v)) = kv.split_once('=') {
                         let name = Sysctls::canonical(k);
-                        // Validate now so a typo stops the scenario at its line.
-                        Sysctls::default().set(&name, v).map_err(|e| format!("sysctl: {e}"))?;
+                        // Validate now so a typo stops the scenario at its line; a tunable
+                        // the model does not read is refused when the command runs.
+                        if memtwin_machine::not_modelled(&name).is_none() {
+                            Sysctls::default().set(&name, v).map_err(|e| format!("sysctl: {e}"))?;
+                        }
                         s.ops.push(Op::Set(name, v.to_string()));
                     } else if write {
                         return Err(format!("sysctl: \"{kv}\" must be of the form name=value"));
@@ -91,6 +94,15 @@ impl Program for Sysctl {
                             }
                         }
                     }
+                    Err(e) if memtwin_machine::not_modelled(&name).is_some() => {
+                        // Refused, loudly; the script goes on as after a failed write.
+                        if self.quiet {
+                            k.eprint(me, &format!("memtwin: /proc/sys/{}: {e}; the write is refused\n", name.replace('.', "/")));
+                        } else {
+                            k.eprint(me, &format!("sysctl: setting key \"{name}\": {e}; refused by memtwin\n"));
+                        }
+                        self.status = 1;
+                    }
                     Err(e) => {
                         if self.quiet {
                             let _ = e;
@@ -121,6 +133,8 @@ pub struct Swap {
     op: SwapOp,
     /// swapoff in progress: the area being emptied.
     draining: Option<usize>,
+    /// How far the scan of the address spaces has got in the area being emptied.
+    unuse: memtwin_kernel::mm::swap_state::UnuseCursor,
     queue: Vec<usize>,
     status: i32,
     started: bool,
@@ -196,7 +210,7 @@ impl Swap {
                 }
             }
         };
-        Ok(Swap { op, draining: None, queue: Vec::new(), status: 0, started: false })
+        Ok(Swap { op, draining: None, unuse: Default::default(), queue: Vec::new(), status: 0, started: false })
     }
 }
 
@@ -344,7 +358,7 @@ impl Program for Swap {
             };
             // Pages that come back must not go straight out again to the same area.
             k.swap_areas[ai].active = false;
-            match k.swapoff_area_step(me, ai, 64) {
+            match k.swapoff_area_step(me, ai, 64, &mut self.unuse) {
                 Ok(None) => self.draining = None,
                 Ok(Some(t)) if t > k.now => return Step::SleepUntil { t, io: true },
                 Ok(Some(_)) => return Step::Cpu { user: 0, sys: 0 },

@@ -1,0 +1,250 @@
+//! Every setting memtwin accepts acts in the model or is refused: none is accepted and then
+//! ignored. The test walks every sysctl (`sysctl_names`) and every machine field `--set`
+//! takes (`settable_fields`), changes it in a small probe scenario and checks that
+//! something observable changes (the transcript, the exit status, the simulated time or a
+//! sampled /proc counter), or that the setting is refused as not modelled.
+//!
+//! A new knob fails this test until it is given a row here: a probe that shows its effect,
+//! or a refusal.
+
+use memtwin_scenario::{RunOptions, RunResult};
+
+/// Memory, page cache, writeback, reclaim and swap on the seed-000 VM at 512 MB.
+const MEM: &str = "# machine: seed-000
+echo 1 > /proc/sys/vm/drop_caches
+vmstat 1 2 &
+time dd if=/dev/zero of=f bs=1M count=200
+wait
+time dd if=f of=/dev/null bs=1M
+time memhog -r2 700M
+sleep 8
+free
+df
+cat /proc/meminfo
+";
+
+/// The commit charge: an allocation larger than RAM and swap together.
+const COMMIT: &str = "# machine: seed-000
+memhog 1700M
+echo status $?
+";
+
+/// The OOM killer: a holder of memory, then another allocation that runs out.
+const OOM: &str = "# machine: seed-000
+memhog 300M --active 0.5 &
+sleep 2
+memhog 400M
+echo status $?
+";
+
+/// A download over TCP (seed 002's machine).
+const NET: &str = "# machine: seed-002
+time ftp get 20M /dev/null
+";
+
+/// Linux 2.4's bdflush (seed 002's machine).
+const BDFLUSH: &str = "# machine: seed-002
+dd if=/dev/zero of=/root/src bs=1M count=40
+time cp /root/src /root/dst
+sleep 10
+free
+";
+
+/// bonnie++ prints the machine's host name.
+const BONNIE: &str = "# machine: seed-000
+bonnie++ -d /root -s 16 -r 8 -u root -n 0 --min-time=0.01
+";
+
+/// Settings applied to both runs of a probe.
+fn base_sets(probe: &str) -> Vec<String> {
+    match probe {
+        "MEM" | "BONNIE" => vec!["ram=512M".into()],
+        "COMMIT" => vec!["ram=512M".into(), "swap=1G".into()],
+        "OOM" => vec!["ram=512M".into(), "swap=0".into()],
+        _ => vec![],
+    }
+}
+
+fn probe_text(probe: &str) -> &'static str {
+    match probe {
+        "MEM" => MEM,
+        "COMMIT" => COMMIT,
+        "OOM" => OOM,
+        "NET" => NET,
+        "BDFLUSH" => BDFLUSH,
+        "BONNIE" => BONNIE,
+        _ => panic!("no probe {probe}"),
+    }
+}
+
+/// What a knob does: changed to VALUE, probe PROBE shows it; or it is refused.
+enum Row {
+    Acts(&'static str, &'static str),
+    /// Refused by `--set` with a message containing this text.
+    Refused(&'static str, &'static str),
+}
+
+fn row(key: &str) -> Option<Row> {
+    use Row::*;
+    Some(match key {
+        "vm.swappiness" => Acts("100", "MEM"),
+        "vm.dirty_ratio" => Acts("2", "MEM"),
+        "vm.dirty_background_ratio" => Acts("1", "MEM"),
+        "vm.dirty_bytes" => Acts("4000000", "MEM"),
+        "vm.dirty_background_bytes" => Acts("1000000", "MEM"),
+        "vm.dirty_writeback_centisecs" => Acts("100", "MEM"),
+        "vm.dirty_expire_centisecs" => Acts("100", "MEM"),
+        "vm.min_free_kbytes" => Acts("60000", "MEM"),
+        "vm.watermark_scale_factor" => Acts("500", "MEM"),
+        "vm.page-cluster" => Acts("0", "MEM"),
+        "vm.overcommit_memory" => Acts("1", "COMMIT"),
+        "vm.overcommit_ratio" => Acts("90", "MEM"),
+        "vm.oom_kill_allocating_task" => Acts("1", "OOM"),
+        "vm.bdflush" => Acts("80 500 0 0 500 3000 90 60 0", "BDFLUSH"),
+        "vm.drop_caches" => Refused("3", "an action, not a setting"),
+        "vm.vfs_cache_pressure" => Refused("200", "not modelled"),
+        "vm.split_reclaim" => Refused("1", "not modelled"),
+        "vm.slab_reclaim_start_percent" => Refused("30", "not modelled"),
+        "net.ipv4.tcp_rmem" => Acts("4096 873800 1747600", "NET"),
+        "net.ipv4.tcp_wmem" => Refused("4096 16384 131072", "not modelled"),
+        "net.core.rmem_max" => Acts("16777216", "NET"),
+        "net.core.rmem_default" => Refused("65535", "not modelled"),
+        "net.ipv4.tcp_moderate_rcvbuf" => Acts("1", "NET"),
+        "net.ipv4.tcp_adv_win_scale" => Acts("1", "NET"),
+        "net.ipv4.tcp_window_scaling" => Acts("0", "NET"),
+        "ram" => Acts("768M", "MEM"),
+        "kernel_reserve" => Acts("64M", "MEM"),
+        "cpus" => Acts("1", "MEM"),
+        "kernel" => Acts("linux-5.4", "MEM"),
+        "hostname" => Acts("probe", "BONNIE"),
+        "boot_anon" => Acts("100M", "MEM"),
+        "boot_file" => Acts("100M", "MEM"),
+        "swap" => Acts("1G", "MEM"),
+        "cpu.copy_bw" => Acts("1G", "MEM"),
+        "cpu.zero_bw" => Acts("1G", "MEM"),
+        "cpu.page_alloc_ns" => Acts("2000", "MEM"),
+        "cpu.page_cache_ns" => Acts("2000", "MEM"),
+        "cpu.reclaim_scan_ns" => Acts("2000", "MEM"),
+        "cpu.page_fault_ns" => Acts("5000", "MEM"),
+        "cpu.syscall_ns" => Acts("5000", "MEM"),
+        "cpu.io_request_ns" => Acts("50000", "MEM"),
+        "cpu.stdio_char_ns" => Acts("500", "BONNIE"),
+        "net.nic" => Acts("eth1", "NET"),
+        "net.link_mbit" => Acts("10", "NET"),
+        "net.rtt_us" => Acts("20000", "NET"),
+        "net.mtu" => Acts("576", "NET"),
+        "net.rx_packet_ns" => Acts("100000", "NET"),
+        "net.rx_byte_ns" => Acts("50", "NET"),
+        "net.bus_bw" => Acts("1M", "NET"),
+        k if k.starts_with("disk.") => {
+            let field = k.rsplit('.').next().unwrap_or("");
+            let v = match field {
+                "size" => "8G",
+                "preset" => "hdd-7200",
+                "read_bw" => "20M",
+                "write_bw" => "20M",
+                "latency_us" => "5000",
+                "write_latency_us" => "5000",
+                "seek_us" => "8000",
+                "rotational" => "true",
+                "queue_depth" => "1",
+                "max_request_kb" => "16",
+                "read_ahead_kb" => "8",
+                _ => return None,
+            };
+            Acts(v, "MEM")
+        }
+        _ => return None,
+    })
+}
+
+fn run(probe: &str, extra: Option<String>) -> Result<RunResult, memtwin_scenario::RunError> {
+    let mut sets = base_sets(probe);
+    sets.extend(extra);
+    memtwin_scenario::run(&RunOptions {
+        script_path: Some(format!("{probe}.sh")),
+        script_text: Some(probe_text(probe).to_string()),
+        machine: String::new(),
+        sets,
+        seed: 1,
+    })
+}
+
+fn same(a: &RunResult, b: &RunResult) -> bool {
+    a.transcript == b.transcript
+        && a.exit_status == b.exit_status
+        && a.sim_seconds.to_bits() == b.sim_seconds.to_bits()
+        && a.series.columns == b.series.columns
+}
+
+fn machine_of(probe: &str) -> memtwin_machine::Machine {
+    let name = if probe == "NET" || probe == "BDFLUSH" { "seed-002" } else { "seed-000" };
+    memtwin_machine::load(name).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn every_knob_acts_or_is_refused() {
+    let mut keys: Vec<(String, &str)> = memtwin_machine::sysctl_names().iter().map(|s| (s.to_string(), "sysctl")).collect();
+    let mut fields: Vec<String> = memtwin_machine::settable_fields(&machine_of("MEM"));
+    fields.extend(memtwin_machine::settable_fields(&machine_of("NET")).into_iter().filter(|f| f.starts_with("net.")));
+    fields.sort();
+    fields.dedup();
+    keys.extend(fields.into_iter().map(|f| (f, "--set")));
+    let mut baselines = std::collections::HashMap::new();
+    let mut table = String::new();
+    let mut failures = Vec::new();
+    for (key, kind) in &keys {
+        let Some(r) = row(key) else {
+            failures.push(format!("{key}: no row in this test (give it a probe that shows its effect, or refuse it)"));
+            continue;
+        };
+        match r {
+            Row::Refused(v, why) => match run("MEM", Some(format!("{key}={v}"))) {
+                Err(e) if e.message.contains(why) => table.push_str(&format!("{key:<34} {kind:<7} refused: {}\n", e.message)),
+                Err(e) => failures.push(format!("{key}={v}: refused, but not as '{why}': {e}")),
+                Ok(_) => failures.push(format!("{key}={v}: accepted, but the model does not read it")),
+            },
+            Row::Acts(v, probe) => {
+                let base = baselines.entry(probe).or_insert_with(|| run(probe, None).unwrap_or_else(|e| panic!("probe {probe}: {e}")));
+                let base = base.clone();
+                match run(probe, Some(format!("{key}={v}"))) {
+                    Err(e) => failures.push(format!("{key}={v}: refused on probe {probe}: {e}")),
+                    Ok(r) if same(&r, &base) => failures.push(format!("{key}={v}: accepted, but probe {probe} shows no difference")),
+                    Ok(_) => table.push_str(&format!("{key:<34} {kind:<7} modelled ({key}={v} changes probe {probe})\n")),
+                }
+            }
+        }
+    }
+    println!("{table}");
+    assert!(failures.is_empty(), "settings accepted and ignored, or unlisted:\n{}\n\nchecked:\n{table}", failures.join("\n"));
+}
+
+#[test]
+fn not_modelled_sysctls_are_refused_in_scripts_and_the_script_goes_on() {
+    for (name, default, _) in memtwin_machine::NOT_MODELLED {
+        let path = format!("/proc/sys/{}", name.replace('.', "/"));
+        let text = format!("# machine: seed-000\nsysctl -w {name}=7\necho status $?\necho 7 > {path}\necho status $?\nsysctl -w {name}=\"{default}\"\necho status $?\n");
+        let r = memtwin_scenario::run(&RunOptions {
+            script_path: Some("refused.sh".into()),
+            script_text: Some(text),
+            machine: String::new(),
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(r.transcript.matches("not modelled").count(), 2, "{name}: both writes refused:\n{}", r.transcript);
+        assert_eq!(r.transcript.matches("status 1\n").count(), 2, "{name}: a refused write fails:\n{}", r.transcript);
+        assert!(r.transcript.ends_with("status 0\n"), "{name}: its default is accepted:\n{}", r.transcript);
+    }
+}
+
+#[test]
+fn sysfs_writes_are_refused() {
+    let r = memtwin_scenario::run(&RunOptions {
+        script_path: Some("thp.sh".into()),
+        script_text: Some("# machine: seed-000\necho never > /sys/kernel/mm/transparent_hugepage/enabled\n".into()),
+        machine: String::new(),
+        ..Default::default()
+    });
+    let e = r.err().expect("a write to /sys is refused");
+    assert!(e.message.starts_with("thp.sh:2:") && e.message.contains("not modelled"), "{e}");
+}
