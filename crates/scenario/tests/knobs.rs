@@ -167,6 +167,7 @@ fn run(probe: &str, extra: Option<String>) -> Result<RunResult, memtwin_scenario
         machine: String::new(),
         sets,
         seed: 1,
+        ..Default::default()
     })
 }
 
