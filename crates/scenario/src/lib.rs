@@ -4,6 +4,7 @@
 pub mod commands;
 pub mod lang;
 mod runner;
+pub mod replay;
 
 pub use runner::Shell;
 
