@@ -18,3 +18,13 @@ def run(
 def presets() -> List[Tuple[str, str]]: ...
 def default_scenario() -> Tuple[str, str]: ...
 def machine_directive(text: str) -> Optional[str]: ...
+def replay(
+    path: str,
+    policy: str = "lru",
+    format: Optional[str] = None,
+    cache_size: Optional[str] = None,
+    machine: Optional[str] = None,
+    sets: List[str] = ...,
+    readahead: Optional[bool] = None,
+    seed: int = 0,
+) -> Dict[str, object]: ...
