@@ -336,7 +336,9 @@ def _add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]
         metavar="N|SIZE",
         help="cache capacity: N 4 KiB pages or a size (4G). Required by the cache simulators; "
         "with --policy kernel it sets the RAM so that this much memory is free or page cache "
-        "at boot (default: the machine's RAM decides)",
+        "at boot (default: the machine's RAM decides; the idle system's anonymous memory may "
+        "be swapped out, which gives the cache more: --set boot_anon=0 --set boot_file=0 "
+        "leaves the replayed file alone)",
     )
     p.add_argument(
         "--machine",

@@ -93,7 +93,7 @@ def test_kernel_policy_on_a_loop_larger_than_the_cache(tmp_path):
     trace.write_text("".join(f"{i}\n" for _ in range(passes) for i in range(loop)))
     out = tmp_path / "r.json"
     proc = run_cli(
-        "replay", trace, "--policy", "kernel", "--cache-size", cache, "--set", "boot_file=0",
+        "replay", trace, "--policy", "kernel", "--cache-size", cache, "--set", "boot_file=0", "--set", "boot_anon=0",
         "--readahead", "off", "--json", out,
     )
     assert proc.returncode == 0, proc.stderr
@@ -116,8 +116,8 @@ def test_kernel_policy_on_a_loop_larger_than_the_cache(tmp_path):
 def test_kernel_policy_is_deterministic(tmp_path):
     trace = tmp_path / "z.txt"
     trace.write_text("".join(f"{i}\n" for i in zipf_ids(20_000, 8_000, 0.9, seed=1)))
-    a = memtwin.replay(trace, policy="kernel", cache_size=4_000, set=["boot_file=0"])
-    b = memtwin.replay(trace, policy="kernel", cache_size=4_000, set=["boot_file=0"])
+    a = memtwin.replay(trace, policy="kernel", cache_size=4_000, set=["boot_file=0", "boot_anon=0"])
+    b = memtwin.replay(trace, policy="kernel", cache_size=4_000, set=["boot_file=0", "boot_anon=0"])
     assert (a.misses, a.kernel["vmstat"]) == (b.misses, b.kernel["vmstat"])
     assert 0 < a.miss_ratio < 1
 

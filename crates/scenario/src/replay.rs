@@ -13,7 +13,11 @@
 //! finds it). The page cache's capacity is what the machine's RAM leaves for it; with
 //! `cache_pages` the RAM is set so that the memory free or holding (reclaimable) page cache
 //! at boot is that many pages (the replayed file then gets about that, less the free memory
-//! kswapd keeps above its high watermark). Object sizes in the trace are not used: every request is one page.
+//! kswapd keeps above its high watermark). The idle system's own memory competes as on a
+//! real machine: its page cache (boot_file) is reclaimed first, its anonymous memory
+//! (boot_anon) can be swapped out, which gives the file more than the boot figure; with
+//! `boot_anon=0 boot_file=0` the file is alone. The result reports the most pages of the
+//! file cached at once. Object sizes in the trace are not used: every request is one page.
 
 use crate::RunError;
 use memtwin_cachesim::{Format, Request, Stats, TraceReader, BATCH};
@@ -119,6 +123,10 @@ impl Program for Replay {
                 }
             },
         };
+        {
+            let mut s = self.shared.borrow_mut();
+            s.peak_cache_pages = s.peak_cache_pages.max(k.mm.mappings[self.mapping as usize].nrpages);
+        }
         for _ in 0..STEP_REQUESTS {
             if self.next == self.batch.len() {
                 match self.reader.next_batch(&mut self.batch, BATCH) {
@@ -164,8 +172,6 @@ impl Program for Replay {
                 }
             }
         }
-        let mut s = self.shared.borrow_mut();
-        s.peak_cache_pages = s.peak_cache_pages.max(k.mm.mappings[self.mapping as usize].nrpages);
         Step::Cpu { user: 0, sys: 0 }
     }
 }
@@ -311,7 +317,7 @@ mod tests {
     }
 
     fn opts(path: &str, cache_pages: u64, readahead: bool) -> KernelReplay {
-        KernelReplay { path: path.into(), format: Format::U64, machine: "default".into(), sets: vec!["boot_file=0".into()], cache_pages: Some(cache_pages), readahead, seed: 0 }
+        KernelReplay { path: path.into(), format: Format::U64, machine: "default".into(), sets: vec!["boot_file=0".into(), "boot_anon=0".into()], cache_pages: Some(cache_pages), readahead, seed: 0 }
     }
 
     fn counter(r: &KernelReplayResult, name: &str) -> u64 {
