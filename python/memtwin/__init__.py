@@ -250,3 +250,105 @@ def default_scenario() -> Tuple[str, str]:
     """(name, text) of the embedded default scenario that :func:`run` uses with no script."""
     name, text = _core.default_scenario()
     return name, text
+
+
+# --- replay: page-access traces, cache-simulator style ----------------------------------------
+
+__all__ += ["ReplayResult", "replay"]
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """What one trace replay produced (see :func:`replay`).
+
+    Attributes:
+        policy: ``"kernel"``, ``"lru"``, ``"fifo"``, ``"clock"`` or ``"s3fifo"``.
+        format: the trace format read (``"csv"``, ``"u64"``, ``"oracle-general"``).
+        requests: requests replayed.
+        misses: requests whose object (page) was not cached.
+        miss_ratio: ``misses / requests``.
+        byte_miss_ratio: missed bytes / requested bytes, when the trace gives sizes and the
+            policy uses them (the kernel policy reads one 4 KiB page per request: None).
+        cache_pages: the cache simulators' capacity in 4 KiB pages; for the kernel policy,
+            the memory free or in the page cache at boot, in pages.
+        wall_s: wall-clock seconds of the replay; ``requests_per_s`` is requests / wall_s.
+        kernel: for the kernel policy: ``ram_bytes``, ``peak_cache_pages`` (most pages of the
+            replayed file cached at once), ``file_pages``, ``sim_seconds``, ``readahead`` and
+            ``vmstat`` (deltas of /proc/vmstat counters over the replay); else empty.
+    """
+
+    policy: str
+    format: str
+    requests: int
+    misses: int
+    miss_ratio: float
+    byte_miss_ratio: Optional[float]
+    cache_pages: int
+    wall_s: float
+    requests_per_s: float
+    kernel: Dict[str, object] = field(default_factory=dict, repr=False)
+
+
+_REPLAY_COMMON = (
+    "policy",
+    "format",
+    "requests",
+    "misses",
+    "miss_ratio",
+    "byte_miss_ratio",
+    "cache_pages",
+    "wall_s",
+    "requests_per_s",
+)
+
+
+def replay(
+    path: PathLike,
+    *,
+    policy: str = "lru",
+    format: Optional[str] = None,
+    cache_size: Optional[Union[int, str]] = None,
+    machine: Optional[PathLike] = None,
+    set: Optional[Union[Mapping[str, SetValue], Iterable[str]]] = None,
+    readahead: Optional[bool] = None,
+    seed: int = 0,
+) -> ReplayResult:
+    """Replay a page-access trace through a cache policy or the kernel model.
+
+    Args:
+        path: the trace: CSV (a header naming ``id``, optional ``size``, ``time``, ``op``),
+            text (one uint64 id per line) or libCacheSim's oracleGeneral binary.
+        policy: ``"lru"``, ``"fifo"``, ``"clock"``, ``"s3fifo"`` (cache simulators with the
+            same definitions as libCacheSim's) or ``"kernel"`` (each request reads one 4 KiB
+            page of one file through the kernel model's read path).
+        format: ``"csv"``, ``"u64"`` or ``"oracle-general"``; None: from the file name.
+        cache_size: pages (an int) or a size (``"4G"``). Required by the cache simulators;
+            for the kernel policy it sets the machine's RAM so that this much memory is free
+            or page cache at boot (None: the machine's RAM decides).
+        machine, set: the kernel policy's machine (preset or TOML file) and overrides.
+        readahead: kernel policy only: False turns readahead off (read_ahead_kb = 0);
+            None or True keeps the machine's.
+        seed: the kernel policy's seed.
+
+    Raises:
+        MemtwinError: a bad trace (file:line or record and what is accepted) or option.
+    """
+    if isinstance(seed, bool):
+        raise TypeError("seed must be an int, not bool")
+    seed = operator.index(seed)
+    if not 0 <= seed <= _SEED_MAX:
+        raise MemtwinError(f"seed {seed} is out of range: expected 0 .. {_SEED_MAX}")
+    if isinstance(cache_size, bool):
+        raise TypeError("cache_size must be an int or a str, not bool")
+    raw = _core.replay(
+        os.fspath(path),
+        policy=policy,
+        format=format,
+        cache_size=None if cache_size is None else str(cache_size),
+        machine=None if machine is None else os.fspath(machine),
+        sets=_sets(None, set),
+        readahead=readahead,
+        seed=seed,
+    )
+    kernel = {k: v for k, v in raw.items() if k not in _REPLAY_COMMON and k != "path"}
+    return ReplayResult(**{k: raw[k] for k in _REPLAY_COMMON}, kernel=kernel)

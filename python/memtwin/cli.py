@@ -230,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the machine presets that --machine accepts, with a description.",
     )
     p_presets.set_defaults(handler=cmd_presets)
+    _add_replay_parser(sub)
     return parser
 
 
@@ -401,6 +402,133 @@ def cmd_presets(args: argparse.Namespace) -> int:
         out.write(f"{name:<{width}}  {description}".rstrip() + "\n")
     sys.stdout.write(out.getvalue())
     sys.stdout.flush()
+    return 0
+
+
+# --- replay: page-access traces, cache-simulator style ----------------------------------------
+
+
+def _add_replay_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser(
+        "replay",
+        help="replay a page-access trace (cache-simulator style)",
+        description="Replay a page-access trace through a cache policy (lru, fifo, clock, "
+        "s3fifo: the same definitions as libCacheSim's) or through the kernel model "
+        "(--policy kernel: each request reads one 4 KiB page of one file, object id = page "
+        "index) and print the miss ratio, the throughput and, for the kernel, its "
+        "/proc/vmstat counters.",
+    )
+    p.add_argument("trace", metavar="TRACE", help="the trace file")
+    p.add_argument(
+        "--policy",
+        "-p",
+        default="lru",
+        metavar="kernel|lru|fifo|clock|s3fifo",
+        help="the cache policy (default: lru)",
+    )
+    p.add_argument(
+        "--format",
+        "-f",
+        metavar="csv|u64|oracle-general",
+        help="csv: a header naming id (and optional size, time, op) or headerless id[,size]; "
+        "u64: one integer id per line; oracle-general: libCacheSim's 24-byte binary records "
+        "(default: from the file name: .csv, .txt/.u64, .oracleGeneral)",
+    )
+    p.add_argument(
+        "--cache-size",
+        "-c",
+        metavar="N|SIZE",
+        help="cache capacity: N 4 KiB pages or a size (4G). Required by the cache simulators; "
+        "with --policy kernel it sets the RAM so that this much memory is free or page cache "
+        "at boot (default: the machine's RAM decides; the idle system's anonymous memory may "
+        "be swapped out, which gives the cache more: --set boot_anon=0 --set boot_file=0 "
+        "leaves the replayed file alone)",
+    )
+    p.add_argument(
+        "--machine",
+        "-m",
+        metavar="PRESET|FILE.toml",
+        help="the kernel policy's machine (default: 'default')",
+    )
+    p.add_argument(
+        "--set",
+        "-s",
+        dest="sets",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="kernel policy: override a machine field or sysctl; repeatable",
+    )
+    p.add_argument(
+        "--readahead",
+        choices=("on", "off"),
+        help="kernel policy: off sets read_ahead_kb = 0 (one page per miss); on keeps the "
+        "machine's (default)",
+    )
+    p.add_argument("--seed", type=_seed, default=0, metavar="N", help="kernel policy's seed")
+    p.add_argument("--json", metavar="FILE", help="also write the figures as JSON ('-': stdout)")
+    p.set_defaults(handler=cmd_replay)
+
+
+def _replay_report(r: "ReplayResult", trace: str) -> str:
+    out = io.StringIO()
+    out.write(f"trace            {trace} ({r.format}, {r.requests} requests)\n")
+    mib = r.cache_pages * 4096 / 2**20
+    if r.policy == "kernel":
+        k = r.kernel
+        out.write(
+            f"policy           kernel (readahead {'on' if k['readahead'] else 'off'}), "
+            f"RAM {int(k['ram_bytes']) // 2**20} MiB, {r.cache_pages} pages ({mib:.1f} MiB) "
+            "free or page cache at boot\n"
+        )
+    else:
+        out.write(f"policy           {r.policy}, cache {r.cache_pages} pages ({mib:.1f} MiB)\n")
+    out.write(f"misses           {r.misses}\n")
+    out.write(f"miss ratio       {r.miss_ratio:.6f}\n")
+    if r.byte_miss_ratio is not None:
+        out.write(f"byte miss ratio  {r.byte_miss_ratio:.6f}\n")
+    out.write(f"wall             {r.wall_s:.3f} s, {r.requests_per_s:,.0f} requests/s\n")
+    if r.policy == "kernel":
+        k = r.kernel
+        out.write(f"simulated        {float(k['sim_seconds']):.3f} s\n")
+        out.write(
+            f"replayed file    {k['file_pages']} pages, at most {k['peak_cache_pages']} cached at once\n"
+        )
+        out.write("vmstat deltas\n")
+        for name, value in dict(k["vmstat"]).items():  # type: ignore[call-overload]
+            out.write(f"  {name:<26} {value}\n")
+    return out.getvalue()
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from . import ReplayResult, replay
+
+    if args.json is not None and args.json != "-":
+        _check_writable(args.json)
+    r: ReplayResult = _interruptible(
+        lambda: replay(
+            args.trace,
+            policy=args.policy,
+            format=args.format,
+            cache_size=args.cache_size,
+            machine=args.machine,
+            set=args.sets,
+            readahead=None if args.readahead is None else args.readahead == "on",
+            seed=args.seed,
+        )
+    )
+    if args.json != "-":
+        sys.stdout.write(_replay_report(r, args.trace))
+        sys.stdout.flush()
+    if args.json is not None:
+        doc = {"trace": args.trace, **{k: getattr(r, k) for k in r.__dataclass_fields__ if k != "kernel"}}
+        doc.update(r.kernel)
+
+        def write(f: TextIO) -> None:
+            json.dump(doc, f)
+            f.write("\n")
+
+        _emit(args.json, write)
     return 0
 
 

@@ -16,6 +16,7 @@ mod history;
 mod host;
 mod json;
 mod lru;
+mod replay;
 mod runs;
 
 use figures::{Figures, Val};
@@ -33,10 +34,13 @@ is asserted. Build with --release; a debug build's figures mean nothing.
   --json FILE             also write the figures as JSON (a regular file is replaced
                           whole or not at all; a device or FIFO is written in place)
   --only NAMES            comma-separated subset of: bigcache, seed000, seed003, reclaim,
-                          history, lru (default: bigcache,seed000,seed003,reclaim,history,
-                          plus lru with --compare-libcachesim)
+                          history, lru, replay (default: bigcache,seed000,seed003,reclaim,
+                          history, plus lru and replay with --compare-libcachesim)
   --compare-libcachesim   replay one synthetic trace (a sequential scan of N pages, twice)
                           in memtwin and in libCacheSim's LRU and report both throughputs
+  (replay)                the anchor trace (Zipf 0.9, 20 M requests over 4 M pages, 1 M-page
+                          cache) by memtwin LRU, memtwin's kernel policy and libCacheSim LRU,
+                          alternately, 3 rounds: requests/s (min, median) and ratios
   --python PATH           the Python that has libcachesim installed (default: python3)
   -h, --help              this text
 
@@ -50,6 +54,7 @@ pub const BENCHMARKS: &[(&str, &str)] = &[
     ("reclaim", "8 GiB machine: write a 32 GiB file and read it twice (kswapd reclaim all along)"),
     ("history", "10k and 80k echo lines (per-line cost flat), swapoff of ~1.8 GB on a 4 GB machine"),
     ("lru", "one synthetic trace (sequential scan of N pages, twice) in memtwin and libCacheSim LRU"),
+    ("replay", "the anchor trace (Zipf 0.9, 20 M requests, 4 M pages, 1 M-page cache): memtwin LRU, memtwin kernel, libCacheSim LRU, alternately"),
 ];
 
 struct Args {
@@ -61,10 +66,12 @@ struct Args {
     child: Option<String>,
     /// For `--child lru`: where the trace is written for libCacheSim.
     trace_out: Option<String>,
+    /// For `--child replay-*`: the trace to replay.
+    trace: Option<String>,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let mut a = Args { quick: false, json: None, only: None, compare: false, python: "python3".into(), child: None, trace_out: None };
+    let mut a = Args { quick: false, json: None, only: None, compare: false, python: "python3".into(), child: None, trace_out: None, trace: None };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
         let mut value = |name: &str| it.next().ok_or_else(|| format!("{name} needs a value\n\n{USAGE}"));
@@ -87,6 +94,7 @@ fn parse_args() -> Result<Args, String> {
             "--python" => a.python = value("--python")?,
             "--child" => a.child = Some(value("--child")?),
             "--trace-out" => a.trace_out = Some(value("--trace-out")?),
+            "--trace" => a.trace = Some(value("--trace")?),
             "-h" | "--help" => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -121,6 +129,10 @@ fn child_main(name: &str, args: &Args) -> ExitCode {
         "reclaim" => runs::reclaim(scale),
         "history" => history::history(scale),
         "lru" => runs::lru_memtwin(scale, args.trace_out.as_deref()),
+        "replay-lru" | "replay-kernel" => match &args.trace {
+            Some(t) => replay::child(&name["replay-".len()..], t, scale),
+            None => Err("--trace is missing".to_string()),
+        },
         _ => Err(format!("unknown benchmark '{name}'")),
     };
     match r {
@@ -179,6 +191,7 @@ fn parent_main(args: &Args) -> ExitCode {
             let mut v = vec!["bigcache", "seed000", "seed003", "reclaim", "history"];
             if args.compare {
                 v.push("lru");
+                v.push("replay");
             }
             v
         }
@@ -196,7 +209,11 @@ fn parent_main(args: &Args) -> ExitCode {
     for name in selected {
         let title = BENCHMARKS.iter().find(|(b, _)| *b == name).map(|(_, t)| *t).unwrap_or("");
         println!("== {name}: {title}{}", if args.quick && !name.starts_with("seed") { " [--quick: sizes / 16]" } else { "" });
-        let r = if name == "lru" { lru::compare(args) } else { run_child(name, args, &[]) };
+        let r = match name {
+            "lru" => lru::compare(args),
+            "replay" => replay::compare(args),
+            _ => run_child(name, args, &[]),
+        };
         match &r {
             Ok(f) => f.print_table(name),
             Err(m) => println!("   FAILED: {m}"),

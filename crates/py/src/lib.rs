@@ -180,6 +180,97 @@ fn machine_directive(text: &str) -> Option<String> {
     memtwin_scenario::machine_directive(text)
 }
 
+// ---- replay: page-access traces, cache-simulator style ------------------------------------
+
+/// Replay a page-access trace (see crates/cachesim and crates/scenario/src/replay.rs).
+///
+/// `policy`: "kernel" (the kernel model's page cache on `machine` + `sets`) or a cache
+/// simulator ("lru", "fifo", "clock", "s3fifo") of `cache_size` pages (a number of pages or
+/// a size such as "4G"). `format`: "csv", "u64" or "oracle-general" (None: from the file
+/// name). `readahead` (kernel only): None keeps the machine's read_ahead_kb. Returns a dict
+/// of figures; raises MemtwinError on bad input (file:line and what is accepted).
+#[pyfunction]
+#[pyo3(signature = (path, policy="lru".to_string(), format=None, cache_size=None, machine=None, sets=Vec::new(), readahead=None, seed=0))]
+#[allow(clippy::too_many_arguments)]
+fn replay<'py>(
+    py: Python<'py>,
+    path: String,
+    policy: String,
+    format: Option<String>,
+    cache_size: Option<String>,
+    machine: Option<String>,
+    sets: Vec<String>,
+    readahead: Option<bool>,
+    seed: u64,
+) -> PyResult<Bound<'py, PyDict>> {
+    use memtwin_cachesim::{Format, PolicyKind};
+    let bad = |m: String| MemtwinError::new_err(m);
+    let fmt = match &format {
+        Some(f) => Format::parse(f).ok_or_else(|| bad(format!("--format '{f}' is not a trace format (accepted: {})", Format::NAMES)))?,
+        None => Format::from_path(&path).ok_or_else(|| {
+            bad(format!("cannot tell the format of trace '{path}' from its name (.csv, .txt/.u64, .oracleGeneral): give --format {}", Format::NAMES.replace(", ", "|")))
+        })?,
+    };
+    let pages = cache_size.as_deref().map(memtwin_cachesim::parse_cache_size).transpose().map_err(bad)?;
+    let dict = PyDict::new(py);
+    dict.set_item("path", &path)?;
+    dict.set_item("format", fmt.name())?;
+    if policy.eq_ignore_ascii_case("kernel") {
+        let o = memtwin_scenario::replay::KernelReplay {
+            path: path.clone(),
+            format: fmt,
+            machine: machine.unwrap_or_default(),
+            sets,
+            cache_pages: pages,
+            readahead: readahead.unwrap_or(true),
+            seed,
+        };
+        // readahead on (the default) keeps the machine's own read_ahead_kb.
+        let r = py.allow_threads(|| memtwin_scenario::replay::replay_kernel(&o)).map_err(|e| bad(e.message))?;
+        dict.set_item("policy", "kernel")?;
+        dict.set_item("requests", r.stats.requests)?;
+        dict.set_item("misses", r.stats.misses)?;
+        dict.set_item("miss_ratio", r.stats.miss_ratio())?;
+        dict.set_item("byte_miss_ratio", py.None())?;
+        dict.set_item("wall_s", r.wall_s)?;
+        dict.set_item("requests_per_s", if r.wall_s > 0.0 { r.stats.requests as f64 / r.wall_s } else { 0.0 })?;
+        dict.set_item("cache_pages", r.free_pages_at_boot)?;
+        dict.set_item("peak_cache_pages", r.peak_cache_pages)?;
+        dict.set_item("file_pages", r.file_pages)?;
+        dict.set_item("ram_bytes", r.ram_bytes)?;
+        dict.set_item("sim_seconds", r.sim_s)?;
+        dict.set_item("readahead", o.readahead)?;
+        let vm = PyDict::new(py);
+        for (k, v) in r.vmstat {
+            vm.set_item(k, v)?;
+        }
+        dict.set_item("vmstat", vm)?;
+        return Ok(dict);
+    }
+    let kind = PolicyKind::parse(&policy).ok_or_else(|| bad(format!("--policy '{policy}' is not a policy (accepted: kernel, {})", PolicyKind::NAMES)))?;
+    if machine.is_some() || !sets.is_empty() {
+        return Err(bad(format!("--machine and --set apply to --policy kernel only (policy {} is a cache of --cache-size pages)", kind.name())));
+    }
+    if readahead.is_some() {
+        return Err(bad(format!("--readahead applies to --policy kernel only (policy {} caches the requested pages only)", kind.name())));
+    }
+    let pages = pages.ok_or_else(|| bad(format!("--policy {} needs --cache-size (a number of 4 KiB pages or a size such as 4G)", kind.name())))?;
+    let r = py.allow_threads(|| memtwin_cachesim::simulate(&path, fmt, kind, pages)).map_err(|e| bad(e.message))?;
+    dict.set_item("policy", kind.name())?;
+    dict.set_item("requests", r.stats.requests)?;
+    dict.set_item("misses", r.stats.misses)?;
+    dict.set_item("miss_ratio", r.stats.miss_ratio())?;
+    if r.has_sizes {
+        dict.set_item("byte_miss_ratio", r.stats.byte_miss_ratio())?;
+    } else {
+        dict.set_item("byte_miss_ratio", py.None())?;
+    }
+    dict.set_item("wall_s", r.wall_s)?;
+    dict.set_item("requests_per_s", if r.wall_s > 0.0 { r.stats.requests as f64 / r.wall_s } else { 0.0 })?;
+    dict.set_item("cache_pages", r.capacity_pages)?;
+    Ok(dict)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -197,5 +288,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_output, m)?)?;
     m.add_function(wrap_pyfunction!(default_scenario, m)?)?;
     m.add_function(wrap_pyfunction!(machine_directive, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
     Ok(())
 }

@@ -6,6 +6,7 @@ mod guard;
 pub mod lang;
 pub mod outfile;
 mod runner;
+pub mod replay;
 
 pub use runner::Shell;
 pub use memtwin_kernel::host;
@@ -231,7 +232,7 @@ pub fn run(opts: &RunOptions) -> Result<RunResult, RunError> {
 }
 
 /// Refuse a machine whose model would not fit in the host's available memory.
-fn check_host_memory(machine: &memtwin_machine::Machine, available: Option<u64>) -> Result<(), RunError> {
+pub(crate) fn check_host_memory(machine: &memtwin_machine::Machine, available: Option<u64>) -> Result<(), RunError> {
     use memtwin_machine::size::format_size;
     let (avail, source) = match available {
         Some(a) => (a, "given"),

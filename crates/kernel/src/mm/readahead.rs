@@ -53,10 +53,24 @@ impl Kernel {
         self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.as_mut()).map(|f| &mut f.ra)
     }
 
+    /// Readahead is off for the mapping's device (read_ahead_kb = 0: bdi ra_pages == 0).
+    fn ra_disabled(&self, m: u32) -> bool {
+        self.mm.mappings[m as usize].dev.is_some_and(|d| self.block.devs[d as usize].disk.read_ahead_kb == 0)
+    }
+
     /// page_cache_sync_ra (ondemand_readahead on a miss at `index`).
     pub(crate) fn page_cache_sync_ra(&mut self, tid: TaskId, fd: usize, m: u32, index: u64, req: u64, size: u64) -> Result<(), Step> {
-        let max = self.ra_limits(m, req);
         let eof = size.div_ceil(PAGE_SIZE);
+        if self.ra_disabled(m) {
+            // page_cache_sync_ra: "Even if readahead is disabled, issue this request as
+            // readahead ... limit the read to just the requested range, which we'll set to
+            // 1 page for this case" (force_page_cache_ra with req_count = 1): no window.
+            if let Some(r) = self.ra_state(tid, fd) {
+                *r = RaState { start: index, size: 0, async_size: 0, prev_index: r.prev_index };
+            }
+            return self.ra_submit(tid, m, index, 1, eof, true);
+        }
+        let max = self.ra_limits(m, req);
         let ra = *self.ra_state(tid, fd).ok_or(Step::Yield)?;
         let sequential = index == 0 || ra.prev_index.wrapping_add(1) == index || (ra.size > 0 && index == ra.start + ra.size);
         let (start, n, async_size) = if sequential {
@@ -79,6 +93,10 @@ impl Kernel {
 
     /// page_cache_async_ra: the reader reached the async mark; start the next window.
     pub(crate) fn page_cache_async_ra(&mut self, tid: TaskId, fd: usize, m: u32, _index: u64, size: u64) {
+        // page_cache_async_ra: "no readahead" when ra_pages is 0.
+        if self.ra_disabled(m) {
+            return;
+        }
         let Some(ra) = self.ra_state(tid, fd).copied() else { return };
         let max = self.ra_limits(m, ra.size);
         let start = ra.start + ra.size;
