@@ -129,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the machine presets that --machine accepts, with a description.",
     )
     p_presets.set_defaults(handler=cmd_presets)
+
+    from . import calibrate, validate
+
+    validate.add_parser(sub)
+    calibrate.add_parser(sub)
     return parser
 
 
