@@ -60,10 +60,12 @@ def test_count_verdicts():
     assert verdict_count(-30000, -65000) == DIRECTION
     assert verdict_count(65536, 2) == WRONG  # one moved, the other did not
     assert verdict_count(5000, -5000) == WRONG
+    assert verdict_count(0, 11000, validate.HOST_SLACK_KB) == OK  # host-wide KiB counters
+    assert verdict_count(0, 20000, validate.HOST_SLACK_KB) == WRONG
 
 
 def test_time_verdicts():
-    assert verdict_time(0.01, 0.04) == OK  # both under the floor
+    assert verdict_time(0.01, 0.09) == OK  # both under the floor (process start-up)
     assert verdict_time(1.0, 1.4) == OK
     assert verdict_time(1.0, 3.0) == DIRECTION
     assert verdict_time(0.4, 2.6) == WRONG
@@ -301,3 +303,28 @@ def test_calibrate_mapping_from_raw_figures():
     assert m["latency_us"] == pytest.approx(100.0)  # 101 us - 1 us of transfer
     assert m["write_latency_us"] == pytest.approx(50.0)
     assert m["queue_depth"] == 8
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_cgroup_limits_written_for_each_version(tmp_path, monkeypatch, version):
+    """The files a v1 or v2 memory cgroup gets (in a plain directory standing in for the
+    hierarchy), and that v2's swappiness goes to the saved-and-restored global knob."""
+    monkeypatch.setattr(hostrun, "find_memory_hierarchy", lambda: (version, str(tmp_path)))
+    monkeypatch.setattr(hostrun.Cgroup, "has", lambda self, name: True)
+    session = hostrun.HostSession(str(tmp_path))
+    knobs = {}
+    monkeypatch.setattr(session, "set_sysctl", lambda k, v: knobs.__setitem__(k, v))
+    cg = session.make_cgroup(1 << 30, 512 << 20, 33)
+    files = {n: (Path(cg.path) / n).read_text() for n in os.listdir(cg.path)}
+    if version == 1:
+        assert files == {"memory.limit_in_bytes": str(1 << 30),
+                         "memory.memsw.limit_in_bytes": str((1 << 30) + (512 << 20)),
+                         "memory.swappiness": "33"}
+        assert knobs == {}
+    else:
+        assert files == {"memory.max": str(1 << 30), "memory.swap.max": str(512 << 20)}
+        assert knobs == {"vm.swappiness": "33"}
+    for n in files:
+        os.unlink(os.path.join(cg.path, n))  # a real cgroup's files vanish with it
+    assert session.close() == []
+    assert not os.path.exists(cg.path) and not os.path.exists(session.tmp)
