@@ -199,10 +199,20 @@ class RealCommand:
         return dict(self.__dict__)
 
 
+def open_session(tmp_parent: Optional[str], holder: list) -> "HostSession":
+    """A new session appended to `holder` with SIGINT/SIGTERM held, so that the caller's
+    `finally` always finds (and closes) what was made."""
+    with _signals_deferred():
+        s = HostSession(tmp_parent)
+        holder.append(s)
+    return s
+
+
 class HostSession:
     """Owns every change made to the host; :meth:`close` undoes them all (idempotent)."""
 
     def __init__(self, tmp_parent: Optional[str] = None) -> None:
+        # Make it inside the caller's `try` so that close() runs: see open_session().
         self.tmp = tempfile.mkdtemp(prefix="memtwin-validate-", dir=tmp_parent)
         self.cgroup: Optional[Cgroup] = None
         self.swapfile: Optional[str] = None
@@ -216,8 +226,9 @@ class HostSession:
     def make_cgroup(self, limit: int, swap: int, swappiness: Optional[int]) -> Cgroup:
         version, root = find_memory_hierarchy()
         path = os.path.join(root, f"memtwin-validate-{os.getpid()}")
-        os.mkdir(path)
-        cg = self.cgroup = Cgroup(version, path)
+        with _signals_deferred():  # made and recorded at once, so close() always sees it
+            os.mkdir(path)
+            cg = self.cgroup = Cgroup(version, path)
         if version == 1:
             cg.write("memory.limit_in_bytes", str(limit))
             if cg.has("memory.memsw.limit_in_bytes"):
@@ -252,8 +263,9 @@ class HostSession:
         finally:
             os.close(fd)
         _run_quiet(["mkswap", path])
-        _run_quiet(["swapon", path])
-        self._swap_on = True
+        with _signals_deferred():  # switched on and recorded at once
+            _run_quiet(["swapon", path])
+            self._swap_on = True
 
     def set_sysctl(self, name: str, value: str) -> None:
         """Write a /proc/sys knob, saving its value first (restored by close)."""
@@ -267,25 +279,32 @@ class HostSession:
 
     def _enter_cgroup(self) -> None:  # runs in the child between fork and exec
         assert self.cgroup is not None
+        # spawn() blocks SIGINT/SIGTERM around the fork; the program itself must get them.
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
         with open(os.path.join(self.cgroup.path, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
 
     def spawn(self, argv: List[str], out_path: str) -> subprocess.Popen:
+        """Start a child in the cgroup. SIGINT/SIGTERM are held until it is on the list of
+        children, so an interrupt cannot land between fork and bookkeeping and leave an
+        unknown child behind (close() kills the listed ones)."""
         out = open(out_path, "wb")
         try:
-            p = subprocess.Popen(
-                argv,
-                cwd=self.tmp,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                preexec_fn=self._enter_cgroup,
-                start_new_session=True,  # Ctrl-C reaches us only; we stop the children
-                env=dict(os.environ, LC_ALL="C", LANG="C"),
-            )
+            with _signals_deferred():
+                p = subprocess.Popen(
+                    argv,
+                    cwd=self.tmp,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    preexec_fn=self._enter_cgroup,
+                    start_new_session=True,  # Ctrl-C reaches us only; we stop the children
+                    env=dict(os.environ, LC_ALL="C", LANG="C"),
+                )
+                self.children.append(p)
         finally:
             out.close()
-        self.children.append(p)
         return p
 
     def snapshot(self) -> Tuple[Dict[str, int], Dict[str, int]]:

@@ -501,7 +501,9 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
                    help="machine (default: the scenario's '# machine:' line, else 'default')")
     p.add_argument("--set", "-s", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="override a machine field or sysctl, as for 'memtwin run'; repeatable")
-    p.add_argument("--seed", type=int, default=0, metavar="N", help="twin seed (default 0)")
+    from .cli import _seed
+
+    p.add_argument("--seed", type=_seed, default=0, metavar="N", help="twin seed (default 0)")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="run the real side N times and compare the medians (default 1)")
     p.add_argument("--dir", metavar="DIR", default=None,
@@ -592,11 +594,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
     facts = host_facts(cg_version)
     swappiness = int(facts_m["sysctls"].get("vm.swappiness", "60"))
     old_term = hostrun.install_sigterm()
-    session: Optional[HostSession] = None
+    holder: List[HostSession] = []
     status = 0
     runs: List[List[dict]] = []
     try:
-        session = HostSession(tmp_parent)
+        session = hostrun.open_session(tmp_parent, holder)
         if swap:
             session.make_swap(swap)
         for _ in range(args.repeat):
@@ -613,7 +615,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     except hostrun.Terminated:
         status = 143
     finally:
-        problems = session.close() if session is not None else []
+        problems = holder[0].close() if holder else []
         import signal as _signal
 
         _signal.signal(_signal.SIGTERM, old_term)  # type: ignore[arg-type]
@@ -621,8 +623,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
             sys.stderr.write(f"memtwin: warning: could not undo: {p}\n")
     if status:
         if status in (130, 143):
-            sys.stderr.write("memtwin: validate interrupted; the host was restored\n")
+            restored = "the host was restored" if not problems else "see the warnings above"
+            sys.stderr.write(f"memtwin: validate interrupted; {restored}\n")
         return status
+    if problems:
+        return 1
 
     report = build_report(args, machine, text, twin, runs, facts, facts_m, limit, swap, notes)
     if not args.quiet:
