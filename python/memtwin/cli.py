@@ -231,6 +231,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_presets.set_defaults(handler=cmd_presets)
     _add_replay_parser(sub)
+
+    from . import calibrate, validate
+
+    validate.add_parser(sub)
+    calibrate.add_parser(sub)
     return parser
 
 

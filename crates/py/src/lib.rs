@@ -125,9 +125,11 @@ fn run<'py>(
     result_to_dict(py, result)
 }
 
-fn result_to_dict(py: Python<'_>, result: RunResult) -> PyResult<Bound<'_, PyDict>> {
-    let RunResult { transcript, exit_status, series, sim_seconds, stopped } = result;
+fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, PyDict>> {
+    let commands = commands_to_list(py, std::mem::take(&mut result.commands), &result.transcript)?;
+    let RunResult { transcript, exit_status, series, sim_seconds, stopped, .. } = result;
     let dict = PyDict::new(py);
+    dict.set_item("commands", commands)?;
     dict.set_item("transcript", transcript)?;
     dict.set_item("exit_status", exit_status)?;
     dict.set_item("sim_seconds", sim_seconds)?;
@@ -160,6 +162,35 @@ fn write_output(py: Python<'_>, path: String, data: Vec<u8>) -> PyResult<()> {
 #[pyfunction]
 fn check_output(path: String) -> PyResult<()> {
     memtwin_scenario::outfile::check(&path).map_err(os_error)
+}
+
+/// Per-command records as a list of dicts: line, source, background, start_ns, end_ns,
+/// exit_status, output (what it printed) and vmstat_start/vmstat_end ({name: value}).
+fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::CommandRecord>, transcript: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
+    let names = memtwin_scenario::vm_item_names();
+    records
+        .into_iter()
+        .map(|r| {
+            let d = PyDict::new(py);
+            d.set_item("line", r.line)?;
+            d.set_item("source", r.source)?;
+            d.set_item("background", r.background)?;
+            d.set_item("start_ns", r.start_ns)?;
+            d.set_item("end_ns", r.end_ns)?;
+            d.set_item("exit_status", r.exit_status)?;
+            d.set_item("output", transcript.get(r.output_start..r.output_end).unwrap_or(""))?;
+            let vm = |v: Vec<u64>| -> PyResult<Bound<'py, PyDict>> {
+                let m = PyDict::new(py);
+                for (n, x) in names.iter().zip(v) {
+                    m.set_item(*n, x)?;
+                }
+                Ok(m)
+            };
+            d.set_item("vmstat_start", vm(r.vmstat_start)?)?;
+            d.set_item("vmstat_end", vm(r.vmstat_end)?)?;
+            Ok(d)
+        })
+        .collect()
 }
 
 /// (name, one-line description) of every machine preset.

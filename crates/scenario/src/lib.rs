@@ -105,6 +105,31 @@ pub struct Series {
     pub columns: Vec<(String, Vec<u64>)>,
 }
 
+/// One top-level command of the script as it ran: where it started and ended in simulated
+/// time, what it printed and /proc/vmstat before and after (`vm_item_names()` order).
+#[derive(Clone, Debug, Default)]
+pub struct CommandRecord {
+    /// Script line.
+    pub line: u32,
+    /// The command as the shell echoed it (without the `# ` prompt).
+    pub source: String,
+    pub background: bool,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub exit_status: i32,
+    /// Byte range of the transcript the command printed, after its echoed line (background
+    /// jobs print later, into the ranges of the commands that run meanwhile).
+    pub output_start: usize,
+    pub output_end: usize,
+    pub vmstat_start: Vec<u64>,
+    pub vmstat_end: Vec<u64>,
+}
+
+/// The /proc/vmstat field names, in the order of `CommandRecord::vmstat_start`/`vmstat_end`.
+pub fn vm_item_names() -> Vec<&'static str> {
+    memtwin_procfs::VM_ITEMS.iter().map(|i| i.name()).collect()
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct RunResult {
     /// Everything the scenario's commands printed, as a terminal would show it.
@@ -117,6 +142,8 @@ pub struct RunResult {
     /// Set when a limit (or an interruption) ended the run before the script did: why, and
     /// a one-line message saying so. `exit_status` is then the last command's so far.
     pub stopped: Option<(StopReason, String)>,
+    /// One record per top-level command (a `crash`/`reboot` restarts the counters).
+    pub commands: Vec<CommandRecord>,
 }
 
 /// Why a run could not start or go on.
@@ -294,12 +321,14 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
     let status = sh.run(&script)?;
     sh.guard.flush(&sh.k.transcript);
     let sim_seconds = sh.k.now as f64 / 1e9;
+    let commands = std::mem::take(&mut sh.commands);
     Ok(RunResult {
         transcript: std::mem::take(&mut sh.k.transcript),
         exit_status: status,
         series: std::mem::take(&mut sh.series),
         sim_seconds,
         stopped: sh.guard.hit.take(),
+        commands,
     })
 }
 

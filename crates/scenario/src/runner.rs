@@ -5,7 +5,7 @@
 
 use crate::commands::{self, Cmd};
 use crate::lang::{self, AndOr, Command, Connector, ListItem, Pipeline, RedirOp, SimpleCommand, Span};
-use crate::{RunError, Series};
+use crate::{CommandRecord, RunError, Series};
 use memtwin_kernel::{Kernel, Ns, Sink, TaskId, NS_PER_SEC};
 use std::collections::HashMap;
 
@@ -35,6 +35,8 @@ pub struct Shell {
     /// Redirect targets captured as text: path -> buffer.
     captures: HashMap<String, u32>,
     pub series: Series,
+    /// One record per top-level command, in script order.
+    pub commands: Vec<CommandRecord>,
     next_tick: Ns,
     depth: u32,
     /// Limits and output streaming.
@@ -53,6 +55,7 @@ impl Shell {
             cwd: "/root".to_string(),
             captures: HashMap::new(),
             series: Series::default(),
+            commands: Vec::new(),
             next_tick: 0,
             depth: 0,
             guard: Default::default(),
@@ -141,9 +144,23 @@ impl Shell {
         }
     }
 
+    /// Let exactly `dt` pass (`sleep`): the kernel checks a stop condition only at events,
+    /// so with none due the clock would run on to the next tick; land on `until` itself.
     fn advance(&mut self, span: Span, dt: Ns) -> Result<(), Stop> {
         let until = self.k.now + dt;
-        self.run_while(span, &mut |k| k.now >= until)
+        loop {
+            let target = self.next_tick.min(until);
+            self.k.run_until(target, &mut |_| false);
+            if self.k.now >= self.next_tick {
+                self.sample();
+            }
+            if self.k.now >= until {
+                return Ok(());
+            }
+            if self.k.now > MAX_SIM_NS {
+                return Err(Stop::Error(self.err(span, "the scenario ran for more than a week of simulated time; stopped")));
+            }
+        }
     }
 
     fn wait_task(&mut self, span: Span, tid: TaskId) -> Result<i32, Stop> {
@@ -190,17 +207,51 @@ impl Shell {
                 }
                 line.push('\n');
                 self.k.transcript.push_str(&line);
+                self.begin_record(item, &line);
             }
-            if item.background {
-                self.exec_background(item)?;
-            } else {
-                self.exec_and_or(&item.and_or)?;
+            let r = if item.background { self.exec_background(item) } else { self.exec_and_or(&item.and_or) };
+            if self.depth == 0 {
+                self.end_record(&r);
             }
+            r?;
             if self.depth == 0 && self.guard.poll(&self.k, false, true) {
                 return Err(Stop::Limit);
             }
         }
         Ok(())
+    }
+
+    /// Start the record of a top-level command: its line, the clock and /proc/vmstat now.
+    fn begin_record(&mut self, item: &ListItem, echoed: &str) {
+        let vm = self.k.vmstat();
+        self.commands.push(CommandRecord {
+            line: item.span.line,
+            source: echoed.trim_start_matches("# ").trim_end().to_string(),
+            background: item.background,
+            start_ns: self.k.now,
+            end_ns: self.k.now,
+            exit_status: 0,
+            output_start: self.k.transcript.len(),
+            output_end: self.k.transcript.len(),
+            vmstat_start: memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect(),
+            vmstat_end: Vec::new(),
+        });
+    }
+
+    /// Close the last record: the clock, status and /proc/vmstat when the command returned
+    /// (for `cmd &`: when the shell went on, at once).
+    fn end_record(&mut self, r: &Result<(), Stop>) {
+        let vm = self.k.vmstat();
+        let (now, len, status) = (self.k.now, self.k.transcript.len(), self.status);
+        if let Some(rec) = self.commands.last_mut() {
+            rec.end_ns = now;
+            rec.output_end = len;
+            rec.exit_status = match r {
+                Err(Stop::Exit(c)) => *c,
+                _ => status,
+            };
+            rec.vmstat_end = memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect();
+        }
     }
 
     fn exec_background(&mut self, item: &ListItem) -> Result<(), Stop> {

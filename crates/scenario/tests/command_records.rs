@@ -1,0 +1,32 @@
+//! Each top-level command of a script leaves one record: its simulated start and end, its
+//! exit status, what it printed and /proc/vmstat before and after (what `memtwin validate`
+//! compares against a real kernel).
+
+use memtwin_scenario::{run, vm_item_names, RunOptions};
+
+fn vm(rec: &[u64], name: &str) -> u64 {
+    let i = vm_item_names().iter().position(|n| *n == name).expect("a /proc/vmstat field");
+    rec[i]
+}
+
+#[test]
+fn one_record_per_top_level_command() {
+    let script = "dd if=/dev/zero of=f bs=1M count=64\nvmstat 1 2 &\nsleep 2\nwait\nfalse\nfor i in 1 2; do sync; done\n";
+    let r = run(&RunOptions { script_text: Some(script.into()), machine: "default".into(), ..Default::default() }).unwrap();
+    let c = &r.commands;
+    assert_eq!(c.iter().map(|c| c.source.as_str()).collect::<Vec<_>>(), ["dd if=/dev/zero of=f bs=1M count=64", "vmstat 1 2 &", "sleep 2", "wait", "false", "for i in 1 2; do sync; done"]);
+    assert_eq!(c.iter().map(|c| c.line).collect::<Vec<_>>(), [1, 2, 3, 4, 5, 6]);
+    // Records follow each other in time.
+    for w in c.windows(2) {
+        assert_eq!(w[0].end_ns, w[1].start_ns);
+    }
+    // dd: its summary line, and 64 MiB more page cache when it returned.
+    assert!(r.transcript[c[0].output_start..c[0].output_end].contains("67108864 bytes (67 MB, 64 MiB) copied"));
+    assert_eq!(vm(&c[0].vmstat_end, "nr_file_pages") - vm(&c[0].vmstat_start, "nr_file_pages"), 64 * 256);
+    // A background command returns at once; sleep 2 takes two simulated seconds.
+    assert!(c[1].background && c[1].start_ns == c[1].end_ns);
+    assert_eq!(c[2].end_ns - c[2].start_ns, 2_000_000_000);
+    assert_eq!(c[4].exit_status, 1);
+    assert_eq!(c[5].vmstat_start.len(), vm_item_names().len());
+    assert_eq!(c[5].vmstat_end.len(), vm_item_names().len());
+}

@@ -1,0 +1,330 @@
+"""`memtwin validate` and `memtwin calibrate`: verdicts, refusals, real runs on this host in a
+memory cgroup (root), and that every exit path, SIGINT and SIGTERM included, restores the host.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memtwin import hostrun, validate
+from memtwin.hostrun import Refused
+from memtwin.validate import DIRECTION, OK, WRONG, check_real, parse_script, verdict_count, verdict_time
+
+from conftest import REPO, run_cli
+
+SCENARIOS = REPO / "validation" / "scenarios"
+MACHINE = REPO / "validation" / "machine-1g.toml"
+
+
+def _host_can_validate() -> str:
+    """Empty when this host can run validate for real, else why not."""
+    if os.geteuid() != 0:
+        return "not root"
+    try:
+        hostrun.find_memory_hierarchy()
+    except Refused as e:
+        return str(e)
+    return ""
+
+
+WHY_NOT = _host_can_validate()
+needs_cgroup = pytest.mark.skipif(bool(WHY_NOT), reason=f"cannot validate on this host: {WHY_NOT}")
+
+
+def _leftovers() -> list:
+    """Cgroups, swap files and temp dirs validate would leave behind."""
+    left = []
+    for _, at, fstype, opts in hostrun.mounts():
+        if fstype in ("cgroup", "cgroup2") and os.path.isdir(at):
+            left += [os.path.join(at, n) for n in os.listdir(at) if n.startswith("memtwin-validate-")]
+    left += [line for line in hostrun.read_text("/proc/swaps").splitlines() if "memtwin-validate-" in line]
+    return left
+
+
+# --- verdicts ----------------------------------------------------------------------------------
+
+
+def test_count_verdicts():
+    assert verdict_count(65536, 65558) == OK
+    assert verdict_count(0, 200) == OK  # under the 1 MiB noise floor
+    assert verdict_count(100000, 60000) == DIRECTION  # both grew, 40% apart
+    assert verdict_count(-30000, -65000) == DIRECTION
+    assert verdict_count(65536, 2) == WRONG  # one moved, the other did not
+    assert verdict_count(5000, -5000) == WRONG
+    assert verdict_count(0, 11000, validate.HOST_SLACK_KB) == OK  # host-wide KiB counters
+    assert verdict_count(0, 20000, validate.HOST_SLACK_KB) == WRONG
+
+
+def test_time_verdicts():
+    assert verdict_time(0.01, 0.09) == OK  # both under the floor (process start-up)
+    assert verdict_time(1.0, 1.4) == OK
+    assert verdict_time(1.0, 3.0) == DIRECTION
+    assert verdict_time(0.4, 2.6) == WRONG
+    assert verdict_time(0.0, 1.0) == WRONG
+
+
+def test_compare_marks_each_figure():
+    rows = validate.compare({"time_s": 1.0, "pswpout": 0, "d_file_pages": 65536},
+                            {"time_s": 1.2, "pswpout": 9000, "d_file_pages": 65000})
+    got = {r["figure"]: r["verdict"] for r in rows}
+    assert got == {"time_s": OK, "pswpout": WRONG, "d_file_pages": OK}
+
+
+def test_dd_summary_is_parsed():
+    out = "256+0 records in\n256+0 records out\n268435456 bytes (268 MB, 256 MiB) copied, 0.5 s, 537 MB/s\n"
+    assert validate.dd_figures(out) == {"dd_seconds": 0.5, "dd_MBps": 268435456 / 0.5 / 1e6}
+    assert validate.dd_figures("nothing") == {}
+
+
+# --- what can run for real ---------------------------------------------------------------------
+
+
+def test_parse_script_items():
+    items = parse_script("# machine: x\ntime dd if=/dev/zero of=f bs=1M count=4\nvmstat 1 3 &\n"
+                         "echo 3 > /proc/sys/vm/drop_caches\nwait\ncat f > /dev/null 2>&1\n", "s.sh")
+    assert [i.words[0] for i in items] == ["dd", "vmstat", "echo", "wait", "cat"]
+    assert items[0].timed and items[1].background
+    assert items[2].redirects == [(1, ">", "/proc/sys/vm/drop_caches")]
+    assert items[4].redirects == [(1, ">", "/dev/null"), (2, ">&", "1")]
+    check_real(items, "s.sh")
+
+
+@pytest.mark.parametrize(
+    "line, needle",
+    [
+        ("crash", "'crash' cannot be run for real"),
+        ("reboot", "'reboot' cannot be run for real"),
+        ("mount -t tmpfs -o size=1G tmpfs mnt", "'mount' cannot be run for real"),
+        ("bonnie++ -d . -s 64", "'bonnie++' cannot be run for real"),
+        ("swapoff -a", "'swapoff' cannot be run for real"),
+        ("dd if=/dev/vda of=/dev/null bs=1M count=1", "only relative paths and /dev/zero"),
+        ("dd if=/dev/zero of=/dev/sda bs=1M count=1", "only relative paths and /dev/null"),
+        ("dd if=/dev/zero of=/etc/x bs=1M count=1", "dd of=/etc/x"),
+        ("cat /etc/passwd", "outside the working directory"),
+        ("rm ../x", "outside the working directory"),
+        ("echo hi > /etc/motd", "outside the working directory"),
+        ("echo 1 > /proc/sys/kernel/sysrq", "only 'echo VALUE > /proc/sys/vm/KNOB'"),
+        ("sysctl -w kernel.panic=1", "only vm.* knobs"),
+        ("rm -rf d", "'rm -r' cannot be validated"),
+        ("free -m &", "'free &' cannot be validated"),
+    ],
+)
+def test_commands_that_cannot_run_for_real_are_refused(line, needle):
+    with pytest.raises(Refused) as e:
+        check_real(parse_script(f"true\n{line}\n", "s.sh"), "s.sh")
+    assert str(e.value).startswith("s.sh:2: ")
+    assert needle in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "text", ["dd if=/dev/zero of=f bs=1M count=1 | cat\n", "for i in 1 2; do sync; done\n",
+             "sync; sync\n", "sync && sync\n", "cat < f\n", "echo $(date)\n", "dd \\\n"])
+def test_shell_forms_are_refused(text):
+    with pytest.raises(Refused) as e:
+        parse_script(text, "s.sh")
+    assert str(e.value).startswith("s.sh:1: ")
+
+
+def test_refusal_is_one_line_with_status_3(tmp_path):
+    script = tmp_path / "s.sh"
+    script.write_text("dd if=/dev/zero of=f bs=1M count=1\ncrash\n")
+    proc = run_cli("validate", script, "--machine", MACHINE)
+    assert proc.returncode == validate.EXIT_REFUSED, proc.stderr
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert f"{script}:2: 'crash' cannot be run for real" in proc.stderr
+    assert "it can run: dd, cat" in proc.stderr
+
+
+def test_machine_larger_than_the_host_is_refused(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("the size check comes after the root check")
+    script = tmp_path / "s.sh"
+    script.write_text("free -m\n")
+    host_gib = hostrun.meminfo()["MemTotal"] >> 30
+    proc = run_cli("validate", script, "--machine", MACHINE, "--set", f"ram={host_gib + 2}G")
+    assert proc.returncode == validate.EXIT_REFUSED, proc.stderr
+    assert "does not fit in this host's available memory" in proc.stderr
+    assert not _leftovers()
+
+
+def test_not_root_is_refused(monkeypatch, capsys):
+    from memtwin.cli import main
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    rc = main(["validate", str(SCENARIOS / "dd-write-reread.sh"), "--machine", str(MACHINE)])
+    err = capsys.readouterr().err
+    assert rc == validate.EXIT_REFUSED, err
+    assert err == "memtwin: cannot validate: validate needs root (it creates a memory cgroup and a swap file)\n"
+    assert not _leftovers()
+
+
+# --- real runs -----------------------------------------------------------------------------------
+
+
+def _validate(tmp_path: Path, name: str, *extra: str) -> dict:
+    out = tmp_path / f"{name}.json"
+    swaps_before = hostrun.read_text("/proc/swaps")
+    proc = run_cli("validate", SCENARIOS / f"{name}.sh", "--machine", MACHINE, "--json", out, *extra)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert not _leftovers()
+    assert hostrun.read_text("/proc/swaps") == swaps_before
+    rep = json.loads(out.read_text())
+    assert rep["host"]["kernel"] == os.uname().release
+    assert rep["cgroup"]["limit_bytes"] == rep["twin_machine"]["MemTotal"]
+    assert len(rep["commands"]) == len(rep["twin_raw"]["commands"]) == len(rep["real_raw"][0])
+    assert sum(rep["summary"].values()) > 0
+    assert "verdicts:" in proc.stdout
+    return rep
+
+
+def _figure(rep: dict, i: int, name: str) -> dict:
+    return {r["figure"]: r for r in rep["commands"][i]["figures"]}[name]
+
+
+@needs_cgroup
+def test_validate_dd_write_reread(tmp_path):
+    rep = _validate(tmp_path, "dd-write-reread")
+    dd = rep["commands"][0]
+    assert "268435456 bytes" in dd["twin"]["output"] and "268435456 bytes" in dd["real"][0]["output"]
+    # The write landed in the cgroup's own page cache: the real command ran inside it.
+    assert _figure(rep, 0, "d_file_pages")["real"] >= 60000
+    assert "Mem:" in rep["commands"][3]["real"][0]["output"]
+
+
+@needs_cgroup
+def test_validate_cold_warm_read(tmp_path):
+    rep = _validate(tmp_path, "cold-warm-read")
+    # The cold read went to the disk on the real side (the host's pgpgin counts it).
+    assert _figure(rep, 3, "pgpgin_kb")["real"] >= 200 * 1024
+    assert "dropped the whole host's clean page cache" in " ".join(rep["by_construction"])
+    # The warm read found the file cached in the cgroup: no disk reads of that size.
+    assert _figure(rep, 4, "pgpgin_kb")["real"] < 64 * 1024
+
+
+@needs_cgroup
+def test_validate_anon_pushes_cache_swaps_under_the_limit(tmp_path):
+    rep = _validate(tmp_path, "anon-pushes-cache")
+    # 600 MiB of cache + 700 MiB of anon in a 976 MiB cgroup with swap: the real side swapped
+    # to the temporary swap file and evicted most of the cache.
+    overall = {r["figure"]: r for r in rep["overall"]}
+    assert overall["pswpout"]["real"] > 0
+    assert _figure(rep, 3, "d_file_pages")["real"] < -50000
+
+
+@needs_cgroup
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_mid_run_restores_the_host(tmp_path, sig, status):
+    knob = "/proc/sys/vm/dirty_expire_centisecs"
+    before = hostrun.read_text(knob)
+    new = "2999" if before.strip() != "2999" else "2998"
+    script = tmp_path / "s.sh"
+    script.write_text(f"sysctl -w vm.dirty_expire_centisecs={new}\nmemhog 64M &\nsleep 60\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memtwin", "validate", str(script), "--machine", str(MACHINE),
+         "--set", "ram=512M"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while hostrun.read_text(knob) == before and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.communicate()
+        assert _leftovers(), "the cgroup and swap file should exist mid-run"
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == status, err
+    assert "the host was restored" in err
+    assert not _leftovers()
+    assert hostrun.read_text(knob) == before
+
+
+# --- calibrate -------------------------------------------------------------------------------------
+
+
+def test_calibrate_writes_a_machine_run_accepts(tmp_path):
+    out = tmp_path / "host.toml"
+    proc = run_cli("calibrate", "--dir", tmp_path, "--size", "8M", "--budget", "0.3", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["host.toml"]  # temp files gone
+    text = out.read_text()
+    assert "read_bw = " in text and "latency_us = " in text and "copy_bw = " in text
+    script = tmp_path / "s.sh"
+    script.write_text("dd if=/dev/zero of=f bs=1M count=4\nfree -m\n")
+    run = run_cli("run", script, "--machine", out)
+    assert run.returncode == 0, run.stderr
+    assert "4194304 bytes" in run.stdout
+
+
+def test_calibrate_refuses_non_regular_targets(tmp_path):
+    target = tmp_path / "real.toml"
+    target.write_text("keep\n")
+    link = tmp_path / "link.toml"
+    link.symlink_to(target)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for path, why in ((link, "symbolic link"), (fifo, "not a regular file")):
+        proc = run_cli("calibrate", "--dir", tmp_path, "--size", "8M", "--budget", "0.2", "-o", path)
+        assert proc.returncode == validate.EXIT_REFUSED, proc.stderr
+        assert why in proc.stderr and proc.stderr.count("\n") == 1
+    assert link.is_symlink() and target.read_text() == "keep\n"
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_calibrate_refuses_when_the_disk_is_too_small(tmp_path):
+    proc = run_cli("calibrate", "--dir", tmp_path, "--size", "1000000G")
+    assert proc.returncode == validate.EXIT_REFUSED, proc.stderr
+    assert "calibrate needs" in proc.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_calibrate_mapping_from_raw_figures():
+    from memtwin.calibrate import derive
+
+    raw = {"memcopy_bw": 4096e6, "cached_read_bw": 2048e6, "cached_write_bw": 1024e6,
+           "seq_read_bw": 4096e6, "seq_write_bw": 2048e6, "qd1_read_latency_s": 101e-6,
+           "qd1_write_latency_s": 52e-6, "qd32_read_iops": 80000, "qd1_read_iops": 10000}
+    m = derive(raw)
+    assert m["page_cache_ns"] == 1000  # 2 us per cached page - 1 us of copy
+    assert m["page_alloc_ns"] == 2000  # 4 us per written page - 1 us copy - 1 us insertion
+    assert m["latency_us"] == pytest.approx(100.0)  # 101 us - 1 us of transfer
+    assert m["write_latency_us"] == pytest.approx(50.0)
+    assert m["queue_depth"] == 8
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_cgroup_limits_written_for_each_version(tmp_path, monkeypatch, version):
+    """The files a v1 or v2 memory cgroup gets (in a plain directory standing in for the
+    hierarchy), and that v2's swappiness goes to the saved-and-restored global knob."""
+    monkeypatch.setattr(hostrun, "find_memory_hierarchy", lambda: (version, str(tmp_path)))
+    monkeypatch.setattr(hostrun.Cgroup, "has", lambda self, name: True)
+    session = hostrun.HostSession(str(tmp_path))
+    knobs = {}
+    monkeypatch.setattr(session, "set_sysctl", lambda k, v: knobs.__setitem__(k, v))
+    cg = session.make_cgroup(1 << 30, 512 << 20, 33)
+    files = {n: (Path(cg.path) / n).read_text() for n in os.listdir(cg.path)}
+    if version == 1:
+        assert files == {"memory.limit_in_bytes": str(1 << 30),
+                         "memory.memsw.limit_in_bytes": str((1 << 30) + (512 << 20)),
+                         "memory.swappiness": "33"}
+        assert knobs == {}
+    else:
+        assert files == {"memory.max": str(1 << 30), "memory.swap.max": str(512 << 20)}
+        assert knobs == {"vm.swappiness": "33"}
+    for n in files:
+        os.unlink(os.path.join(cg.path, n))  # a real cgroup's files vanish with it
+    assert session.close() == []
+    assert not os.path.exists(cg.path) and not os.path.exists(session.tmp)
