@@ -30,14 +30,13 @@ import mmap
 import os
 import platform
 import random
-import stat
 import sys
 import tempfile
 import threading
 import time
 from typing import Dict, List, Optional
 
-from . import hostrun
+from . import _core, hostrun
 from .hostrun import Refused
 
 MIB = 1 << 20
@@ -334,37 +333,17 @@ def derive(raw: Dict[str, float]) -> Dict[str, object]:
 
 
 def check_target(path: str) -> None:
-    """Refuse an output path that is not a regular file (or a new name in a directory)."""
+    """Refuse an output path the result writer would refuse (a directory, a missing parent)."""
     try:
-        st = os.lstat(path)
-    except FileNotFoundError:
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            raise Refused(f"cannot write '{path}': No such file or directory") from None
-        return
-    if stat.S_ISLNK(st.st_mode):
-        raise Refused(f"cannot write '{path}': it is a symbolic link; give a regular file path")
-    if not stat.S_ISREG(st.st_mode):
-        raise Refused(f"cannot write '{path}': not a regular file; give a regular file path")
+        _core.check_output(path)
+    except OSError as e:
+        raise Refused(f"cannot write '{path}': {e.strerror or e}") from None
 
 
 def write_atomically(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    try:
-        with open(fd, "w", encoding="utf-8") as f:
-            os.fchmod(f.fileno(), 0o644)
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        check_target(path)  # again, just before the rename
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """The one result writer (memtwin._core.write_output): a regular or new file whole or not
+    at all, a symlink's target rather than the link, a device or FIFO in place."""
+    _core.write_output(path, text.encode("utf-8"))
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
@@ -437,7 +416,10 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         if args.output == "-":
             sys.stdout.write(text)
         else:
-            write_atomically(args.output, text)
+            try:
+                write_atomically(args.output, text)
+            except OSError as e:
+                raise Refused(f"cannot write '{args.output}': {e.strerror or e}") from None
             sys.stderr.write(
                 f"memtwin: wrote {args.output}: disk read {raw['seq_read_bw'] / 1e6:.0f} MB/s, "
                 f"write {raw['seq_write_bw'] / 1e6:.0f} MB/s, 4K read {m['latency_us']:.0f} us, "
