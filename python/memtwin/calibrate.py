@@ -121,10 +121,13 @@ def random_io(path: str, size: int, depth: int, budget: float, write: bool = Fal
         while time.monotonic() < stop and counts[i] < 20000:
             off = rng.randrange(blocks) * SMALL
             t = time.perf_counter()
-            if write:
-                os.pwritev(fd, [buf], off)
-            else:
-                os.preadv(fd, [buf], off)
+            try:
+                if write:
+                    os.pwritev(fd, [buf], off)
+                else:
+                    os.preadv(fd, [buf], off)
+            except OSError:
+                break  # the descriptor was closed under us (interrupted): stop quietly
             local.append(time.perf_counter() - t)
             counts[i] += 1
         with lock:

@@ -559,6 +559,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
         raise MemtwinError(f"cannot read scenario '{args.script}': {e.strerror or e}") from None
     if args.repeat < 1:
         raise MemtwinError("--repeat must be at least 1")
+    if args.dir is not None and not os.path.isdir(args.dir):
+        raise MemtwinError(f"--dir '{args.dir}' is not a directory")
     if args.json:
         from .cli import _check_writable
 
