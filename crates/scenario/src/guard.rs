@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// Longest the hook waits while the simulation runs (also how soon Ctrl-C is seen).
 const HOOK_INTERVAL: Duration = Duration::from_millis(100);
-/// Events between looks at the output size and the clock.
+/// Events between looks at the output size and the clock (powers of two).
 const OUTPUT_EVERY: u64 = 16;
 const CLOCK_EVERY: u64 = 1024;
 
@@ -79,10 +79,10 @@ impl Guard {
             let limit = self.limits.max_events;
             return self.stop(StopReason::Events, format!("event limit of {limit} kernel events reached"), k);
         }
-        if self.events % OUTPUT_EVERY == 0 && self.check_output(k) {
+        if self.events & (OUTPUT_EVERY - 1) == 0 && self.check_output(k) {
             return true;
         }
-        if self.events % CLOCK_EVERY == 0 {
+        if self.events & (CLOCK_EVERY - 1) == 0 {
             if self.check_wall(k) {
                 return true;
             }

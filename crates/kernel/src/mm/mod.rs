@@ -407,3 +407,17 @@ impl Mm {
         0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_frame_table_the_model_cannot_index_is_an_error_not_an_abort() {
+        let w = Watermarks { min_free_kbytes: 0, min: 0, low: 0, high: 0 };
+        // Frames are u32 (NIL is u32::MAX): 2^32 frames (16 TiB of 4 KiB pages) do not fit.
+        let e = Mm::try_new(1 << 32, w).err().expect("refused");
+        assert!(e.contains("more than the model can index"), "{e}");
+        assert!(Mm::try_new(4096, w).is_ok());
+    }
+}
