@@ -46,3 +46,61 @@ impl Kernel {
         Ok(dropped)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::fs::OpenFlags;
+    use crate::mm::Slot;
+    use crate::{Kernel, Program, Sink, Step, TaskId};
+    use memtwin_engine::NS_PER_SEC;
+
+    struct Script<F: FnMut(&mut Kernel, TaskId) -> Option<Step>>(F);
+    impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
+        fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+            (self.0)(k, me).unwrap_or(Step::Exit(0))
+        }
+    }
+
+    fn cached_pages(k: &Kernel, path: &str) -> u64 {
+        let m = k.fs.inodes[k.fs.lookup(path).unwrap() as usize].mapping;
+        let s = &k.mm.mappings[m as usize];
+        (0..s.slots.len() as u64).filter(|&i| matches!(s.slot(i), Slot::Page(_))).count() as u64
+    }
+
+    /// Dirty pages survive DONTNEED (their writeback is started); once clean they go.
+    #[test]
+    fn dontneed_starts_writeback_and_drops_clean_pages() {
+        let mut k = Kernel::boot(memtwin_machine::preset("default").unwrap(), 1).unwrap();
+        k.debug_invariants = true;
+        let mut fd = None;
+        let mut written = 0u64;
+        let mut dropped = Vec::new();
+        let total = 8u64 << 20;
+        let t = k.spawn(
+            "t",
+            "t",
+            Box::new(Script(move |k: &mut Kernel, me| {
+                let f = *fd.get_or_insert_with(|| k.sys_open(me, "/root/f", OpenFlags { read: true, write: true, create: true, ..Default::default() }).unwrap().0);
+                if written < total {
+                    let r = k.sys_write(me, f, total - written).unwrap();
+                    written += r.bytes;
+                    return Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }));
+                }
+                if dropped.is_empty() {
+                    dropped.push(k.sys_fadvise_dontneed(me, f).unwrap());
+                    assert_eq!(dropped[0], 0, "dirty pages are not dropped");
+                    assert!(k.mm.mappings[k.fs.inodes[k.fs.lookup("/root/f").unwrap() as usize].mapping as usize].nr_dirty == 0, "writeback started");
+                    return Some(Step::SleepUntil { t: k.now + 5 * NS_PER_SEC, io: false });
+                }
+                let n = k.sys_fadvise_dontneed(me, f).unwrap();
+                assert_eq!(n, total / 4096, "every clean page is dropped");
+                None
+            })),
+            Sink::Null,
+            Sink::Null,
+        );
+        k.run_until(k.now + 60 * NS_PER_SEC, &mut |k| k.task_exited(t));
+        assert!(k.task_exited(t));
+        assert_eq!(cached_pages(&k, "/root/f"), 0);
+    }
+}
