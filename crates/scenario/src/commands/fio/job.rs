@@ -385,7 +385,8 @@ impl FioJob {
         d.lat.add(lat);
         d.io_bytes += bytes;
         d.total_ios += 1;
-        self.stats.lat_dist.add(if self.opts.engine.sync() { clat } else { lat });
+        // io_u_mark_latency: the distribution is of the total latency.
+        self.stats.lat_dist.add(lat);
         self.sample(now);
     }
 
