@@ -6,6 +6,7 @@
 mod bonnie;
 mod dd;
 mod files;
+mod fio;
 mod fs_admin;
 mod monitor;
 mod net;
@@ -21,7 +22,7 @@ pub type Cmd = Box<dyn Program>;
 pub const SUPPORTED: &[&str] = &[
     "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iotop", "top",
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
-    "ftp", "bonnie++",
+    "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
@@ -42,6 +43,7 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "echo" => Ok(Box::new(files::Echo::new(args))),
         "ftp" => net::Ftp::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "bonnie++" => bonnie::Bonnie::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "fio" => fio::Fio::parse(args, cwd, captures).map(|d| Box::new(d) as Cmd),
         "sysctl" => sysctl::Sysctl::parse(args).map(|d| Box::new(d) as Cmd),
         "free" => monitor::Free::parse(args).map(|d| Box::new(d) as Cmd),
         "vmstat" => monitor::Vmstat::parse(args).map(|d| Box::new(d) as Cmd),

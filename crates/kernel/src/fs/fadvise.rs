@@ -1,0 +1,106 @@
+//! posix_fadvise(2) (mm/fadvise.c), the advice benchmarks use to start from a cold cache.
+
+use super::Target;
+use crate::mm::Slot;
+use crate::Kernel;
+use memtwin_engine::TaskId;
+
+use super::read_write::Errno;
+
+impl Kernel {
+    /// POSIX_FADV_DONTNEED over the whole file (generic_fadvise): start writeback of its
+    /// dirty pages without waiting (__filemap_fdatawrite_range, WB_SYNC_NONE), then drop the
+    /// pages that are clean, unlocked and not under writeback (invalidate_mapping_pages).
+    /// Pages of a mapped file stay. Returns the pages dropped.
+    pub fn sys_fadvise_dontneed(&mut self, tid: TaskId, fd: usize) -> Result<u64, Errno> {
+        let f = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).ok_or(Errno::EBADF)?;
+        let m = match f.target {
+            Target::Inode(ino) => self.fs.inodes[ino as usize].mapping,
+            Target::BlockDev(d) => self.block.devs[d as usize].mapping,
+            _ => return Ok(0),
+        };
+        self.charge_sys(tid, self.machine.cpu_model.syscall_ns);
+        // shmem has no writeback and invalidate_mapping_pages cannot drop its pages.
+        if self.mm.mappings[m as usize].swap_backed() {
+            return Ok(0);
+        }
+        if self.mm.mappings[m as usize].nr_dirty > 0 {
+            self.writeback_mapping(m, u64::MAX, Some(tid));
+        }
+        if self.mm.mappings[m as usize].mapped {
+            return Ok(0);
+        }
+        let mut dropped = 0;
+        let lookup_ns = self.machine.cpu_model.page_cache_ns;
+        for index in 0..self.mm.mappings[m as usize].slots.len() as u64 {
+            if let Slot::Page(p) = self.mm.mappings[m as usize].slot(index) {
+                let pg = &self.mm.pages;
+                if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
+                    continue;
+                }
+                self.page_cache_delete(p, None);
+                self.charge_sys(tid, lookup_ns);
+                dropped += 1;
+            }
+        }
+        Ok(dropped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::fs::OpenFlags;
+    use crate::mm::Slot;
+    use crate::{Kernel, Program, Sink, Step, TaskId};
+    use memtwin_engine::NS_PER_SEC;
+
+    struct Script<F: FnMut(&mut Kernel, TaskId) -> Option<Step>>(F);
+    impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
+        fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+            (self.0)(k, me).unwrap_or(Step::Exit(0))
+        }
+    }
+
+    fn cached_pages(k: &Kernel, path: &str) -> u64 {
+        let m = k.fs.inodes[k.fs.lookup(path).unwrap() as usize].mapping;
+        let s = &k.mm.mappings[m as usize];
+        (0..s.slots.len() as u64).filter(|&i| matches!(s.slot(i), Slot::Page(_))).count() as u64
+    }
+
+    /// Dirty pages survive DONTNEED (their writeback is started); once clean they go.
+    #[test]
+    fn dontneed_starts_writeback_and_drops_clean_pages() {
+        let mut k = Kernel::boot(memtwin_machine::preset("default").unwrap(), 1).unwrap();
+        k.debug_invariants = true;
+        let mut fd = None;
+        let mut written = 0u64;
+        let mut dropped = Vec::new();
+        let total = 8u64 << 20;
+        let t = k.spawn(
+            "t",
+            "t",
+            Box::new(Script(move |k: &mut Kernel, me| {
+                let f = *fd.get_or_insert_with(|| k.sys_open(me, "/root/f", OpenFlags { read: true, write: true, create: true, ..Default::default() }).unwrap().0);
+                if written < total {
+                    let r = k.sys_write(me, f, total - written).unwrap();
+                    written += r.bytes;
+                    return Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }));
+                }
+                if dropped.is_empty() {
+                    dropped.push(k.sys_fadvise_dontneed(me, f).unwrap());
+                    assert_eq!(dropped[0], 0, "dirty pages are not dropped");
+                    assert!(k.mm.mappings[k.fs.inodes[k.fs.lookup("/root/f").unwrap() as usize].mapping as usize].nr_dirty == 0, "writeback started");
+                    return Some(Step::SleepUntil { t: k.now + 5 * NS_PER_SEC, io: false });
+                }
+                let n = k.sys_fadvise_dontneed(me, f).unwrap();
+                assert_eq!(n, total / 4096, "every clean page is dropped");
+                None
+            })),
+            Sink::Null,
+            Sink::Null,
+        );
+        k.run_until(k.now + 60 * NS_PER_SEC, &mut |k| k.task_exited(t));
+        assert!(k.task_exited(t));
+        assert_eq!(cached_pages(&k, "/root/f"), 0);
+    }
+}

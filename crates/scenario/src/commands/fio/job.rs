@@ -1,0 +1,638 @@
+//! One fio job as a simulated task (backend.c's thread_main / do_io): it opens its file,
+//! picks offsets (io_u.c get_next_offset, the random map and the zipf/pareto/normal
+//! generators of lib/zipf.c and lib/gauss.c), issues reads and writes through the kernel
+//! model's system calls and records each I/O's latencies from the simulated clock.
+//!
+//! Synchronous engines (psync, sync, pvsync) have one I/O outstanding: it is issued at the
+//! start of a step and completes when the system call has returned, including the CPU work
+//! it charged and any sleep it asked for. libaio and io_uring with O_DIRECT keep up to
+//! `iodepth` requests outstanding: each submission returns the request's completion time
+//! from the block layer, and the task sleeps until the earliest one (io_getevents).
+
+use super::options::{Dist, JobOpts, Rw};
+use super::stats::{DepthMap, IoStat, LatDist, Plat};
+use memtwin_engine::Rng;
+use memtwin_kernel::fs::OpenFlags;
+use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_MS};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// bw_avg_time / iops_avg_time default: one bandwidth and IOPS sample per 500 ms.
+const AVG_TIME: Ns = 500 * NS_PER_MS;
+/// GOLDEN_RATIO_64 of fio's hash.h (__hash_u64), which scatters the hot blocks of the
+/// skewed distributions over the file.
+const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+/// zipf_update sums at most this many terms of zeta(n).
+const ZIPF_MAX_GEN: u64 = 10_000_000;
+
+/// Statistics of one direction (the per-ddir arrays of struct thread_stat).
+#[derive(Clone, Default)]
+pub struct DirStats {
+    pub io_bytes: u64,
+    pub total_ios: u64,
+    pub slat: IoStat,
+    pub clat: IoStat,
+    pub lat: IoStat,
+    pub clat_plat: Plat,
+    /// Bandwidth samples in KiB/s and IOPS samples.
+    pub bw: IoStat,
+    pub iops: IoStat,
+}
+
+/// What a job reports (struct thread_stat).
+#[derive(Clone, Default)]
+pub struct JobStats {
+    pub name: String,
+    pub pid: u32,
+    pub members: u32,
+    pub error: i32,
+    pub dirs: [DirStats; 2],
+    pub sync: IoStat,
+    pub sync_plat: Plat,
+    pub lat_dist: LatDist,
+    pub depth: DepthMap,
+    pub submit: DepthMap,
+    pub complete: DepthMap,
+    pub total_submit: u64,
+    pub total_complete: u64,
+    /// Time the job ran after ramp_time, ns.
+    pub runtime: Ns,
+    pub usr_ns: u64,
+    pub sys_ns: u64,
+    pub ctx: u64,
+    pub minf: u64,
+    pub iodepth: u32,
+}
+
+impl JobStats {
+    /// sum_thread_stats: group_reporting folds the jobs of a group into one.
+    pub fn merge(&mut self, o: &JobStats) {
+        for d in 0..2 {
+            let (a, b) = (&mut self.dirs[d], &o.dirs[d]);
+            a.io_bytes += b.io_bytes;
+            a.total_ios += b.total_ios;
+            a.slat.merge(&b.slat);
+            a.clat.merge(&b.clat);
+            a.lat.merge(&b.lat);
+            a.clat_plat.merge(&b.clat_plat);
+            a.bw.sum(&b.bw);
+            a.iops.sum(&b.iops);
+        }
+        self.sync.merge(&o.sync);
+        self.sync_plat.merge(&o.sync_plat);
+        self.lat_dist.merge(&o.lat_dist);
+        self.depth.merge(&o.depth);
+        self.submit.merge(&o.submit);
+        self.complete.merge(&o.complete);
+        self.total_submit += o.total_submit;
+        self.total_complete += o.total_complete;
+        self.runtime = self.runtime.max(o.runtime);
+        self.usr_ns += o.usr_ns;
+        self.sys_ns += o.sys_ns;
+        self.ctx += o.ctx;
+        self.minf += o.minf;
+        self.members += o.members;
+        if self.error == 0 {
+            self.error = o.error;
+        }
+    }
+}
+
+/// What the jobs and the fio main task share.
+pub struct Shared {
+    pub results: Vec<Option<JobStats>>,
+    pub parent: TaskId,
+}
+
+/// get_next_offset's generators.
+enum Gen {
+    Seq { next: u64 },
+    Uniform { map: Option<Vec<u64>>, used: u64 },
+    Zipf { theta: f64, zetan: f64, zeta2: f64, off: u64 },
+    Pareto { pow: f64, off: u64 },
+    Gauss { stddev: u64 },
+}
+
+#[derive(Clone, Copy)]
+struct Inflight {
+    dir: usize,
+    start: Ns,
+    issued: Ns,
+    done_at: Ns,
+    bytes: u64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Buffer,
+    Open,
+    Run,
+    Fsync { start: Ns },
+    Done,
+}
+
+pub struct FioJob {
+    opts: JobOpts,
+    path: String,
+    slot: usize,
+    shared: Rc<RefCell<Shared>>,
+    rng: Rng,
+    gen: Gen,
+    nblocks: u64,
+    phase: Phase,
+    fd: usize,
+    stats: JobStats,
+    /// The synchronous I/O in progress: direction, issue time, bytes moved so far.
+    cur: Option<(usize, Ns, u64)>,
+    inflight: Vec<Inflight>,
+    start: Ns,
+    ramp_end: Ns,
+    bytes_issued: u64,
+    writes_since_fsync: u64,
+    /// Sample window: time and byte/IO counts at the last bandwidth sample.
+    sample_t: Ns,
+    sample_bytes: [u64; 2],
+    sample_ios: [u64; 2],
+    cpu0: (u64, u64, u64),
+    buffer_pages: u64,
+}
+
+impl FioJob {
+    pub fn new(opts: JobOpts, path: String, slot: usize, shared: Rc<RefCell<Shared>>, rng: Rng) -> FioJob {
+        let size = opts.size.unwrap_or(0);
+        let nblocks = (size / opts.bs).max(1);
+        let iodepth = opts.iodepth;
+        FioJob {
+            path,
+            slot,
+            shared,
+            rng,
+            gen: Gen::Seq { next: 0 },
+            nblocks,
+            phase: Phase::Buffer,
+            fd: 0,
+            stats: JobStats { name: opts.name.clone(), members: 1, iodepth, ..Default::default() },
+            cur: None,
+            inflight: Vec::with_capacity(iodepth as usize),
+            start: 0,
+            ramp_end: 0,
+            bytes_issued: 0,
+            writes_since_fsync: 0,
+            sample_t: 0,
+            sample_bytes: [0; 2],
+            sample_ios: [0; 2],
+            cpu0: (0, 0, 0),
+            buffer_pages: 0,
+            opts,
+        }
+    }
+
+    /// The generator's set-up (zipf_init, pareto_init, gauss_init, the random map).
+    fn init_gen(&mut self) {
+        let n = self.nblocks;
+        self.gen = if !self.opts.rw.random() {
+            Gen::Seq { next: 0 }
+        } else {
+            match self.opts.dist {
+                Dist::Random => {
+                    // fio_random_map: one bit per block unless norandommap.
+                    let map = (!self.opts.norandommap).then(|| vec![0u64; n.div_ceil(64) as usize]);
+                    Gen::Uniform { map, used: 0 }
+                }
+                Dist::Zipf(theta) => {
+                    let mut zetan = 0.0;
+                    for i in 0..n.min(ZIPF_MAX_GEN) {
+                        zetan += (1.0 / (i + 1) as f64).powf(theta);
+                    }
+                    let zeta2 = 1.0 + 0.5f64.powf(theta);
+                    let off = self.rand32();
+                    Gen::Zipf { theta, zetan, zeta2, off }
+                }
+                Dist::Pareto(h) => {
+                    let off = self.rand32();
+                    Gen::Pareto { pow: h.ln() / (1.0 - h).ln(), off }
+                }
+                Dist::Normal(dev) => {
+                    let stddev = if dev != 0.0 { (((n as f64) * dev / 100.0).ceil() as u64).min(n / 2) } else { 0 };
+                    Gen::Gauss { stddev }
+                }
+            }
+        };
+    }
+
+    /// fio's __rand: a 32-bit draw.
+    fn rand32(&mut self) -> u64 {
+        self.rng.next_u64() >> 32
+    }
+
+    /// get_next_block: the next block number, or None when a job without time_based has
+    /// touched every block once (the random map is full).
+    fn next_block(&mut self) -> Option<u64> {
+        let n = self.nblocks;
+        let time_based = self.opts.time_based;
+        let frand = |x: u64| x as f64 / u32::MAX as f64;
+        match &mut self.gen {
+            Gen::Seq { next } => {
+                if *next >= n {
+                    if !time_based {
+                        return None;
+                    }
+                    *next = 0;
+                }
+                *next += 1;
+                Some(*next - 1)
+            }
+            Gen::Uniform { map: None, .. } => Some(self.rng.below(n)),
+            Gen::Uniform { map: Some(_), .. } => {
+                let r = self.rng.below(n);
+                let Gen::Uniform { map: Some(map), used } = &mut self.gen else { return None };
+                if *used >= n {
+                    if !time_based {
+                        return None;
+                    }
+                    // A time_based job starts the map over (fio_file_reset).
+                    map.iter_mut().for_each(|w| *w = 0);
+                    *used = 0;
+                }
+                // axmap_next_free: the first free block at or after r, wrapping.
+                let mut b = r;
+                loop {
+                    let (w, bit) = ((b / 64) as usize, b % 64);
+                    let word = map[w] | ((1u64 << bit) - 1);
+                    if word != u64::MAX {
+                        let free = w as u64 * 64 + (!word).trailing_zeros() as u64;
+                        if free < n {
+                            b = free;
+                            break;
+                        }
+                    }
+                    b = (w as u64 + 1) * 64;
+                    if b >= n {
+                        b = 0;
+                    }
+                }
+                map[(b / 64) as usize] |= 1 << (b % 64);
+                *used += 1;
+                Some(b)
+            }
+            Gen::Zipf { theta, zetan, zeta2, off } => {
+                let (theta, zetan, zeta2, off) = (*theta, *zetan, *zeta2, *off);
+                // zipf_next (Gray et al., "Quickly generating billion-record synthetic
+                // databases").
+                let alpha = 1.0 / (1.0 - theta);
+                let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
+                let u = frand(self.rand32());
+                let uz = u * zetan;
+                let val = if uz < 1.0 {
+                    1
+                } else if uz < 1.0 + 0.5f64.powf(theta) {
+                    2
+                } else {
+                    1 + (n as f64 * (eta * u - eta + 1.0).powf(alpha)) as u64
+                };
+                Some((val - 1).wrapping_mul(GOLDEN_RATIO_64).wrapping_add(off) % n)
+            }
+            Gen::Pareto { pow, off } => {
+                let (pow, off) = (*pow, *off);
+                let u = frand(self.rand32());
+                let v = ((n - 1) as f64 * u.powf(pow)) as u64;
+                Some(v.wrapping_mul(GOLDEN_RATIO_64).wrapping_add(off) % n)
+            }
+            Gen::Gauss { stddev } => {
+                let stddev = *stddev;
+                // gauss_next: the mean of 12 uniform draws, then a uniform deviation.
+                let mut sum = 0u64;
+                for _ in 0..12 {
+                    sum += self.rand32() % (n + 1);
+                }
+                sum = sum.div_ceil(12);
+                if stddev > 0 {
+                    let r = self.rand32();
+                    let mut dev = (stddev as f64 * (r as f64 / (u32::MAX as f64 + 1.0))) as i64 - (stddev / 2) as i64;
+                    while dev + sum as i64 >= n as i64 {
+                        dev /= 2;
+                    }
+                    sum = (sum as i64 + dev).max(0) as u64;
+                }
+                Some(sum.wrapping_mul(GOLDEN_RATIO_64) % n)
+            }
+        }
+    }
+
+    /// The direction of the next I/O (rwmixread for mixed jobs).
+    fn next_dir(&mut self) -> usize {
+        match self.opts.rw {
+            Rw::Read | Rw::RandRead => 0,
+            Rw::Write | Rw::RandWrite => 1,
+            Rw::ReadWrite | Rw::RandRw => {
+                if self.rng.below(100) < self.opts.rwmixread as u64 {
+                    0
+                } else {
+                    1
+                }
+            }
+        }
+    }
+
+    /// Whether the job should stop issuing (runtime reached, or size done).
+    fn finished(&self, now: Ns) -> bool {
+        if let Some(rt) = self.opts.runtime {
+            if now >= self.ramp_end + rt {
+                return true;
+            }
+        }
+        !self.opts.time_based && self.bytes_issued >= self.opts.size.unwrap_or(0)
+    }
+
+    /// Pick the next I/O and point the file position at it (pread's offset).
+    fn prep(&mut self, k: &mut Kernel, me: TaskId) -> Option<usize> {
+        let block = self.next_block()?;
+        let dir = self.next_dir();
+        if let Some(f) = k.tasks[me as usize].files.get_mut(self.fd).and_then(|f| f.as_mut()) {
+            f.pos = block * self.opts.bs;
+        }
+        self.bytes_issued += self.opts.bs;
+        Some(dir)
+    }
+
+    fn transfer(&mut self, k: &mut Kernel, me: TaskId, dir: usize, len: u64) -> Result<memtwin_kernel::fs::IoProgress, String> {
+        let r = if dir == 0 { k.sys_read(me, self.fd, len) } else { k.sys_write(me, self.fd, len) };
+        r.map_err(|e| {
+            format!(
+                "fio: io_u error on file {}: {}: {} offset={}, buflen={}\n",
+                self.path,
+                e.strerror(),
+                if dir == 0 { "read" } else { "write" },
+                k.tasks[me as usize].files.get(self.fd).and_then(|f| f.as_ref()).map(|f| f.pos).unwrap_or(0),
+                len
+            )
+        })
+    }
+
+    /// A completed I/O: its latencies go into the statistics if it falls after ramp_time.
+    fn account(&mut self, dir: usize, start: Ns, issued: Ns, done: Ns, bytes: u64, now: Ns) {
+        if start < self.ramp_end {
+            return;
+        }
+        let d = &mut self.stats.dirs[dir];
+        let clat = done.saturating_sub(issued);
+        let lat = done.saturating_sub(start);
+        if !self.opts.engine.sync() {
+            d.slat.add(issued - start);
+        }
+        d.clat.add(clat);
+        d.clat_plat.add(clat);
+        d.lat.add(lat);
+        d.io_bytes += bytes;
+        d.total_ios += 1;
+        // io_u_mark_latency: the distribution is of the total latency.
+        self.stats.lat_dist.add(lat);
+        self.sample(now);
+    }
+
+    /// add_bw_samples / add_iops_samples: one sample per AVG_TIME window.
+    fn sample(&mut self, now: Ns) {
+        let spent = now.saturating_sub(self.sample_t);
+        if spent < AVG_TIME {
+            return;
+        }
+        let ms = spent / NS_PER_MS;
+        for d in 0..2 {
+            let active = if d == 0 { self.opts.rw.reads() } else { self.opts.rw.writes() };
+            if !active {
+                continue;
+            }
+            let s = &mut self.stats.dirs[d];
+            let kib = (s.io_bytes - self.sample_bytes[d]) * 1000 / ms / 1024;
+            let iops = (s.total_ios - self.sample_ios[d]) * 1000 / ms;
+            s.bw.add(kib);
+            s.iops.add(iops);
+            self.sample_bytes[d] = s.io_bytes;
+            self.sample_ios[d] = s.total_ios;
+        }
+        self.sample_t = now;
+    }
+
+    fn fail(&mut self, k: &mut Kernel, me: TaskId, msg: &str) -> Step {
+        k.eprint(me, msg);
+        self.stats.error = 5;
+        self.inflight.clear();
+        self.cur = None;
+        self.phase = Phase::Done;
+        Step::Cpu { user: 0, sys: 0 }
+    }
+
+    /// A synchronous engine's step: complete the I/O in progress, then issue the next.
+    fn sync_step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let now = k.now;
+        let bs = self.opts.bs;
+        loop {
+            let (dir, start, done) = match self.cur {
+                Some(c) => c,
+                None => {
+                    if self.finished(now) {
+                        self.phase = Phase::Done;
+                        return Step::Cpu { user: 0, sys: 0 };
+                    }
+                    let Some(dir) = self.prep(k, me) else {
+                        self.phase = Phase::Done;
+                        return Step::Cpu { user: 0, sys: 0 };
+                    };
+                    self.stats.depth.mark_depth(1, 1);
+                    self.stats.submit.mark_batch(1);
+                    self.stats.total_submit += 1;
+                    self.cur = Some((dir, now, 0));
+                    (dir, now, 0)
+                }
+            };
+            if done >= bs {
+                self.cur = None;
+                self.stats.complete.mark_batch(1);
+                self.stats.total_complete += 1;
+                self.account(dir, start, start, now, bs, now);
+                if dir == 1 && self.opts.fsync > 0 {
+                    self.writes_since_fsync += 1;
+                    if self.writes_since_fsync >= self.opts.fsync {
+                        self.writes_since_fsync = 0;
+                        return self.start_fsync(k, me);
+                    }
+                }
+                continue;
+            }
+            let r = match self.transfer(k, me, dir, bs - done) {
+                Ok(r) => r,
+                Err(m) => return self.fail(k, me, &m),
+            };
+            if r.bytes == 0 && r.eof {
+                // The file ended under the job: a short I/O ends it.
+                self.cur = None;
+                self.phase = Phase::Done;
+                return Step::Cpu { user: 0, sys: 0 };
+            }
+            self.cur = Some((dir, start, done + r.bytes));
+            return r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 });
+        }
+    }
+
+    fn start_fsync(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let start = k.now;
+        self.phase = Phase::Fsync { start };
+        match k.sys_fsync(me, self.fd) {
+            Ok(Some(t)) => Step::SleepUntil { t, io: true },
+            Ok(None) => Step::Cpu { user: 0, sys: 0 },
+            Err(e) => {
+                let m = format!("fio: fsync of {} failed: {}\n", self.path, e.strerror());
+                self.fail(k, me, &m)
+            }
+        }
+    }
+
+    /// libaio / io_uring with O_DIRECT: reap what completed, refill to iodepth, sleep until
+    /// the earliest completion.
+    fn async_step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let now = k.now;
+        let mut reaped = 0u32;
+        let mut i = 0;
+        while i < self.inflight.len() {
+            let io = self.inflight[i];
+            if io.done_at <= now {
+                self.inflight.swap_remove(i);
+                self.account(io.dir, io.start, io.issued, io.done_at, io.bytes, now);
+                reaped += 1;
+            } else {
+                i += 1;
+            }
+        }
+        if reaped > 0 {
+            self.stats.complete.mark_batch(reaped);
+            self.stats.total_complete += 1;
+        }
+        let mut submitted = 0u32;
+        let base = {
+            let t = &k.tasks[me as usize];
+            t.pending_user + t.pending_sys
+        };
+        while (self.inflight.len() as u32) < self.opts.iodepth && !self.finished(now) {
+            let Some(dir) = self.prep(k, me) else { break };
+            let r = match self.transfer(k, me, dir, self.opts.bs) {
+                Ok(r) => r,
+                Err(m) => return self.fail(k, me, &m),
+            };
+            let spent = {
+                let t = &k.tasks[me as usize];
+                t.pending_user + t.pending_sys - base
+            };
+            let done_at = match r.wait {
+                Some(Step::SleepUntil { t, .. }) => t,
+                _ => now + spent,
+            };
+            self.inflight.push(Inflight { dir, start: now, issued: now + spent, done_at, bytes: r.bytes });
+            self.stats.depth.mark_depth(self.inflight.len() as u32, 1);
+            submitted += 1;
+        }
+        if submitted > 0 {
+            self.stats.submit.mark_batch(submitted);
+            self.stats.total_submit += 1;
+        }
+        match self.inflight.iter().map(|io| io.done_at).min() {
+            Some(t) => Step::SleepUntil { t, io: true },
+            None => {
+                self.phase = Phase::Done;
+                Step::Cpu { user: 0, sys: 0 }
+            }
+        }
+    }
+
+    fn finish(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let _ = k.sys_close(me, self.fd);
+        let end = k.now;
+        self.stats.runtime = end.saturating_sub(self.ramp_end);
+        let s = &k.sched.tasks[me as usize];
+        self.stats.usr_ns = s.utime - self.cpu0.0;
+        self.stats.sys_ns = s.stime - self.cpu0.1;
+        self.stats.ctx = s.nvcsw + s.nivcsw - self.cpu0.2;
+        self.stats.pid = k.pid_of(me);
+        let parent = {
+            let mut sh = self.shared.borrow_mut();
+            sh.results[self.slot] = Some(std::mem::take(&mut self.stats));
+            sh.parent
+        };
+        k.wake(parent);
+        Step::Exit(0)
+    }
+}
+
+impl Program for FioJob {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        match self.phase {
+            Phase::Buffer => {
+                // The I/O buffers (iodepth x bs, allocated by fio and touched on first use).
+                let want = (self.opts.iodepth as u64 * self.opts.bs).div_ceil(4096);
+                if self.buffer_pages < want {
+                    match k.fault_anon_pages(me, self.buffer_pages, want - self.buffer_pages) {
+                        Ok(n) => self.buffer_pages += n,
+                        Err((n, step)) => {
+                            self.buffer_pages += n;
+                            return step;
+                        }
+                    }
+                }
+                self.stats.minf = self.buffer_pages;
+                self.phase = Phase::Open;
+                Step::Cpu { user: 0, sys: 0 }
+            }
+            Phase::Open => {
+                let flags = OpenFlags { read: true, write: self.opts.rw.writes(), direct: self.opts.direct, ..Default::default() };
+                match k.sys_open(me, &self.path, flags) {
+                    Ok((fd, _)) => self.fd = fd,
+                    Err(e) => {
+                        let m = format!("fio: failed to open {}: {}\n", self.path, e.strerror());
+                        self.stats.error = 2;
+                        k.eprint(me, &m);
+                        self.phase = Phase::Done;
+                        return Step::Cpu { user: 0, sys: 0 };
+                    }
+                }
+                if self.opts.invalidate {
+                    // file_invalidate_cache: posix_fadvise(POSIX_FADV_DONTNEED).
+                    let _ = k.sys_fadvise_dontneed(me, self.fd);
+                }
+                self.init_gen();
+                self.start = k.now;
+                self.ramp_end = self.start + self.opts.ramp_time;
+                self.sample_t = self.ramp_end;
+                let s = &k.sched.tasks[me as usize];
+                self.cpu0 = (s.utime, s.stime, s.nvcsw + s.nivcsw);
+                self.phase = Phase::Run;
+                Step::Cpu { user: 0, sys: 0 }
+            }
+            Phase::Run => {
+                if self.opts.engine.sync() {
+                    self.sync_step(k, me)
+                } else {
+                    self.async_step(k, me)
+                }
+            }
+            Phase::Fsync { start } => {
+                if start >= self.ramp_end {
+                    let lat = k.now - start;
+                    self.stats.sync.add(lat);
+                    self.stats.sync_plat.add(lat);
+                }
+                self.phase = Phase::Run;
+                Step::Cpu { user: 0, sys: 0 }
+            }
+            Phase::Done => self.finish(k, me),
+        }
+    }
+
+    fn killed(&mut self, k: &mut Kernel, _me: TaskId) {
+        self.stats.error = 9;
+        let parent = {
+            let mut sh = self.shared.borrow_mut();
+            sh.results[self.slot] = Some(std::mem::take(&mut self.stats));
+            sh.parent
+        };
+        k.wake(parent);
+    }
+}

@@ -1,0 +1,392 @@
+//! fio 3.33: jobs from `--options` or from an INI job file, run as simulated tasks on the
+//! model (page cache, readahead, writeback, O_DIRECT), with fio's normal or JSON report.
+//!
+//! * `options`: the modelled options, their parsing and the job-file parser.
+//! * `job`: one job as a task (offsets, engines, per-I/O latencies).
+//! * `stats`: io_stat moments and the log-linear latency histogram.
+//! * `report`: the normal and JSON reports.
+//!
+//! A job file is a file of the scenario written with `echo ... > job.fio` / `>> job.fio`
+//! lines before fio runs (the shell keeps such text); fio reads it when it starts, and an
+//! error names `job.fio:LINE`.
+
+mod job;
+mod options;
+mod report;
+mod stats;
+
+use job::{FioJob, JobStats, Shared};
+use memtwin_kernel::fs::{normalize, OpenFlags};
+use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_SEC};
+use options::{parse_job_file, JobOpts, OutputFormat};
+use report::{DiskUtil, Group};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// The wall clock at boot, as top and the other tools of the twin show it (10:00:00).
+const BOOT_WALL_CLOCK_S: u64 = 10 * 3600;
+/// Layout writes at most this much per write(2).
+const LAYOUT_CHUNK: u64 = 1 << 20;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Start,
+    Layout,
+    Spawn,
+    Wait,
+}
+
+/// A job instance (one of numjobs) and the file it works on.
+struct Instance {
+    opts: JobOpts,
+    path: String,
+}
+
+pub struct Fio {
+    cwd: String,
+    format: OutputFormat,
+    /// Jobs from the command line.
+    jobs: Vec<JobOpts>,
+    global: JobOpts,
+    /// A job file: (name as given, capture buffer).
+    job_file: Option<(String, Option<u32>)>,
+    instances: Vec<Instance>,
+    phase: Phase,
+    /// Layout in progress: instance index, fd, bytes written.
+    layout: Option<(usize, usize, u64)>,
+    layout_next: usize,
+    shared: Option<Rc<RefCell<Shared>>>,
+    start: Ns,
+    disks0: Vec<(u32, [u64; 2], u64)>,
+}
+
+const USAGE: &str = "fio [--output-format=normal|json] [JOBFILE] [--name=NAME --rw=... --bs=... --size=... ...]";
+
+impl Fio {
+    pub fn parse(args: &[String], cwd: &str, captures: &HashMap<String, u32>) -> Result<Fio, String> {
+        let mut global = JobOpts::default();
+        let mut jobs: Vec<JobOpts> = Vec::new();
+        let mut format = OutputFormat::Normal;
+        let mut job_file = None;
+        let mut i = 0;
+        while i < args.len() {
+            let a = &args[i];
+            i += 1;
+            let Some(opt) = a.strip_prefix("--") else {
+                if a.starts_with('-') {
+                    return Err(format!("fio: unrecognized option '{a}' (usage: {USAGE})"));
+                }
+                if job_file.is_some() {
+                    return Err("fio: one job file is modelled (several were given)".into());
+                }
+                let path = normalize(cwd, a);
+                job_file = Some((a.clone(), captures.get(&path).copied()));
+                continue;
+            };
+            let (k, v) = match opt.split_once('=') {
+                Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                None if options::is_flag(&opt.replace('-', "_")) => (opt.to_string(), None),
+                None if matches!(opt, "version" | "help") => (opt.to_string(), None),
+                None => {
+                    // getopt_long's "--key value".
+                    let v = args.get(i).cloned();
+                    i += 1;
+                    (opt.to_string(), v)
+                }
+            };
+            match k.as_str() {
+                "output-format" => {
+                    format = match v.as_deref() {
+                        Some("normal") => OutputFormat::Normal,
+                        Some("json") => OutputFormat::Json,
+                        Some(x) => {
+                            return Err(format!("fio: output-format={x} is not modelled (accepted: normal, json; terse and json+ are not)"))
+                        }
+                        None => return Err("fio: --output-format needs a value (normal or json)".into()),
+                    }
+                }
+                "name" => {
+                    let mut j = global.clone();
+                    j.given.clear();
+                    j.name = v.unwrap_or_default();
+                    if j.name.is_empty() {
+                        return Err("fio: --name needs a value".into());
+                    }
+                    // JSON's job options start with the name, as fio records them.
+                    j.given.push(("name".into(), j.name.clone()));
+                    j.given.extend(global.given.iter().cloned());
+                    jobs.push(j);
+                }
+                _ => {
+                    let target = jobs.last_mut().unwrap_or(&mut global);
+                    target.set(&k, v.as_deref())?;
+                }
+            }
+        }
+        if jobs.is_empty() && job_file.is_none() {
+            return Err(format!("fio: no jobs: give --name=NAME and its options, or a job file (usage: {USAGE})"));
+        }
+        if job_file.is_some() && !jobs.is_empty() {
+            return Err("fio: a job file together with --name jobs is not modelled; use one or the other".into());
+        }
+        for j in &jobs {
+            j.check()?;
+        }
+        Ok(Fio {
+            cwd: cwd.to_string(),
+            format,
+            jobs,
+            global,
+            job_file,
+            instances: Vec::new(),
+            phase: Phase::Start,
+            layout: None,
+            layout_next: 0,
+            shared: None,
+            start: 0,
+            disks0: Vec::new(),
+        })
+    }
+
+    fn out(&self, k: &mut Kernel, me: TaskId, s: &str) {
+        if self.format == OutputFormat::Normal {
+            k.print(me, s);
+        }
+    }
+
+    /// Expand numjobs and name the files (fio's default file name is NAME.JOBNUM.0).
+    fn instantiate(&mut self) {
+        for j in &self.jobs {
+            for n in 0..j.numjobs {
+                let file = j.filename.clone().unwrap_or_else(|| format!("{}.{}.0", j.name, n));
+                let dir = j.directory.clone().map(|d| normalize(&self.cwd, &d)).unwrap_or_else(|| self.cwd.clone());
+                let path = normalize(&dir, &file);
+                self.instances.push(Instance { opts: j.clone(), path });
+            }
+        }
+    }
+
+    fn headers(&self, k: &mut Kernel, me: TaskId) {
+        let mut s = String::new();
+        for j in &self.jobs {
+            let b = report::num2str(j.bs, 4, true, "B");
+            s += &format!(
+                "{}: (g=0): rw={}, bs=(R) {b}-{b}, (W) {b}-{b}, (T) {b}-{b}, ioengine={}, iodepth={}\n",
+                j.name,
+                j.rw.name(),
+                j.engine.name(),
+                j.iodepth
+            );
+            if j.numjobs > 1 {
+                s += "...\n";
+            }
+        }
+        let n = self.instances.len();
+        s += &format!("fio-3.33\nStarting {n} process{}\n", if n == 1 { "" } else { "es" });
+        if self.jobs.iter().any(|j| j.engine.sync() && j.iodepth > 1) {
+            s += "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n";
+        }
+        self.out(k, me, &s);
+    }
+
+    /// Lay out the next file that is missing or short (filesetup.c extend_file): write it
+    /// through the page cache and fsync it.
+    fn layout_step(&mut self, k: &mut Kernel, me: TaskId) -> Option<Step> {
+        if let Some((i, fd, done)) = self.layout {
+            let size = self.instances[i].opts.size.unwrap_or(0);
+            if done < size {
+                let n = (size - done).min(LAYOUT_CHUNK);
+                match k.sys_write(me, fd, n) {
+                    Ok(r) => {
+                        self.layout = Some((i, fd, done + r.bytes));
+                        return Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }));
+                    }
+                    Err(e) => {
+                        let m = format!("fio: pid={}, err={}/file:filesetup.c, func=write, error={}\n", k.pid_of(me), 28, e.strerror());
+                        k.eprint(me, &m);
+                        let _ = k.sys_close(me, fd);
+                        return Some(Step::Exit(1));
+                    }
+                }
+            }
+            self.layout = None;
+            // create_fsync=1: the laid-out file is synced before the jobs start.
+            let wait = k.sys_fsync(me, fd).ok().flatten();
+            let _ = k.sys_close(me, fd);
+            if let Some(t) = wait {
+                return Some(Step::SleepUntil { t, io: true });
+            }
+        }
+        while self.layout_next < self.instances.len() {
+            let i = self.layout_next;
+            self.layout_next += 1;
+            let inst = &self.instances[i];
+            let size = inst.opts.size.unwrap_or(0);
+            if self.instances[..i].iter().any(|o| o.path == inst.path) {
+                continue;
+            }
+            let have = k.sys_stat(&inst.path).map(|s| s.size).unwrap_or(0);
+            if have >= size {
+                continue;
+            }
+            let msg = format!("{}: Laying out IO file (1 file / {}MiB)\n", inst.opts.name, size >> 20);
+            let path = inst.path.clone();
+            self.out(k, me, &msg);
+            match k.sys_open(me, &path, OpenFlags { write: true, create: true, trunc: true, ..Default::default() }) {
+                Ok((fd, wait)) => {
+                    self.layout = Some((i, fd, 0));
+                    if let Some(t) = wait {
+                        return Some(Step::SleepUntil { t, io: true });
+                    }
+                    return Some(Step::Cpu { user: 0, sys: 0 });
+                }
+                Err(e) => {
+                    k.eprint(me, &format!("fio: failed to create {path}: {}\n", e.strerror()));
+                    return Some(Step::Exit(1));
+                }
+            }
+        }
+        None
+    }
+
+    fn disks_now(k: &Kernel, dev: u32) -> ([u64; 2], u64) {
+        let d = &k.block.devs[dev as usize];
+        (d.ios_done, d.busy_ns)
+    }
+
+    /// Print the report; true if a job failed.
+    fn report(&mut self, k: &mut Kernel, me: TaskId) -> bool {
+        let shared = self.shared.clone().expect("jobs were started");
+        let results: Vec<JobStats> = shared.borrow_mut().results.iter_mut().map(|r| r.take().unwrap_or_default()).collect();
+        let failed = results.iter().any(|r| r.error != 0);
+        let grouped = self.instances.iter().any(|i| i.opts.group_reporting);
+        let stats: Vec<JobStats> = if grouped {
+            let mut all = results[0].clone();
+            for r in &results[1..] {
+                all.merge(r);
+            }
+            vec![all]
+        } else {
+            results
+        };
+        let g = Group::of(&stats);
+        let elapsed = k.now - self.start;
+        let wall = BOOT_WALL_CLOCK_S + k.now / NS_PER_SEC;
+        let when = report::ctime(wall);
+        let disks: Vec<DiskUtil> = self
+            .disks0
+            .iter()
+            .map(|&(dev, ios0, busy0)| {
+                let (ios, busy) = Fio::disks_now(k, dev);
+                let busy_ms = (busy - busy0) / 1_000_000;
+                let ios = [ios[0] - ios0[0], ios[1] - ios0[1]];
+                // The model keeps one busy-time integral per device: it is split between
+                // the directions by their share of requests.
+                let total = (ios[0] + ios[1]).max(1);
+                let ticks = [busy_ms * ios[0] / total, busy_ms * ios[1] / total];
+                let util = if elapsed > 0 { ((busy - busy0) as f64 / elapsed as f64 * 100.0).min(100.0) } else { 0.0 };
+                DiskUtil { name: k.block.devs[dev as usize].disk.name.clone(), ios, ticks, util }
+            })
+            .collect();
+        let mut out = String::new();
+        match self.format {
+            OutputFormat::Normal => {
+                out.push('\n');
+                let show_slat = self.instances.iter().any(|i| !i.opts.engine.sync());
+                for ts in &stats {
+                    report::normal(&mut out, &g, ts, show_slat, &when);
+                }
+                report::group_status(&mut out, &g);
+                report::disk_stats(&mut out, &disks);
+            }
+            OutputFormat::Json => {
+                let elapsed_s = elapsed.div_ceil(NS_PER_SEC);
+                let jobs = stats
+                    .iter()
+                    .enumerate()
+                    .map(|(i, ts)| {
+                        let opts = self.jobs.iter().find(|j| j.name == ts.name).map(|j| j.given.clone()).unwrap_or_default();
+                        let _ = i;
+                        report::job_json(&g, ts, &opts, elapsed_s)
+                    })
+                    .collect();
+                let dj = disks.iter().map(report::disk_json).collect();
+                out = report::top_json(&when, wall, jobs, dj, &self.global.given).render();
+            }
+        }
+        k.print(me, &out);
+        failed
+    }
+}
+
+impl Program for Fio {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        loop {
+            match self.phase {
+                Phase::Start => {
+                    if let Some((name, buf)) = self.job_file.clone() {
+                        let Some(b) = buf else {
+                            k.eprint(me, &format!("fio: job file '{name}' not found (write it in the scenario first: echo '[job]' > {name}; echo 'rw=randread' >> {name})\n"));
+                            return Step::Exit(1);
+                        };
+                        let text = k.buffers[b as usize].clone();
+                        match parse_job_file(&name, &text, &self.global).and_then(|jobs| {
+                            for j in &jobs {
+                                j.check().map_err(|e| format!("{name}: {}", e.trim_start_matches("fio: ")))?;
+                            }
+                            Ok(jobs)
+                        }) {
+                            Ok(jobs) => self.jobs = jobs,
+                            Err(e) => {
+                                let e = if e.starts_with("fio: ") { e } else { format!("fio: {e}") };
+                                k.eprint(me, &format!("{e}\n"));
+                                return Step::Exit(1);
+                            }
+                        }
+                    }
+                    self.instantiate();
+                    self.headers(k, me);
+                    self.phase = Phase::Layout;
+                }
+                Phase::Layout => {
+                    if let Some(s) = self.layout_step(k, me) {
+                        return s;
+                    }
+                    self.phase = Phase::Spawn;
+                }
+                Phase::Spawn => {
+                    let n = self.instances.len();
+                    let shared = Rc::new(RefCell::new(Shared { results: vec![None; n], parent: me }));
+                    self.start = k.now;
+                    for inst in &self.instances {
+                        if let Some(m) = k.fs.mount_of(&inst.path) {
+                            if let Some(dev) = k.fs.mounts[m as usize].dev {
+                                if !self.disks0.iter().any(|d| d.0 == dev) {
+                                    let (ios, busy) = Fio::disks_now(k, dev);
+                                    self.disks0.push((dev, ios, busy));
+                                }
+                            }
+                        }
+                    }
+                    let cmd = k.tasks[me as usize].cmdline.clone();
+                    for (i, inst) in self.instances.iter().enumerate() {
+                        let rng = k.rng.fork();
+                        let job = FioJob::new(inst.opts.clone(), inst.path.clone(), i, shared.clone(), rng);
+                        k.spawn_task("fio", &cmd, false, Some(me), Some(Box::new(job)));
+                    }
+                    self.shared = Some(shared);
+                    self.phase = Phase::Wait;
+                }
+                Phase::Wait => {
+                    let done = self.shared.as_ref().is_some_and(|s| s.borrow().results.iter().all(|r| r.is_some()));
+                    if !done {
+                        return Step::Block { io: false };
+                    }
+                    let err = self.report(k, me);
+                    return Step::Exit(if err { 1 } else { 0 });
+                }
+            }
+        }
+    }
+}
