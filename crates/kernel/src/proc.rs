@@ -85,7 +85,7 @@ impl Kernel {
             (VmItem::NrUnevictable, mm.lru_len(Lru::Unevictable)),
             (VmItem::NrSlabReclaimable, s.slab_reclaimable),
             (VmItem::NrSlabUnreclaimable, s.slab_unreclaimable),
-            (VmItem::WorkingsetNodes, mm.mappings.iter().filter(|m| m.live && m.nrshadows > 0).map(|m| m.nrshadows.div_ceil(64)).sum()),
+            (VmItem::WorkingsetNodes, mm.shadow_nodes.len()),
             (VmItem::NrAnonPages, s.anon),
             (VmItem::NrMapped, s.mapped),
             (VmItem::NrFilePages, s.file_pages),

@@ -258,6 +258,8 @@ pub struct Mm {
     pub dirty_inodes: std::collections::VecDeque<(Ns, u32)>,
     /// Frames the kernel holds outside the LRU (slab, stacks, page tables).
     pub kernel_frames: Vec<Pfn>,
+    /// Nodes of the page-cache trees that hold only shadow entries (workingset.c).
+    pub shadow_nodes: workingset::ShadowNodes,
 }
 
 impl Mm {
@@ -290,6 +292,7 @@ impl Mm {
             refaults_seen: [0; 2],
             dirty_inodes: std::collections::VecDeque::new(),
             kernel_frames: Vec::new(),
+            shadow_nodes: workingset::ShadowNodes::default(),
         }
     }
 
