@@ -426,3 +426,66 @@ fn shadow_nodes_are_trimmed_to_the_shrinker_limit() {
     assert!(k.vm.get(VmItem::WorkingsetNodereclaim) > 0, "the shrinker freed nodes");
     k.mm.check_invariants().unwrap();
 }
+
+/// Requests complete in the order the device finishes them: on virtio a read has less
+/// latency than a write, so a read queued behind a write completes first.
+#[test]
+fn block_requests_complete_out_of_submission_order() {
+    use memtwin_kernel::block::{Dir, ReqKind};
+    let mut k = boot("seed-000");
+    let d = k.block.devs.iter().position(|d| d.disk.model.write_latency_ns > d.disk.model.latency_ns).expect("a virtio disk") as u32;
+    let t0 = k.now;
+    let tw = k.submit_bio(d, Dir::Write, 0, 4096, ReqKind::Direct, None);
+    let tr = k.submit_bio(d, Dir::Read, 1 << 20, 4096, ReqKind::Direct, None);
+    assert!(tr < tw, "read completes at {tr}, write at {tw}");
+    assert_eq!(k.block.next_completion(), Some(tr));
+    k.run_until(tr, &mut |_| false);
+    let dev = &k.block.devs[d as usize];
+    assert_eq!(dev.ios_done[Dir::Read as usize], 1, "the read is done");
+    assert_eq!(dev.ios_done[Dir::Write as usize], 0, "the write is not");
+    assert_eq!(k.block.next_completion(), Some(tw), "the write is still in flight");
+    let _ = t0;
+}
+
+/// get_scan_count: with plenty of inactive file cache that is not thrashing, reclaim
+/// leaves anon alone (cache_trim_mode, 5.5+; "file is plenty", 3.8+): a 768 MiB machine
+/// with 400 MiB of a file cached (read once) and a program faulting in 480 MiB swaps
+/// nothing (6.18 in a 768 MiB memcg: 6 anon pages scanned, none swapped). 2.6.39
+/// balances anon and file by swappiness alone and scans anon too.
+#[test]
+fn plenty_of_inactive_file_spares_anon() {
+    for (profile, spares) in [("linux-6.x", true), ("linux-5.8", true), ("linux-5.4", true), ("linux-2.6.39", false)] {
+        let mut m = memtwin_machine::preset("seed-000").unwrap();
+        memtwin_machine::apply_set(&mut m, "ram=768M").unwrap();
+        memtwin_machine::apply_set(&mut m, &format!("kernel={profile}")).unwrap();
+        let mut k = Kernel::boot(m, 1).unwrap();
+        write_clean(&mut k, "/root/f", 400);
+        read_file(&mut k, "/root/f");
+        let (scan0, out0) = (k.vm.get(VmItem::PgscanAnon), k.vm.get(VmItem::Pswpout));
+        let file0 = k.mm.stat.file_pages;
+        let want = 480u64 << 8;
+        let mut got = 0;
+        run_task(&mut k, move |k, me| {
+            if got >= want {
+                return None;
+            }
+            match k.fault_anon_pages(me, got, (want - got).min(256)) {
+                Ok(n) => {
+                    got += n;
+                    Some(Step::Cpu { user: 0, sys: 0 })
+                }
+                Err((n, step)) => {
+                    got += n;
+                    Some(step)
+                }
+            }
+        });
+        assert!(k.mm.stat.file_pages + 20_000 < file0, "{profile}: file cache was reclaimed");
+        let (scanned, swapped) = (k.vm.get(VmItem::PgscanAnon) - scan0, k.vm.get(VmItem::Pswpout) - out0);
+        if spares {
+            assert!(scanned < 64 && swapped == 0, "{profile}: {scanned} anon pages scanned, {swapped} swapped");
+        } else {
+            assert!(scanned > 0, "{profile}: anon is scanned");
+        }
+    }
+}
