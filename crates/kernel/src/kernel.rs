@@ -63,6 +63,8 @@ pub struct Kernel {
     /// Reclaim work accumulated by the reclaim pass in progress, ns of CPU.
     pub reclaim_ns: Ns,
     pub reclaim_stats: ReclaimStats,
+    /// The load average (calc_global_load), see proc.rs.
+    pub load: crate::proc::LoadAvg,
     /// Flushers asleep with nothing urgent (woken for background writeback).
     pub flusher_idle: Vec<TaskId>,
     /// Flushers waiting for a request slot.
@@ -128,6 +130,7 @@ impl Kernel {
             debug_invariants: false,
             reclaim_ns: 0,
             reclaim_stats: ReclaimStats::default(),
+            load: crate::proc::LoadAvg::default(),
             flusher_idle: Vec::new(),
             flusher_slot_wait: Vec::new(),
             sync_requested: false,
@@ -381,11 +384,13 @@ impl Kernel {
             match self.events.peek_time() {
                 Some(t) if t <= until => {}
                 _ => {
+                    self.calc_global_load(until);
                     self.advance_clock(until);
                     return;
                 }
             }
             let (t, ev) = self.events.pop().expect("peeked");
+            self.calc_global_load(t);
             self.advance_clock(t);
             self.handle(ev);
             if self.debug_invariants {

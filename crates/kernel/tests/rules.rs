@@ -489,3 +489,25 @@ fn plenty_of_inactive_file_spares_anon() {
         }
     }
 }
+
+/// calc_global_load: every 5 s (LOAD_FREQ) the averages decay towards nr_running +
+/// nr_uninterruptible with EXP_1/5/15 = 1884/2014/2037 in FSHIFT 11 fixed point. One task
+/// busy for a minute, 11 or 12 samples: 1 - (1884/2048)^11..12 = 0.60..0.63 (1 min),
+/// 0.17..0.18 (5 min), 0.06 (15 min).
+#[test]
+fn load_average_decays_every_five_seconds() {
+    let mut k = boot("seed-000");
+    let mut left = 60;
+    run_task(&mut k, move |_, _| {
+        if left == 0 {
+            return None;
+        }
+        left -= 1;
+        Some(Step::Cpu { user: NS_PER_SEC, sys: 0 })
+    });
+    let la = k.snapshot().loadavg;
+    assert!((0.59..=0.64).contains(&la[0]) && (0.16..=0.19).contains(&la[1]) && (0.05..=0.07).contains(&la[2]), "{la:?}");
+    let t = k.now + 600 * NS_PER_SEC;
+    k.run_until(t, &mut |_| false);
+    assert!(k.snapshot().loadavg[0] < 0.01, "decays when idle");
+}
