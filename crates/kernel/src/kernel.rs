@@ -56,6 +56,9 @@ pub struct Kernel {
     pub kswapd_waiting: bool,
     /// Tasks throttled in reclaim or waiting for writeback to make progress.
     pub writeback_waiters: Vec<TaskId>,
+    /// Tasks asleep inside direct reclaim (waiting for a request slot of the swap device);
+    /// when they run again they go on with the same reclaim (mm/page_alloc.rs).
+    pub in_direct_reclaim: Vec<TaskId>,
     /// Tasks waiting for another to exit: (waiter, waited-for).
     pub exit_waiters: Vec<(TaskId, TaskId)>,
     /// Check the frame invariants after every event (debug mode).
@@ -126,6 +129,7 @@ impl Kernel {
             kswapd: 0,
             kswapd_waiting: false,
             writeback_waiters: Vec::new(),
+            in_direct_reclaim: Vec::new(),
             exit_waiters: Vec::new(),
             debug_invariants: false,
             reclaim_ns: 0,

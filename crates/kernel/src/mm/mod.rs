@@ -260,6 +260,8 @@ pub struct Mm {
     pub kernel_frames: Vec<Pfn>,
     /// Nodes of the page-cache trees that hold only shadow entries (workingset.c).
     pub shadow_nodes: workingset::ShadowNodes,
+    /// PGDAT_WRITEBACK: kswapd found only pages under writeback at the inactive tail.
+    pub pgdat_writeback: bool,
 }
 
 impl Mm {
@@ -293,6 +295,7 @@ impl Mm {
             dirty_inodes: std::collections::VecDeque::new(),
             kernel_frames: Vec::new(),
             shadow_nodes: workingset::ShadowNodes::default(),
+            pgdat_writeback: false,
         }
     }
 

@@ -26,6 +26,9 @@ pub struct ScanControl {
     pub nr_writeback: u64,
     /// Pages left because the swap device's queue was full.
     pub nr_congested: u64,
+    /// kswapd found pages it had marked for immediate reclaim still under writeback
+    /// (shrink_folio_list case 1: nr_immediate).
+    pub nr_immediate: u64,
 }
 
 /// Outcome of folio_check_references.
@@ -358,6 +361,7 @@ impl Kernel {
         let mut reclaimed = 0;
         let mut activated = 0;
         let mut pageout = 0;
+        let mut batch_writeback = 0;
         for _ in 0..n {
             let Some(p) = self.mm.lists.tail(&self.mm.pages, l) else { break };
             scanned += 1;
@@ -378,9 +382,15 @@ impl Kernel {
                 continue;
             }
             if self.mm.pages.writeback(p) {
-                // Case 2 of shrink_folio_list: mark for immediate reclaim (PG_reclaim: the
-                // end of writeback rotates it to the inactive tail), keep it.
+                // Case 1 of shrink_folio_list: kswapd meets a page it already marked, on a
+                // node flagged PGDAT_WRITEBACK: pages cycle faster than they are written.
+                if sc.kswapd && self.mm.pages.reclaim(p) && self.mm.pgdat_writeback {
+                    sc.nr_immediate += 1;
+                }
+                // Case 2: mark for immediate reclaim (PG_reclaim: the end of writeback
+                // rotates it to the inactive tail), keep it.
                 sc.nr_writeback += 1;
+                batch_writeback += 1;
                 self.mm.pages.set_reclaim(p);
                 self.mm.lists.move_head(&mut self.mm.pages, p, active);
                 self.vm.inc(VmItem::Pgactivate);
@@ -432,6 +442,11 @@ impl Kernel {
         if !self.swap_pending_buf.is_empty() {
             self.submit_swap_writes();
         }
+        // shrink_node: kswapd flags the node PGDAT_WRITEBACK when every page it took was
+        // under writeback (cleared when the node is balanced).
+        if sc.kswapd && scanned > 0 && batch_writeback == scanned {
+            self.mm.pgdat_writeback = true;
+        }
         let (scan_item, steal_item) = if sc.kswapd {
             (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
         } else {
@@ -461,6 +476,11 @@ impl Kernel {
     /// try_to_free_pages / do_try_to_free_pages: direct reclaim of SWAP_CLUSTER_MAX pages,
     /// raising the priority until enough is freed. The work is charged to the allocating task.
     pub fn try_to_free_pages(&mut self, tid: TaskId) -> u64 {
+        self.try_to_free_pages_sc(tid).nr_reclaimed
+    }
+
+    /// try_to_free_pages, returning its scan_control (what it found on the way).
+    pub fn try_to_free_pages_sc(&mut self, tid: TaskId) -> ScanControl {
         let mut sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
         self.reclaim_ns = 0;
         for prio in (0..=DEF_PRIORITY).rev() {
@@ -474,7 +494,7 @@ impl Kernel {
         let ns = std::mem::take(&mut self.reclaim_ns);
         self.charge_sys(tid, ns);
         self.reclaim_stats.record(false, ns);
-        sc.nr_reclaimed
+        sc
     }
 }
 
@@ -491,6 +511,8 @@ impl Program for Kswapd {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         let w = k.mm.wmark;
         if k.mm.nr_free() > w.high {
+            // clear_pgdat_congested: a balanced node is no longer flagged.
+            k.mm.pgdat_writeback = false;
             if self.running {
                 self.running = false;
                 k.snapshot_refaults();
@@ -526,6 +548,19 @@ impl Program for Kswapd {
         let exhausted = self.priority <= 1;
         if (sc.nr_scanned < sc.nr_to_reclaim || sc.nr_reclaimed == 0) && self.priority > 1 {
             self.priority -= 1;
+        }
+        if sc.nr_immediate > 0 {
+            // Pages marked for immediate reclaim are still being written: stall. 5.16+
+            // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): until SWAP_CLUSTER_MAX pages
+            // complete writeback (__acct_reclaim_writeback), at most HZ/10; before,
+            // congestion_wait(BLK_RW_ASYNC, HZ/10), which blk-mq devices never cut short.
+            let cap = k.now + 100 * NS_PER_MS;
+            let until = if k.machine.kernel == KernelProfile::Linux6 {
+                k.block.next_completion().unwrap_or(cap).min(cap)
+            } else {
+                cap
+            };
+            return Step::SleepUntil { t: until.max(k.now + 1), io: false };
         }
         if sc.nr_reclaimed == 0 && sc.nr_congested > 0 {
             // The swap device is saturated: wait for a request to complete.
