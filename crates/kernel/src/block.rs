@@ -2,7 +2,10 @@
 //! another at its transfer rate per direction; a request that does not continue the
 //! previous one costs a seek on rotational media; a fixed per-request latency overlaps with
 //! the next transfer (the device has a queue). Completion times follow at submission, so
-//! waiting for I/O is sleeping until a known time.
+//! waiting for I/O is sleeping until a known time. Reads and writes have their own latency
+//! (a virtio write goes through the host's write-through path), so a read submitted after
+//! a write can complete first: requests complete in completion-time order, not in
+//! submission order (blk_mq_complete_request per request).
 
 use crate::kernel::Event;
 use crate::Kernel;
@@ -51,7 +54,7 @@ pub struct BlockDevice {
     pub busy_until: Ns,
     /// Byte position after the last request (sequential detection).
     pub last_end: u64,
-    /// Completion times of requests in flight, in order.
+    /// Completion times of requests in flight, earliest first (not submission order).
     pub inflight: VecDeque<Ns>,
     /// Block-layer request slots (queue/nr_requests); submitters sleep when all are taken.
     pub nr_requests: u32,
@@ -172,7 +175,8 @@ impl Kernel {
             Dir::Write => d.disk.model.write_latency_ns,
         };
         let done_at = d.busy_until + latency;
-        d.inflight.push_back(done_at);
+        let at = d.inflight.partition_point(|&t| t <= done_at);
+        d.inflight.insert(at, done_at);
         let req = Request { dev, dir, bytes, kind, done_at, task, live: true };
         let id = match self.block.free_reqs.pop() {
             Some(i) => {
@@ -205,7 +209,13 @@ impl Kernel {
         }
         self.intr += 1;
         let d = &mut self.block.devs[r.dev as usize];
-        d.inflight.pop_front();
+        // This request's completion, wherever it is among those in flight.
+        match d.inflight.binary_search(&r.done_at) {
+            Ok(i) => {
+                d.inflight.remove(i);
+            }
+            Err(_) => debug_assert!(false, "completed request not in flight"),
+        }
         d.bytes_done[r.dir as usize] += r.bytes;
         d.ios_done[r.dir as usize] += 1;
         match r.kind {

@@ -56,6 +56,9 @@ pub struct Kernel {
     pub kswapd_waiting: bool,
     /// Tasks throttled in reclaim or waiting for writeback to make progress.
     pub writeback_waiters: Vec<TaskId>,
+    /// Tasks asleep inside direct reclaim (waiting for a request slot of the swap device);
+    /// when they run again they go on with the same reclaim (mm/page_alloc.rs).
+    pub in_direct_reclaim: Vec<TaskId>,
     /// Tasks waiting for another to exit: (waiter, waited-for).
     pub exit_waiters: Vec<(TaskId, TaskId)>,
     /// Slots of reaped tasks, reused by the next spawn (the task table's size follows the
@@ -70,6 +73,8 @@ pub struct Kernel {
     /// Reclaim work accumulated by the reclaim pass in progress, ns of CPU.
     pub reclaim_ns: Ns,
     pub reclaim_stats: ReclaimStats,
+    /// The load average (calc_global_load), see proc.rs.
+    pub load: crate::proc::LoadAvg,
     /// Flushers asleep with nothing urgent (woken for background writeback).
     pub flusher_idle: Vec<TaskId>,
     /// Flushers waiting for a request slot.
@@ -131,6 +136,7 @@ impl Kernel {
             kswapd: 0,
             kswapd_waiting: false,
             writeback_waiters: Vec::new(),
+            in_direct_reclaim: Vec::new(),
             exit_waiters: Vec::new(),
             free_tids: Vec::new(),
             children_utime: 0,
@@ -138,6 +144,7 @@ impl Kernel {
             debug_invariants: false,
             reclaim_ns: 0,
             reclaim_stats: ReclaimStats::default(),
+            load: crate::proc::LoadAvg::default(),
             flusher_idle: Vec::new(),
             flusher_slot_wait: Vec::new(),
             sync_requested: false,
@@ -427,11 +434,13 @@ impl Kernel {
             match self.events.peek_time() {
                 Some(t) if t <= until => {}
                 _ => {
+                    self.calc_global_load(until);
                     self.advance_clock(until);
                     return;
                 }
             }
             let (t, ev) = self.events.pop().expect("peeked");
+            self.calc_global_load(t);
             self.advance_clock(t);
             self.handle(ev);
             if self.debug_invariants {

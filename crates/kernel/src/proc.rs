@@ -6,7 +6,54 @@ use crate::Kernel;
 use memtwin_engine::RunState;
 use memtwin_procfs::{CpuStat, MemInfo, Snapshot, TaskInfo, TaskState, VmItem};
 
+/// kernel/sched/loadavg.c: avenrun[] in FSHIFT fixed point, updated every LOAD_FREQ.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct LoadAvg {
+    pub avenrun: [u64; 3],
+    /// Samples taken so far (the next is at LOAD_FREQ * (samples + 1)).
+    pub samples: u64,
+}
+
+const FSHIFT: u32 = 11;
+const FIXED_1: u64 = 1 << FSHIFT;
+const EXP: [u64; 3] = [1884, 2014, 2037];
+/// LOAD_FREQ = 5 * HZ + 1 jiffies; HZ = 250 (distribution kernels): 5.004 s.
+const LOAD_FREQ_NS: u64 = 5 * memtwin_engine::NS_PER_SEC + memtwin_engine::NS_PER_SEC / 250;
+
+/// calc_load: one step of the exponential decay towards `active` (both fixed point).
+fn calc_load(load: u64, exp: u64, active: u64) -> u64 {
+    let mut newload = load * exp + active * (FIXED_1 - exp);
+    if active >= load {
+        newload += FIXED_1 - 1;
+    }
+    newload / FIXED_1
+}
+
+impl LoadAvg {
+    /// /proc/loadavg's figures: LOAD_INT.LOAD_FRAC, two decimals as the kernel prints them.
+    pub fn figures(&self) -> [f64; 3] {
+        self.avenrun.map(|x| {
+            let x = x + FIXED_1 / 200; // get_avenrun(.., FIXED_1/200, 0): rounding
+            let int = x >> FSHIFT;
+            let frac = ((x & (FIXED_1 - 1)) * 100) >> FSHIFT;
+            int as f64 + frac as f64 / 100.0
+        })
+    }
+}
+
 impl Kernel {
+    /// calc_global_load: at every LOAD_FREQ boundary up to `t`, fold nr_running +
+    /// nr_uninterruptible (the state since the last event) into the three averages.
+    pub(crate) fn calc_global_load(&mut self, t: memtwin_engine::Ns) {
+        while LOAD_FREQ_NS * (self.load.samples + 1) <= t {
+            let active = (self.sched.nr_running() + self.sched.nr_iowait()) as u64 * FIXED_1;
+            for i in 0..3 {
+                self.load.avenrun[i] = calc_load(self.load.avenrun[i], EXP[i], active);
+            }
+            self.load.samples += 1;
+        }
+    }
+
     /// si_mem_available: free memory less reserves, plus the page cache and reclaimable
     /// slab that could be freed without swapping (half of each is assumed to be needed).
     pub fn mem_available_pages(&self) -> u64 {
@@ -85,7 +132,7 @@ impl Kernel {
             (VmItem::NrUnevictable, mm.lru_len(Lru::Unevictable)),
             (VmItem::NrSlabReclaimable, s.slab_reclaimable),
             (VmItem::NrSlabUnreclaimable, s.slab_unreclaimable),
-            (VmItem::WorkingsetNodes, mm.mappings.iter().filter(|m| m.live && m.nrshadows > 0).map(|m| m.nrshadows.div_ceil(64)).sum()),
+            (VmItem::WorkingsetNodes, mm.shadow_nodes.len()),
             (VmItem::NrAnonPages, s.anon),
             (VmItem::NrMapped, s.mapped),
             (VmItem::NrFilePages, s.file_pages),
@@ -180,7 +227,7 @@ impl Kernel {
             procs_running: self.sched.nr_running(),
             procs_blocked: self.sched.nr_iowait(),
             tasks,
-            loadavg: [0.0; 3],
+            loadavg: self.load.figures(),
         }
     }
 }

@@ -38,7 +38,9 @@ pub enum KernelProfile {
     Linux58,
     /// Linux 5.4 .. 5.7: anon/file balancing by recent_rotated/recent_scanned.
     Linux5Pre59,
-    /// Linux 2.6.39 (seed 004): global dcache LRU and shrinker list locks, old shrinker formula.
+    /// Linux 2.6.39 (seed 004): no refault detection, writes mark pages accessed, reclaim
+    /// stops once enough is reclaimed below DEF_PRIORITY (shrink_zone). The rules it borrows
+    /// from later kernels are listed in docs/profiles.md.
     Linux2639,
     /// Linux 2.4 (seed 002): bdflush.
     Linux24,
@@ -69,6 +71,23 @@ impl KernelProfile {
     /// one young PTE no longer activates a swap-backed page, anon evictions leave shadows.
     pub fn anon_workingset(self) -> bool {
         matches!(self, KernelProfile::Linux6)
+    }
+    /// Refault detection of the page cache (mm/workingset.c, shadow entries): 3.15+.
+    pub fn has_workingset(self) -> bool {
+        !matches!(self, KernelProfile::Linux2639 | KernelProfile::Linux24)
+    }
+    /// A buffered write marks the page accessed: SetPageReferenced in 2.4's
+    /// generic_file_write, mark_page_accessed in generic_perform_write (2.6 .. 3.15),
+    /// FGP_ACCESSED in grab_cache_page_write_begin (3.16 .. 4.6). Since 4.7 ("mm: filemap:
+    /// only do access activations on reads", bbddabe2e436) only reads do.
+    pub fn write_marks_accessed(self) -> bool {
+        matches!(self, KernelProfile::Linux2639 | KernelProfile::Linux24)
+    }
+    /// get_scan_count reclaims file pages only while the inactive file list is large enough
+    /// and not thrashing ("file is plenty": "mm,vmscan: only evict file pages when we have
+    /// plenty", 3.8; sc->cache_trim_mode since 5.5). 2.6.39 balances by swappiness alone.
+    pub fn file_is_plenty(self) -> bool {
+        !matches!(self, KernelProfile::Linux2639 | KernelProfile::Linux24)
     }
 }
 

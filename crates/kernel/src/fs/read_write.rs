@@ -506,7 +506,7 @@ impl Kernel {
                 break;
             }
             self.charge_sys(tid, self.machine.cpu_model.page_cache_ns + ns_for(chunk, copy_bw));
-            self.mark_page_accessed(p);
+            self.write_mark_accessed(p);
             self.set_page_dirty(tid, p);
             at += chunk;
         }

@@ -20,6 +20,7 @@ impl Kernel {
             self.mm.pages.set_locked(p);
         }
         let kind = self.mm.mappings[m as usize].kind;
+        self.mm.shadow_nodes.page_added(m, index);
         let space = &mut self.mm.mappings[m as usize];
         space.set_slot(index, encode_page(p));
         space.nrpages += 1;
@@ -103,20 +104,29 @@ impl Kernel {
         if swap_slot.is_some() {
             self.mm.mappings[m as usize].set_swap_cache_slot(index, None);
         }
+        let evicting = shadow.is_some();
+        // No shadow entries before 3.15 (refault detection, mm/workingset.c).
+        let shadow = shadow.filter(|_| self.machine.kernel.has_workingset());
         let space = &mut self.mm.mappings[m as usize];
-        match (shadow, swap_slot) {
-            (Some(s), Some(slot)) => {
+        match (evicting, swap_slot) {
+            (true, Some(slot)) => {
                 // Reclaim of a swap-cache page: the swap entry replaces it, and the swap
                 // slot keeps the workingset shadow (shadows live in the swap cache).
                 space.set_slot(index, super::encode_swap(slot));
                 space.nr_swapped += 1;
-                self.set_swap_shadow(slot, s);
+                if let Some(s) = shadow {
+                    self.set_swap_shadow(slot, s);
+                }
             }
-            (Some(s), None) => {
-                space.set_slot(index, encode_shadow(s));
-                space.nrshadows += 1;
-            }
-            (None, slot) => {
+            (true, None) => match shadow {
+                Some(s) => {
+                    space.set_slot(index, encode_shadow(s));
+                    space.nrshadows += 1;
+                    self.shadow_node_added(m, index);
+                }
+                None => space.set_slot(index, 0),
+            },
+            (false, slot) => {
                 space.set_slot(index, 0);
                 if let Some(slot) = slot {
                     self.swap_free(slot);
@@ -159,6 +169,7 @@ impl Kernel {
                     let s = &mut self.mm.mappings[m as usize];
                     s.set_slot(index, 0);
                     s.nrshadows -= 1;
+                    self.mm.shadow_nodes.page_added(m, index);
                 }
                 Slot::Swap(slot) => {
                     let s = &mut self.mm.mappings[m as usize];
@@ -184,6 +195,15 @@ impl Kernel {
             if let Slot::Page(p) = self.mm.mappings[m as usize].slot(index) {
                 self.page_cache_delete(p, None);
             }
+        }
+    }
+
+    /// A buffered write's access to page `p`: marked accessed only before 4.7
+    /// (KernelProfile::write_marks_accessed); since then a written page stays
+    /// unreferenced, so a later read marks it and a second read activates it.
+    pub fn write_mark_accessed(&mut self, p: Pfn) {
+        if self.machine.kernel.write_marks_accessed() {
+            self.mark_page_accessed(p);
         }
     }
 
@@ -280,6 +300,7 @@ impl Kernel {
                     self.mm.stat.writeback -= 1;
                     self.mm.mappings[m as usize].nr_writeback -= 1;
                     self.vm.inc(VmItem::NrWritten);
+                    self.end_writeback_reclaim(p);
                 }
             }
         }

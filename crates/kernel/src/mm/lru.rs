@@ -4,6 +4,9 @@
 //! takes from the tail.
 
 use super::page::{Lru, Pages, Pfn, NIL};
+use crate::Kernel;
+use memtwin_machine::KernelProfile;
+use memtwin_procfs::VmItem;
 
 pub const NR_LISTS: usize = 7;
 
@@ -111,6 +114,36 @@ impl Lists {
             p = pages.next[p as usize];
         }
         out
+    }
+}
+
+impl Kernel {
+    /// folio_end_writeback: a page reclaim wanted freed (PG_reclaim) is rotated to the tail
+    /// of its inactive list so the next reclaim pass finds it first (mm/filemap.c).
+    pub(crate) fn end_writeback_reclaim(&mut self, p: Pfn) {
+        if !self.mm.pages.reclaim(p) {
+            return;
+        }
+        self.mm.pages.clear_reclaim(p);
+        self.rotate_reclaimable(p);
+    }
+
+    /// folio_rotate_reclaimable -> lru_move_tail_fn (mm/swap.c): a clean, unlocked page on
+    /// an evictable list goes to the inactive tail, deactivated (PGROTATED). Before 3.10
+    /// (rotate_reclaimable_page in 2.6.39) an active page was left alone; 2.4 has no PG_reclaim.
+    pub(crate) fn rotate_reclaimable(&mut self, p: Pfn) {
+        let pg = &self.mm.pages;
+        let l = pg.lru(p);
+        if pg.locked(p) || pg.dirty(p) || !Lru::EVICTABLE.contains(&l) {
+            return;
+        }
+        match self.machine.kernel {
+            KernelProfile::Linux24 => return,
+            KernelProfile::Linux2639 if l.is_active() => return,
+            _ => {}
+        }
+        self.mm.lists.move_tail(&mut self.mm.pages, p, Lru::of(l.is_file(), false));
+        self.vm.inc(VmItem::Pgrotated);
     }
 }
 

@@ -259,6 +259,10 @@ pub struct Mm {
     pub dirty_inodes: std::collections::VecDeque<(Ns, u32)>,
     /// Frames the kernel holds outside the LRU (slab, stacks, page tables).
     pub kernel_frames: Vec<Pfn>,
+    /// Nodes of the page-cache trees that hold only shadow entries (workingset.c).
+    pub shadow_nodes: workingset::ShadowNodes,
+    /// PGDAT_WRITEBACK: kswapd found only pages under writeback at the inactive tail.
+    pub pgdat_writeback: bool,
 }
 
 impl Mm {
@@ -301,6 +305,8 @@ impl Mm {
             refaults_seen: [0; 2],
             dirty_inodes: std::collections::VecDeque::new(),
             kernel_frames: Vec::new(),
+            shadow_nodes: workingset::ShadowNodes::default(),
+            pgdat_writeback: false,
         })
     }
 

@@ -2,8 +2,8 @@
 //! needs). Four u32 words per frame — 16 bytes of host memory per simulated page:
 //!
 //! * `next`, `prev`: the intrusive LRU (or free-list) links, as frame numbers;
-//! * `map`: the owning address_space id (27 bits) and 5 flag bits (LRU list, referenced,
-//!   dirty);
+//! * `map`: the owning address_space id (26 bits) and 6 flag bits (reclaim, LRU list,
+//!   referenced, dirty);
 //! * `idx`: the page's index in its address_space (28 bits, 1 TiB files) and 4 flag bits
 //!   (writeback, young, workingset, locked).
 //!
@@ -60,8 +60,11 @@ impl Lru {
     }
 }
 
-const MAP_BITS: u32 = 27;
+const MAP_BITS: u32 = 26;
 const MAP_MASK: u32 = (1 << MAP_BITS) - 1;
+/// PG_reclaim: reclaim wants the page freed as soon as its writeback completes
+/// (folio_end_writeback -> folio_rotate_reclaimable).
+const PG_RECLAIM: u32 = 1 << 26;
 const LRU_SHIFT: u32 = 27; // 3 bits: 27..29
 const LRU_MASK: u32 = 0b111 << LRU_SHIFT;
 const PG_REFERENCED: u32 = 1 << 30;
@@ -169,6 +172,7 @@ impl Pages {
 
     flag!(referenced, set_referenced, clear_referenced, map, PG_REFERENCED);
     flag!(dirty, set_dirty, clear_dirty, map, PG_DIRTY);
+    flag!(reclaim, set_reclaim, clear_reclaim, map, PG_RECLAIM);
     flag!(writeback, set_writeback, clear_writeback, idx, PG_WRITEBACK);
     flag!(young, set_young, clear_young, idx, PG_YOUNG);
     flag!(workingset, set_workingset, clear_workingset, idx, PG_WORKINGSET);
@@ -199,6 +203,8 @@ mod tests {
         p.set_lru(1, Lru::ActiveFile);
         p.set_dirty(1);
         p.set_locked(1);
+        p.set_reclaim(1);
+        assert!(p.reclaim(1));
         assert_eq!(p.mapping(1), MAX_MAPPING);
         assert_eq!(p.index(1), IDX_MASK);
         assert_eq!(p.lru(1), Lru::ActiveFile);

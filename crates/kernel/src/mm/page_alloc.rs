@@ -85,12 +85,31 @@ impl Kernel {
         if free > w.min {
             return self.take_page(tid);
         }
-        // __alloc_pages_slowpath -> __alloc_pages_direct_reclaim
-        self.vm.inc(VmItem::AllocstallNormal);
-        let reclaimed = self.try_to_free_pages(tid);
+        // __alloc_pages_slowpath -> __alloc_pages_direct_reclaim -> __perform_reclaim: one
+        // allocstall per call of try_to_free_pages (do_try_to_free_pages). A task that slept
+        // inside it for a request slot goes on with the same call.
+        let resumed = match self.in_direct_reclaim.iter().position(|&t| t == tid) {
+            Some(i) => {
+                self.in_direct_reclaim.swap_remove(i);
+                true
+            }
+            None => false,
+        };
+        if !resumed {
+            self.vm.inc(VmItem::AllocstallNormal);
+        }
+        let sc = self.try_to_free_pages_sc(tid);
+        let reclaimed = sc.nr_reclaimed;
         if self.mm.nr_free() > w.min {
             self.tasks[tid as usize].reclaim_retries = 0;
             return self.take_page(tid);
+        }
+        if sc.nr_congested > 0 && reclaimed < sc.nr_to_reclaim {
+            // The swap write could not get a request: the reclaimer sleeps in the block
+            // layer (blk_mq_get_tag) until one completes, then reclaims on.
+            self.in_direct_reclaim.push(tid);
+            let until = self.block.next_completion().unwrap_or(self.now + 10 * NS_PER_MS).max(self.now + 1);
+            return Err(Step::SleepUntil { t: until, io: true });
         }
         if reclaimed > 0 {
             self.tasks[tid as usize].reclaim_retries = 0;

@@ -2,7 +2,7 @@
 //! mm/memory.c do_swap_page, mm/page_io.c, drivers/block/zram), and the page-access path
 //! of mapped memory (handle_mm_fault: do_anonymous_page, shmem_fault, filemap_fault).
 
-use super::page::{Lru, Pfn};
+use super::page::Pfn;
 use super::swapfile::AreaKind;
 use super::{Content, MappingKind, Slot, PAGE_SIZE};
 use crate::block::{Dir, ReqKind};
@@ -79,8 +79,9 @@ impl Kernel {
                 s
             }
         };
-        // pageout(): the page is clean once written; PG_writeback until then.
+        // pageout(): PG_reclaim, then clean once written; PG_writeback until then.
         self.mm.pages.clear_dirty(p);
+        self.mm.pages.set_reclaim(p);
         self.mm.pages.set_writeback(p);
         self.mm.stat.writeback += 1;
         self.mm.mappings[m as usize].nr_writeback += 1;
@@ -90,8 +91,16 @@ impl Kernel {
             let content = self.mm.mappings[m as usize].content;
             self.reclaim_ns += if content == Content::Zero { ZRAM_SAME_FILLED_NS } else { ZRAM_COMPRESS_NS };
             self.zram_store(slot, content);
-            self.end_swap_writeback(m, index);
-            return if self.mm.mappings[m as usize].page(index).is_none() { SwapOut::Freed } else { SwapOut::Writing };
+            // A synchronous write (zram): the page is not on the LRU while reclaim holds
+            // it, so nothing is rotated; shrink_folio_list goes on to free it in this pass
+            // ("A synchronous write - probably a ramdisk").
+            self.mm.pages.clear_writeback(p);
+            self.mm.pages.clear_reclaim(p);
+            self.mm.stat.writeback -= 1;
+            self.mm.mappings[m as usize].nr_writeback -= 1;
+            let shadow = self.workingset_eviction(p);
+            self.page_cache_delete(p, Some(shadow));
+            return SwapOut::Freed;
         }
         self.swap_wb.insert(slot, (m, index as u32));
         self.swap_pending_buf.push(slot);
@@ -123,8 +132,9 @@ impl Kernel {
         self.swap_pending_buf = pending;
     }
 
-    /// end_swap_bio_write + folio_rotate_reclaimable: the written page is clean; if nobody
-    /// touched it meanwhile it is reclaimed now.
+    /// end_swap_bio_write -> folio_end_writeback: the written page is clean; pageout() set
+    /// PG_reclaim, so it is rotated to the inactive tail (folio_rotate_reclaimable) and the
+    /// next reclaim pass frees it (__remove_mapping), counting it as stolen then.
     pub(crate) fn end_swap_writeback(&mut self, m: u32, index: u64) {
         let Some(p) = self.mm.mappings[m as usize].page(index) else { return };
         if !self.mm.pages.writeback(p) {
@@ -133,12 +143,7 @@ impl Kernel {
         self.mm.pages.clear_writeback(p);
         self.mm.stat.writeback -= 1;
         self.mm.mappings[m as usize].nr_writeback -= 1;
-        let pg = &self.mm.pages;
-        if pg.lru(p) == Lru::InactiveAnon && !pg.referenced(p) && !pg.young(p) && !pg.dirty(p) {
-            let shadow = self.workingset_eviction(p);
-            self.page_cache_delete(p, Some(shadow));
-            self.vm.inc(VmItem::Pgrotated);
-        }
+        self.end_writeback_reclaim(p);
     }
 
     pub(crate) fn swap_out_done(&mut self, slot: u32, n: u32) {

@@ -26,6 +26,9 @@ pub struct ScanControl {
     pub nr_writeback: u64,
     /// Pages left because the swap device's queue was full.
     pub nr_congested: u64,
+    /// kswapd found pages it had marked for immediate reclaim still under writeback
+    /// (shrink_folio_list case 1: nr_immediate).
+    pub nr_immediate: u64,
 }
 
 /// Outcome of folio_check_references.
@@ -125,13 +128,16 @@ impl Kernel {
             }
             // Enough inactive file pages: leave anon alone — unless file pages refault
             // (inactive_list_is_low: refaults since the last cycle make the ratio 0).
+            // "mm,vmscan: only evict file pages when we have plenty" (3.8): not in 2.6.39.
             let file_refaulting = self.vm.get(VmItem::WorkingsetActivateFile) != self.mm.refaults_seen[1];
             let file_inactive_low = file_refaulting || self.inactive_is_low(true);
-            if !file_inactive_low && (sizes[2] >> sc.priority) > 0 {
+            if self.machine.kernel.file_is_plenty() && !file_inactive_low && (sizes[2] >> sc.priority) > 0 {
                 return file_only;
             }
-            let anon_prio = swappiness;
-            let file_prio = 200 - swappiness;
+            // get_scan_count in 2.6.39 weighs (prio + 1); from 3.x on, prio.
+            let plus = if self.machine.kernel.file_is_plenty() { 0 } else { 1 };
+            let anon_prio = swappiness + plus;
+            let file_prio = 200 - swappiness + plus;
             let anon_size = sizes[0] + sizes[1];
             for (i, size) in [(0usize, anon_size), (1, file)] {
                 if self.mm.recent_scanned[i] > size / 4 {
@@ -160,10 +166,19 @@ impl Kernel {
     }
 
     /// shrink_node -> shrink_lruvec: scan the lists in SWAP_CLUSTER_MAX batches until the
-    /// targets are met or enough was reclaimed.
+    /// targets are met; when enough was reclaimed, what happens next depends on the era
+    /// (`lruvec_enough`).
     pub fn shrink_node(&mut self, sc: &mut ScanControl) {
         self.prepare_scan_count(sc);
         let mut nr = self.get_scan_count(sc);
+        let targets = nr;
+        let mut reclaimed_here = 0;
+        // shrink_lruvec (3.11+): global direct reclaim at DEF_PRIORITY keeps scanning its
+        // whole target ("we are direct reclaiming implies that kswapd is not keeping up
+        // and it is best to do a batch of work at once"); kswapd (and memcg reclaim) scan
+        // anon and file in proportion once nr_to_reclaim is met.
+        let proportional_reclaim = !sc.kswapd && sc.priority == DEF_PRIORITY;
+        let mut scan_adjusted = proportional_reclaim;
         const ORDER: [Lru; 4] = [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile];
         while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
             for (i, &l) in ORDER.iter().enumerate() {
@@ -172,16 +187,23 @@ impl Kernel {
                 }
                 let n = nr[i].min(SWAP_CLUSTER_MAX);
                 nr[i] -= n;
-                sc.nr_reclaimed += self.shrink_list(l, n, sc);
-            }
-            if sc.nr_reclaimed >= sc.nr_to_reclaim && !(sc.kswapd && sc.priority == DEF_PRIORITY) {
-                break;
+                let r = self.shrink_list(l, n, sc);
+                reclaimed_here += r;
+                sc.nr_reclaimed += r;
             }
             if sc.nr_congested > 0 {
                 // The reclaimer would now sleep in the block layer waiting for a request
                 // slot; it does not go on to evict other pages meanwhile.
                 break;
             }
+            if !self.lruvec_enough(&mut nr, &targets, reclaimed_here, sc, &mut scan_adjusted) {
+                continue;
+            }
+            break;
+        }
+        // shrink_slab: the shadow-node shrinker (3.15+).
+        if self.machine.kernel.has_workingset() {
+            self.shrink_shadow_nodes();
         }
         // Even without evicting anon, keep its active/inactive balance.
         if self.can_reclaim_anon() && self.inactive_is_low(false) {
@@ -192,6 +214,47 @@ impl Kernel {
             // (wakeup_flusher_threads(WB_REASON_VMSCAN)).
             self.wakeup_flusher_threads();
         }
+    }
+
+    /// What shrink_lruvec does after a round of batches; returns whether to stop.
+    ///
+    /// * 2.6.39 (shrink_zone): stop once nr_to_reclaim is met below DEF_PRIORITY.
+    /// * 3.11 .. 5.x (shrink_lruvec, scan_adjusted): once nr_to_reclaim is met, stop the
+    ///   smaller of anon/file and cut the other to the share of its original target not yet
+    ///   scanned — once (scan_adjusted = true), then scan what is left.
+    /// * 6.0+ ("mm: vmscan: fix extreme overreclaim and swap floods"): the same adjustment
+    ///   after every round (proportional_reclaim is not set by it).
+    fn lruvec_enough(&self, nr: &mut [u64; 4], targets: &[u64; 4], reclaimed: u64, sc: &ScanControl, scan_adjusted: &mut bool) -> bool {
+        let enough = reclaimed >= sc.nr_to_reclaim;
+        match self.machine.kernel {
+            KernelProfile::Linux2639 | KernelProfile::Linux24 => return enough && sc.priority < DEF_PRIORITY,
+            _ => {}
+        }
+        if !enough || *scan_adjusted {
+            return false;
+        }
+        let nr_file = nr[2] + nr[3];
+        let nr_anon = nr[0] + nr[1];
+        if nr_file == 0 || nr_anon == 0 {
+            return true;
+        }
+        // Indices: anon lists 0, 1; file lists 2, 3.
+        let (stop, other, percentage) = if nr_file > nr_anon {
+            (0, 2, nr_anon * 100 / (targets[0] + targets[1] + 1))
+        } else {
+            (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1))
+        };
+        nr[stop] = 0;
+        nr[stop + 1] = 0;
+        for l in [other, other + 1] {
+            let scanned = targets[l] - nr[l];
+            nr[l] = targets[l] * (100 - percentage) / 100;
+            nr[l] -= nr[l].min(scanned);
+        }
+        if self.machine.kernel != KernelProfile::Linux6 {
+            *scan_adjusted = true;
+        }
+        false
     }
 
     /// snapshot_refaults: remember the workingset activations seen so far. Called when a
@@ -214,9 +277,13 @@ impl Kernel {
 
     /// shrink_active_list: move pages from the active tail to the inactive list, except
     /// referenced executable file pages, which get another trip around the active list.
+    /// PG_referenced is left as it is (only folio_referenced's young PTEs are consumed);
+    /// before 5.8 every referenced page counted as rotated (recent_rotated), since 5.8 only
+    /// the executable pages that stay active do.
     pub fn shrink_active_list(&mut self, n: u64, l: Lru, _sc: &mut ScanControl) {
         let file = l.is_file();
         let inactive = Lru::of(file, false);
+        let count_all_referenced = !self.modern_balance();
         let mut rotated = 0;
         let mut scanned = 0;
         for _ in 0..n {
@@ -224,13 +291,22 @@ impl Kernel {
             scanned += 1;
             let m = self.mm.pages.mapping(p) as usize;
             let (mapped, exec) = (self.mm.mappings[m].mapped, self.mm.mappings[m].exec);
-            if mapped && self.mm.pages.test_clear_young(p) && file && exec {
-                self.mm.lists.move_head(&mut self.mm.pages, p, l);
-                rotated += 1;
-                continue;
+            if mapped && self.mm.pages.test_clear_young(p) {
+                if count_all_referenced {
+                    rotated += 1;
+                }
+                if file && exec {
+                    if !count_all_referenced {
+                        rotated += 1;
+                    }
+                    self.mm.lists.move_head(&mut self.mm.pages, p, l);
+                    continue;
+                }
             }
-            self.mm.pages.clear_referenced(p);
-            self.mm.pages.set_workingset(p);
+            if self.machine.kernel.has_workingset() {
+                // SetPageWorkingset (4.20+).
+                self.mm.pages.set_workingset(p);
+            }
             self.mm.lists.move_head(&mut self.mm.pages, p, inactive);
             self.vm.inc(VmItem::Pgdeactivate);
         }
@@ -285,6 +361,7 @@ impl Kernel {
         let mut reclaimed = 0;
         let mut activated = 0;
         let mut pageout = 0;
+        let mut batch_writeback = 0;
         for _ in 0..n {
             let Some(p) = self.mm.lists.tail(&self.mm.pages, l) else { break };
             scanned += 1;
@@ -305,8 +382,16 @@ impl Kernel {
                 continue;
             }
             if self.mm.pages.writeback(p) {
-                // Case 2 of shrink_folio_list: mark for immediate reclaim, keep it.
+                // Case 1 of shrink_folio_list: kswapd meets a page it already marked, on a
+                // node flagged PGDAT_WRITEBACK: pages cycle faster than they are written.
+                if sc.kswapd && self.mm.pages.reclaim(p) && self.mm.pgdat_writeback {
+                    sc.nr_immediate += 1;
+                }
+                // Case 2: mark for immediate reclaim (PG_reclaim: the end of writeback
+                // rotates it to the inactive tail), keep it.
                 sc.nr_writeback += 1;
+                batch_writeback += 1;
+                self.mm.pages.set_reclaim(p);
                 self.mm.lists.move_head(&mut self.mm.pages, p, active);
                 self.vm.inc(VmItem::Pgactivate);
                 activated += 1;
@@ -315,8 +400,10 @@ impl Kernel {
             if self.mm.pages.dirty(p) {
                 sc.nr_dirty += 1;
                 if file {
-                    // Reclaim does not write file pages; the flushers will (activate_locked).
+                    // Reclaim does not write file pages; the flushers will. PG_reclaim:
+                    // "immediately reclaim when written back" (activate_locked).
                     self.vm.inc(VmItem::NrVmscanImmediateReclaim);
+                    self.mm.pages.set_reclaim(p);
                     self.mm.lists.move_head(&mut self.mm.pages, p, active);
                     self.vm.inc(VmItem::Pgactivate);
                     activated += 1;
@@ -355,6 +442,11 @@ impl Kernel {
         if !self.swap_pending_buf.is_empty() {
             self.submit_swap_writes();
         }
+        // shrink_node: kswapd flags the node PGDAT_WRITEBACK when every page it took was
+        // under writeback (cleared when the node is balanced).
+        if sc.kswapd && scanned > 0 && batch_writeback == scanned {
+            self.mm.pgdat_writeback = true;
+        }
         let (scan_item, steal_item) = if sc.kswapd {
             (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
         } else {
@@ -384,6 +476,11 @@ impl Kernel {
     /// try_to_free_pages / do_try_to_free_pages: direct reclaim of SWAP_CLUSTER_MAX pages,
     /// raising the priority until enough is freed. The work is charged to the allocating task.
     pub fn try_to_free_pages(&mut self, tid: TaskId) -> u64 {
+        self.try_to_free_pages_sc(tid).nr_reclaimed
+    }
+
+    /// try_to_free_pages, returning its scan_control (what it found on the way).
+    pub fn try_to_free_pages_sc(&mut self, tid: TaskId) -> ScanControl {
         let mut sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
         self.reclaim_ns = 0;
         for prio in (0..=DEF_PRIORITY).rev() {
@@ -397,7 +494,7 @@ impl Kernel {
         let ns = std::mem::take(&mut self.reclaim_ns);
         self.charge_sys(tid, ns);
         self.reclaim_stats.record(false, ns);
-        sc.nr_reclaimed
+        sc
     }
 }
 
@@ -414,6 +511,8 @@ impl Program for Kswapd {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         let w = k.mm.wmark;
         if k.mm.nr_free() > w.high {
+            // clear_pgdat_congested: a balanced node is no longer flagged.
+            k.mm.pgdat_writeback = false;
             if self.running {
                 self.running = false;
                 k.snapshot_refaults();
@@ -449,6 +548,19 @@ impl Program for Kswapd {
         let exhausted = self.priority <= 1;
         if (sc.nr_scanned < sc.nr_to_reclaim || sc.nr_reclaimed == 0) && self.priority > 1 {
             self.priority -= 1;
+        }
+        if sc.nr_immediate > 0 {
+            // Pages marked for immediate reclaim are still being written: stall. 5.16+
+            // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): until SWAP_CLUSTER_MAX pages
+            // complete writeback (__acct_reclaim_writeback), at most HZ/10; before,
+            // congestion_wait(BLK_RW_ASYNC, HZ/10), which blk-mq devices never cut short.
+            let cap = k.now + 100 * NS_PER_MS;
+            let until = if k.machine.kernel == KernelProfile::Linux6 {
+                k.block.next_completion().unwrap_or(cap).min(cap)
+            } else {
+                cap
+            };
+            return Step::SleepUntil { t: until.max(k.now + 1), io: false };
         }
         if sc.nr_reclaimed == 0 && sc.nr_congested > 0 {
             // The swap device is saturated: wait for a request to complete.
