@@ -21,7 +21,7 @@ fn run(script: String, sets: &[&str]) -> Result<(f64, memtwin_scenario::RunResul
 }
 
 /// N `echo` lines for N = 10k and 80k (divided by `scale`): wall time per line should be
-/// flat; then swapoff of ~1.8 GB of swapped anonymous memory on a 4 GB machine.
+/// flat; then swapoff of the 2 GB of anonymous memory pushed to swap on a 4 GB machine.
 pub fn history(scale: u64) -> Result<Figures, String> {
     let mut f = Figures::default();
     let mut per_line = Vec::new();

@@ -52,7 +52,7 @@ pub const BENCHMARKS: &[(&str, &str)] = &[
     ("seed000", "the embedded seed-000 scenario (RunOptions::default()), median of 5"),
     ("seed003", "the six seed-003 scenarios at full scale (16 GiB laptop), one run each"),
     ("reclaim", "8 GiB machine: write a 32 GiB file and read it twice (kswapd reclaim all along)"),
-    ("history", "10k and 80k echo lines (per-line cost flat), swapoff of ~1.8 GB on a 4 GB machine"),
+    ("history", "10k and 80k echo lines (per-line cost flat), swapoff of 2 GB of swapped memory on a 4 GB machine"),
     ("lru", "one synthetic trace (sequential scan of N pages, twice) in memtwin and libCacheSim LRU"),
     ("replay", "the anchor trace (Zipf 0.9, 20 M requests, 4 M pages, 1 M-page cache): memtwin LRU, memtwin kernel, libCacheSim LRU, alternately"),
 ];

@@ -360,7 +360,14 @@ fn set_cpu_field(c: &mut CpuModel, field: &str, v: &Val) -> Result<(), String> {
 
 fn set_net_field(n: &mut NetModel, field: &str, v: &Val) -> Result<(), String> {
     match field {
-        "nic" => n.nic = to_string(v)?,
+        "nic" => {
+            // No command shows the interface's name: only the default is accepted.
+            let name = to_string(v)?;
+            if name != "eth0" {
+                return Err(format!("nic: '{name}': the interface name is not modelled (no command shows it); only 'eth0' is accepted"));
+            }
+            n.nic = name;
+        }
         "link_mbit" => {
             let mbit = to_f64(v)?;
             if !(mbit > 0.0) {
