@@ -126,11 +126,17 @@ impl Shell {
     }
 
     /// Let simulated time run until `done` holds, sampling on the way.
-    fn run_while(&mut self, _span: Span, done: &mut dyn FnMut(&Kernel) -> bool) -> Result<(), Stop> {
+    fn run_while(&mut self, span: Span, done: &mut dyn FnMut(&Kernel) -> bool) -> Result<(), Stop> {
+        self.run_while_until(span, Ns::MAX, done)
+    }
+
+    /// `run_while`, never running the clock past `deadline` (the kernel checks `done` only at
+    /// events, so a time condition alone would let the clock run on to the next tick).
+    fn run_while_until(&mut self, _span: Span, deadline: Ns, done: &mut dyn FnMut(&Kernel) -> bool) -> Result<(), Stop> {
         loop {
             let tick = self.next_tick;
             let guard = &mut self.guard;
-            let until = tick.min(guard.limits.max_sim_ns);
+            let until = tick.min(guard.limits.max_sim_ns).min(deadline);
             self.k.run_until(until, &mut |k| done(k) || guard.on_event(k));
             if done(&self.k) {
                 return Ok(());
@@ -146,19 +152,20 @@ impl Shell {
 
     /// Let exactly `dt` pass (`sleep`): the kernel checks a stop condition only at events,
     /// so with none due the clock would run on to the next tick; land on `until` itself.
-    fn advance(&mut self, span: Span, dt: Ns) -> Result<(), Stop> {
-        let until = self.k.now + dt;
+    fn advance(&mut self, _span: Span, dt: Ns) -> Result<(), Stop> {
+        let until = self.k.now.saturating_add(dt);
         loop {
-            let target = self.next_tick.min(until);
-            self.k.run_until(target, &mut |_| false);
+            let guard = &mut self.guard;
+            let target = self.next_tick.min(until).min(guard.limits.max_sim_ns);
+            self.k.run_until(target, &mut |k| guard.on_event(k));
             if self.k.now >= self.next_tick {
                 self.sample();
             }
             if self.k.now >= until {
                 return Ok(());
             }
-            if self.k.now > MAX_SIM_NS {
-                return Err(Stop::Error(self.err(span, "the scenario ran for more than a week of simulated time; stopped")));
+            if self.guard.poll(&self.k, true, false) {
+                return Err(Stop::Limit);
             }
         }
     }
@@ -545,7 +552,7 @@ impl Shell {
         let comm = commands::comm_of(name, cargs);
         let tid = self.spawn(c, &comm, cmd, out, err)?;
         let deadline = self.k.now + limit;
-        self.run_while(c.span, &mut |k| k.task_exited(tid) || k.now >= deadline)?;
+        self.run_while_until(c.span, deadline, &mut |k| k.task_exited(tid) || k.now >= deadline)?;
         if !self.k.task_exited(tid) {
             self.k.kill(tid, 124);
             self.run_while(c.span, &mut |k| k.task_exited(tid))?;
