@@ -313,7 +313,7 @@ def _emit(path: str, write: Callable[[TextIO], None]) -> None:
 # --- commands ---------------------------------------------------------------------------------
 
 
-def _interruptible(fn: Callable[[], T], stop: threading.Event) -> T:
+def _interruptible(fn: Callable[[], T], stop: Optional[threading.Event] = None) -> T:
     """Call `fn` (which releases the GIL while it simulates) in a worker thread, so that Ctrl-C
     reaches the main thread at once, even while a large machine boots. On Ctrl-C, `stop` is
     set (the output hook then stops the run, within 0.1 s, without printing more) and the
@@ -331,8 +331,9 @@ def _interruptible(fn: Callable[[], T], stop: threading.Event) -> T:
     try:
         worker.join()
     except KeyboardInterrupt:
-        stop.set()
-        worker.join(timeout=1.0)
+        if stop is not None:
+            stop.set()
+            worker.join(timeout=1.0)
         raise
     kind, value = outcome[0]  # type: ignore[misc]
     if kind == "err":

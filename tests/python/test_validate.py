@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import stat
 import subprocess
 import sys
 import time
@@ -269,19 +268,21 @@ def test_calibrate_writes_a_machine_run_accepts(tmp_path):
     assert "4194304 bytes" in run.stdout
 
 
-def test_calibrate_refuses_non_regular_targets(tmp_path):
+def test_calibrate_writes_through_a_symlink_and_refuses_a_directory(tmp_path):
+    # The one result writer: a symlink's target is replaced, never the link itself.
     target = tmp_path / "real.toml"
     target.write_text("keep\n")
     link = tmp_path / "link.toml"
     link.symlink_to(target)
-    fifo = tmp_path / "fifo"
-    os.mkfifo(fifo)
-    for path, why in ((link, "symbolic link"), (fifo, "not a regular file")):
-        proc = run_cli("calibrate", "--dir", tmp_path, "--size", "8M", "--budget", "0.2", "-o", path)
-        assert proc.returncode == validate.EXIT_REFUSED, proc.stderr
-        assert why in proc.stderr and proc.stderr.count("\n") == 1
-    assert link.is_symlink() and target.read_text() == "keep\n"
-    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    proc = run_cli("calibrate", "--dir", tmp_path, "--size", "8M", "--budget", "0.2", "-o", link)
+    assert proc.returncode == 0, proc.stderr
+    assert link.is_symlink() and "read_bw = " in target.read_text()
+    directory = tmp_path / "d"
+    directory.mkdir()
+    proc = run_cli("calibrate", "--dir", tmp_path, "--size", "8M", "--budget", "0.2", "-o", directory)
+    assert proc.returncode == validate.EXIT_REFUSED, proc.stderr
+    assert "Is a directory" in proc.stderr and proc.stderr.count("\n") == 1
+    assert directory.is_dir()
 
 
 def test_calibrate_refuses_when_the_disk_is_too_small(tmp_path):
