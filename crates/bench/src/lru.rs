@@ -58,6 +58,32 @@ print("@fig requests_per_s\tf:%r" % (requests / wall))
 print("@fig requests_per_cpu_s\tf:%r" % (requests / cpu))
 "#;
 
+/// Run `script` with `args.python` and collect the `@fig KEY\tVALUE` lines it prints; an
+/// `@err MESSAGE` line or a failed exit is an error.
+pub fn run_python(args: &Args, script: &str, argv: &[String]) -> Result<Figures, String> {
+    let out = Command::new(&args.python)
+        .arg("-c")
+        .arg(script)
+        .args(argv)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e} (--python PATH names a Python with libcachesim)", args.python))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    if let Some(e) = text.lines().find_map(|l| l.strip_prefix("@err ")) {
+        return Err(e.to_string());
+    }
+    if !out.status.success() {
+        return Err(format!("{} exited with {}: {}", args.python, out.status, String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let mut f = Figures::default();
+    for line in text.lines() {
+        if let Some((k, v)) = line.strip_prefix("@fig ").and_then(|r| r.split_once('\t')) {
+            f.items.push((k.to_string(), Val::decode(v)));
+        }
+    }
+    Ok(f)
+}
+
 pub fn compare(args: &Args) -> Result<Figures, String> {
     let trace = std::env::temp_dir().join(format!("memtwin-bench-{}.oracleGeneral", std::process::id()));
     let trace_s = trace.to_string_lossy().to_string();
@@ -71,28 +97,7 @@ pub fn compare(args: &Args) -> Result<Figures, String> {
             Some(Val::Int(r)) => *r,
             _ => return Err("the memtwin run reported no request count".to_string()),
         };
-        let out = Command::new(&args.python)
-            .arg("-c")
-            .arg(PY)
-            .arg(&trace_s)
-            .arg((cache_pages * 4096).to_string())
-            .arg(requests.to_string())
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run {}: {e} (--python PATH names a Python with libcachesim)", args.python))?;
-        let text = String::from_utf8_lossy(&out.stdout);
-        if let Some(e) = text.lines().find_map(|l| l.strip_prefix("@err ")) {
-            return Err(e.to_string());
-        }
-        if !out.status.success() {
-            return Err(format!("{} exited with {}: {}", args.python, out.status, String::from_utf8_lossy(&out.stderr).trim()));
-        }
-        let mut lcs = Figures::default();
-        for line in text.lines() {
-            if let Some((k, v)) = line.strip_prefix("@fig ").and_then(|r| r.split_once('\t')) {
-                lcs.items.push((k.to_string(), Val::decode(v)));
-            }
-        }
+        let lcs = run_python(args, PY, &[trace_s.clone(), (cache_pages * 4096).to_string(), requests.to_string()])?;
         let mut f = Figures::default();
         f.extend_prefixed("memtwin_", &mt);
         f.extend_prefixed("libcachesim_", &lcs);

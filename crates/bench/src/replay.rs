@@ -11,7 +11,6 @@
 use crate::figures::{Figures, Val};
 use crate::Args;
 use std::io::Write;
-use std::process::{Command, Stdio};
 
 pub const REQUESTS: u64 = 20_000_000;
 pub const PAGES: u64 = 4_000_000;
@@ -141,28 +140,7 @@ fn min(v: &[f64]) -> f64 {
 }
 
 fn libcachesim(args: &Args, trace: &str, cache_pages: u64) -> Result<Figures, String> {
-    let out = Command::new(&args.python)
-        .arg("-c")
-        .arg(PY)
-        .arg(trace)
-        .arg((cache_pages * 4096).to_string())
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run {}: {e} (--python PATH names a Python with libcachesim)", args.python))?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    if let Some(e) = text.lines().find_map(|l| l.strip_prefix("@err ")) {
-        return Err(e.to_string());
-    }
-    if !out.status.success() {
-        return Err(format!("{} exited with {}: {}", args.python, out.status, String::from_utf8_lossy(&out.stderr).trim()));
-    }
-    let mut f = Figures::default();
-    for line in text.lines() {
-        if let Some((k, v)) = line.strip_prefix("@fig ").and_then(|r| r.split_once('\t')) {
-            f.items.push((k.to_string(), Val::decode(v)));
-        }
-    }
-    Ok(f)
+    crate::lru::run_python(args, PY, &[trace.to_string(), (cache_pages * 4096).to_string()])
 }
 
 /// The parent: generate the trace, then `ROUNDS` rounds of memtwin LRU, memtwin kernel and
