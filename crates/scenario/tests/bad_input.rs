@@ -48,6 +48,9 @@ fn with_machine_file(tag: &str, toml: &str) -> (String, String) {
         ..Default::default()
     }));
     let _ = std::fs::remove_file(&path);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::remove_dir(dir);
+    }
     (p, e)
 }
 
