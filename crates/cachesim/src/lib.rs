@@ -116,12 +116,24 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn tmp(name: &str, bytes: &[u8]) -> String {
-        let dir = std::env::temp_dir().join(format!("memtwin-cachesim-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
+    /// A file in its own temporary directory, removed when dropped.
+    struct Tmp {
+        _dir: tempfile::TempDir,
+        path: String,
+    }
+
+    impl std::ops::Deref for Tmp {
+        type Target = str;
+        fn deref(&self) -> &str {
+            &self.path
+        }
+    }
+
+    fn tmp(name: &str, bytes: &[u8]) -> Tmp {
+        let dir = tempfile::Builder::new().prefix("memtwin-cachesim-").tempdir().unwrap();
+        let p = dir.path().join(name);
         std::fs::File::create(&p).unwrap().write_all(bytes).unwrap();
-        p.to_string_lossy().to_string()
+        Tmp { path: p.to_string_lossy().to_string(), _dir: dir }
     }
 
     fn og(ids: &[(u64, u32)]) -> Vec<u8> {
@@ -143,8 +155,8 @@ mod tests {
         let bin = tmp("a.oracleGeneral", &og(&ids.iter().map(|&i| (i, 4096)).collect::<Vec<_>>()));
         for (p, f) in [(csv, Format::Csv), (txt, Format::U64), (bin, Format::OracleGeneral)] {
             let o = simulate(&p, f, PolicyKind::Lru, 3).unwrap();
-            assert_eq!(o.stats.requests, 9, "{p}");
-            assert_eq!(o.stats.misses, 7, "{p}");
+            assert_eq!(o.stats.requests, 9, "{}", &*p);
+            assert_eq!(o.stats.misses, 7, "{}", &*p);
         }
     }
 
