@@ -5,19 +5,9 @@
 
 mod common;
 
-use common::col;
-use memtwin_scenario::{RunOptions, RunResult};
+use common::{col, run_on as run};
+use memtwin_scenario::RunOptions;
 
-fn run(text: &str, machine: &str, sets: &[&str]) -> RunResult {
-    memtwin_scenario::run(&RunOptions {
-        script_path: Some("t.sh".into()),
-        script_text: Some(text.to_string()),
-        machine: machine.into(),
-        sets: sets.iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    })
-    .unwrap_or_else(|e| panic!("{e}"))
-}
 
 fn recorded(name: &str) -> String {
     let p = format!("{}/../../tests/data/fio/{name}", env!("CARGO_MANIFEST_DIR"));

@@ -18,16 +18,6 @@ fn run_file(name: &str) -> RunResult {
     memtwin_scenario::run(&opts).unwrap_or_else(|e| panic!("{path} failed to run: {e}"))
 }
 
-fn run_text(text: &str, machine: &str, sets: &[&str]) -> RunResult {
-    memtwin_scenario::run(&RunOptions {
-        script_path: Some("t.sh".into()),
-        script_text: Some(text.to_string()),
-        machine: machine.into(),
-        sets: sets.iter().map(|s| s.to_string()).collect(),
-        ..Default::default()
-    })
-    .unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// bash's `time` report: (real, user, sys) in seconds, in order of appearance.
 fn times(t: &str) -> Vec<(f64, f64, f64)> {
@@ -109,7 +99,7 @@ echo 3 > /proc/sys/vm/drop_caches
 sysctl -w vm.dirty_background_ratio=90 vm.dirty_ratio=100
 time cp /root/src /root/dst
 ";
-    let r = run_text(script, "seed-002", &["kernel=linux-6.x"]);
+    let r = common::run_on(script, "seed-002", &["kernel=linux-6.x"]);
     let tm = times(&r.transcript);
     assert_eq!(tm.len(), 2, "{}", r.transcript);
     assert!(tm[0].0 > tm[1].0 * 1.1, "low dirty limits: {} s, high: {} s\n{}", tm[0].0, tm[1].0, r.transcript);
@@ -185,7 +175,7 @@ sysctl -w net.core.rmem_max=8388608
 ftp -r 8M get 100M
 ";
     // A modern kernel on a slow path: 10 ms round trip, a 10 GbE link, a fast CPU.
-    let r = run_text(script, "default", &["net.rtt_us=10000", "net.link_mbit=10000"]);
+    let r = common::run_on(script, "default", &["net.rtt_us=10000", "net.link_mbit=10000"]);
     let x = transfers(&r.transcript);
     assert_eq!(x.len(), 4, "{}", r.transcript);
     let rate: Vec<f64> = x.iter().map(|&(b, s)| b as f64 / s).collect();

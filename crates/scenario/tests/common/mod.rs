@@ -11,6 +11,18 @@ use memtwin_scenario::{RunOptions, RunResult, Series};
 pub const KIB: f64 = 1024.0;
 pub const MIB: f64 = 1024.0 * 1024.0;
 
+/// Run `text` (named t.sh in messages) on `machine` with `--set` overrides; panics on bad input.
+pub fn run_on(text: &str, machine: &str, sets: &[&str]) -> RunResult {
+    memtwin_scenario::run(&RunOptions {
+        script_path: Some("t.sh".into()),
+        script_text: Some(text.to_string()),
+        machine: machine.into(),
+        sets: sets.iter().map(|s| s.to_string()).collect(),
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
 /// Path of the seed-000 scenario in the repository.
 pub fn seed000_path() -> String {
     format!("{}/../../scenarios/seed-000-vmstat.sh", env!("CARGO_MANIFEST_DIR"))
