@@ -28,3 +28,17 @@ pub const NS_PER_SEC: Ns = 1_000_000_000;
 pub fn secs(t: Ns) -> f64 {
     t as f64 / NS_PER_SEC as f64
 }
+
+/// The proleptic Gregorian date (year, month 1..=12, day 1..=31) of `days` since 1970-01-01
+/// (Howard Hinnant's civil_from_days), for tools that print dates.
+pub fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + (m <= 2) as i64, m as u32, d as u32)
+}

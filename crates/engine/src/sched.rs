@@ -35,6 +35,13 @@ pub struct TaskSched {
     pub nivcsw: u64,
 }
 
+impl TaskSched {
+    /// A task's scheduling state when it starts, with no CPU time or waits yet.
+    fn fresh(state: RunState, wake_seq: u32) -> TaskSched {
+        TaskSched { state, wake_seq, utime: 0, stime: 0, blkio_delay: 0, sleep_start: 0, nvcsw: 0, nivcsw: 0 }
+    }
+}
+
 pub struct Sched {
     pub cpu: CpuAccount,
     pub tasks: Vec<TaskSched>,
@@ -60,16 +67,7 @@ impl Sched {
     /// A new task, runnable at once.
     pub fn add_task(&mut self) -> TaskId {
         let id = self.tasks.len() as TaskId;
-        self.tasks.push(TaskSched {
-            state: RunState::Runnable,
-            wake_seq: 0,
-            utime: 0,
-            stime: 0,
-            blkio_delay: 0,
-            sleep_start: 0,
-            nvcsw: 0,
-            nivcsw: 0,
-        });
+        self.tasks.push(TaskSched::fresh(RunState::Runnable, 0));
         self.runq.push_back(id);
         self.nr_running += 1;
         id
@@ -81,16 +79,7 @@ impl Sched {
         let t = &mut self.tasks[tid as usize];
         debug_assert_eq!(t.state, RunState::Zombie);
         let seq = t.wake_seq.wrapping_add(1);
-        *t = TaskSched {
-            state: if runnable { RunState::Runnable } else { RunState::Sleeping },
-            wake_seq: seq,
-            utime: 0,
-            stime: 0,
-            blkio_delay: 0,
-            sleep_start: 0,
-            nvcsw: 0,
-            nivcsw: 0,
-        };
+        *t = TaskSched::fresh(if runnable { RunState::Runnable } else { RunState::Sleeping }, seq);
         if runnable {
             self.runq.push_back(tid);
             self.nr_running += 1;
