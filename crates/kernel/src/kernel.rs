@@ -46,6 +46,8 @@ pub struct Kernel {
     pub rng: Rng,
     /// What tasks printed to the terminal, in time order.
     pub transcript: String,
+    /// The kernel log (dmesg).
+    pub log: crate::printk::LogBuf,
     /// Captured output of redirected commands.
     pub buffers: Vec<String>,
     /// Interrupts since boot (/proc/stat intr).
@@ -129,6 +131,7 @@ impl Kernel {
             vm: VmStat::default(),
             rng: Rng::new(seed),
             transcript: String::new(),
+            log: Default::default(),
             buffers: Vec::new(),
             intr: 0,
             forks: 0,

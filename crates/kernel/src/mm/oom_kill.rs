@@ -64,9 +64,8 @@ impl Kernel {
         let Some(v) = victim else { return };
         let (anon, file, shmem, swap) = self.task_mem(v);
         let t = &self.tasks[v as usize];
-        let line = format!(
-            "[{:>12.6}] {}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB, UID:0 pgtables:{}kB oom_score_adj:{}\n",
-            self.now as f64 / 1e9,
+        let msg = format!(
+            "{}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB, UID:0 pgtables:{}kB oom_score_adj:{}\n",
             message,
             t.pid,
             t.comm,
@@ -77,7 +76,9 @@ impl Kernel {
             (anon + file + shmem + swap) / 512 * 4 + 4,
             t.oom_score_adj
         );
+        let line = format!("[{:>12.6}] {msg}", self.now as f64 / 1e9);
         self.transcript.push_str(&line);
+        self.printk(crate::printk::KERN_ERR, &msg);
         self.vm.inc(VmItem::OomKill);
         self.kill(v, 137);
     }
