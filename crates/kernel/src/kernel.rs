@@ -93,6 +93,8 @@ pub struct Kernel {
     pub system_libs: Option<u32>,
     /// zram devices set up with zramctl: (disk size, compression algorithm).
     pub zram_disks: Vec<(u64, String)>,
+    /// Memory cgroups (mm/memcontrol.rs).
+    pub memcg: crate::mm::memcontrol::MemCgroups,
 }
 
 /// Reclaim invocations and their cost per path, for latency tables.
@@ -158,6 +160,7 @@ impl Kernel {
             swap_pending_buf: Vec::new(),
             zram_disks: Vec::new(),
             system_libs: None,
+            memcg: crate::mm::memcontrol::MemCgroups::new(crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1)),
             machine,
         };
         k.boot_devices()?;
@@ -248,6 +251,13 @@ impl Kernel {
         self.forks += 1;
         let mut t = Task::new(pid, comm, cmdline, kthread, parent, self.now);
         t.program = program;
+        // A child starts in its parent's cgroup (cgroup_post_fork); user programs of the
+        // scenario's shell start in the shell's.
+        t.memcg = match parent {
+            Some(p) => self.tasks[p as usize].memcg,
+            None if !kthread => self.memcg.shell,
+            None => 0,
+        };
         if let Some(p) = parent {
             t.stdout = self.tasks[p as usize].stdout;
             t.stderr = self.tasks[p as usize].stderr;
@@ -286,6 +296,13 @@ impl Kernel {
         self.tasks[tid as usize].stdout = stdout;
         self.tasks[tid as usize].stderr = stderr;
         tid
+    }
+
+    /// A process id for a process the model does not run as a task (the scenario's shell).
+    pub fn alloc_pid(&mut self) -> u32 {
+        let pid = self.next_pid;
+        self.next_pid += 1;
+        pid
     }
 
     pub fn pid_of(&self, tid: TaskId) -> u32 {

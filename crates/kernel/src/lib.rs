@@ -6,6 +6,7 @@
 //! the kernel function they come from, so a kernel engineer can find each rule by name.
 
 pub mod block;
+pub mod cgroup;
 pub mod fs;
 pub mod host;
 mod kernel;

@@ -85,6 +85,13 @@ pub struct Task {
     pub rss_shmem: u64,
     pub swap_ents: u64,
     pub oom_score_adj: i32,
+    /// The memory cgroup the task is in (mm/memcontrol.rs; 0: the root).
+    pub memcg: u16,
+    /// Pages charged over memory.high since the last return to user space
+    /// (current->memcg_nr_pages_over_high).
+    pub memcg_nr_pages_over_high: u64,
+    /// try_charge's reclaim retries without progress (nr_retries).
+    pub memcg_retries: u32,
 }
 
 impl Task {
@@ -125,6 +132,9 @@ impl Task {
             rss_shmem: 0,
             swap_ents: 0,
             oom_score_adj: 0,
+            memcg: 0,
+            memcg_nr_pages_over_high: 0,
+            memcg_retries: 0,
         }
     }
 }

@@ -284,6 +284,9 @@ pub struct Machine {
     pub boot_file_bytes: u64,
     /// Hostname shown by tools.
     pub hostname: String,
+    /// `cgroup = "v1"`: the v1 memory controller (as systemd.unified_cgroup_hierarchy=0
+    /// chooses) instead of 5.x/6.x's default v2. 2.6.39 has only v1, 2.4 no cgroups.
+    pub cgroup_v1: bool,
 }
 
 impl Machine {

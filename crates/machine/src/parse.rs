@@ -246,6 +246,7 @@ const TOP_SCALARS: &[&str] = &[
     "hostname",
     "boot_anon",
     "boot_file",
+    "cgroup",
 ];
 
 const TOP_KEYS: &[&str] = &[
@@ -258,6 +259,7 @@ const TOP_KEYS: &[&str] = &[
     "hostname",
     "boot_anon",
     "boot_file",
+    "cgroup",
     "cpu",
     "net",
     "disk",
@@ -332,6 +334,13 @@ fn set_top_field(m: &mut Machine, key: &str, v: &Val) -> Result<(), String> {
         "hostname" => m.hostname = to_string(v)?,
         "boot_anon" => m.boot_anon_bytes = to_size(v)?,
         "boot_file" => m.boot_file_bytes = to_size(v)?,
+        "cgroup" => {
+            m.cgroup_v1 = match to_string(v)?.trim() {
+                "v1" => true,
+                "v2" => false,
+                o => return Err(format!("cgroup = '{o}': accepted: \"v1\" (the v1 memory controller at /sys/fs/cgroup/memory) or \"v2\" (the unified hierarchy, the default on 5.x and 6.x)")),
+            }
+        }
         _ => return Err(format!("unknown key '{key}'")),
     }
     Ok(())
@@ -637,6 +646,7 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
         boot_anon_bytes: 0,
         boot_file_bytes: 0,
         hostname: "memtwin".into(),
+        cgroup_v1: false,
     };
 
     if let Some(e) = top.get("name") {
@@ -1009,7 +1019,7 @@ fn io_reason(e: &std::io::Error) -> String {
 }
 
 const SET_KEYS_HELP: &str =
-    "ram, cpus, kernel, kernel_reserve, hostname, boot_anon, boot_file, swap, \
+    "ram, cpus, kernel, kernel_reserve, hostname, boot_anon, boot_file, cgroup, swap, \
                              disk.NAME.FIELD, cpu.FIELD, net.FIELD, or a sysctl such as vm.swappiness";
 
 /// Every machine field `--set` accepts on machine `m` (sysctls aside: `sysctl_names`).

@@ -34,6 +34,8 @@ pub struct Shell {
     cwd: String,
     /// Redirect targets captured as text: path -> buffer.
     captures: HashMap<String, u32>,
+    /// The process id of the last command started with `&` ($!).
+    last_bg_pid: Option<u32>,
     pub series: Series,
     /// One record per top-level command, in script order.
     pub commands: Vec<CommandRecord>,
@@ -54,6 +56,7 @@ impl Shell {
             jobs: Vec::new(),
             cwd: "/root".to_string(),
             captures: HashMap::new(),
+            last_bg_pid: None,
             series: Series::default(),
             commands: Vec::new(),
             next_tick: 0,
@@ -193,6 +196,10 @@ impl Shell {
         move |name: &str| {
             if name == "?" {
                 Some(self.status.to_string())
+            } else if name == "$" {
+                self.k.memcg.shell_pid.map(|p| p.to_string())
+            } else if name == "!" {
+                Some(self.last_bg_pid.map_or(String::new(), |p| p.to_string()))
             } else {
                 self.vars.get(name).cloned()
             }
@@ -201,6 +208,10 @@ impl Shell {
 
     fn exec_list(&mut self, items: &[ListItem]) -> Result<(), Stop> {
         for item in items {
+            if item.and_or.first.source.contains("$$") && self.k.memcg.shell_pid.is_none() {
+                // The shell's own process id, given out the first time a script asks.
+                self.k.memcg.shell_pid = Some(self.k.alloc_pid());
+            }
             if self.depth == 0 {
                 // Echo the command as a root prompt would show it.
                 let src = &item.and_or.first.source;
@@ -269,6 +280,7 @@ impl Shell {
             Command::Simple(c) => {
                 if let Some(tid) = self.start_simple(c)? {
                     self.jobs.push(tid);
+                    self.last_bg_pid = Some(self.k.pid_of(tid));
                 }
                 self.status = 0;
                 Ok(())
@@ -398,10 +410,11 @@ impl Shell {
             match r.op {
                 RedirOp::Out | RedirOp::Append => {
                     let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
-                    if abs.starts_with("/sys/") || abs == "/sys" {
-                        return Err(Stop::Error(self.err(r.span, format!("writing to '{abs}' is not modelled (sysfs is not; /proc/sys/... sysctls are)"))));
+                    let cgroup = commands::cgroup::is_cgroup_path(&abs);
+                    if (abs.starts_with("/sys/") || abs == "/sys") && !cgroup {
+                        return Err(Stop::Error(self.err(r.span, format!("writing to '{abs}' is not modelled (sysfs is not, except the cgroup files under /sys/fs/cgroup; /proc/sys/... sysctls are)"))));
                     }
-                    let sink = if abs.starts_with("/proc/") {
+                    let sink = if abs.starts_with("/proc/") || cgroup {
                         target_path = Some(abs);
                         Sink::Null
                     } else {
@@ -451,6 +464,7 @@ impl Shell {
         }
         let (out, err, proc_target) = self.redirections(c)?;
         let name = words[0].as_str();
+        self.check_cgroup_use(c, &words, proc_target.as_deref())?;
         let args = &words[1..];
         match name {
             "true" | ":" => {
@@ -528,7 +542,7 @@ impl Shell {
             _ => {}
         }
         if proc_target.is_some() {
-            return Err(Stop::Error(self.err(c.span, "only 'echo VALUE > /proc/sys/...' can write to /proc")));
+            return Err(Stop::Error(self.err(c.span, "only 'echo VALUE > /proc/sys/...' or '> /sys/fs/cgroup/...' can write to /proc and /sys")));
         }
         if name == "timeout" {
             return self.start_timeout(c, args, out, err);
@@ -536,6 +550,35 @@ impl Shell {
         let cmd = commands::build(name, args, &self.cwd, &self.captures).map_err(|m| Stop::Error(self.err(c.span, m)))?;
         let comm = commands::comm_of(name, args);
         self.spawn(c, &comm, cmd, out, err).map(Some)
+    }
+
+    /// Cgroup paths and commands on a kernel without control groups (2.4), and cgroup
+    /// files the model does not have, are refused before anything runs.
+    fn check_cgroup_use(&self, c: &SimpleCommand, words: &[String], target: Option<&str>) -> Result<(), Stop> {
+        let uses = matches!(words[0].as_str(), "systemd-run" | "cgexec")
+            || words.iter().chain(target.map(|t| t.to_string()).iter()).any(|w| {
+                let abs = memtwin_kernel::fs::normalize(&self.cwd, w);
+                commands::cgroup::is_cgroup_path(&abs) || (abs.starts_with("/proc/") && abs.ends_with("/cgroup"))
+            });
+        if !uses {
+            return Ok(());
+        }
+        if let Err(memtwin_kernel::cgroup::CgError::Unmodelled(m)) = self.k.cgroup_mount() {
+            return Err(Stop::Error(self.err(c.span, m)));
+        }
+        for w in words.iter().chain(target.map(|t| t.to_string()).iter()) {
+            let abs = memtwin_kernel::fs::normalize(&self.cwd, w);
+            if !commands::cgroup::is_cgroup_path(&abs) {
+                continue;
+            }
+            if let Err(memtwin_kernel::cgroup::CgError::Unmodelled(m)) = self.k.cgroup_resolve(&abs).and_then(|(id, f)| match f {
+                Some(f) => self.k.cgroup_check_modelled(id, &f),
+                None => Ok(()),
+            }) {
+                return Err(Stop::Error(self.err(c.span, m)));
+            }
+        }
+        Ok(())
     }
 
     /// `timeout DURATION CMD...` (coreutils): run CMD, kill it with SIGTERM when DURATION

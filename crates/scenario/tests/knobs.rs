@@ -64,6 +64,11 @@ sleep 10
 free
 ";
 
+/// Which cgroup hierarchy a process sees (v2: one line; v1: the memory controller's line).
+const CGROUP: &str = "# machine: seed-000
+cat /proc/self/cgroup
+";
+
 /// bonnie++ prints the machine's host name.
 const BONNIE: &str = "# machine: seed-000
 bonnie++ -d /root -s 16 -r 8 -u root -n 0 --min-time=0.01
@@ -96,6 +101,7 @@ fn probe_text(probe: &str) -> &'static str {
         "NET" => NET,
         "BDFLUSH" => BDFLUSH,
         "BONNIE" => BONNIE,
+        "CGROUP" => CGROUP,
         _ => panic!("no probe {probe}"),
     }
 }
@@ -141,6 +147,7 @@ fn row(key: &str) -> Option<Row> {
         "kernel" => Acts("linux-5.4", "MEM"),
         "hostname" => Acts("probe", "BONNIE"),
         "boot_anon" => Acts("100M", "MEM"),
+        "cgroup" => Acts("v1", "CGROUP"),
         "boot_file" => Acts("100M", "MEM"),
         "swap" => Acts("1G", "MEM"),
         "cpu.copy_bw" => Acts("1G", "MEM"),

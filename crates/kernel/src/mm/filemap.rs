@@ -73,6 +73,7 @@ impl Kernel {
         // shmem and anon pages live on the anon lists (they are swap-backed).
         let l = Lru::of(file, active);
         self.mm.lists.add_head(&mut self.mm.pages, p, l);
+        self.memcg_page_added(p, m, prev, active);
     }
 
     /// lru_cache_add_active_or_unevictable (before 5.9): a new anonymous page goes to the
@@ -105,6 +106,7 @@ impl Kernel {
             self.mm.mappings[m as usize].set_swap_cache_slot(index, None);
         }
         let evicting = shadow.is_some();
+        let swapped_to = if evicting { swap_slot } else { None };
         // No shadow entries before 3.15 (refault detection, mm/workingset.c).
         let shadow = shadow.filter(|_| self.machine.kernel.has_workingset());
         let space = &mut self.mm.mappings[m as usize];
@@ -155,6 +157,7 @@ impl Kernel {
             }
             MappingKind::Anon => self.mm.stat.anon -= 1,
         }
+        self.memcg_page_removed(p, m, swapped_to);
         self.mm.lists.del(&mut self.mm.pages, p);
         self.free_page(p);
     }

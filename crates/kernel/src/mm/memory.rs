@@ -47,6 +47,7 @@ impl Kernel {
             self.mm.pages.set_young(p);
             self.mm.pages.set_dirty(p);
             self.vm.inc(VmItem::Pgfault);
+            self.memcg_count_fault(tid, false);
             self.charge_sys(tid, fault_ns + zero_ns);
             done += 1;
         }

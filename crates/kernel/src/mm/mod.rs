@@ -4,6 +4,7 @@
 
 pub mod filemap;
 pub mod lru;
+pub mod memcontrol;
 pub mod memory;
 pub mod oom_kill;
 pub mod page;
@@ -14,6 +15,7 @@ pub mod swap_state;
 pub mod swapfile;
 pub mod util;
 pub mod vmscan;
+pub mod vmscan_memcg;
 pub mod workingset;
 
 use lru::{Lists, NR_LISTS};

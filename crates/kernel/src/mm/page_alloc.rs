@@ -69,6 +69,7 @@ impl Kernel {
 
     /// Free a frame (free_unref_page).
     pub fn free_page(&mut self, p: Pfn) {
+        self.memcg_page_freed_unused(p);
         self.mm.put_free(p);
         self.vm.inc(VmItem::Pgfree);
     }
@@ -144,6 +145,10 @@ impl Kernel {
             Some(p) => {
                 self.vm.inc(VmItem::PgallocNormal);
                 self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns);
+                // mem_cgroup_charge: the task's cgroup pays for the page.
+                if self.memcg.active() {
+                    self.mem_cgroup_charge(tid, p)?;
+                }
                 Ok(p)
             }
             None => Err(Step::Yield),

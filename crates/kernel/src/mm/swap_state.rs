@@ -75,6 +75,11 @@ impl Kernel {
             Some(s) => s,
             None => {
                 let Some(s) = self.get_swap_slot() else { return SwapOut::Keep };
+                if !self.memcg_try_charge_swap(p, s) {
+                    // memory.swap.max reached: the page stays (add_to_swap fails).
+                    self.swap_free(s);
+                    return SwapOut::Keep;
+                }
                 self.mm.mappings[m as usize].set_swap_cache_slot(index, Some(s));
                 s
             }
@@ -187,6 +192,7 @@ impl Kernel {
         let p = self.page_cache_alloc(tid)?;
         self.filemap_add_page(m, index, p, true);
         self.vm.inc(VmItem::Pgmajfault);
+        self.memcg_count_fault(tid, true);
         self.vm.inc(VmItem::Pswpin);
         self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
         let kind = self.swap_area_kind(slot).clone();
@@ -316,6 +322,7 @@ impl Kernel {
                         self.mm.pages.set_young(p);
                         self.mm.pages.set_dirty(p);
                         self.vm.inc(VmItem::Pgfault);
+                        self.memcg_count_fault(tid, false);
                         let zero_ns = (PAGE_SIZE as f64 / self.machine.cpu_model.zero_bw * 1e9) as Ns;
                         self.charge_sys(tid, self.machine.cpu_model.page_fault_ns + zero_ns);
                         Ok(())
@@ -349,6 +356,7 @@ impl Kernel {
     fn filemap_fault(&mut self, tid: TaskId, m: u32, index: u64) -> Result<(), Step> {
         self.vm.inc(VmItem::Pgmajfault);
         self.vm.inc(VmItem::Pgfault);
+        self.memcg_count_fault(tid, true);
         let s = &mut self.mm.mappings[m as usize];
         if s.mmap_miss < MMAP_LOTSAMISS * 10 {
             s.mmap_miss += 1;

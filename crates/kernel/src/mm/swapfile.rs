@@ -158,6 +158,7 @@ impl Kernel {
             return;
         }
         *st = 0;
+        self.memcg_uncharge_swap(slot);
         let ai = self.area_of(slot);
         self.swap_areas[ai].used -= 1;
         self.swap_areas[ai].free_slots.push(slot);

@@ -126,6 +126,10 @@ enum CatSource {
     ProcMeminfo,
     ProcVmstat,
     ProcSys(String),
+    /// A file of the cgroup filesystem.
+    Cgroup(String),
+    /// /proc/PID/cgroup (None: /proc/self).
+    ProcCgroup(Option<u32>),
 }
 
 pub struct Cat {
@@ -161,8 +165,13 @@ impl Cat {
                 "/proc/meminfo" => CatSource::ProcMeminfo,
                 "/proc/vmstat" => CatSource::ProcVmstat,
                 x if x.starts_with("/proc/sys/") => CatSource::ProcSys(x["/proc/sys/".len()..].replace('/', ".")),
+                "/proc/self/cgroup" => CatSource::ProcCgroup(None),
+                x if x.starts_with("/proc/") && x.ends_with("/cgroup") && x[6..x.len() - 7].parse::<u32>().is_ok() => {
+                    CatSource::ProcCgroup(x[6..x.len() - 7].parse().ok())
+                }
+                x if super::cgroup::is_cgroup_path(x) => CatSource::Cgroup(x.to_string()),
                 x if x.starts_with("/proc/") => {
-                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/sys/...)"))
+                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/sys/..., /proc/PID/cgroup, /proc/self/cgroup)"))
                 }
                 x => match captures.get(x) {
                     Some(&b) => CatSource::Capture(b),
@@ -242,6 +251,33 @@ impl Program for Cat {
                 CatSource::Capture(b) => {
                     let t = k.buffers[*b as usize].clone();
                     k.print(me, &t);
+                }
+                CatSource::Cgroup(path) => match k.cgroup_read(path) {
+                    Ok(t) => k.print(me, &t),
+                    Err(memtwin_kernel::cgroup::CgError::Errno(e)) => {
+                        k.eprint(me, &format!("cat: {path}: {}\n", e.strerror()));
+                        self.status = 1;
+                    }
+                    Err(memtwin_kernel::cgroup::CgError::Unmodelled(m)) => {
+                        k.eprint(me, &format!("memtwin: {m}\n"));
+                        self.status = 1;
+                    }
+                },
+                CatSource::ProcCgroup(pid) => {
+                    let t = match pid {
+                        None => Some(me),
+                        Some(p) => (0..k.tasks.len() as TaskId).find(|&t| k.tasks[t as usize].pid == *p && k.tasks[t as usize].exit_code.is_none()),
+                    };
+                    match t {
+                        Some(t) => {
+                            let s = k.proc_pid_cgroup(t);
+                            k.print(me, &s);
+                        }
+                        None => {
+                            k.eprint(me, &format!("cat: /proc/{}/cgroup: No such file or directory\n", pid.unwrap_or(0)));
+                            self.status = 1;
+                        }
+                    }
                 }
                 CatSource::File(path) => {
                     let fd = match self.fd {

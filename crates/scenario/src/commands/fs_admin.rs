@@ -655,6 +655,20 @@ impl Program for Mkdir {
         let mut status = 0;
         for (given, abs) in &self.dirs {
             k.charge_sys(me, k.machine.cpu_model.syscall_ns * 10);
+            if super::cgroup::is_cgroup_path(abs) {
+                match super::cgroup::cgroup_mkdir(k, abs, self.parents) {
+                    Ok(()) => {}
+                    Err(memtwin_kernel::cgroup::CgError::Errno(e)) => {
+                        k.eprint(me, &format!("mkdir: cannot create directory '{given}': {}\n", e.strerror()));
+                        status = 1;
+                    }
+                    Err(memtwin_kernel::cgroup::CgError::Unmodelled(m)) => {
+                        k.eprint(me, &format!("memtwin: {m}\n"));
+                        status = 1;
+                    }
+                }
+                continue;
+            }
             let r = if self.parents {
                 let mut p = String::new();
                 let mut r = Ok(());

@@ -4,6 +4,7 @@
 //! that say what is supported.
 
 mod bonnie;
+pub mod cgroup;
 mod dd;
 mod files;
 mod fio;
@@ -23,7 +24,7 @@ pub const SUPPORTED: &[&str] = &[
     "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iotop", "top",
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
-    "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -52,6 +53,20 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "swapoff" | "swapon" | "mkswap" | "zramctl" => sysctl::Swap::parse(name, args, cwd).map(|d| Box::new(d) as Cmd),
         "swapdemo" => swapdemo::Swapdemo::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "memhog" => swapdemo::Memhog::parse(args).map(|(d, _)| Box::new(d) as Cmd),
+        "rmdir" => cgroup::Rmdir::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "systemd-run" | "cgexec" => {
+            let inner = |n: &str, a: &[String]| -> Result<(Cmd, String), String> {
+                if n == "systemd-run" || n == "cgexec" {
+                    return Err(format!("{name}: running '{n}' inside it is not supported"));
+                }
+                Ok((build(n, a, cwd, captures)?, comm_of(n, a)))
+            };
+            if name == "cgexec" {
+                cgroup::RunIn::cgexec(args, &inner).map(|d| Box::new(d) as Cmd)
+            } else {
+                cgroup::RunIn::systemd_run(args, cwd, &inner).map(|d| Box::new(d) as Cmd)
+            }
+        }
         _ => Err(format!("unknown command '{name}' (supported: {})", SUPPORTED.join(", "))),
     }
 }
@@ -66,8 +81,12 @@ pub fn comm_of(name: &str, args: &[String]) -> String {
     name.to_string()
 }
 
-/// `echo VALUE > /proc/sys/...`: a write to a sysctl file.
+/// `echo VALUE > /proc/sys/...`: a write to a sysctl file; `> /sys/fs/cgroup/...`: a
+/// cgroup file.
 pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
+    if cgroup::is_cgroup_path(path) {
+        return Ok(Box::new(cgroup::CgroupWrite::new(path, value)));
+    }
     let Some(rest) = path.strip_prefix("/proc/sys/") else {
         return Err(format!("cannot write to '{path}' (only /proc/sys/... files are writable)"));
     };

@@ -499,7 +499,12 @@ impl<'a> Lexer<'a> {
                     format!("positional parameters like '${c}' are not supported ({SUPPORTED_EXPANSIONS})"),
                 ))
             }
-            Some(c @ ('$' | '!' | '#' | '@' | '*' | '-')) => {
+            Some(c @ ('$' | '!')) => {
+                // $$: the shell's process id; $!: the last background job's.
+                self.bump();
+                parts.push(var(c.to_string()));
+            }
+            Some(c @ ('#' | '@' | '*' | '-')) => {
                 return Err(ParseError::new(
                     at,
                     format!("special parameter '${c}' is not supported ({SUPPORTED_EXPANSIONS})"),
@@ -688,8 +693,7 @@ mod tests {
             ("echo ${A:-x}", "parameter expansion operators"),
             ("echo ${A", "unterminated '${'"),
             ("echo ${}", "bad substitution"),
-            ("echo $$", "special parameter '$$'"),
-            ("kill $!", "special parameter '$!'"),
+            ("echo $#", "special parameter '$#'"),
             ("echo $1", "positional"),
             ("echo ${10}", "positional"),
             ("echo $'x'", "ANSI-C"),

@@ -1,0 +1,688 @@
+//! The cgroup filesystem of the memory controller (kernel/cgroup/cgroup.c, the cftypes of
+//! mm/memcontrol.c): directories are cgroups, files read and write the controller's
+//! settings and counters. v2 is mounted at /sys/fs/cgroup, v1's memory hierarchy at
+//! /sys/fs/cgroup/memory. Values are printed as the kernel prints them; bad writes fail
+//! with the kernel's errno.
+
+use crate::mm::memcontrol::{
+    memparse_pages, CgroupMode, Errno, MemcgEvent, MemcgId, MemcgPageStat, MEMCG_EVENT_NAMES, PAGE_COUNTER_MAX, ROOT_MEMCG,
+};
+use crate::mm::PAGE_SIZE;
+use crate::Kernel;
+use memtwin_engine::TaskId;
+use memtwin_machine::KernelProfile;
+
+/// Why a cgroup file operation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CgError {
+    /// What the kernel returns (the shell prints strerror).
+    Errno(Errno),
+    /// A file or operation the model does not have: a clear refusal, not a kernel error.
+    Unmodelled(String),
+}
+
+impl From<Errno> for CgError {
+    fn from(e: Errno) -> Self {
+        CgError::Errno(e)
+    }
+}
+
+/// Files of a v2 cgroup with the memory controller enabled by its parent.
+const V2_MEMORY_FILES: &[&str] = &[
+    "memory.current",
+    "memory.min",
+    "memory.low",
+    "memory.high",
+    "memory.max",
+    "memory.peak",
+    "memory.events",
+    "memory.events.local",
+    "memory.stat",
+    "memory.swap.current",
+    "memory.swap.max",
+    "memory.swap.peak",
+    "memory.swap.events",
+    "memory.oom.group",
+    "memory.reclaim",
+    "memory.pressure",
+];
+const V2_CORE_FILES: &[&str] = &["cgroup.controllers", "cgroup.events", "cgroup.procs", "cgroup.subtree_control"];
+const V1_FILES: &[&str] = &[
+    "cgroup.procs",
+    "memory.failcnt",
+    "memory.force_empty",
+    "memory.limit_in_bytes",
+    "memory.max_usage_in_bytes",
+    "memory.memsw.failcnt",
+    "memory.memsw.limit_in_bytes",
+    "memory.memsw.max_usage_in_bytes",
+    "memory.memsw.usage_in_bytes",
+    "memory.stat",
+    "memory.swappiness",
+    "memory.usage_in_bytes",
+    "memory.use_hierarchy",
+    "tasks",
+];
+/// Files real kernels have that the model does not (refused by name).
+const UNMODELLED: &[&str] = &[
+    "memory.kmem.limit_in_bytes",
+    "memory.kmem.usage_in_bytes",
+    "memory.kmem.failcnt",
+    "memory.kmem.max_usage_in_bytes",
+    "memory.soft_limit_in_bytes",
+    "memory.oom_control",
+    "memory.move_charge_at_immigrate",
+    "memory.numa_stat",
+    "memory.swap.high",
+    "memory.zswap.current",
+    "memory.zswap.max",
+    "memory.pressure_level",
+    "cgroup.max.depth",
+    "cgroup.max.descendants",
+    "cgroup.stat",
+    "cgroup.type",
+    "cgroup.threads",
+    "cgroup.freeze",
+    "cgroup.kill",
+];
+
+fn bytes(pages: u64) -> String {
+    (pages.min(PAGE_COUNTER_MAX) * PAGE_SIZE).to_string()
+}
+/// A v2 limit: "max" when unlimited.
+fn limit_v2(pages: u64) -> String {
+    if pages >= PAGE_COUNTER_MAX {
+        "max".into()
+    } else {
+        bytes(pages)
+    }
+}
+
+impl Kernel {
+    /// Where the memory hierarchy is mounted; Err when the era has none.
+    pub fn cgroup_mount(&self) -> Result<&'static str, CgError> {
+        match self.memcg.mode {
+            CgroupMode::None => Err(CgError::Unmodelled(
+                "Linux 2.4 has no control groups (memory cgroups came with 2.6.25; use a linux-2.6.39 or later kernel profile)".into(),
+            )),
+            m => Ok(m.mount()),
+        }
+    }
+
+    /// Split an absolute path into (cgroup, file). The path must lie below the mount.
+    pub fn cgroup_resolve(&self, path: &str) -> Result<(MemcgId, Option<String>), CgError> {
+        let mount = self.cgroup_mount()?;
+        let path = path.trim_end_matches('/');
+        let rest = if path == mount {
+            ""
+        } else if let Some(r) = path.strip_prefix(mount).and_then(|r| r.strip_prefix('/')) {
+            r
+        } else {
+            return Err(CgError::Unmodelled(format!(
+                "'{path}' is outside the memory cgroup hierarchy at {mount} (the model's cgroup filesystem)"
+            )));
+        };
+        let parts: Vec<&str> = rest.split('/').filter(|s| !s.is_empty()).collect();
+        // As deep as directories exist, then at most one file name.
+        let mut id = ROOT_MEMCG;
+        for (i, p) in parts.iter().enumerate() {
+            let sub = if id == ROOT_MEMCG { format!("/{p}") } else { format!("{}/{p}", self.memcg.cgs[id as usize].path) };
+            match self.memcg.lookup(&sub) {
+                Some(c) => id = c,
+                None if i + 1 == parts.len() => return Ok((id, Some(p.to_string()))),
+                None => return Err(Errno::ENOENT.into()),
+            }
+        }
+        Ok((id, None))
+    }
+
+    /// The files of a cgroup directory, sorted as `ls` shows them.
+    pub fn cgroup_files(&self, id: MemcgId) -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = match self.memcg.mode {
+            CgroupMode::None => Vec::new(),
+            CgroupMode::V1 => V1_FILES.to_vec(),
+            CgroupMode::V2 => {
+                let mut v: Vec<&'static str> = V2_CORE_FILES.to_vec();
+                if id != ROOT_MEMCG && self.memory_enabled(id) {
+                    v.extend(V2_MEMORY_FILES.iter().copied().filter(|f| self.v2_file_exists(f)));
+                } else if id == ROOT_MEMCG {
+                    v.extend(["memory.stat", "memory.pressure", "memory.reclaim"]);
+                }
+                v
+            }
+        };
+        v.sort_unstable();
+        v
+    }
+
+    /// v2: whether the parent has "+memory" in cgroup.subtree_control.
+    fn memory_enabled(&self, id: MemcgId) -> bool {
+        match self.memcg.cgs[id as usize].parent {
+            Some(p) => self.memcg.cgs[p as usize].subtree_memory,
+            None => true,
+        }
+    }
+
+    /// Files that came with later kernels: memory.peak (5.19), memory.reclaim (5.19),
+    /// memory.swap.peak (6.5 — the 6.x profile has it), memory.events.local (5.2).
+    fn v2_file_exists(&self, f: &str) -> bool {
+        let k = self.machine.kernel;
+        match f {
+            "memory.peak" | "memory.reclaim" | "memory.swap.peak" => k == KernelProfile::Linux6,
+            _ => true,
+        }
+    }
+
+    /// Refuse a file real kernels have and the model does not (Ok for everything else,
+    /// including names no kernel has: those fail with ENOENT when used).
+    pub fn cgroup_check_modelled(&self, id: MemcgId, name: &str) -> Result<(), CgError> {
+        match self.check_file(id, name) {
+            Err(CgError::Unmodelled(m)) => Err(CgError::Unmodelled(m)),
+            _ if name == "memory.pressure" => Err(CgError::Unmodelled(
+                "memory.pressure (PSI) is not modelled: the model does not account memory stall time yet".into(),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn check_file(&self, id: MemcgId, name: &str) -> Result<(), CgError> {
+        if self.cgroup_files(id).contains(&name) {
+            return Ok(());
+        }
+        if UNMODELLED.contains(&name) {
+            return Err(CgError::Unmodelled(format!("the cgroup file '{name}' is not modelled (modelled: {})", self.cgroup_files(id).join(", "))));
+        }
+        Err(Errno::ENOENT.into())
+    }
+
+    /// cgroup_mkdir.
+    pub fn cgroup_mkdir(&mut self, path: &str) -> Result<(), CgError> {
+        let (parent, name) = self.cgroup_resolve(path)?;
+        let Some(name) = name else { return Err(Errno::EEXIST.into()) };
+        if self.cgroup_files(parent).contains(&name.as_str()) || name.contains(char::is_whitespace) {
+            return Err(Errno::EEXIST.into());
+        }
+        self.memcg.create(parent, &name).map_err(|e| match e {
+            "File exists" => CgError::Errno(Errno::EEXIST),
+            _ => CgError::Errno(Errno::ENOSPC),
+        })?;
+        Ok(())
+    }
+
+    /// cgroup_rmdir: only an empty cgroup (no tasks, no children) goes; its pages stay
+    /// charged up the tree (they are reparented).
+    pub fn cgroup_rmdir(&mut self, path: &str) -> Result<(), CgError> {
+        let (id, name) = self.cgroup_resolve(path)?;
+        if name.is_some() {
+            return Err(if self.cgroup_files(id).contains(&name.as_deref().unwrap_or("")) { Errno::ENOTSUP.into() } else { Errno::ENOENT.into() });
+        }
+        if id == ROOT_MEMCG {
+            return Err(Errno::EBUSY.into());
+        }
+        if !self.memcg.cgs[id as usize].children.is_empty() || !self.memcg_tasks(id).is_empty() || self.memcg.shell == id {
+            return Err(Errno::EBUSY.into());
+        }
+        if self.memcg.shell == id {
+            return Err(Errno::EBUSY.into());
+        }
+        self.memcg.remove(id);
+        Ok(())
+    }
+
+    /// Move a task into a cgroup (cgroup_attach_task). Charges stay where they are
+    /// (v2; v1's move_charge_at_immigrate is not modelled and 0 by default).
+    pub fn cgroup_attach(&mut self, tid: TaskId, id: MemcgId) -> Result<(), CgError> {
+        if self.memcg.mode == CgroupMode::V2 && id != ROOT_MEMCG && self.memcg.cgs[id as usize].subtree_memory {
+            // The "no internal processes" rule.
+            return Err(Errno::EBUSY.into());
+        }
+        self.tasks[tid as usize].memcg = id;
+        self.tasks[tid as usize].memcg_nr_pages_over_high = 0;
+        Ok(())
+    }
+
+    fn task_by_pid(&self, pid: u32) -> Option<TaskId> {
+        (0..self.tasks.len() as TaskId).find(|&t| {
+            let task = &self.tasks[t as usize];
+            task.pid == pid && task.exit_code.is_none() && !task.reaped
+        })
+    }
+
+    /// Read a cgroup file.
+    pub fn cgroup_read(&self, path: &str) -> Result<String, CgError> {
+        let (id, name) = self.cgroup_resolve(path)?;
+        let Some(name) = name else { return Err(Errno::EINVAL.into()) };
+        self.check_file(id, &name)?;
+        let c = &self.memcg.cgs[id as usize];
+        let v1 = self.memcg.mode == CgroupMode::V1;
+        let out = match name.as_str() {
+            "cgroup.procs" | "tasks" => {
+                let mut pids: Vec<u32> = (0..self.tasks.len() as TaskId)
+                    .filter(|&t| {
+                        let task = &self.tasks[t as usize];
+                        task.exit_code.is_none() && !task.reaped && task.memcg == id
+                    })
+                    .map(|t| self.tasks[t as usize].pid)
+                    .collect();
+                pids.sort_unstable();
+                pids.iter().map(|p| format!("{p}\n")).collect()
+            }
+            "cgroup.controllers" => {
+                if self.memory_enabled(id) { "memory\n".into() } else { "\n".into() }
+            }
+            "cgroup.subtree_control" => {
+                if c.subtree_memory { "memory\n".into() } else { "\n".into() }
+            }
+            "cgroup.events" => {
+                let populated = !self.memcg_tasks(id).is_empty();
+                format!("populated {}\nfrozen 0\n", populated as u8)
+            }
+            "memory.current" => format!("{}\n", bytes(c.memory.usage)),
+            "memory.peak" => format!("{}\n", bytes(c.memory.watermark)),
+            "memory.min" => format!("{}\n", limit_v2(c.memory.min)),
+            "memory.low" => format!("{}\n", limit_v2(c.memory.low)),
+            "memory.high" => format!("{}\n", limit_v2(c.memory.high)),
+            "memory.max" => format!("{}\n", limit_v2(c.memory.max)),
+            "memory.swap.current" => format!("{}\n", bytes(c.swap.usage)),
+            "memory.swap.peak" => format!("{}\n", bytes(c.swap.watermark)),
+            "memory.swap.max" => format!("{}\n", limit_v2(c.swap.max)),
+            "memory.oom.group" => format!("{}\n", c.oom_group as u8),
+            "memory.reclaim" => return Err(Errno::EINVAL.into()),
+            "memory.events" | "memory.events.local" => {
+                let ev = if name == "memory.events" { &c.events } else { &c.events_local };
+                let n = if self.machine.kernel == KernelProfile::Linux6 { 6 } else { 5 };
+                MEMCG_EVENT_NAMES[..n].iter().enumerate().map(|(i, k)| format!("{k} {}\n", ev[i])).collect()
+            }
+            "memory.swap.events" => {
+                let ev = &c.events;
+                format!(
+                    "high {}\nmax {}\nfail {}\n",
+                    ev[MemcgEvent::SwapHigh as usize],
+                    ev[MemcgEvent::SwapMax as usize],
+                    ev[MemcgEvent::SwapFail as usize]
+                )
+            }
+            "memory.pressure" => {
+                return Err(CgError::Unmodelled(
+                    "memory.pressure (PSI) is not modelled: the model does not account memory stall time yet".into(),
+                ))
+            }
+            "memory.stat" => self.memcg_stat_text(id, v1),
+            // v1.
+            "memory.usage_in_bytes" => format!("{}\n", bytes(c.memory.usage)),
+            "memory.max_usage_in_bytes" => format!("{}\n", bytes(c.memory.watermark)),
+            "memory.limit_in_bytes" => format!("{}\n", bytes(c.memory.max)),
+            "memory.failcnt" => format!("{}\n", c.memory.failcnt),
+            "memory.memsw.usage_in_bytes" => format!("{}\n", bytes(c.memsw.usage)),
+            "memory.memsw.max_usage_in_bytes" => format!("{}\n", bytes(c.memsw.watermark)),
+            "memory.memsw.limit_in_bytes" => format!("{}\n", bytes(c.memsw.max)),
+            "memory.memsw.failcnt" => format!("{}\n", c.memsw.failcnt),
+            "memory.swappiness" => format!("{}\n", c.swappiness.unwrap_or(self.sysctl.swappiness)),
+            "memory.use_hierarchy" => "1\n".into(),
+            "memory.force_empty" => return Err(Errno::EINVAL.into()),
+            _ => return Err(Errno::ENOENT.into()),
+        };
+        Ok(out)
+    }
+
+    /// memory.stat (v2: memory_stat_format, hierarchical; v1: memcg1_stat_format, the
+    /// cgroup's own values then the total_ ones), and the text the OOM report prints.
+    pub fn memcg_stat_text(&self, id: MemcgId, v1: bool) -> String {
+        let pages = self.memcg_page_stats();
+        let mut local = MemcgPageStat::default();
+        local.add(&pages[id as usize]);
+        let mut total = MemcgPageStat::default();
+        let mut ev = crate::mm::memcontrol::MemcgVmEvents::default();
+        let mut ev_local = ev;
+        let mut swap_local = 0;
+        for i in self.memcg.subtree(id) {
+            total.add(&pages[i as usize]);
+            let e = &self.memcg.cgs[i as usize].vm;
+            if i == id {
+                ev_local = *e;
+                swap_local = self.memcg.cgs[i as usize].swap.usage;
+            }
+            ev.pgfault += e.pgfault;
+            ev.pgpgin += e.pgpgin;
+            ev.pgpgout += e.pgpgout;
+            ev.pgmajfault += e.pgmajfault;
+            ev.pgscan_kswapd += e.pgscan_kswapd;
+            ev.pgscan_direct += e.pgscan_direct;
+            ev.pgsteal_kswapd += e.pgsteal_kswapd;
+            ev.pgsteal_direct += e.pgsteal_direct;
+            ev.pgrefill += e.pgrefill;
+            ev.pgactivate += e.pgactivate;
+            ev.pgdeactivate += e.pgdeactivate;
+            ev.workingset_refault_anon += e.workingset_refault_anon;
+            ev.workingset_refault_file += e.workingset_refault_file;
+            ev.workingset_activate_anon += e.workingset_activate_anon;
+            ev.workingset_activate_file += e.workingset_activate_file;
+        }
+        let b = |p: u64| p * PAGE_SIZE;
+        let mut s = String::new();
+        let c = &self.memcg.cgs[id as usize];
+        if v1 {
+            let modern = self.machine.kernel != KernelProfile::Linux2639;
+            let block = |s: &mut String, pre: &str, st: &MemcgPageStat, e: &crate::mm::memcontrol::MemcgVmEvents, swap: u64| {
+                s.push_str(&format!("{pre}cache {}\n{pre}rss {}\n", b(st.file), b(st.anon)));
+                if modern {
+                    s.push_str(&format!("{pre}rss_huge 0\n{pre}shmem {}\n", b(st.shmem)));
+                }
+                s.push_str(&format!("{pre}mapped_file {}\n", b(st.file_mapped)));
+                if modern {
+                    s.push_str(&format!("{pre}dirty {}\n{pre}writeback {}\n", b(st.file_dirty), b(st.file_writeback)));
+                    s.push_str(&format!(
+                        "{pre}workingset_refault_anon {}\n{pre}workingset_refault_file {}\n",
+                        e.workingset_refault_anon, e.workingset_refault_file
+                    ));
+                }
+                s.push_str(&format!("{pre}swap {}\n", b(swap)));
+                if modern {
+                    s.push_str(&format!("{pre}swapcached {}\n", b(st.swapcached)));
+                }
+                s.push_str(&format!("{pre}pgpgin {}\n{pre}pgpgout {}\n", e.pgpgin, e.pgpgout));
+                if modern {
+                    s.push_str(&format!("{pre}pgfault {}\n{pre}pgmajfault {}\n", e.pgfault, e.pgmajfault));
+                }
+                let names = ["inactive_anon", "active_anon", "inactive_file", "active_file", "unevictable"];
+                for (i, n) in names.iter().enumerate() {
+                    s.push_str(&format!("{pre}{n} {}\n", b(st.lru[i])));
+                }
+            };
+            block(&mut s, "", &local, &ev_local, swap_local);
+            // hierarchical_memory_limit: the smallest limit up the tree.
+            let (mut lim, mut memsw) = (PAGE_COUNTER_MAX, PAGE_COUNTER_MAX);
+            for i in self.memcg.ancestors(id) {
+                lim = lim.min(self.memcg.cgs[i as usize].memory.max);
+                memsw = memsw.min(self.memcg.cgs[i as usize].memsw.max);
+            }
+            s.push_str(&format!("hierarchical_memory_limit {}\nhierarchical_memsw_limit {}\n", bytes(lim), bytes(memsw)));
+            block(&mut s, "total_", &total, &ev, c.swap.usage);
+            return s;
+        }
+        let kernel_stack = 0u64;
+        let pagetables = 0u64;
+        let modern = self.machine.kernel == KernelProfile::Linux6;
+        let mut kv: Vec<(&str, u64)> = vec![
+            ("anon", b(total.anon)),
+            ("file", b(total.file)),
+            ("kernel", b(kernel_stack + pagetables)),
+            ("kernel_stack", kernel_stack * 1024),
+            ("pagetables", b(pagetables)),
+            ("percpu", 0),
+            ("sock", 0),
+            ("vmalloc", 0),
+            ("shmem", b(total.shmem)),
+            ("file_mapped", b(total.file_mapped)),
+            ("file_dirty", b(total.file_dirty)),
+            ("file_writeback", b(total.file_writeback)),
+            ("swapcached", b(total.swapcached)),
+            ("anon_thp", 0),
+            ("file_thp", 0),
+            ("shmem_thp", 0),
+            ("inactive_anon", b(total.lru[0])),
+            ("active_anon", b(total.lru[1])),
+            ("inactive_file", b(total.lru[2])),
+            ("active_file", b(total.lru[3])),
+            ("unevictable", b(total.lru[4])),
+            ("slab_reclaimable", 0),
+            ("slab_unreclaimable", 0),
+            ("slab", 0),
+            ("workingset_refault_anon", ev.workingset_refault_anon),
+            ("workingset_refault_file", ev.workingset_refault_file),
+            ("workingset_activate_anon", ev.workingset_activate_anon),
+            ("workingset_activate_file", ev.workingset_activate_file),
+            ("workingset_restore_anon", 0),
+            ("workingset_restore_file", 0),
+            ("workingset_nodereclaim", 0),
+            ("pgscan", ev.pgscan_kswapd + ev.pgscan_direct),
+            ("pgsteal", ev.pgsteal_kswapd + ev.pgsteal_direct),
+            ("pgscan_kswapd", ev.pgscan_kswapd),
+            ("pgscan_direct", ev.pgscan_direct),
+            ("pgsteal_kswapd", ev.pgsteal_kswapd),
+            ("pgsteal_direct", ev.pgsteal_direct),
+            ("pgfault", ev.pgfault),
+            ("pgmajfault", ev.pgmajfault),
+            ("pgrefill", ev.pgrefill),
+            ("pgactivate", ev.pgactivate),
+            ("pgdeactivate", ev.pgdeactivate),
+            ("pglazyfree", 0),
+            ("pglazyfreed", 0),
+            ("thp_fault_alloc", 0),
+            ("thp_collapse_alloc", 0),
+        ];
+        if !modern {
+            // 5.x: no split pgscan_*/pgsteal_* lines (added 5.13) and no vmalloc (5.13).
+            kv.retain(|(k, _)| !matches!(*k, "vmalloc" | "pgscan_kswapd" | "pgscan_direct" | "pgsteal_kswapd" | "pgsteal_direct"));
+        }
+        for (k, v) in kv {
+            s.push_str(&format!("{k} {v}\n"));
+        }
+        s
+    }
+
+    /// Write `value` to a cgroup file for task `tid` (who pays for any reclaim).
+    pub fn cgroup_write(&mut self, tid: TaskId, path: &str, value: &str) -> Result<(), CgError> {
+        let (id, name) = self.cgroup_resolve(path)?;
+        let Some(name) = name else { return Err(Errno::EISDIR.into()) };
+        self.check_file(id, &name)?;
+        let v = value.trim();
+        let v1 = self.memcg.mode == CgroupMode::V1;
+        let not_root = |id| if id == ROOT_MEMCG { Err(CgError::Errno(Errno::EINVAL)) } else { Ok(()) };
+        match name.as_str() {
+            "cgroup.procs" | "tasks" => {
+                let pid: u32 = v.parse().map_err(|_| Errno::EINVAL)?;
+                if Some(pid) == self.memcg.shell_pid {
+                    if self.memcg.mode == CgroupMode::V2 && id != ROOT_MEMCG && self.memcg.cgs[id as usize].subtree_memory {
+                        return Err(Errno::EBUSY.into());
+                    }
+                    self.memcg.shell = id;
+                    return Ok(());
+                }
+                let t = self.task_by_pid(pid).ok_or(Errno::ESRCH)?;
+                self.cgroup_attach(t, id)?;
+            }
+            "cgroup.subtree_control" => {
+                for tok in v.split_whitespace() {
+                    let (on, ctrl) = match tok.split_at(1) {
+                        ("+", c) => (true, c),
+                        ("-", c) => (false, c),
+                        _ => return Err(Errno::EINVAL.into()),
+                    };
+                    match ctrl {
+                        "memory" => {}
+                        "cpu" | "io" | "pids" | "cpuset" | "hugetlb" | "rdma" | "misc" => {
+                            return Err(CgError::Unmodelled(format!(
+                                "the '{ctrl}' controller is not modelled (only 'memory' is)"
+                            )))
+                        }
+                        _ => return Err(Errno::EINVAL.into()),
+                    }
+                    if on && !self.memory_enabled(id) {
+                        return Err(Errno::ENOENT.into());
+                    }
+                    if on && id != ROOT_MEMCG && (self.memcg.shell == id || self.tasks.iter().any(|t| t.exit_code.is_none() && !t.reaped && t.memcg == id)) {
+                        // No internal processes: a cgroup with tasks cannot give its
+                        // controllers to children.
+                        return Err(Errno::EBUSY.into());
+                    }
+                    if !on && self.memcg.cgs[id as usize].children.iter().any(|&c| self.memcg.cgs[c as usize].subtree_memory) {
+                        return Err(Errno::EBUSY.into());
+                    }
+                    self.memcg.cgs[id as usize].subtree_memory = on;
+                }
+            }
+            "memory.min" | "memory.low" | "memory.high" | "memory.max" | "memory.swap.max" => {
+                not_root(id)?;
+                let pages = memparse_pages(v, "max")?;
+                let c = &mut self.memcg.cgs[id as usize];
+                match name.as_str() {
+                    "memory.min" => c.memory.min = pages,
+                    "memory.low" => c.memory.low = pages,
+                    "memory.swap.max" => c.swap.max = pages,
+                    "memory.high" => {
+                        c.memory.high = pages;
+                        // memory_high_write: reclaim down to the new high (no OOM).
+                        let mut retries = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
+                        loop {
+                            let usage = self.memcg.cgs[id as usize].memory.usage;
+                            if usage <= pages {
+                                break;
+                            }
+                            let r = self.try_to_free_mem_cgroup_pages(id, usage - pages, Some(tid), true).nr_reclaimed;
+                            if r == 0 {
+                                if retries == 0 {
+                                    break;
+                                }
+                                retries -= 1;
+                            }
+                        }
+                    }
+                    _ => {
+                        c.memory.max = pages;
+                        self.memory_max_write(id, pages, tid);
+                    }
+                }
+            }
+            "memory.oom.group" => {
+                not_root(id)?;
+                let n: i64 = v.parse().map_err(|_| Errno::EINVAL)?;
+                if !(0..=1).contains(&n) {
+                    return Err(Errno::EINVAL.into());
+                }
+                self.memcg.cgs[id as usize].oom_group = n == 1;
+            }
+            "memory.reclaim" => {
+                let want = memparse_pages(v, "\u{0}")?;
+                self.memory_reclaim(id, want, tid)?;
+            }
+            "memory.limit_in_bytes" | "memory.memsw.limit_in_bytes" => {
+                not_root(id)?;
+                let pages = memparse_pages(v, "-1")?;
+                self.mem_cgroup_resize_max(id, pages, name == "memory.memsw.limit_in_bytes", tid)?;
+            }
+            "memory.swappiness" => {
+                let n: u64 = v.parse().map_err(|_| Errno::EINVAL)?;
+                let max = if self.machine.kernel == KernelProfile::Linux2639 { 100 } else { 200 };
+                if n > max {
+                    return Err(Errno::EINVAL.into());
+                }
+                if id == ROOT_MEMCG {
+                    self.sysctl.swappiness = n as u32;
+                } else {
+                    self.memcg.cgs[id as usize].swappiness = Some(n as u32);
+                }
+            }
+            "memory.force_empty" => {
+                not_root(id)?;
+                // mem_cgroup_force_empty: reclaim everything, MAX_RECLAIM_RETRIES without
+                // progress at most.
+                let mut retries = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
+                while retries > 0 && self.memcg.cgs[id as usize].memory.usage > 0 {
+                    if self.try_to_free_mem_cgroup_pages(id, 1, Some(tid), true).nr_reclaimed == 0 {
+                        retries -= 1;
+                    }
+                }
+            }
+            "memory.max_usage_in_bytes" | "memory.memsw.max_usage_in_bytes" | "memory.failcnt" | "memory.memsw.failcnt" => {
+                // Writing anything resets the watermark / failcnt (mem_cgroup_reset).
+                let c = &mut self.memcg.cgs[id as usize];
+                match name.as_str() {
+                    "memory.max_usage_in_bytes" => c.memory.watermark = c.memory.usage,
+                    "memory.memsw.max_usage_in_bytes" => c.memsw.watermark = c.memsw.usage,
+                    "memory.failcnt" => c.memory.failcnt = 0,
+                    _ => c.memsw.failcnt = 0,
+                }
+            }
+            "memory.use_hierarchy" => {
+                // Always 1 since 5.x; writing 0 is EINVAL there.
+                if v != "1" {
+                    return Err(Errno::EINVAL.into());
+                }
+            }
+            "memory.peak" if self.machine.kernel == KernelProfile::Linux6 => return Err(Errno::EINVAL.into()),
+            _ => {
+                let _ = v1;
+                return Err(Errno::EINVAL.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// memory_max_write: with the new limit set, reclaim down to it (MAX_RECLAIM_RETRIES
+    /// failures at most), then the OOM killer until usage fits or nothing is left to kill.
+    fn memory_max_write(&mut self, id: MemcgId, max: u64, tid: TaskId) {
+        let mut nr_reclaims = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
+        for _ in 0..10_000 {
+            let usage = self.memcg.cgs[id as usize].memory.usage;
+            if usage <= max {
+                break;
+            }
+            if nr_reclaims > 0 {
+                if self.try_to_free_mem_cgroup_pages(id, usage - max, Some(tid), true).nr_reclaimed == 0 {
+                    nr_reclaims -= 1;
+                }
+                continue;
+            }
+            self.memcg.event(id, MemcgEvent::Oom);
+            if !self.mem_cgroup_out_of_memory(id, tid) {
+                break;
+            }
+        }
+    }
+
+    /// memory_reclaim: proactive reclaim of `want` pages; EAGAIN when reclaim stops making
+    /// progress first.
+    fn memory_reclaim(&mut self, id: MemcgId, want: u64, tid: TaskId) -> Result<(), CgError> {
+        let mut retries = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
+        let mut done = 0;
+        while done < want {
+            let n = (want - done).min(crate::mm::SWAP_CLUSTER_MAX);
+            let r = self.try_to_free_mem_cgroup_pages(id, n, Some(tid), true).nr_reclaimed;
+            if r == 0 {
+                if retries == 0 {
+                    return Err(Errno::EAGAIN.into());
+                }
+                retries -= 1;
+            }
+            done += r;
+        }
+        Ok(())
+    }
+
+    /// mem_cgroup_resize_max (v1 limit_in_bytes / memsw.limit_in_bytes): the memory limit
+    /// may not exceed memsw's (EINVAL); lowering it below usage reclaims, EBUSY if reclaim
+    /// cannot get there.
+    fn mem_cgroup_resize_max(&mut self, id: MemcgId, max: u64, memsw: bool, tid: TaskId) -> Result<(), CgError> {
+        loop {
+            let c = &self.memcg.cgs[id as usize];
+            let invariant = if memsw { max >= c.memory.max } else { max <= c.memsw.max };
+            if !invariant {
+                return Err(Errno::EINVAL.into());
+            }
+            let usage = if memsw { c.memsw.usage } else { c.memory.usage };
+            if usage <= max {
+                let c = &mut self.memcg.cgs[id as usize];
+                if memsw {
+                    c.memsw.max = max;
+                } else {
+                    c.memory.max = max;
+                }
+                return Ok(());
+            }
+            if self.try_to_free_mem_cgroup_pages(id, 1, Some(tid), !memsw).nr_reclaimed == 0 {
+                return Err(Errno::EBUSY.into());
+            }
+        }
+    }
+
+    /// /proc/PID/cgroup.
+    pub fn proc_pid_cgroup(&self, tid: TaskId) -> String {
+        let path = &self.memcg.cgs[self.tasks[tid as usize].memcg as usize].path;
+        match self.memcg.mode {
+            CgroupMode::None => String::new(),
+            CgroupMode::V1 => format!("4:memory:{path}\n1:name=systemd:/\n0::/\n"),
+            CgroupMode::V2 => format!("0::{path}\n"),
+        }
+    }
+}

@@ -1,0 +1,1338 @@
+//! Memory cgroups (mm/memcontrol.c, mm/page_counter.c): the cgroup tree, hierarchical
+//! page counters with max/high/low/min, charging of pages to the cgroup of the task that
+//! first touched them, limit reclaim, the memcg OOM killer, memory.high throttling and the
+//! files of /sys/fs/cgroup (v2) and /sys/fs/cgroup/memory (v1).
+//!
+//! Which cgroup a page is charged to (folio_memcg) is kept without growing the frame
+//! table (16 bytes per frame, all used): every address_space records the cgroup its
+//! pages are usually charged to (`mapping_memcg`), and the few pages charged to another
+//! cgroup — a file page first read by a task of another cgroup than the one that filled the
+//! rest of the file — are listed in an exception table by frame. Anonymous memory belongs
+//! to one task, so its pages are never exceptions; a file shared by containers is the
+//! only source of exceptions, and those pages are what the table holds. The owner of a
+//! mapping is set by the first page charged into it and forgotten when it is empty again,
+//! so the representation is exact per page (what the kernel keeps in folio->memcg_data).
+//! Swap entries remember their cgroup per slot (2 bytes a slot, as swap_cgroup does).
+
+use super::page::{Lru, Pfn};
+use super::{MappingKind, Slot, PAGE_SIZE};
+use crate::Kernel;
+use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
+use memtwin_machine::KernelProfile;
+use std::collections::HashMap;
+
+/// A cgroup id (mem_cgroup_id); 0 is the root cgroup.
+pub type MemcgId = u16;
+pub const ROOT_MEMCG: MemcgId = 0;
+/// PAGE_COUNTER_MAX on 64-bit: LONG_MAX / PAGE_SIZE.
+pub const PAGE_COUNTER_MAX: u64 = (i64::MAX as u64) / PAGE_SIZE;
+/// Largest number of cgroups the model keeps (the kernel's MEM_CGROUP_ID_MAX is 65535;
+/// the reclaim structures reserve room for this many).
+pub const MAX_MEMCGS: usize = 1024;
+/// MEMCG_CHARGE_BATCH (include/linux/memcontrol.h): pages charged at once per CPU stock
+/// and the unit of memory.high's penalty.
+pub const MEMCG_CHARGE_BATCH: u64 = 64;
+/// The scheduler tick the penalty is counted in (CONFIG_HZ=250 on distribution kernels).
+pub const HZ: u64 = 250;
+/// MEMCG_MAX_HIGH_DELAY_JIFFIES: at most 2 s of penalty per return to user space.
+pub const MEMCG_MAX_HIGH_DELAY_JIFFIES: u64 = 2 * HZ;
+const MEMCG_DELAY_PRECISION_SHIFT: u32 = 20;
+const MEMCG_DELAY_SCALING_SHIFT: u32 = 14;
+/// Swap slot flag: the page is not in memory (the entry alone holds the data).
+const SWAP_OUT: u16 = 1 << 15;
+
+/// The hierarchy interface a machine runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CgroupMode {
+    /// Linux 2.4: no control groups.
+    None,
+    /// cgroup v1: the memory controller mounted at /sys/fs/cgroup/memory.
+    V1,
+    /// cgroup v2 (the unified hierarchy) at /sys/fs/cgroup.
+    V2,
+}
+
+impl CgroupMode {
+    /// The era's default: v2 on 5.x and 6.x (systemd's unified hierarchy), v1 on 2.6.39,
+    /// nothing on 2.4. `v1` (the machine file's `cgroup = "v1"`, as
+    /// systemd.unified_cgroup_hierarchy=0 chooses) selects v1 on a 5.x/6.x kernel.
+    pub fn for_profile(p: KernelProfile, v1: bool) -> CgroupMode {
+        match p {
+            KernelProfile::Linux24 => CgroupMode::None,
+            KernelProfile::Linux2639 => CgroupMode::V1,
+            _ if v1 => CgroupMode::V1,
+            _ => CgroupMode::V2,
+        }
+    }
+    /// Where the memory hierarchy is mounted.
+    pub fn mount(self) -> &'static str {
+        match self {
+            CgroupMode::V1 => "/sys/fs/cgroup/memory",
+            _ => "/sys/fs/cgroup",
+        }
+    }
+}
+
+/// struct page_counter: usage and limits in pages, with its high watermark.
+#[derive(Clone, Copy, Debug)]
+pub struct PageCounter {
+    pub usage: u64,
+    pub max: u64,
+    pub high: u64,
+    pub low: u64,
+    pub min: u64,
+    /// Effective protection computed by the last reclaim walk (emin, elow).
+    pub emin: u64,
+    pub elow: u64,
+    pub watermark: u64,
+    pub failcnt: u64,
+}
+
+impl Default for PageCounter {
+    fn default() -> Self {
+        PageCounter { usage: 0, max: PAGE_COUNTER_MAX, high: PAGE_COUNTER_MAX, low: 0, min: 0, emin: 0, elow: 0, watermark: 0, failcnt: 0 }
+    }
+}
+
+/// enum memcg_memory_event, in memory.events order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemcgEvent {
+    Low = 0,
+    High = 1,
+    Max = 2,
+    Oom = 3,
+    OomKill = 4,
+    OomGroupKill = 5,
+    SwapHigh = 6,
+    SwapMax = 7,
+    SwapFail = 8,
+}
+pub const MEMCG_EVENT_NAMES: [&str; 6] = ["low", "high", "max", "oom", "oom_kill", "oom_group_kill"];
+
+/// Per-cgroup event counters of memory.stat (vm_event_item, reduced), local to the cgroup.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemcgVmEvents {
+    pub pgfault: u64,
+    pub pgmajfault: u64,
+    pub pgscan_kswapd: u64,
+    pub pgscan_direct: u64,
+    pub pgsteal_kswapd: u64,
+    pub pgsteal_direct: u64,
+    pub pgrefill: u64,
+    pub pgactivate: u64,
+    pub pgdeactivate: u64,
+    pub workingset_refault_anon: u64,
+    pub workingset_refault_file: u64,
+    pub workingset_activate_anon: u64,
+    pub workingset_activate_file: u64,
+    /// v1: pages charged and uncharged (PGPGIN / PGPGOUT of memcg1_stat_format).
+    pub pgpgin: u64,
+    pub pgpgout: u64,
+}
+
+/// struct mem_cgroup, reduced.
+#[derive(Clone, Debug)]
+pub struct MemCgroup {
+    /// The path below the hierarchy's root ("/" for the root, "/a/b").
+    pub path: String,
+    pub parent: Option<MemcgId>,
+    pub children: Vec<MemcgId>,
+    pub online: bool,
+    pub memory: PageCounter,
+    pub swap: PageCounter,
+    /// v1: memory + swap (memsw).
+    pub memsw: PageCounter,
+    /// v1 memory.swappiness (mem_cgroup_swappiness); None: the global vm.swappiness.
+    pub swappiness: Option<u32>,
+    pub oom_group: bool,
+    /// v2: "+memory" in this cgroup's cgroup.subtree_control.
+    pub subtree_memory: bool,
+    /// memory.events (hierarchical) and memory.events.local, indexed by MemcgEvent.
+    pub events: [u64; 9],
+    pub events_local: [u64; 9],
+    pub vm: MemcgVmEvents,
+    /// Pages charged by type (local): anon, file (incl. shmem), shmem.
+    pub nr_anon: u64,
+    pub nr_file: u64,
+    pub nr_shmem: u64,
+    /// Swap entries whose page is not in memory (v1 memsw counts memory + these).
+    pub nr_swapped_out: u64,
+    /// Which lruvec of the node holds this cgroup's pages (0: the node's own).
+    pub lruvec: usize,
+    /// Workingset eviction clock of this cgroup's lruvec (lruvec->nonresident_age).
+    pub nonresident_age: u64,
+    /// File workingset activations at the end of the last reclaim cycle in it.
+    pub refaults_seen: u64,
+    /// Time its tasks slept in memory.high throttling.
+    pub high_throttled_ns: Ns,
+}
+
+impl MemCgroup {
+    fn new(path: String, parent: Option<MemcgId>) -> MemCgroup {
+        MemCgroup {
+            path,
+            parent,
+            children: Vec::new(),
+            online: true,
+            memory: PageCounter::default(),
+            swap: PageCounter::default(),
+            memsw: PageCounter::default(),
+            swappiness: None,
+            oom_group: false,
+            subtree_memory: false,
+            events: [0; 9],
+            events_local: [0; 9],
+            vm: MemcgVmEvents::default(),
+            nr_anon: 0,
+            nr_file: 0,
+            nr_shmem: 0,
+            nr_swapped_out: 0,
+            lruvec: 0,
+            nonresident_age: 0,
+            refaults_seen: 0,
+            high_throttled_ns: 0,
+        }
+    }
+}
+
+/// All memory cgroups of the machine and the page -> cgroup records.
+#[derive(Clone, Debug)]
+pub struct MemCgroups {
+    pub mode: CgroupMode,
+    pub cgs: Vec<MemCgroup>,
+    free_ids: Vec<MemcgId>,
+    /// The cgroup a mapping's pages are charged to, by mapping id (0: root / none yet).
+    mapping_memcg: Vec<MemcgId>,
+    /// Pages charged to another cgroup than their mapping's.
+    exceptions: HashMap<Pfn, MemcgId>,
+    /// A page allocated and charged, not yet in a mapping: (frame, cgroup).
+    pending: Option<(Pfn, MemcgId)>,
+    /// The cgroup of each swap slot (swap_cgroup), SWAP_OUT set while the page is out.
+    swap_memcg: Vec<u16>,
+    /// systemd-run's unit counter (run-rXXXX.scope names).
+    pub scopes: u64,
+    /// The cgroup of the scenario's shell: where the commands it starts begin.
+    pub shell: MemcgId,
+    /// The shell's process id, once the script asked for it (`$$`).
+    pub shell_pid: Option<u32>,
+}
+
+impl MemCgroups {
+    pub fn new(mode: CgroupMode) -> MemCgroups {
+        let mut root = MemCgroup::new("/".into(), None);
+        // systemd enables the memory controller for the root's children at boot.
+        root.subtree_memory = mode == CgroupMode::V2;
+        MemCgroups {
+            mode,
+            cgs: vec![root],
+            free_ids: Vec::new(),
+            mapping_memcg: Vec::new(),
+            exceptions: HashMap::new(),
+            pending: None,
+            swap_memcg: Vec::new(),
+            scopes: 0,
+            shell: ROOT_MEMCG,
+            shell_pid: None,
+        }
+    }
+
+    /// Whether any cgroup besides the root exists (charging has work to do).
+    #[inline]
+    pub fn active(&self) -> bool {
+        self.cgs.len() > 1
+    }
+
+    pub fn lookup(&self, path: &str) -> Option<MemcgId> {
+        let p = if path.is_empty() { "/" } else { path };
+        self.cgs.iter().position(|c| c.online && c.path == p).map(|i| i as MemcgId)
+    }
+
+    /// Create a cgroup below `parent` (cgroup_mkdir -> mem_cgroup_css_alloc).
+    pub fn create(&mut self, parent: MemcgId, name: &str) -> Result<MemcgId, &'static str> {
+        let path = if parent == ROOT_MEMCG { format!("/{name}") } else { format!("{}/{name}", self.cgs[parent as usize].path) };
+        if self.lookup(&path).is_some() {
+            return Err("File exists");
+        }
+        let online = self.cgs.iter().filter(|c| c.online).count();
+        if online >= MAX_MEMCGS {
+            return Err("No space left on device");
+        }
+        let mut c = MemCgroup::new(path, Some(parent));
+        // memory.swappiness of a new v1 cgroup is its parent's (mem_cgroup_css_alloc).
+        c.swappiness = self.cgs[parent as usize].swappiness;
+        let id = match self.free_ids.pop() {
+            Some(id) => {
+                self.cgs[id as usize] = c;
+                id
+            }
+            None => {
+                self.cgs.push(c);
+                (self.cgs.len() - 1) as MemcgId
+            }
+        };
+        self.cgs[parent as usize].children.push(id);
+        Ok(id)
+    }
+
+    /// Remove an empty cgroup (cgroup_rmdir). Pages still charged to it are reparented
+    /// (memcg_reparent_objcgs / the v1 force_empty-less rmdir: charges move to the parent).
+    pub fn remove(&mut self, id: MemcgId) {
+        let parent = self.cgs[id as usize].parent.expect("not the root");
+        self.cgs[parent as usize].children.retain(|&c| c != id);
+        let c = self.cgs[id as usize].clone();
+        // Move the local charges to the parent: usage of ancestors is unchanged.
+        let p = &mut self.cgs[parent as usize];
+        p.nr_anon += c.nr_anon;
+        p.nr_file += c.nr_file;
+        p.nr_shmem += c.nr_shmem;
+        p.nr_swapped_out += c.nr_swapped_out;
+        if parent != ROOT_MEMCG {
+            // The parent's usage already includes the child's (hierarchical).
+        }
+        for m in self.mapping_memcg.iter_mut() {
+            if *m == id {
+                *m = parent;
+            }
+        }
+        for v in self.exceptions.values_mut() {
+            if *v == id {
+                *v = parent;
+            }
+        }
+        for s in self.swap_memcg.iter_mut() {
+            if *s & !SWAP_OUT == id && *s != 0 {
+                *s = (*s & SWAP_OUT) | parent;
+            }
+        }
+        let c = &mut self.cgs[id as usize];
+        c.online = false;
+        c.path.clear();
+        self.free_ids.push(id);
+    }
+
+    /// id and its ancestors, nearest first (the root last, when included).
+    pub fn ancestors(&self, id: MemcgId) -> Vec<MemcgId> {
+        let mut v = Vec::new();
+        let mut c = Some(id);
+        while let Some(i) = c {
+            v.push(i);
+            c = self.cgs[i as usize].parent;
+        }
+        v
+    }
+
+    /// mem_cgroup_is_descendant.
+    pub fn is_descendant(&self, id: MemcgId, root: MemcgId) -> bool {
+        let mut c = Some(id);
+        while let Some(i) = c {
+            if i == root {
+                return true;
+            }
+            c = self.cgs[i as usize].parent;
+        }
+        false
+    }
+
+    /// The subtree of `root` in pre-order (mem_cgroup_iter's order: css_next_descendant_pre).
+    pub fn subtree(&self, root: MemcgId) -> Vec<MemcgId> {
+        let mut out = Vec::new();
+        let mut stack = vec![root];
+        while let Some(i) = stack.pop() {
+            out.push(i);
+            for &c in self.cgs[i as usize].children.iter().rev() {
+                stack.push(c);
+            }
+        }
+        out
+    }
+
+    /// The cgroup a page is charged to (folio_memcg).
+    #[inline]
+    pub fn page_memcg(&self, p: Pfn, mapping: u32) -> MemcgId {
+        if !self.exceptions.is_empty() {
+            if let Some(&m) = self.exceptions.get(&p) {
+                return m;
+            }
+        }
+        self.mapping_memcg.get(mapping as usize).copied().unwrap_or(ROOT_MEMCG)
+    }
+
+    /// The usual owner of a mapping's pages.
+    pub fn mapping_owner(&self, mapping: u32) -> MemcgId {
+        self.mapping_memcg.get(mapping as usize).copied().unwrap_or(ROOT_MEMCG)
+    }
+
+    /// page_counter_charge up the tree (no limit check; the root is not counted, as
+    /// mem_cgroup_is_root skips it).
+    pub fn counter_charge(&mut self, id: MemcgId, n: u64) {
+        let mut c = Some(id);
+        while let Some(i) = c {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            let cg = &mut self.cgs[i as usize];
+            cg.memory.usage += n;
+            cg.memory.watermark = cg.memory.watermark.max(cg.memory.usage);
+            cg.memsw.usage += n;
+            cg.memsw.watermark = cg.memsw.watermark.max(cg.memsw.usage);
+            c = cg.parent;
+        }
+    }
+    pub fn counter_uncharge(&mut self, id: MemcgId, n: u64, memsw_too: bool) {
+        let mut c = Some(id);
+        while let Some(i) = c {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            let cg = &mut self.cgs[i as usize];
+            cg.memory.usage -= n.min(cg.memory.usage);
+            if memsw_too {
+                cg.memsw.usage -= n.min(cg.memsw.usage);
+            }
+            c = cg.parent;
+        }
+    }
+
+    /// page_counter_try_charge: the first cgroup up the tree whose limit `n` more pages
+    /// would exceed (its failcnt counts the failure). v1 also checks memory+swap.
+    pub fn over_limit(&mut self, id: MemcgId, n: u64) -> Option<MemcgId> {
+        self.over_limit_which(id, n).map(|(i, _)| i)
+    }
+
+    /// As `over_limit`, and whether it was v1's memory+swap limit (reclaim must then not
+    /// swap: it would not lower memsw usage).
+    pub fn over_limit_which(&mut self, id: MemcgId, n: u64) -> Option<(MemcgId, bool)> {
+        let v1 = self.mode == CgroupMode::V1;
+        for i in self.ancestors(id) {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            let cg = &mut self.cgs[i as usize];
+            // try_charge_memcg checks memsw first, then memory.
+            if v1 && cg.memsw.usage + n > cg.memsw.max {
+                cg.memsw.failcnt += 1;
+                return Some((i, true));
+            }
+            if cg.memory.usage + n > cg.memory.max {
+                cg.memory.failcnt += 1;
+                return Some((i, false));
+            }
+        }
+        None
+    }
+
+    /// mem_cgroup_margin: pages that can still be charged to `id` itself.
+    pub fn margin(&self, id: MemcgId) -> u64 {
+        let c = &self.cgs[id as usize];
+        let mut m = c.memory.max.saturating_sub(c.memory.usage);
+        if self.mode == CgroupMode::V1 {
+            m = m.min(c.memsw.max.saturating_sub(c.memsw.usage));
+        }
+        m
+    }
+
+    /// memcg_memory_event: count in the cgroup (local) and in it and its ancestors
+    /// (memory.events is hierarchical since 5.2 unless memory_localevents).
+    pub fn event(&mut self, id: MemcgId, e: MemcgEvent) {
+        self.cgs[id as usize].events_local[e as usize] += 1;
+        for i in self.ancestors(id) {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            self.cgs[i as usize].events[e as usize] += 1;
+        }
+    }
+
+    /// Record that page `p` of `mapping` (a `kind` page) is charged to `id`.
+    /// `empty`: the mapping held no pages and no swap entries before this one.
+    fn commit(&mut self, p: Pfn, mapping: u32, kind: MappingKind, empty: bool, id: MemcgId) {
+        let m = mapping as usize;
+        if self.mapping_memcg.len() <= m {
+            self.mapping_memcg.resize(m + 1, ROOT_MEMCG);
+        }
+        if empty {
+            // The first page of an empty mapping decides its usual owner.
+            self.mapping_memcg[m] = id;
+        }
+        if self.mapping_memcg[m] != id {
+            self.exceptions.insert(p, id);
+        }
+        let c = &mut self.cgs[id as usize];
+        c.vm.pgpgin += 1;
+        match kind {
+            MappingKind::Anon => c.nr_anon += 1,
+            MappingKind::Shmem => {
+                c.nr_file += 1;
+                c.nr_shmem += 1;
+            }
+            _ => c.nr_file += 1,
+        }
+    }
+
+    /// Forget page `p`'s charge record; returns the cgroup it was charged to.
+    fn release(&mut self, p: Pfn, mapping: u32, kind: MappingKind, nrpages_after: u64) -> MemcgId {
+        let id = match self.exceptions.remove(&p) {
+            Some(id) => id,
+            None => self.mapping_owner(mapping),
+        };
+        let c = &mut self.cgs[id as usize];
+        c.vm.pgpgout += 1;
+        match kind {
+            MappingKind::Anon => c.nr_anon = c.nr_anon.saturating_sub(1),
+            MappingKind::Shmem => {
+                c.nr_file = c.nr_file.saturating_sub(1);
+                c.nr_shmem = c.nr_shmem.saturating_sub(1);
+            }
+            _ => c.nr_file = c.nr_file.saturating_sub(1),
+        }
+        if nrpages_after == 0 && kind == MappingKind::File {
+            if let Some(o) = self.mapping_memcg.get_mut(mapping as usize) {
+                *o = ROOT_MEMCG;
+            }
+        }
+        id
+    }
+
+    /// A mapping id is reused: it starts with no owner.
+    pub fn mapping_reset(&mut self, mapping: u32) {
+        if let Some(o) = self.mapping_memcg.get_mut(mapping as usize) {
+            *o = ROOT_MEMCG;
+        }
+    }
+
+    /// Set the usual owner of a mapping (anonymous memory and shmem of a task).
+    pub fn set_mapping_owner(&mut self, mapping: u32, id: MemcgId) {
+        let m = mapping as usize;
+        if self.mapping_memcg.len() <= m {
+            self.mapping_memcg.resize(m + 1, ROOT_MEMCG);
+        }
+        self.mapping_memcg[m] = id;
+    }
+
+    fn swap_slot(&mut self, slot: u32) -> &mut u16 {
+        let s = slot as usize;
+        if self.swap_memcg.len() <= s {
+            self.swap_memcg.resize(s + 1, 0);
+        }
+        &mut self.swap_memcg[s]
+    }
+    pub fn swap_owner(&self, slot: u32) -> MemcgId {
+        self.swap_memcg.get(slot as usize).map_or(ROOT_MEMCG, |&s| s & !SWAP_OUT)
+    }
+}
+
+// ---- Protection (mem_cgroup_calculate_protection) ------------------------------------------
+
+/// effective_protection (6.1, without memory_recursiveprot): a cgroup's protection is its
+/// setting, capped by its usage; when the siblings together claim more than the parent's
+/// effective protection, each gets its share of it in proportion to its claim.
+pub fn effective_protection(usage: u64, setting: u64, parent_effective: u64, siblings_protected: u64) -> u64 {
+    let protected = usage.min(setting);
+    if siblings_protected > parent_effective {
+        return (protected as u128 * parent_effective as u128 / siblings_protected as u128) as u64;
+    }
+    protected
+}
+
+/// calculate_overage: how far usage is above high, in 2^-20 units of high.
+pub fn calculate_overage(usage: u64, high: u64) -> u64 {
+    if usage <= high {
+        return 0;
+    }
+    let high = high.max(1);
+    ((usage - high) << MEMCG_DELAY_PRECISION_SHIFT) / high
+}
+
+/// calculate_high_delay: the penalty in jiffies for `nr_pages` charged over high: quadratic
+/// in the overage, scaled so that a cgroup 2x over high sleeps the maximum.
+pub fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
+    if max_overage == 0 {
+        return 0;
+    }
+    let mut penalty = (max_overage as u128 * max_overage as u128 * HZ as u128) as u128;
+    penalty >>= MEMCG_DELAY_PRECISION_SHIFT;
+    penalty >>= MEMCG_DELAY_SCALING_SHIFT;
+    (penalty * nr_pages as u128 / MEMCG_CHARGE_BATCH as u128) as u64
+}
+
+/// Jiffies to simulated time.
+pub fn jiffies_ns(j: u64) -> Ns {
+    j * (NS_PER_SEC / HZ)
+}
+
+/// page_counter_memparse: "max" or a size with an optional K/M/G/T/P/E suffix (memparse),
+/// in pages (rounded down). Anything else is EINVAL.
+pub fn memparse_pages(s: &str, max_word: &str) -> Result<u64, Errno> {
+    let s = s.trim();
+    if s == max_word {
+        return Ok(PAGE_COUNTER_MAX);
+    }
+    let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    if digits == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let n: u64 = s[..digits].parse().map_err(|_| Errno::ERANGE)?;
+    let shift = match &s[digits..] {
+        "" => 0,
+        "k" | "K" => 10,
+        "m" | "M" => 20,
+        "g" | "G" => 30,
+        "t" | "T" => 40,
+        "p" | "P" => 50,
+        "e" | "E" => 60,
+        _ => return Err(Errno::EINVAL),
+    };
+    let bytes = n.checked_shl(shift).filter(|b| b >> shift == n).unwrap_or(u64::MAX);
+    Ok((bytes / PAGE_SIZE).min(PAGE_COUNTER_MAX))
+}
+
+/// Errors of cgroup file operations, printed as the C library spells them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Errno {
+    EINVAL,
+    EBUSY,
+    ENOENT,
+    EEXIST,
+    EAGAIN,
+    ERANGE,
+    ENOTSUP,
+    EACCES,
+    ESRCH,
+    ENOTEMPTY,
+    ENOSPC,
+    ENODEV,
+    EISDIR,
+}
+
+impl Errno {
+    pub fn strerror(self) -> &'static str {
+        match self {
+            Errno::EINVAL => "Invalid argument",
+            Errno::EBUSY => "Device or resource busy",
+            Errno::ENOENT => "No such file or directory",
+            Errno::EEXIST => "File exists",
+            Errno::EAGAIN => "Resource temporarily unavailable",
+            Errno::ERANGE => "Numerical result out of range",
+            Errno::ENOTSUP => "Operation not supported",
+            Errno::EACCES => "Permission denied",
+            Errno::ESRCH => "No such process",
+            Errno::ENOTEMPTY => "Directory not empty",
+            Errno::ENOSPC => "No space left on device",
+            Errno::ENODEV => "No such device",
+            Errno::EISDIR => "Is a directory",
+        }
+    }
+}
+
+// ---- Charging hooks -------------------------------------------------------------------
+
+/// What try_charge decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charge {
+    /// Charged.
+    Ok,
+    /// Over the limit of this cgroup: reclaim in it before trying again.
+    OverLimit(MemcgId),
+}
+
+impl Kernel {
+    /// The cgroup of a task (task_css(current, memory_cgrp_id)); kernel threads are in the root.
+    #[inline]
+    pub fn task_memcg(&self, tid: TaskId) -> MemcgId {
+        self.tasks[tid as usize].memcg
+    }
+
+    /// The cgroup a page is charged to.
+    #[inline]
+    pub fn page_memcg(&self, p: Pfn) -> MemcgId {
+        if !self.memcg.active() {
+            return ROOT_MEMCG;
+        }
+        self.memcg.page_memcg(p, self.mm.pages.mapping(p))
+    }
+
+    /// count_memcg_event_mm(PGFAULT / PGMAJFAULT): a major fault counts as both.
+    #[inline]
+    pub fn memcg_count_fault(&mut self, tid: TaskId, major: bool) {
+        let id = self.tasks[tid as usize].memcg;
+        if id != ROOT_MEMCG {
+            let v = &mut self.memcg.cgs[id as usize].vm;
+            v.pgfault += 1;
+            v.pgmajfault += major as u64;
+        }
+    }
+
+    /// A frame was allocated for `tid` (mem_cgroup_charge): charge it to the task's cgroup.
+    /// Ok(()) when charged; Err(step) when the cgroup is at its limit and the task must
+    /// reclaim (done here, charged to the task), wait, or was OOM-killed — the frame is
+    /// given back and the caller retries as after any failed allocation.
+    pub fn mem_cgroup_charge(&mut self, tid: TaskId, p: Pfn) -> Result<(), crate::task::Step> {
+        let id = self.task_memcg(tid);
+        if id == ROOT_MEMCG {
+            return Ok(());
+        }
+        match self.try_charge(tid, id, 1) {
+            Ok(()) => {
+                self.memcg.pending = Some((p, id));
+                Ok(())
+            }
+            Err(step) => {
+                self.mm.put_free(p);
+                Err(step)
+            }
+        }
+    }
+
+    /// filemap_add_folio's charge record: the page joins mapping `m`.
+    /// `activated`: a refault that workingset_refault activated.
+    pub(crate) fn memcg_page_added(&mut self, p: Pfn, m: u32, prev: Slot, activated: bool) {
+        if !self.memcg.active() {
+            return;
+        }
+        let kind = self.mm.mappings[m as usize].kind;
+        let nrpages_before = self.mm.mappings[m as usize].nrpages - 1;
+        let empty = nrpages_before == 0 && self.mm.mappings[m as usize].nr_swapped == 0;
+        let mut id = match self.memcg.pending.take() {
+            Some((q, id)) if q == p => id,
+            other => {
+                self.memcg.pending = other;
+                ROOT_MEMCG
+            }
+        };
+        // Swap-in: the page goes back to the cgroup that owns the swap entry
+        // (mem_cgroup_swapin_charge_folio looks up swap_cgroup).
+        if let Slot::Swap(slot) = prev {
+            let owner = self.memcg.swap_owner(slot);
+            let s = self.memcg.swap_slot(slot);
+            if *s & SWAP_OUT != 0 {
+                *s &= !SWAP_OUT;
+                let c = &mut self.memcg.cgs[owner as usize];
+                c.nr_swapped_out = c.nr_swapped_out.saturating_sub(1);
+                // memsw: the entry's share moves back to memory.
+                self.memcg.counter_uncharge(owner, 1, true);
+            }
+            if owner != id {
+                self.memcg.counter_uncharge(id, 1, true);
+                self.memcg.counter_charge(owner, 1);
+                id = owner;
+            }
+        } else if id == ROOT_MEMCG && !empty && kind != MappingKind::File {
+            // Pages added without a charging task stay with the mapping's owner.
+            id = self.memcg.mapping_owner(m);
+            self.memcg.counter_charge(id, 1);
+        }
+        self.memcg.commit(p, m, kind, empty, id);
+        if let Slot::Shadow(_) | Slot::Swap(_) = prev {
+            let file = !self.mm.mappings[m as usize].swap_backed();
+            let v = &mut self.memcg.cgs[id as usize].vm;
+            match (file, activated) {
+                (true, a) => {
+                    v.workingset_refault_file += 1;
+                    v.workingset_activate_file += a as u64;
+                }
+                (false, a) => {
+                    v.workingset_refault_anon += 1;
+                    v.workingset_activate_anon += a as u64;
+                }
+            }
+        }
+    }
+
+    /// __filemap_remove_folio's uncharge (mem_cgroup_uncharge / mem_cgroup_swapout): the
+    /// page leaves mapping `m`; `swapped_to`: its data now lives only in this swap slot.
+    pub(crate) fn memcg_page_removed(&mut self, p: Pfn, m: u32, swapped_to: Option<u32>) {
+        if !self.memcg.active() {
+            return;
+        }
+        let kind = self.mm.mappings[m as usize].kind;
+        let after = self.mm.mappings[m as usize].nrpages;
+        let id = self.memcg.release(p, m, kind, after);
+        if id == ROOT_MEMCG {
+            return;
+        }
+        match swapped_to {
+            Some(slot) => {
+                // mem_cgroup_swapout: memory is uncharged, memsw keeps the entry.
+                *self.memcg.swap_slot(slot) = id | SWAP_OUT;
+                self.memcg.cgs[id as usize].nr_swapped_out += 1;
+                self.memcg.counter_uncharge(id, 1, false);
+            }
+            None => self.memcg.counter_uncharge(id, 1, true),
+        }
+    }
+
+    /// A frame charged but never added to a mapping goes back (mem_cgroup_uncharge).
+    pub(crate) fn memcg_page_freed_unused(&mut self, p: Pfn) {
+        if let Some((q, id)) = self.memcg.pending {
+            if q == p {
+                self.memcg.pending = None;
+                self.memcg.counter_uncharge(id, 1, true);
+            }
+        }
+    }
+
+    /// __mem_cgroup_try_charge_swap: a swap slot for page `p`; refused (false) when its
+    /// cgroup or an ancestor is at memory.swap.max (counted in memory.swap.events max).
+    pub(crate) fn memcg_try_charge_swap(&mut self, p: Pfn, slot: u32) -> bool {
+        if !self.memcg.active() {
+            return true;
+        }
+        let id = self.page_memcg(p);
+        if id == ROOT_MEMCG {
+            return true;
+        }
+        if self.memcg.mode == CgroupMode::V2 {
+            for i in self.memcg.ancestors(id) {
+                if i == ROOT_MEMCG {
+                    break;
+                }
+                let c = &mut self.memcg.cgs[i as usize];
+                if c.swap.usage + 1 > c.swap.max {
+                    c.swap.failcnt += 1;
+                    self.memcg.event(i, MemcgEvent::SwapMax);
+                    self.memcg.event(id, MemcgEvent::SwapFail);
+                    return false;
+                }
+            }
+        }
+        for i in self.memcg.ancestors(id) {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            let c = &mut self.memcg.cgs[i as usize];
+            c.swap.usage += 1;
+            c.swap.watermark = c.swap.watermark.max(c.swap.usage);
+        }
+        *self.memcg.swap_slot(slot) = id;
+        true
+    }
+
+    /// __mem_cgroup_uncharge_swap: the slot is freed.
+    pub(crate) fn memcg_uncharge_swap(&mut self, slot: u32) {
+        if !self.memcg.active() {
+            return;
+        }
+        let v = std::mem::take(self.memcg.swap_slot(slot));
+        let id = v & !SWAP_OUT;
+        if id == ROOT_MEMCG {
+            return;
+        }
+        for i in self.memcg.ancestors(id) {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            let c = &mut self.memcg.cgs[i as usize];
+            c.swap.usage = c.swap.usage.saturating_sub(1);
+        }
+        if v & SWAP_OUT != 0 {
+            let c = &mut self.memcg.cgs[id as usize];
+            c.nr_swapped_out = c.nr_swapped_out.saturating_sub(1);
+            for i in self.memcg.ancestors(id) {
+                if i == ROOT_MEMCG {
+                    break;
+                }
+                let c = &mut self.memcg.cgs[i as usize];
+                c.memsw.usage = c.memsw.usage.saturating_sub(1);
+            }
+        }
+    }
+
+    /// mem_cgroup_calculate_protection for every cgroup of `root`'s subtree (top-down):
+    /// fills emin/elow. The reclaim root itself and its children use their settings.
+    pub fn memcg_calculate_protection(&mut self, root: MemcgId) {
+        for id in self.memcg.subtree(root) {
+            let (usage, min, low, parent) = {
+                let c = &self.memcg.cgs[id as usize];
+                (c.memory.usage, c.memory.min, c.memory.low, c.parent)
+            };
+            if id == root || id == ROOT_MEMCG {
+                let c = &mut self.memcg.cgs[id as usize];
+                c.memory.emin = 0;
+                c.memory.elow = 0;
+                continue;
+            }
+            let parent = parent.expect("not the root");
+            if parent == root {
+                let c = &mut self.memcg.cgs[id as usize];
+                c.memory.emin = min;
+                c.memory.elow = low;
+                continue;
+            }
+            let (pemin, pelow) = {
+                let p = &self.memcg.cgs[parent as usize];
+                (p.memory.emin, p.memory.elow)
+            };
+            // children_min_usage / children_low_usage: the siblings' protected usage.
+            let (mut smin, mut slow) = (0, 0);
+            for &s in &self.memcg.cgs[parent as usize].children {
+                let sc = &self.memcg.cgs[s as usize];
+                smin += sc.memory.usage.min(sc.memory.min);
+                slow += sc.memory.usage.min(sc.memory.low);
+            }
+            let c = &mut self.memcg.cgs[id as usize];
+            c.memory.emin = effective_protection(usage, min, pemin, smin);
+            c.memory.elow = effective_protection(usage, low, pelow, slow);
+        }
+    }
+
+    /// mem_cgroup_below_min / mem_cgroup_below_low (6.1: usage <= effective protection).
+    pub fn memcg_below_min(&self, id: MemcgId) -> bool {
+        let c = &self.memcg.cgs[id as usize].memory;
+        id != ROOT_MEMCG && c.emin > 0 && c.usage <= c.emin
+    }
+    pub fn memcg_below_low(&self, id: MemcgId) -> bool {
+        let c = &self.memcg.cgs[id as usize].memory;
+        id != ROOT_MEMCG && c.elow > 0 && c.usage <= c.elow
+    }
+    /// mem_cgroup_protection: what get_scan_count keeps out of reach.
+    pub fn memcg_protection(&self, id: MemcgId, low_reclaim: bool) -> u64 {
+        let c = &self.memcg.cgs[id as usize].memory;
+        if low_reclaim {
+            c.emin
+        } else {
+            c.emin.max(c.elow)
+        }
+    }
+
+    /// mem_find_max_overage: the largest memory.high overage of the cgroup and its ancestors.
+    pub fn mem_find_max_overage(&self, id: MemcgId) -> u64 {
+        self.memcg
+            .ancestors(id)
+            .into_iter()
+            .filter(|&i| i != ROOT_MEMCG)
+            .map(|i| {
+                let c = &self.memcg.cgs[i as usize];
+                calculate_overage(c.memory.usage, c.memory.high)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Per-page statistics of every cgroup (local, not hierarchical), counted from the
+    /// frames: what memory.stat's page counters show. Indexed by cgroup id.
+    pub fn memcg_page_stats(&self) -> Vec<MemcgPageStat> {
+        let mut out = vec![MemcgPageStat::default(); self.memcg.cgs.len()];
+        for (mi, s) in self.mm.mappings.iter().enumerate() {
+            if !s.live || s.nrpages == 0 {
+                continue;
+            }
+            for (index, &e) in s.slots.iter().enumerate() {
+                let Slot::Page(p) = super::decode_slot(e) else { continue };
+                let id = self.memcg.page_memcg(p, mi as u32) as usize;
+                let st = &mut out[id];
+                match s.kind {
+                    MappingKind::Anon => st.anon += 1,
+                    MappingKind::Shmem => {
+                        st.file += 1;
+                        st.shmem += 1;
+                    }
+                    _ => st.file += 1,
+                }
+                if s.mapped && s.kind != MappingKind::Anon {
+                    st.file_mapped += 1;
+                }
+                if self.mm.pages.dirty(p) && !s.swap_backed() {
+                    st.file_dirty += 1;
+                }
+                if self.mm.pages.writeback(p) && !s.swap_backed() {
+                    st.file_writeback += 1;
+                }
+                if s.swap_backed() && s.swap_cache_slot(index as u64).is_some() {
+                    st.swapcached += 1;
+                }
+                match self.mm.pages.lru(p) {
+                    Lru::InactiveAnon => st.lru[0] += 1,
+                    Lru::ActiveAnon => st.lru[1] += 1,
+                    Lru::InactiveFile => st.lru[2] += 1,
+                    Lru::ActiveFile => st.lru[3] += 1,
+                    Lru::Unevictable => st.lru[4] += 1,
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+}
+
+
+// ---- try_charge, memory.high, the memcg OOM killer ------------------------------------------
+
+impl Kernel {
+    /// try_charge_memcg: charge `n` pages to `id` for `tid`. Over memory.max somewhere up
+    /// the tree: MEMCG_MAX, reclaim in that cgroup (try_to_free_mem_cgroup_pages), retry
+    /// while reclaim makes progress; after MAX_RECLAIM_RETRIES failures, MEMCG_OOM and
+    /// mem_cgroup_out_of_memory. Err(step): what the task does before it tries again.
+    /// The kernel charges MEMCG_CHARGE_BATCH pages at once into a per-CPU stock; here each
+    /// page is charged as it is allocated (usage never overshoots memory.max).
+    pub fn try_charge(&mut self, tid: TaskId, id: MemcgId, n: u64) -> Result<(), crate::task::Step> {
+        use crate::task::Step;
+        // The previous charges left the task over memory.high: the return to user space
+        // (resume_user_mode_work -> mem_cgroup_handle_over_high) reclaims and may sleep.
+        if self.tasks[tid as usize].memcg_nr_pages_over_high >= MEMCG_CHARGE_BATCH {
+            if let Some(step) = self.mem_cgroup_handle_over_high(tid) {
+                return Err(step);
+            }
+        }
+        // Each pass of the loop is one `goto retry` of try_charge_memcg; a pass that
+        // reclaimed something retries at once (bounded: the task yields after a few).
+        for _ in 0..8 {
+            let Some((over, memsw)) = self.memcg.over_limit_which(id, n) else {
+                self.memcg.counter_charge(id, n);
+                self.tasks[tid as usize].memcg_retries = 0;
+                // Over memory.high anywhere up the tree: remember it for the return to user.
+                let over_high = self.memcg.ancestors(id).into_iter().any(|i| {
+                    let c = &self.memcg.cgs[i as usize].memory;
+                    i != ROOT_MEMCG && c.usage > c.high
+                });
+                if over_high {
+                    self.tasks[tid as usize].memcg_nr_pages_over_high += n;
+                }
+                return Ok(());
+            };
+            self.memcg.event(over, MemcgEvent::Max);
+            let sc = self.try_to_free_mem_cgroup_pages(over, n, Some(tid), !memsw);
+            if self.memcg.margin(over) >= n {
+                continue;
+            }
+            if sc.nr_reclaimed > 0 {
+                continue;
+            }
+            if sc.nr_congested > 0 || sc.nr_writeback > 0 || sc.nr_dirty > 0 {
+                // Reclaim found pages it must wait for (being written): the charging task
+                // is throttled (reclaim_throttle) instead of failing a retry.
+                let until = self.block.next_completion().unwrap_or(self.now + 100 * memtwin_engine::NS_PER_MS);
+                let until = until.min(self.now + 100 * memtwin_engine::NS_PER_MS).max(self.now + 1);
+                if sc.nr_dirty > 0 {
+                    self.wakeup_flusher_threads();
+                }
+                return Err(Step::SleepUntil { t: until, io: sc.nr_congested > 0 });
+            }
+            let t = &mut self.tasks[tid as usize];
+            t.memcg_retries += 1;
+            if t.memcg_retries <= super::page_alloc::MAX_RECLAIM_RETRIES {
+                return Err(Step::Yield);
+            }
+            t.memcg_retries = 0;
+            // mem_cgroup_oom.
+            self.memcg.event(over, MemcgEvent::Oom);
+            self.mem_cgroup_out_of_memory(over, tid);
+            return Err(Step::Yield);
+        }
+        Err(Step::Yield)
+    }
+
+    /// mem_cgroup_handle_over_high: reclaim the pages charged over memory.high
+    /// (reclaim_high), then sleep the penalty calculate_high_delay gives for the overage
+    /// left, at most MEMCG_MAX_HIGH_DELAY_JIFFIES; nothing below HZ/100.
+    pub fn mem_cgroup_handle_over_high(&mut self, tid: TaskId) -> Option<crate::task::Step> {
+        let nr_pages = std::mem::take(&mut self.tasks[tid as usize].memcg_nr_pages_over_high);
+        let id = self.task_memcg(tid);
+        if nr_pages == 0 || id == ROOT_MEMCG {
+            return None;
+        }
+        let mut nr_retries = super::page_alloc::MAX_RECLAIM_RETRIES;
+        let mut in_retry = false;
+        for _ in 0..64 {
+            let want = if in_retry { super::SWAP_CLUSTER_MAX } else { nr_pages };
+            let reclaimed = self.reclaim_high(id, want, tid);
+            let overage = self.mem_find_max_overage(id);
+            let penalty = calculate_high_delay(nr_pages, overage).min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
+            if penalty <= HZ / 100 {
+                return None;
+            }
+            if reclaimed > 0 || nr_retries > 0 {
+                if reclaimed == 0 {
+                    nr_retries -= 1;
+                }
+                in_retry = true;
+                continue;
+            }
+            return Some(self.high_penalty_sleep(tid, penalty));
+        }
+        let penalty = calculate_high_delay(nr_pages, self.mem_find_max_overage(id)).min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
+        if penalty <= HZ / 100 {
+            return None;
+        }
+        Some(self.high_penalty_sleep(tid, penalty))
+    }
+
+    fn high_penalty_sleep(&mut self, tid: TaskId, penalty: u64) -> crate::task::Step {
+        let ns = jiffies_ns(penalty);
+        let id = self.task_memcg(tid);
+        self.memcg.cgs[id as usize].high_throttled_ns += ns;
+        // schedule_timeout_killable: a sleep the memory-pressure accounting counts.
+        crate::task::Step::SleepUntil { t: self.now + ns, io: false }
+    }
+
+    /// reclaim_high: every cgroup from `id` up that is over memory.high counts MEMCG_HIGH
+    /// and has `nr_pages` reclaimed from it.
+    pub fn reclaim_high(&mut self, id: MemcgId, nr_pages: u64, tid: TaskId) -> u64 {
+        let mut total = 0;
+        for i in self.memcg.ancestors(id) {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            let c = &self.memcg.cgs[i as usize].memory;
+            if c.usage <= c.high {
+                continue;
+            }
+            self.memcg.event(i, MemcgEvent::High);
+            total += self.try_to_free_mem_cgroup_pages(i, nr_pages, Some(tid), true).nr_reclaimed;
+        }
+        total
+    }
+
+    /// Tasks alive in the subtree of `root`, in task-table order.
+    pub fn memcg_tasks(&self, root: MemcgId) -> Vec<TaskId> {
+        (0..self.tasks.len() as TaskId)
+            .filter(|&t| {
+                let task = &self.tasks[t as usize];
+                task.exit_code.is_none() && !task.kthread && !task.reaped && self.memcg.is_descendant(task.memcg, root)
+            })
+            .collect()
+    }
+
+    /// mem_cgroup_out_of_memory -> out_of_memory with constraint CONSTRAINT_MEMCG: the task
+    /// with the largest oom_badness in the cgroup is killed (all of the cgroup's tasks when
+    /// memory.oom.group is set, mem_cgroup_get_oom_group); prints what the kernel logs.
+    /// Returns whether a task was killed.
+    pub fn mem_cgroup_out_of_memory(&mut self, over: MemcgId, trigger: TaskId) -> bool {
+        let victim = self
+            .memcg_tasks(over)
+            .into_iter()
+            .filter_map(|t| self.oom_badness(t).map(|b| (b, t)))
+            .max_by_key(|&(b, t)| (b, std::cmp::Reverse(self.tasks[t as usize].pid)))
+            .map(|(_, t)| t);
+        let Some(v) = victim else { return false };
+        let path = self.memcg.cgs[over as usize].path.clone();
+        let task_memcg = self.memcg.cgs[self.tasks[v as usize].memcg as usize].path.clone();
+        let lvl = crate::printk::KERN_INFO;
+        let modern = self.machine.kernel != KernelProfile::Linux2639;
+        let t = &self.tasks[trigger as usize];
+        let head = format!(
+            "{} invoked oom-killer: gfp_mask=0x1100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj={}\n",
+            t.comm, t.oom_score_adj
+        );
+        self.printk(crate::printk::KERN_WARNING, &head);
+        // mem_cgroup_print_oom_meminfo.
+        let c = self.memcg.cgs[over as usize].clone();
+        let kb = |p: u64| p.min(PAGE_COUNTER_MAX) * 4;
+        let mut info = format!("memory: usage {}kB, limit {}kB, failcnt {}\n", kb(c.memory.usage), kb(c.memory.max), c.memory.failcnt);
+        if self.memcg.mode == CgroupMode::V2 {
+            info += &format!("swap: usage {}kB, limit {}kB, failcnt {}\n", kb(c.swap.usage), kb(c.swap.max), c.swap.failcnt);
+        } else {
+            info += &format!("memory+swap: usage {}kB, limit {}kB, failcnt {}\n", kb(c.memsw.usage), kb(c.memsw.max), c.memsw.failcnt);
+            info += &format!("kmem: usage 0kB, limit {}kB, failcnt 0\n", kb(PAGE_COUNTER_MAX));
+        }
+        self.printk(lvl, &info);
+        let stat = self.memcg_stat_text(over, self.memcg.mode == CgroupMode::V1);
+        self.printk(lvl, &format!("Memory cgroup stats for {path}:\n{stat}"));
+        // dump_tasks.
+        let mut tasks = String::from("Tasks state (memory values in pages):\n");
+        tasks += "[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name\n";
+        for t in self.memcg_tasks(over) {
+            let (anon, file, shmem, swap) = self.task_mem(t);
+            let task = &self.tasks[t as usize];
+            let rss = anon + file + shmem;
+            tasks += &format!(
+                "[{:>7}] {:>5} {:>5} {:>8} {:>8} {:>8} {:>8}         {:>5} {}\n",
+                task.pid,
+                0,
+                task.pid,
+                task.vm_kb / 4,
+                rss,
+                ((rss + swap) / 512 + 1) * PAGE_SIZE,
+                swap,
+                task.oom_score_adj,
+                task.comm
+            );
+        }
+        self.printk(lvl, &tasks);
+        let vt = &self.tasks[v as usize];
+        let ctx = format!(
+            "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0,oom_memcg={path},task_memcg={task_memcg},task={},pid={},uid=0\n",
+            vt.comm, vt.pid
+        );
+        self.printk(lvl, &ctx);
+        // mem_cgroup_get_oom_group: the highest cgroup from the victim's up to the OOM
+        // domain that has memory.oom.group set.
+        let mut group = None;
+        for i in self.memcg.ancestors(self.tasks[v as usize].memcg) {
+            if self.memcg.cgs[i as usize].oom_group {
+                group = Some(i);
+            }
+            if i == over {
+                break;
+            }
+        }
+        self.oom_kill_one(v, if modern { "Memory cgroup out of memory" } else { "Memory cgroup out of memory" }, over);
+        if let Some(g) = group {
+            self.memcg.event(g, MemcgEvent::OomGroupKill);
+            for t in self.memcg_tasks(g) {
+                if t != v && self.oom_badness(t).is_some() {
+                    self.oom_kill_one(t, "Memory cgroup out of memory", over);
+                }
+            }
+        }
+        true
+    }
+
+    fn oom_kill_one(&mut self, v: TaskId, message: &str, _over: MemcgId) {
+        let (anon, file, shmem, swap) = self.task_mem(v);
+        let t = &self.tasks[v as usize];
+        let msg = if self.machine.kernel == KernelProfile::Linux2639 {
+            format!(
+                "{message}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB\n",
+                t.pid,
+                t.comm,
+                t.vm_kb,
+                anon * 4,
+                (file + shmem) * 4
+            )
+        } else {
+            format!(
+                "{message}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB, UID:0 pgtables:{}kB oom_score_adj:{}\n",
+                t.pid,
+                t.comm,
+                t.vm_kb,
+                anon * 4,
+                file * 4,
+                shmem * 4,
+                (anon + file + shmem + swap) / 512 * 4 + 4,
+                t.oom_score_adj
+            )
+        };
+        let line = format!("[{:>12.6}] {msg}", self.now as f64 / 1e9);
+        self.transcript.push_str(&line);
+        self.printk(crate::printk::KERN_ERR, &msg);
+        self.vm.inc(memtwin_procfs::VmItem::OomKill);
+        let id = self.tasks[v as usize].memcg;
+        self.memcg.event(id, MemcgEvent::OomKill);
+        self.kill(v, 137);
+    }
+}
+
+/// Page counts of one cgroup (memcg_page_state items).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemcgPageStat {
+    pub anon: u64,
+    pub file: u64,
+    pub shmem: u64,
+    pub file_mapped: u64,
+    pub file_dirty: u64,
+    pub file_writeback: u64,
+    pub swapcached: u64,
+    /// inactive_anon, active_anon, inactive_file, active_file, unevictable.
+    pub lru: [u64; 5],
+}
+
+impl MemcgPageStat {
+    pub fn add(&mut self, o: &MemcgPageStat) {
+        self.anon += o.anon;
+        self.file += o.file;
+        self.shmem += o.shmem;
+        self.file_mapped += o.file_mapped;
+        self.file_dirty += o.file_dirty;
+        self.file_writeback += o.file_writeback;
+        self.swapcached += o.swapcached;
+        for i in 0..5 {
+            self.lru[i] += o.lru[i];
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memparse_accepts_max_and_suffixes_and_rejects_the_rest() {
+        assert_eq!(memparse_pages("max", "max"), Ok(PAGE_COUNTER_MAX));
+        assert_eq!(memparse_pages("512M", "max"), Ok(512 * 256));
+        assert_eq!(memparse_pages("1g", "max"), Ok(262144));
+        assert_eq!(memparse_pages("4097", "max"), Ok(1));
+        assert_eq!(memparse_pages("-1", "-1"), Ok(PAGE_COUNTER_MAX));
+        assert_eq!(memparse_pages("abc", "max"), Err(Errno::EINVAL));
+        assert_eq!(memparse_pages("12Q", "max"), Err(Errno::EINVAL));
+        assert_eq!(memparse_pages("", "max"), Err(Errno::EINVAL));
+        assert_eq!(memparse_pages("-5", "max"), Err(Errno::EINVAL));
+    }
+
+    #[test]
+    fn usage_propagates_to_ancestors_and_limits_are_checked_up_the_tree() {
+        let mut m = MemCgroups::new(CgroupMode::V2);
+        let a = m.create(ROOT_MEMCG, "a").unwrap();
+        let b = m.create(a, "b").unwrap();
+        assert_eq!(m.cgs[b as usize].path, "/a/b");
+        assert_eq!(m.create(a, "b"), Err("File exists"));
+        m.cgs[a as usize].memory.max = 10;
+        m.counter_charge(b, 10);
+        assert_eq!(m.cgs[a as usize].memory.usage, 10);
+        assert_eq!(m.cgs[b as usize].memory.usage, 10);
+        assert_eq!(m.cgs[ROOT_MEMCG as usize].memory.usage, 0, "the root is not counted");
+        // b has no limit of its own, but its parent is full.
+        assert_eq!(m.over_limit(b, 1), Some(a));
+        assert_eq!(m.cgs[a as usize].memory.failcnt, 1);
+        m.counter_uncharge(b, 4, true);
+        assert_eq!(m.over_limit(b, 1), None);
+        assert_eq!(m.cgs[a as usize].memory.watermark, 10, "peak remembers the high point");
+        assert_eq!(m.subtree(ROOT_MEMCG), vec![0, a, b]);
+    }
+
+    #[test]
+    fn events_count_locally_and_up_the_tree() {
+        let mut m = MemCgroups::new(CgroupMode::V2);
+        let a = m.create(ROOT_MEMCG, "a").unwrap();
+        let b = m.create(a, "b").unwrap();
+        m.event(b, MemcgEvent::OomKill);
+        assert_eq!(m.cgs[a as usize].events[MemcgEvent::OomKill as usize], 1);
+        assert_eq!(m.cgs[a as usize].events_local[MemcgEvent::OomKill as usize], 0);
+        assert_eq!(m.cgs[b as usize].events_local[MemcgEvent::OomKill as usize], 1);
+    }
+
+    #[test]
+    fn effective_low_is_shared_when_siblings_claim_more_than_the_parent_has() {
+        // Parent protects 100; children claim 100 and 300 of it: they get 1/4 and 3/4.
+        assert_eq!(effective_protection(200, 100, 100, 400), 25);
+        assert_eq!(effective_protection(500, 300, 100, 400), 75);
+        // Enough for everyone: each keeps its own claim, capped at its usage.
+        assert_eq!(effective_protection(50, 100, 1000, 150), 50);
+        assert_eq!(effective_protection(500, 100, 1000, 150), 100);
+    }
+
+    #[test]
+    fn high_delay_is_quadratic_in_overage_and_capped_by_the_caller() {
+        assert_eq!(calculate_overage(100, 100), 0);
+        assert_eq!(calculate_high_delay(64, 0), 0);
+        // 10% over high: overage = 0.1 * 2^20.
+        let o10 = calculate_overage(110, 100);
+        assert_eq!(o10, (10 << 20) / 100);
+        let d10 = calculate_high_delay(MEMCG_CHARGE_BATCH, o10);
+        let d20 = calculate_high_delay(MEMCG_CHARGE_BATCH, calculate_overage(120, 100));
+        assert!(d20 >= 3 * d10 && d20 <= 5 * d10, "quadratic: {d10} {d20}");
+        // 2x over high for one batch: 2^20 * 2^20 * HZ >> 34 = 64 * HZ jiffies before the cap.
+        let d = calculate_high_delay(MEMCG_CHARGE_BATCH, calculate_overage(200, 100));
+        assert_eq!(d, 64 * HZ);
+        assert!(d.min(MEMCG_MAX_HIGH_DELAY_JIFFIES) == 2 * HZ);
+        assert_eq!(jiffies_ns(HZ), NS_PER_SEC);
+    }
+
+    #[test]
+    fn a_file_page_charged_elsewhere_is_an_exception_and_the_owner_resets_when_empty() {
+        let mut m = MemCgroups::new(CgroupMode::V2);
+        let a = m.create(ROOT_MEMCG, "a").unwrap();
+        let b = m.create(ROOT_MEMCG, "b").unwrap();
+        m.commit(10, 5, MappingKind::File, true, a);
+        m.commit(11, 5, MappingKind::File, false, b);
+        assert_eq!(m.page_memcg(10, 5), a);
+        assert_eq!(m.page_memcg(11, 5), b);
+        assert_eq!(m.exceptions.len(), 1);
+        assert_eq!(m.release(11, 5, MappingKind::File, 1), b);
+        assert!(m.exceptions.is_empty());
+        assert_eq!(m.release(10, 5, MappingKind::File, 0), a);
+        m.commit(12, 5, MappingKind::File, true, b);
+        assert_eq!(m.page_memcg(12, 5), b, "an emptied file is owned by the next toucher");
+        assert_eq!(m.cgs[b as usize].nr_file, 1);
+        assert_eq!(m.cgs[a as usize].nr_file, 0);
+    }
+}
