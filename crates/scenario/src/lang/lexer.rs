@@ -9,7 +9,7 @@ use super::ast::{Span, Word, WordPart};
 use super::ParseError;
 
 /// What the `$` expansions accept, quoted in error messages.
-const SUPPORTED_EXPANSIONS: &str = "supported: $NAME, ${NAME}, $?";
+const SUPPORTED_EXPANSIONS: &str = "supported: $NAME, ${NAME}, $?, $$, $!";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Op {
