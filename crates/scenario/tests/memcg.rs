@@ -1,0 +1,455 @@
+//! Memory cgroups through scenarios: the four container scenarios' shapes (derived from the
+//! mechanism: limits hold, reclaim stays inside the cgroup, the host keeps its free memory,
+//! protection keeps a cgroup's cache), the v1 interface, the eras, and the errors every
+//! cgroup file gives for bad values.
+
+mod common;
+
+use memtwin_scenario::{run, RunOptions, RunResult};
+
+const MIB: u64 = 1 << 20;
+
+fn scenario(name: &str) -> RunResult {
+    let path = format!("{}/../../scenarios/{name}", env!("CARGO_MANIFEST_DIR"));
+    run(&RunOptions { script_path: Some(path), ..Default::default() }).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn script(text: &str, sets: &[&str]) -> RunResult {
+    common::run_on(text, "default", sets)
+}
+
+/// The output of the command echoed as `# CMD` (up to the next prompt line).
+fn output_of<'a>(t: &'a str, cmd: &str) -> Vec<&'a str> {
+    let mut lines = t.lines();
+    let prompt = format!("# {cmd}");
+    let mut found = None;
+    for l in lines.by_ref() {
+        if l == prompt {
+            found = Some(());
+            break;
+        }
+    }
+    assert!(found.is_some(), "no command '{cmd}' in:\n{t}");
+    lines.take_while(|l| !l.starts_with("# ")).collect()
+}
+
+/// The outputs of every run of `cmd`, in order.
+fn outputs_of<'a>(t: &'a str, cmd: &str) -> Vec<Vec<&'a str>> {
+    let prompt = format!("# {cmd}");
+    let lines: Vec<&str> = t.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if *l == prompt {
+            out.push(lines[i + 1..].iter().take_while(|l| !l.starts_with("# ")).copied().collect());
+        }
+    }
+    out
+}
+
+fn number(t: &str, cmd: &str) -> u64 {
+    let o = output_of(t, cmd);
+    o[0].trim().parse().unwrap_or_else(|_| panic!("'{cmd}' printed {o:?}"))
+}
+
+/// `key value` lines (memory.events, memory.stat).
+fn keyed(lines: &[&str], key: &str) -> u64 {
+    lines
+        .iter()
+        .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no '{key}' in {lines:?}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// `free -m`'s "free" column of the Mem: row, MiB.
+fn free_mib(lines: &[&str]) -> u64 {
+    let mem = lines.iter().find(|l| l.starts_with("Mem:")).expect("Mem: row");
+    mem.split_whitespace().nth(3).unwrap().parse().unwrap()
+}
+
+/// dd's rate in bytes per second ("..., 482 MB/s").
+fn dd_rate(lines: &[&str]) -> f64 {
+    let l = lines.iter().find(|l| l.contains("copied")).expect("dd summary");
+    let r = l.rsplit(", ").next().unwrap();
+    let (v, unit) = r.split_once(' ').unwrap();
+    let v: f64 = v.parse().unwrap();
+    v * match unit {
+        "kB/s" => 1e3,
+        "MB/s" => 1e6,
+        "GB/s" => 1e9,
+        u => panic!("unit {u}"),
+    }
+}
+
+fn real_s(lines: &[&str]) -> f64 {
+    let t = lines.iter().find_map(|l| l.strip_prefix("real\t")).expect("time output");
+    let (m, s) = t.trim_end_matches('s').split_once('m').unwrap();
+    m.parse::<f64>().unwrap() * 60.0 + s.parse::<f64>().unwrap()
+}
+
+fn series_max(r: &RunResult, col: &str) -> u64 {
+    r.series.columns.iter().find(|(n, _)| n == col).map(|(_, v)| *v.iter().max().unwrap()).expect(col)
+}
+
+// ---- (a) page cache at memory.max --------------------------------------------------------
+
+#[test]
+fn container_cache_is_reclaimed_inside_the_cgroup_while_the_host_has_free_memory() {
+    let r = scenario("container-cache-limit.sh");
+    let t = &r.transcript;
+    let max = number(t, "cat /sys/fs/cgroup/web/memory.max");
+    let current = number(t, "cat /sys/fs/cgroup/web/memory.current");
+    assert_eq!(max, 512 * MIB);
+    // The limit holds, and the cache fills it: a 2 GiB read leaves the cgroup full.
+    assert!(current <= max && current > max * 9 / 10, "memory.current {current} of {max}");
+    let stat = output_of(t, "cat /sys/fs/cgroup/web/memory.stat");
+    assert!(keyed(&stat, "file") > max * 9 / 10, "the charge is page cache");
+    assert_eq!(keyed(&stat, "anon"), 0);
+    // Reclaim ran in the cgroup for about what was read beyond the limit (1.5 GiB).
+    let steal = keyed(&stat, "pgsteal");
+    assert!(steal * 4096 > 1200 * MIB && steal * 4096 < 2048 * MIB, "pgsteal {steal}");
+    assert!(keyed(&stat, "pgscan") >= steal);
+    let events = output_of(t, "cat /sys/fs/cgroup/web/memory.events");
+    assert!(keyed(&events, "max") > 0);
+    assert_eq!(keyed(&events, "oom_kill"), 0);
+    // The host never ran short: kswapd did not wake, and free shows gigabytes.
+    assert_eq!(series_max(&r, "vm.pgscan_kswapd"), 0);
+    assert!(free_mib(&output_of(t, "free -m")) > 6000);
+}
+
+// ---- (b) OOM in a cgroup while free shows gigabytes --------------------------------------
+
+#[test]
+fn a_job_is_oom_killed_in_its_cgroup_while_free_shows_gigabytes() {
+    let r = scenario("container-oom.sh");
+    let t = &r.transcript;
+    assert!(t.contains("Memory cgroup out of memory: Killed process"), "{t}");
+    assert!(output_of(t, "cgexec -g memory:batch memhog 1500M").contains(&"Killed"));
+    assert_eq!(output_of(t, "echo status $?"), vec!["status 137"]);
+    let events = output_of(t, "cat /sys/fs/cgroup/batch/memory.events");
+    assert_eq!(keyed(&events, "oom_kill"), 1);
+    assert_eq!(keyed(&events, "oom"), 1);
+    // MEMCG_MAX once per failed charge: the retries before the kill.
+    assert!(keyed(&events, "max") > 16);
+    assert!(number(t, "cat /sys/fs/cgroup/batch/memory.peak") <= 1024 * MIB);
+    for f in outputs_of(t, "free -m") {
+        assert!(free_mib(&f) > 7000, "free shows the host: {f:?}");
+    }
+    // The kernel log has the memcg report.
+    assert_eq!(series_max(&r, "vm.oom_kill"), 1);
+}
+
+// ---- (c) memory.high throttles ------------------------------------------------------------
+
+#[test]
+fn memory_high_slows_the_job_instead_of_killing_it() {
+    let r = scenario("container-high-throttle.sh");
+    let t = &r.transcript;
+    let free_run = real_s(&output_of(t, "time memhog 800M"));
+    let throttled = real_s(&output_of(t, "time cgexec -g memory:job memhog 800M"));
+    assert!(throttled > 2.0 * free_run, "throttled {throttled} s vs {free_run} s");
+    assert!(!t.contains("Killed"));
+    let events = output_of(t, "cat /sys/fs/cgroup/job/memory.events");
+    assert!(keyed(&events, "high") > 0);
+    assert_eq!(keyed(&events, "oom_kill"), 0);
+    assert_eq!(keyed(&events, "max"), 0);
+    // Reclaim on the way back to user space kept usage near high: the peak is far below
+    // the 800 MiB the job touched; the rest went to swap.
+    let peak = number(t, "cat /sys/fs/cgroup/job/memory.peak");
+    assert!(peak < 400 * MIB, "peak {peak}");
+    assert!(number(t, "cat /sys/fs/cgroup/job/memory.swap.peak") > 300 * MIB);
+}
+
+// ---- (d) memory.low protects a neighbour's cache ------------------------------------------
+
+fn noisy(with_low: bool) -> RunResult {
+    let path = format!("{}/../../scenarios/container-noisy-neighbour.sh", env!("CARGO_MANIFEST_DIR"));
+    let mut text = std::fs::read_to_string(path).unwrap();
+    if !with_low {
+        text = text.lines().filter(|l| !l.contains("memory.low")).map(|l| format!("{l}\n")).collect();
+    }
+    script(&text, &[])
+}
+
+#[test]
+fn memory_low_keeps_the_protected_cgroups_cache_through_a_neighbours_stream() {
+    let protected = noisy(true);
+    let unprotected = noisy(false);
+    let db_read = "cgexec -g memory:pod/db dd if=/root/db.dat of=/dev/null bs=1M";
+    for r in [&protected, &unprotected] {
+        let batch = number(&r.transcript, "cat /sys/fs/cgroup/pod/batch/memory.current");
+        let db = number(&r.transcript, "cat /sys/fs/cgroup/pod/db/memory.current");
+        assert!(batch + db <= 1024 * MIB, "the pod's limit holds");
+    }
+    // Protected: db's 300 MiB stay charged (cached), the re-read runs at memory speed.
+    let db = number(&protected.transcript, "cat /sys/fs/cgroup/pod/db/memory.current");
+    assert!(db >= 290 * MIB, "db kept {db}");
+    let reads = outputs_of(&protected.transcript, db_read);
+    assert!(dd_rate(&reads[1]) > 5.0 * dd_rate(&reads[0]), "cached re-read");
+    // Unprotected: the stream evicted it and the re-read goes to the disk again.
+    let db = number(&unprotected.transcript, "cat /sys/fs/cgroup/pod/db/memory.current");
+    assert!(db < 100 * MIB, "db kept {db} without protection");
+    let reads = outputs_of(&unprotected.transcript, db_read);
+    assert!(dd_rate(&reads[1]) < 2.0 * dd_rate(&reads[0]));
+}
+
+// ---- Interface -----------------------------------------------------------------------------
+
+#[test]
+fn every_v2_file_write_gives_the_kernels_error_for_bad_values() {
+    let cases = [
+        ("memory.max", "abc"),
+        ("memory.max", "-1"),
+        ("memory.max", "12Q"),
+        ("memory.high", "lots"),
+        ("memory.low", "1.5G"),
+        ("memory.min", "x"),
+        ("memory.swap.max", "none"),
+        ("memory.oom.group", "2"),
+        ("memory.oom.group", "yes"),
+        ("memory.reclaim", "max"),
+        ("memory.reclaim", "abc"),
+        ("cgroup.procs", "notapid"),
+        ("cgroup.subtree_control", "memory"),
+        ("cgroup.subtree_control", "+bogus"),
+        ("memory.current", "1"),
+        ("memory.stat", "1"),
+        ("memory.events", "1"),
+        ("memory.peak", "1"),
+    ];
+    let mut text = String::from("mkdir /sys/fs/cgroup/c\n");
+    for (f, v) in cases {
+        text.push_str(&format!("echo {v} > /sys/fs/cgroup/c/{f}\necho status $?\n"));
+    }
+    text.push_str("echo 99999 > /sys/fs/cgroup/c/cgroup.procs\necho status $?\n");
+    let r = script(&text, &[]);
+    for (f, v) in cases {
+        let out = output_of(&r.transcript, &format!("echo {v} > /sys/fs/cgroup/c/{f}"));
+        assert_eq!(out, vec!["bash: echo: write error: Invalid argument"], "{f} <- {v}");
+    }
+    let out = output_of(&r.transcript, "echo 99999 > /sys/fs/cgroup/c/cgroup.procs");
+    assert_eq!(out, vec!["bash: echo: write error: No such process"]);
+    assert_eq!(outputs_of(&r.transcript, "echo status $?").len(), cases.len() + 1);
+    assert!(outputs_of(&r.transcript, "echo status $?").iter().all(|o| o == &vec!["status 1"]));
+}
+
+#[test]
+fn values_read_back_as_the_kernel_prints_them() {
+    let r = script(
+        "mkdir /sys/fs/cgroup/c
+echo 100M > /sys/fs/cgroup/c/memory.max
+cat /sys/fs/cgroup/c/memory.max
+echo max > /sys/fs/cgroup/c/memory.max
+cat /sys/fs/cgroup/c/memory.max
+echo 5000 > /sys/fs/cgroup/c/memory.low
+cat /sys/fs/cgroup/c/memory.low
+echo 1 > /sys/fs/cgroup/c/memory.oom.group
+cat /sys/fs/cgroup/c/memory.oom.group
+cat /sys/fs/cgroup/c/memory.events
+cat /sys/fs/cgroup/c/cgroup.controllers
+cat /sys/fs/cgroup/memory.current
+",
+        &[],
+    );
+    let t = &r.transcript;
+    assert_eq!(number(t, "cat /sys/fs/cgroup/c/memory.max"), 100 * MIB);
+    assert_eq!(outputs_of(t, "cat /sys/fs/cgroup/c/memory.max")[1], vec!["max"]);
+    // Rounded down to pages.
+    assert_eq!(number(t, "cat /sys/fs/cgroup/c/memory.low"), 4096);
+    assert_eq!(number(t, "cat /sys/fs/cgroup/c/memory.oom.group"), 1);
+    let ev: Vec<&str> = output_of(t, "cat /sys/fs/cgroup/c/memory.events").iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(ev, vec!["low", "high", "max", "oom", "oom_kill", "oom_group_kill"]);
+    assert_eq!(output_of(t, "cat /sys/fs/cgroup/c/cgroup.controllers"), vec!["memory"]);
+    // The root has no memory.current (v2).
+    assert_eq!(output_of(t, "cat /sys/fs/cgroup/memory.current"), vec!["cat: /sys/fs/cgroup/memory.current: No such file or directory"]);
+}
+
+#[test]
+fn nested_cgroups_need_the_controller_enabled_and_limits_apply_up_the_tree() {
+    let r = script(
+        "mkdir -p /sys/fs/cgroup/a/b
+echo 64M > /sys/fs/cgroup/a/b/memory.max
+echo +memory > /sys/fs/cgroup/a/cgroup.subtree_control
+echo 64M > /sys/fs/cgroup/a/memory.max
+echo 0 > /sys/fs/cgroup/a/memory.swap.max
+cgexec -g memory:a/b memhog 100M
+cat /sys/fs/cgroup/a/memory.events
+cat /sys/fs/cgroup/a/b/memory.events
+cat /sys/fs/cgroup/a/b/memory.events.local
+cgexec -g memory:a memhog 1M
+rmdir /sys/fs/cgroup/a
+rmdir /sys/fs/cgroup/a/b
+rmdir /sys/fs/cgroup/a
+rmdir /sys/fs/cgroup/a
+mkdir /sys/fs/cgroup/x /sys/fs/cgroup/x
+",
+        &[],
+    );
+    let t = &r.transcript;
+    // b's memory files appear only once a enables the controller for its children.
+    assert_eq!(output_of(t, "echo 64M > /sys/fs/cgroup/a/b/memory.max"), vec!["bash: echo: write error: No such file or directory"]);
+    // a's limit stops b's job: the kill is counted where the victim is, up the tree too.
+    let a = output_of(t, "cat /sys/fs/cgroup/a/memory.events");
+    let b = output_of(t, "cat /sys/fs/cgroup/a/b/memory.events");
+    let b_local = output_of(t, "cat /sys/fs/cgroup/a/b/memory.events.local");
+    assert_eq!(keyed(&a, "oom_kill"), 1);
+    assert_eq!(keyed(&b, "oom_kill"), 1);
+    assert_eq!(keyed(&b_local, "oom_kill"), 1);
+    assert!(keyed(&a, "max") > 0 && keyed(&b_local, "max") == 0, "max is counted where the limit is");
+    // No internal processes: a has children with the controller, so tasks cannot join it.
+    assert_eq!(output_of(t, "cgexec -g memory:a memhog 1M"), vec!["Device or resource busy"]);
+    let rm = outputs_of(t, "rmdir /sys/fs/cgroup/a");
+    assert_eq!(rm[0], vec!["rmdir: failed to remove '/sys/fs/cgroup/a': Device or resource busy"]);
+    assert!(rm[1].is_empty());
+    assert_eq!(rm[2], vec!["rmdir: failed to remove '/sys/fs/cgroup/a': No such file or directory"]);
+    assert_eq!(output_of(t, "mkdir /sys/fs/cgroup/x /sys/fs/cgroup/x"), vec!["mkdir: cannot create directory '/sys/fs/cgroup/x': File exists"]);
+}
+
+#[test]
+fn the_shell_joins_a_cgroup_with_dollar_dollar_and_its_commands_follow() {
+    let r = script(
+        "mkdir /sys/fs/cgroup/sh
+echo $$ > /sys/fs/cgroup/sh/cgroup.procs
+cat /proc/self/cgroup
+memhog 64M --active 0.1 &
+cat /proc/$!/cgroup
+echo 32M > /sys/fs/cgroup/sh/memory.max
+cat /sys/fs/cgroup/sh/memory.current
+",
+        &[],
+    );
+    let t = &r.transcript;
+    assert_eq!(output_of(t, "cat /proc/self/cgroup"), vec!["0::/sh"]);
+    assert_eq!(output_of(t, "cat /proc/$!/cgroup"), vec!["0::/sh"]);
+    // Lowering memory.max below usage reclaims (to swap) down to it.
+    assert!(number(t, "cat /sys/fs/cgroup/sh/memory.current") <= 32 * MIB);
+}
+
+#[test]
+fn systemd_run_starts_a_scope_with_its_limits() {
+    let r = script(
+        "systemd-run --scope -p MemoryMax=64M -p MemorySwapMax=0 memhog 100M
+echo status $?
+systemd-run --scope -p MemoryHigh=32M -p MemoryLow=1M memhog 48M
+echo status $?
+",
+        &[],
+    );
+    let t = &r.transcript;
+    let first = output_of(t, "systemd-run --scope -p MemoryMax=64M -p MemorySwapMax=0 memhog 100M");
+    assert!(first[0].starts_with("Running scope as unit: run-r") && first[0].ends_with(".scope"), "{first:?}");
+    assert_eq!(first[0].len(), "Running scope as unit: run-r".len() + 32 + ".scope".len());
+    assert!(t.contains("oom_memcg") || t.contains("Memory cgroup out of memory"));
+    assert_eq!(outputs_of(t, "echo status $?"), vec![vec!["status 137"], vec!["status 0"]]);
+}
+
+#[test]
+fn v1_interface_on_a_v1_machine() {
+    let r = script(
+        "mkdir /sys/fs/cgroup/memory/box
+echo 64M > /sys/fs/cgroup/memory/box/memory.limit_in_bytes
+echo 32M > /sys/fs/cgroup/memory/box/memory.memsw.limit_in_bytes
+echo 96M > /sys/fs/cgroup/memory/box/memory.memsw.limit_in_bytes
+echo 201 > /sys/fs/cgroup/memory/box/memory.swappiness
+echo 10 > /sys/fs/cgroup/memory/box/memory.swappiness
+echo 1 > /sys/fs/cgroup/memory/memory.force_empty
+cat /sys/fs/cgroup/memory/box/memory.limit_in_bytes
+cat /sys/fs/cgroup/memory/box/memory.swappiness
+cgexec -g memory:box memhog 200M
+cat /sys/fs/cgroup/memory/box/memory.failcnt
+cat /sys/fs/cgroup/memory/box/memory.max_usage_in_bytes
+cat /sys/fs/cgroup/memory/box/memory.stat
+echo -1 > /sys/fs/cgroup/memory/box/memory.memsw.limit_in_bytes
+cat /sys/fs/cgroup/memory/box/memory.memsw.limit_in_bytes
+cat /proc/self/cgroup
+",
+        &["cgroup=v1"],
+    );
+    let t = &r.transcript;
+    // memory.limit_in_bytes may not exceed memsw's.
+    assert_eq!(output_of(t, "echo 32M > /sys/fs/cgroup/memory/box/memory.memsw.limit_in_bytes"), vec!["bash: echo: write error: Invalid argument"]);
+    assert_eq!(output_of(t, "echo 201 > /sys/fs/cgroup/memory/box/memory.swappiness"), vec!["bash: echo: write error: Invalid argument"]);
+    assert_eq!(output_of(t, "echo 1 > /sys/fs/cgroup/memory/memory.force_empty"), vec!["bash: echo: write error: Invalid argument"]);
+    assert_eq!(number(t, "cat /sys/fs/cgroup/memory/box/memory.limit_in_bytes"), 64 * MIB);
+    assert_eq!(number(t, "cat /sys/fs/cgroup/memory/box/memory.swappiness"), 10);
+    // memsw: 64M of memory plus 32M of swap, then the OOM killer.
+    assert!(t.contains("Memory cgroup out of memory: Killed process"));
+    assert!(number(t, "cat /sys/fs/cgroup/memory/box/memory.failcnt") > 0);
+    assert_eq!(number(t, "cat /sys/fs/cgroup/memory/box/memory.max_usage_in_bytes"), 64 * MIB);
+    let stat = output_of(t, "cat /sys/fs/cgroup/memory/box/memory.stat");
+    let keys: Vec<&str> = stat.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(&keys[..4], &["cache", "rss", "rss_huge", "shmem"]);
+    assert!(keys.contains(&"hierarchical_memory_limit") && keys.contains(&"total_rss"));
+    assert_eq!(keyed(&stat, "hierarchical_memory_limit"), 64 * MIB);
+    assert!(keyed(&stat, "pgpgin") >= 16384 + 8192, "charged 64M + the swapped 32M");
+    assert_eq!(number(t, "cat /sys/fs/cgroup/memory/box/memory.memsw.limit_in_bytes"), 9223372036854771712);
+    assert_eq!(output_of(t, "cat /proc/self/cgroup")[0], "4:memory:/");
+}
+
+#[test]
+fn eras_without_cgroups_or_v2_refuse_clearly() {
+    // 2.4: no control groups at all.
+    let e = memtwin_scenario::run(&RunOptions {
+        script_path: Some("t.sh".into()),
+        script_text: Some("mkdir /sys/fs/cgroup/x\n".into()),
+        machine: "seed-002".into(),
+        ..Default::default()
+    })
+    .err()
+    .expect("2.4 has no cgroups")
+    .message;
+    assert!(e.starts_with("t.sh:1: ") && e.contains("no control groups"), "{e}");
+    // 2.6.39: v1 only; its memory.stat has the old layout.
+    let r = script(
+        "mkdir /sys/fs/cgroup/memory/old
+cat /sys/fs/cgroup/memory/old/memory.stat
+",
+        &["kernel=linux-2.6.39"],
+    );
+    let stat = output_of(&r.transcript, "cat /sys/fs/cgroup/memory/old/memory.stat");
+    assert_eq!(stat[0..3], ["cache 0", "rss 0", "mapped_file 0"]);
+    // v2 paths do not exist there.
+    let e = memtwin_scenario::run(&RunOptions {
+        script_path: Some("t.sh".into()),
+        script_text: Some("mkdir /sys/fs/cgroup/new\n".into()),
+        machine: "default".into(),
+        sets: vec!["kernel=linux-2.6.39".into()],
+        ..Default::default()
+    })
+    .err()
+    .expect("refused")
+    .message;
+    assert!(e.starts_with("t.sh:1: ") && e.contains("outside the memory cgroup hierarchy at /sys/fs/cgroup/memory"), "{e}");
+}
+
+#[test]
+fn unmodelled_files_commands_and_options_are_refused_with_the_line() {
+    for (text, want) in [
+        ("mkdir /sys/fs/cgroup/c\ncat /sys/fs/cgroup/c/memory.swap.high\n", "not modelled"),
+        ("mkdir /sys/fs/cgroup/c\necho 1 > /sys/fs/cgroup/c/cgroup.freeze\n", "not modelled"),
+        ("mkdir /sys/fs/cgroup/c\ncat /sys/fs/cgroup/c/memory.pressure\n", "PSI) is not modelled"),
+        ("systemd-run memhog 1M\n", "only --scope"),
+        ("systemd-run --scope -p CPUQuota=50% memhog 1M\n", "'CPUQuota' is not modelled"),
+        ("systemd-run --scope -p MemoryMax=lots memhog 1M\n", "invalid value"),
+        ("cgexec -g cpu:x memhog 1M\n", "only the memory controller"),
+        ("cgexec memhog 1M\n", "missing -g"),
+        ("rmdir /root\n", "only cgroup directories"),
+        ("echo 1 > /sys/kernel/mm/transparent_hugepage/enabled\n", "not modelled"),
+    ] {
+        let e = memtwin_scenario::run(&RunOptions {
+            script_path: Some("t.sh".into()),
+            script_text: Some(text.into()),
+            machine: "default".into(),
+            ..Default::default()
+        })
+        .err()
+        .unwrap_or_else(|| panic!("{text:?} should be refused"))
+        .message;
+        assert!(e.starts_with("t.sh:") && e.contains(want), "{text:?}: {e}");
+    }
+    // A write of the cgroup.subtree_control of another controller is refused at run time.
+    let r = script("echo +cpu > /sys/fs/cgroup/cgroup.subtree_control\necho status $?\n", &[]);
+    assert!(r.transcript.contains("'cpu' controller is not modelled"));
+    assert_eq!(output_of(&r.transcript, "echo status $?"), vec!["status 1"]);
+}
