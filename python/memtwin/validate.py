@@ -244,6 +244,27 @@ def twin_machine_facts(machine: str, sets: List[str], seed: int) -> Dict[str, ob
     }
 
 
+def memcg_wrap(text: str, sets: List[str], limit: int, swap: int, swappiness: int,
+               cg_version: int) -> Tuple[str, List[str], int]:
+    """The twin's scenario for --twin-memcg: the same commands run by a shell that first
+    moves itself into a memory cgroup with the real side's limits (v1: memory and
+    memory+swap limits and memory.swappiness; v2: memory.max and memory.swap.max), on the
+    machine with four times its MemTotal of RAM. Returns (text, sets, commands to skip)."""
+    if cg_version == 1:
+        d = "/sys/fs/cgroup/memory/validate"
+        lines = [f"mkdir {d}", f"echo {limit} > {d}/memory.limit_in_bytes",
+                 f"echo {limit + swap} > {d}/memory.memsw.limit_in_bytes",
+                 f"echo {swappiness} > {d}/memory.swappiness"]
+        sets = sets + ["cgroup=v1"]
+    else:
+        d = "/sys/fs/cgroup/validate"
+        lines = [f"mkdir {d}", f"echo {limit} > {d}/memory.max", f"echo {swap} > {d}/memory.swap.max",
+                 f"sysctl -q -w vm.swappiness={swappiness}"]
+    lines.append(f"echo $$ > {d}/cgroup.procs")
+    sets = sets + [f"ram={(limit * 4) >> 20}M"]
+    return "\n".join(lines) + "\n" + text, sets, len(lines)
+
+
 def run_twin(text: str, path: str, machine: str, sets: List[str], seed: int) -> dict:
     raw = _core.run(script_text=text, script_path=path, machine=machine, sets=sets, seed=seed)
     cmds = []
@@ -509,6 +530,9 @@ def add_parser(sub: "argparse._SubParsersAction") -> None:
     p.add_argument("--dir", metavar="DIR", default=None,
                    help="where to make the temporary working directory (default: the system's "
                    "temporary directory; must be a disk filesystem, not tmpfs)")
+    p.add_argument("--twin-memcg", action="store_true",
+                   help="run the twin's side in a memory cgroup with the real side's limits, on "
+                   "a machine four times larger, so that both sides reclaim by cgroup reclaim")
     p.add_argument("--json", metavar="FILE", help="write the full record as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="print only the summary")
     p.set_defaults(handler=cmd_validate)
@@ -585,7 +609,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
         kind = hostrun.fs_type(tmp_parent or os.environ.get("TMPDIR", "/tmp"))
         if kind in ("tmpfs", "ramfs"):
             raise Refused(f"the working directory would be on {kind}; give --dir on a disk filesystem")
-        twin = run_twin(text, args.script, machine, args.sets, args.seed)
+        if getattr(args, "twin_memcg", False):
+            swp = int(facts_m["sysctls"].get("vm.swappiness", "60"))
+            ttext, tsets, skip = memcg_wrap(text, args.sets, limit, swap, swp, cg_version)
+            twin = run_twin(ttext, args.script, machine, tsets, args.seed)
+            twin["commands"] = twin["commands"][skip:]
+        else:
+            twin = run_twin(text, args.script, machine, args.sets, args.seed)
         if len(items) != len(twin["commands"]):
             raise Refused(f"{args.script}: the twin ran {len(twin['commands'])} commands where "
                           f"validate parsed {len(items)}; write one simple command per line")
@@ -675,7 +705,8 @@ def build_report(args, machine, text, twin, runs, facts, facts_m, limit, swap, n
         "repeat": args.repeat,
         "host": facts,
         "cgroup": {"version": v, "limit_bytes": limit, "swap_bytes": swap,
-                   "limit_is": "the simulated machine's MemTotal"},
+                   "limit_is": "the simulated machine's MemTotal",
+                   "twin_in_memcg": bool(getattr(args, "twin_memcg", False))},
         "twin_machine": facts_m,
         "by_construction": by_construction(facts, swap) + notes,
         "tolerances": {"count_rel": COUNT_REL_TOL, "count_slack_pages": COUNT_SLACK_PAGES,

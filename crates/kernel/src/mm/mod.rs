@@ -5,6 +5,8 @@
 pub mod filemap;
 pub mod lru;
 pub mod memcontrol;
+#[cfg(test)]
+mod memcontrol_tests;
 pub mod memory;
 pub mod oom_kill;
 pub mod page;

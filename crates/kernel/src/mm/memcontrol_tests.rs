@@ -1,0 +1,240 @@
+//! Memory cgroup rules on a booted machine: who a page is charged to, the exception table,
+//! hierarchical usage, swap charging and memory.swap.max, limit reclaim confined to the
+//! cgroup's subtree, and the protection walk.
+
+use super::memcontrol::*;
+use crate::fs::OpenFlags;
+use crate::mm::PAGE_SIZE;
+use crate::{Kernel, Program, Sink, Step, TaskId};
+use memtwin_engine::NS_PER_SEC;
+
+fn boot() -> Kernel {
+    let m = memtwin_machine::preset("default").expect("preset");
+    let mut k = Kernel::boot(m, 1).expect("boot");
+    k.debug_invariants = true;
+    k
+}
+
+struct Script<F: FnMut(&mut Kernel, TaskId) -> Option<Step>>(F);
+impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        (self.0)(k, me).unwrap_or(Step::Exit(0))
+    }
+}
+
+/// Run a task in cgroup `cg` until it exits.
+fn run_in<F: FnMut(&mut Kernel, TaskId) -> Option<Step> + 'static>(k: &mut Kernel, cg: MemcgId, f: F) -> TaskId {
+    let t = k.spawn("test", "test", Box::new(Script(f)), Sink::Null, Sink::Null);
+    k.tasks[t as usize].memcg = cg;
+    let limit = k.now + 3600 * NS_PER_SEC;
+    k.run_until(limit, &mut |k| k.task_exited(t));
+    assert!(k.task_exited(t), "task did not finish");
+    t
+}
+
+/// Write `bytes` at the end of `path` (created if missing) from cgroup `cg`.
+fn append(k: &mut Kernel, cg: MemcgId, path: &str, bytes: u64) {
+    let path = path.to_string();
+    let mut fd = None;
+    let mut done = 0;
+    run_in(k, cg, move |k, me| {
+        let f = match fd {
+            Some(f) => f,
+            None => {
+                let (f, _) = k.sys_open(me, &path, OpenFlags { write: true, create: true, append: true, ..Default::default() }).unwrap();
+                *fd.insert(f)
+            }
+        };
+        if done >= bytes {
+            k.sys_close(me, f).unwrap();
+            return None;
+        }
+        let r = k.sys_write(me, f, (bytes - done).min(1 << 20)).unwrap();
+        done += r.bytes;
+        Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+    });
+}
+
+/// Fault in `pages` of anonymous memory from cgroup `cg`, then exit (or hold it: `hold`).
+fn anon(k: &mut Kernel, cg: MemcgId, pages: u64) -> TaskId {
+    let mut done = 0;
+    run_in(k, cg, move |k, me| {
+        if done >= pages {
+            return None;
+        }
+        match k.fault_anon_pages(me, done, (pages - done).min(256)) {
+            Ok(n) => {
+                done += n;
+                Some(Step::Cpu { user: 0, sys: 0 })
+            }
+            Err((n, s)) => {
+                done += n;
+                Some(s)
+            }
+        }
+    })
+}
+
+fn cg(k: &mut Kernel, parent: MemcgId, name: &str) -> MemcgId {
+    k.memcg.create(parent, name).unwrap()
+}
+
+#[test]
+fn page_cache_is_charged_per_page_to_the_cgroup_that_first_touched_it() {
+    let mut k = boot();
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    let b = cg(&mut k, ROOT_MEMCG, "b");
+    append(&mut k, a, "/root/f", 1 << 20);
+    assert_eq!(k.memcg.cgs[a as usize].memory.usage, 256);
+    // b extends the same file: the new pages are b's (exceptions to the file's owner a).
+    append(&mut k, b, "/root/f", 1 << 20);
+    assert_eq!(k.memcg.cgs[a as usize].memory.usage, 256);
+    assert_eq!(k.memcg.cgs[b as usize].memory.usage, 256);
+    let stats = k.memcg_page_stats();
+    assert_eq!(stats[a as usize].file, 256);
+    assert_eq!(stats[b as usize].file, 256);
+    assert_eq!(stats[b as usize].file_dirty, 256, "written, not yet written back");
+    // a rewrites b's pages: they stay b's (charged at first touch, not at each access).
+    let t = run_in(&mut k, a, |k, me| {
+        let (f, _) = k.sys_open(me, "/root/f", OpenFlags { write: true, ..Default::default() }).unwrap();
+        k.sys_write(me, f, 2 << 20).unwrap();
+        k.sys_close(me, f).unwrap();
+        None
+    });
+    let _ = t;
+    assert_eq!(k.memcg.cgs[b as usize].memory.usage, 256);
+    // Deleting the file uncharges every page where it was charged.
+    run_in(&mut k, ROOT_MEMCG, |k, me| {
+        k.sys_unlink(me, "/root/f").unwrap();
+        None
+    });
+    assert_eq!(k.memcg.cgs[a as usize].memory.usage, 0);
+    assert_eq!(k.memcg.cgs[b as usize].memory.usage, 0);
+    k.mm.check_invariants().unwrap();
+}
+
+#[test]
+fn usage_is_hierarchical_and_a_parents_limit_reclaims_its_childrens_pages() {
+    let mut k = boot();
+    let p = cg(&mut k, ROOT_MEMCG, "p");
+    let c1 = cg(&mut k, p, "c1");
+    let c2 = cg(&mut k, p, "c2");
+    let other = cg(&mut k, ROOT_MEMCG, "other");
+    append(&mut k, other, "/root/o", 4 << 20);
+    append(&mut k, c1, "/root/x", 4 << 20);
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 1024, "the child's pages count in the parent");
+    // Clean the pages so that reclaim can drop them.
+    run_in(&mut k, ROOT_MEMCG, |k, _| {
+        k.sync_requested = true;
+        None
+    });
+    k.run_until(k.now + 30 * NS_PER_SEC, &mut |_| false);
+    k.memcg.cgs[p as usize].memory.max = 1536;
+    append(&mut k, c2, "/root/y", 4 << 20);
+    let usage = k.memcg.cgs[p as usize].memory.usage;
+    assert!(usage <= 1536, "the parent's limit holds: {usage}");
+    assert!(k.memcg.cgs[c1 as usize].memory.usage < 1024, "reclaim took c1's pages");
+    assert_eq!(k.memcg.cgs[other as usize].memory.usage, 1024, "reclaim stays in the subtree");
+    assert!(k.memcg.cgs[p as usize].events[MemcgEvent::Max as usize] > 0);
+    assert!(k.memcg.cgs[p as usize].memory.failcnt > 0);
+    assert_eq!(k.memcg.cgs[p as usize].memory.watermark, 1536);
+}
+
+#[test]
+fn swap_out_stops_at_memory_swap_max() {
+    let mut k = boot();
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    k.memcg.cgs[a as usize].memory.max = 1024;
+    k.memcg.cgs[a as usize].swap.max = 512;
+    anon(&mut k, a, 2000);
+    let c = &k.memcg.cgs[a as usize];
+    assert_eq!(c.memory.watermark, 1024, "memory.max holds");
+    assert_eq!(c.swap.watermark, 512, "the cgroup swapped up to memory.swap.max, no further");
+    // Swap-outs refused at the limit count in memory.swap.events max and fail.
+    assert!(c.events[MemcgEvent::SwapMax as usize] > 0 && c.events[MemcgEvent::SwapFail as usize] > 0);
+    // 2000 pages fit in neither: the memcg OOM killer ended the task.
+    assert_eq!(c.events[MemcgEvent::OomKill as usize], 1);
+    assert_eq!((c.memory.usage, c.swap.usage), (0, 0));
+}
+
+#[test]
+fn swap_is_charged_to_the_cgroup_and_freed_with_the_task() {
+    let mut k = boot();
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    k.memcg.cgs[a as usize].memory.max = 1024;
+    // Hold the memory: a task that faults 1400 pages and then sleeps.
+    let mut done = 0;
+    let t = k.spawn(
+        "hold",
+        "hold",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            if done >= 1400 {
+                return Some(Step::Block { io: false });
+            }
+            match k.fault_anon_pages(me, done, 100) {
+                Ok(n) => done += n,
+                Err((n, s)) => {
+                    done += n;
+                    return Some(s);
+                }
+            }
+            Some(Step::Cpu { user: 0, sys: 0 })
+        })),
+        Sink::Null,
+        Sink::Null,
+    );
+    k.tasks[t as usize].memcg = a;
+    k.run_until(k.now + 60 * NS_PER_SEC, &mut |k| k.tasks[t as usize].rss_anon + k.memcg.cgs[a as usize].swap.usage >= 1400 && k.swap_wb.is_empty());
+    let c = &k.memcg.cgs[a as usize];
+    assert!(c.memory.usage <= 1024);
+    assert!(c.swap.usage >= 1400 - 1024, "swap {} charged to the cgroup", c.swap.usage);
+    assert!(!k.tasks[t as usize].killed);
+    k.kill(t, 9);
+    let c = &k.memcg.cgs[a as usize];
+    assert_eq!((c.memory.usage, c.swap.usage), (0, 0), "exit frees memory and swap charges");
+}
+
+#[test]
+fn effective_low_follows_the_parents_share_down_the_tree() {
+    let mut k = boot();
+    let p = cg(&mut k, ROOT_MEMCG, "p");
+    let x = cg(&mut k, p, "x");
+    let y = cg(&mut k, p, "y");
+    for (id, usage, low) in [(p, 1000, 400), (x, 300, 300), (y, 700, 500)] {
+        let c = &mut k.memcg.cgs[id as usize].memory;
+        c.usage = usage;
+        c.low = low;
+    }
+    k.memcg_calculate_protection(ROOT_MEMCG);
+    assert_eq!(k.memcg.cgs[p as usize].memory.elow, 400, "a child of the reclaim root keeps its setting");
+    // x and y claim 300 + 500 = 800 of p's 400: they get it in proportion.
+    assert_eq!(k.memcg.cgs[x as usize].memory.elow, 150);
+    assert_eq!(k.memcg.cgs[y as usize].memory.elow, 250);
+    assert!(!k.memcg_below_low(y) && k.memcg_protection(y, false) == 250);
+    // Reclaim rooted at p: p itself is the root (no protection), its children use settings.
+    k.memcg_calculate_protection(p);
+    assert_eq!(k.memcg.cgs[p as usize].memory.elow, 0);
+    assert_eq!(k.memcg.cgs[x as usize].memory.elow, 300);
+    assert!(k.memcg_below_low(x));
+    assert_eq!(k.memcg_protection(x, true), 0, "low reclaim ignores memory.low");
+    for id in [p, x, y] {
+        k.memcg.cgs[id as usize].memory.usage = 0;
+    }
+}
+
+#[test]
+fn a_cgroup_below_min_is_never_reclaimed() {
+    let mut k = boot();
+    let p = cg(&mut k, ROOT_MEMCG, "p");
+    let x = cg(&mut k, p, "x");
+    append(&mut k, x, "/root/x", 2 << 20);
+    k.run_until(k.now + 40 * NS_PER_SEC, &mut |_| false);
+    k.memcg.cgs[x as usize].memory.min = 1 << 20;
+    let sc = k.try_to_free_mem_cgroup_pages(p, 256, None, true);
+    assert_eq!(sc.nr_reclaimed, 0);
+    assert_eq!(k.memcg.cgs[x as usize].memory.usage, 512);
+    k.memcg.cgs[x as usize].memory.min = 0;
+    let sc = k.try_to_free_mem_cgroup_pages(p, 256, None, true);
+    assert!(sc.nr_reclaimed >= 256);
+    let _ = PAGE_SIZE;
+}
