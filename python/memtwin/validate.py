@@ -553,11 +553,17 @@ def host_facts(cg_version: Optional[int]) -> dict:
     }
 
 
-def by_construction(facts: dict, swap: int) -> List[str]:
+def by_construction(facts: dict, swap: int, twin_memcg: bool = False) -> List[str]:
+    if twin_memcg:
+        first = ("both sides run in a memory cgroup with the same limits (--twin-memcg): "
+                 "reclaim is memcg limit reclaim on both; the twin's machine has four times "
+                 "the limit of RAM, so its host never reclaims globally")
+    else:
+        first = ("the real run is limited by a memory cgroup: reclaim there is memcg limit "
+                 "reclaim (direct, no kswapd, no zone watermarks); the twin has no memory "
+                 "cgroups and reclaims globally (kswapd from the low watermark, direct below min)")
     notes = [
-        "the real run is limited by a memory cgroup: reclaim there is memcg limit reclaim "
-        "(direct, no kswapd, no zone watermarks); the twin has no memory cgroups and reclaims "
-        "globally (kswapd from the low watermark, direct below min)",
+        first,
         "host /proc/vmstat counters and free/vmstat tables are the whole host's (other tenants "
         "included); the page gauges on the real side are the cgroup's memory.stat",
         "dirty limits on the host are computed from the host's memory, not the cgroup's "
@@ -708,7 +714,7 @@ def build_report(args, machine, text, twin, runs, facts, facts_m, limit, swap, n
                    "limit_is": "the simulated machine's MemTotal",
                    "twin_in_memcg": bool(getattr(args, "twin_memcg", False))},
         "twin_machine": facts_m,
-        "by_construction": by_construction(facts, swap) + notes,
+        "by_construction": by_construction(facts, swap, bool(getattr(args, "twin_memcg", False))) + notes,
         "tolerances": {"count_rel": COUNT_REL_TOL, "count_slack_pages": COUNT_SLACK_PAGES,
                        "host_slack_kb": HOST_SLACK_KB,
                        "time_ratio": TIME_RATIO, "time_direction_ratio": TIME_DIRECTION_RATIO,
