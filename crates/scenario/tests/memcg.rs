@@ -453,3 +453,13 @@ fn unmodelled_files_commands_and_options_are_refused_with_the_line() {
     assert!(r.transcript.contains("'cpu' controller is not modelled"));
     assert_eq!(output_of(&r.transcript, "echo status $?"), vec!["status 1"]);
 }
+
+#[test]
+fn the_container_scenarios_expected_transcripts_are_current() {
+    for name in ["container-cache-limit", "container-oom", "container-high-throttle", "container-noisy-neighbour"] {
+        let r = scenario(&format!("{name}.sh"));
+        let path = format!("{}/../../scenarios/{name}.expected", env!("CARGO_MANIFEST_DIR"));
+        let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert!(r.transcript == want, "{name}: the transcript differs from {path} (regenerate it with `memtwin run scenarios/{name}.sh > scenarios/{name}.expected` if the change is intended):\n{}", r.transcript);
+    }
+}
