@@ -2,7 +2,8 @@
 
 use crate::block::Block;
 use crate::fs::Fs;
-use crate::mm::{MappingKind, Mm, PAGE_SIZE};
+use crate::mm::{KernelOwner, MappingKind, Mm, PAGE_SIZE, SLAB_DENTRY, SLAB_KMALLOC};
+use crate::profile::Profile;
 use crate::task::{Program, Sink, Step, Task};
 use memtwin_engine::{EventQueue, Ns, Rng, RunState, Sched, TaskId, NS_PER_MS};
 use memtwin_machine::{Machine, Sysctls};
@@ -54,13 +55,8 @@ pub struct Kernel {
     pub intr: u64,
     pub forks: u64,
     next_pid: u32,
-    pub kswapd: TaskId,
-    pub kswapd_waiting: bool,
-    /// Tasks throttled in reclaim or waiting for writeback to make progress.
-    pub writeback_waiters: Vec<TaskId>,
-    /// Tasks asleep inside direct reclaim (waiting for a request slot of the swap device);
-    /// when they run again they go on with the same reclaim (mm/page_alloc.rs).
-    pub in_direct_reclaim: Vec<TaskId>,
+    /// kswapd, direct reclaimers and tasks throttled by reclaim; reclaim statistics.
+    pub reclaim: ReclaimState,
     /// Tasks waiting for another to exit: (waiter, waited-for).
     pub exit_waiters: Vec<(TaskId, TaskId)>,
     /// Slots of reaped tasks, reused by the next spawn (the task table's size follows the
@@ -72,25 +68,53 @@ pub struct Kernel {
     pub children_stime: u64,
     /// Check the frame invariants after every event (debug mode).
     pub debug_invariants: bool,
-    /// Reclaim work accumulated by the reclaim pass in progress, ns of CPU.
-    pub reclaim_ns: Ns,
-    pub reclaim_stats: ReclaimStats,
     /// The load average (calc_global_load), see proc.rs.
     pub load: crate::proc::LoadAvg,
+    /// The flushers' wait states and sync requests.
+    pub writeback: WritebackState,
+    /// Swap areas and swap I/O in flight.
+    pub swap: SwapState,
+    /// The idle system's binaries and shared libraries (mapped, executable).
+    pub system_libs: Option<u32>,
+    /// The era's rules (built once from `machine.kernel`).
+    pub profile: Profile,
+}
+
+/// Reclaim's tasks, waiters and statistics.
+#[derive(Default)]
+pub struct ReclaimState {
+    pub kswapd: TaskId,
+    pub kswapd_waiting: bool,
+    /// Tasks throttled in reclaim or waiting for writeback to make progress.
+    pub writeback_waiters: Vec<TaskId>,
+    /// Tasks asleep inside direct reclaim (waiting for a request slot of the swap device);
+    /// when they run again they go on with the same reclaim (mm/page_alloc.rs).
+    pub in_direct_reclaim: Vec<TaskId>,
+    /// Reclaim work accumulated by the reclaim pass in progress, ns of CPU.
+    pub pass_ns: Ns,
+    pub stats: ReclaimStats,
+}
+
+/// The flushers' wait states (mm/page_writeback.rs).
+#[derive(Default)]
+pub struct WritebackState {
     /// Flushers asleep with nothing urgent (woken for background writeback).
     pub flusher_idle: Vec<TaskId>,
     /// Flushers waiting for a request slot.
     pub flusher_slot_wait: Vec<TaskId>,
     pub sync_requested: bool,
-    pub swap_areas: Vec<crate::mm::swapfile::SwapArea>,
-    pub swap_map: crate::mm::swapfile::SwapMap,
+}
+
+/// Swap areas and swap I/O in flight (mm/swapfile.rs, mm/swap_state.rs); the per-slot
+/// state is `Mm::swap_map`.
+#[derive(Default)]
+pub struct SwapState {
+    pub areas: Vec<crate::mm::swapfile::SwapArea>,
     /// Swap slots being written / read: slot -> (mapping, index).
-    pub swap_wb: std::collections::HashMap<u32, (u32, u32)>,
-    pub swap_rd: std::collections::HashMap<u32, (u32, u32)>,
+    pub wb: std::collections::HashMap<u32, (u32, u32)>,
+    pub rd: std::collections::HashMap<u32, (u32, u32)>,
     /// Swap writes queued by the reclaim pass in progress.
-    pub swap_pending_buf: Vec<u32>,
-    /// The idle system's binaries and shared libraries (mapped, executable).
-    pub system_libs: Option<u32>,
+    pub pending_buf: Vec<u32>,
     /// zram devices set up with zramctl: (disk size, compression algorithm).
     pub zram_disks: Vec<(u64, String)>,
 }
@@ -136,28 +160,17 @@ impl Kernel {
             intr: 0,
             forks: 0,
             next_pid: 1,
-            kswapd: 0,
-            kswapd_waiting: false,
-            writeback_waiters: Vec::new(),
-            in_direct_reclaim: Vec::new(),
+            reclaim: ReclaimState::default(),
             exit_waiters: Vec::new(),
             free_tids: Vec::new(),
             children_utime: 0,
             children_stime: 0,
             debug_invariants: false,
-            reclaim_ns: 0,
-            reclaim_stats: ReclaimStats::default(),
             load: crate::proc::LoadAvg::default(),
-            flusher_idle: Vec::new(),
-            flusher_slot_wait: Vec::new(),
-            sync_requested: false,
-            swap_areas: Vec::new(),
-            swap_map: Default::default(),
-            swap_wb: Default::default(),
-            swap_rd: Default::default(),
-            swap_pending_buf: Vec::new(),
-            zram_disks: Vec::new(),
+            writeback: WritebackState::default(),
+            swap: SwapState::default(),
             system_libs: None,
+            profile: Profile::of(machine.kernel),
             machine,
         };
         k.boot_devices()?;
@@ -189,11 +202,11 @@ impl Kernel {
         // Slab at boot: dentries, inodes, kmalloc caches of an idle system (~1% of RAM,
         // at most 64 MiB), two fifths reclaimable.
         let slab = (managed / 100).min(64 * 1024 * 1024 / PAGE_SIZE);
-        self.take_kernel_pages(slab * 2 / 5, |s| &mut s.slab_reclaimable);
-        self.take_kernel_pages(slab - slab * 2 / 5, |s| &mut s.slab_unreclaimable);
-        self.take_kernel_pages((self.machine.cpus as u64 * 4).max(16), |s| &mut s.kernel_stack);
+        self.take_kernel_pages(slab * 2 / 5, KernelOwner::Slab(SLAB_DENTRY));
+        self.take_kernel_pages(slab - slab * 2 / 5, KernelOwner::Slab(SLAB_KMALLOC));
+        self.take_kernel_pages((self.machine.cpus as u64 * 4).max(16), KernelOwner::KernelStack);
         let anon_pages = self.machine.boot_anon_bytes / PAGE_SIZE;
-        self.take_kernel_pages(anon_pages / 128 + 8, |s| &mut s.page_tables);
+        self.take_kernel_pages(anon_pages / 128 + 8, KernelOwner::PageTables);
         // The idle system's processes are one task holding the anonymous memory and the
         // cached files (libraries, binaries) of init and its daemons.
         let init = self.spawn_task("systemd", "/sbin/init", false, None, None);
@@ -201,19 +214,16 @@ impl Kernel {
         self.boot_populate(init, anon_pages, self.machine.boot_file_bytes / PAGE_SIZE);
     }
 
-    fn take_kernel_pages(&mut self, n: u64, field: impl Fn(&mut crate::mm::NodeStat) -> &mut u64) {
-        let mut got = 0;
+    fn take_kernel_pages(&mut self, n: u64, owner: KernelOwner) {
         for _ in 0..n {
-            if self.mm.take_kernel().is_none() {
+            if self.mm.take_kernel(owner).is_none() {
                 break;
             }
-            got += 1;
         }
-        *field(&mut self.mm.stat) += got;
     }
 
     fn spawn_kernel_threads(&mut self) {
-        self.kswapd = self.spawn_task("kswapd0", "", true, None, Some(Box::new(crate::mm::vmscan::Kswapd::default())));
+        self.reclaim.kswapd = self.spawn_task("kswapd0", "", true, None, Some(Box::new(crate::mm::vmscan::Kswapd::default())));
         let ndev = self.block.devs.len();
         for d in 0..ndev {
             let dev = &self.block.devs[d];
@@ -275,7 +285,7 @@ impl Kernel {
         empty.exit_code = t.exit_code;
         empty.reaped = true;
         *t = empty;
-        self.writeback_waiters.retain(|&w| w != tid);
+        self.reclaim.writeback_waiters.retain(|&w| w != tid);
         self.exit_waiters.retain(|&(w, x)| w != tid && x != tid);
         self.free_tids.push(tid);
     }
@@ -333,15 +343,15 @@ impl Kernel {
         self.sched.wake(tid, self.now, None);
     }
     pub fn wake_kswapd(&mut self) {
-        if self.kswapd_waiting {
-            self.kswapd_waiting = false;
-            let k = self.kswapd;
+        if self.reclaim.kswapd_waiting {
+            self.reclaim.kswapd_waiting = false;
+            let k = self.reclaim.kswapd;
             self.wake(k);
         }
     }
     /// Wake everyone waiting for writeback or reclaim progress.
     pub fn wake_writeback_waiters(&mut self) {
-        while let Some(t) = self.writeback_waiters.pop() {
+        while let Some(t) = self.reclaim.writeback_waiters.pop() {
             self.sched.wake(t, self.now, None);
         }
     }
