@@ -21,7 +21,7 @@
 //! and files much larger than RAM whose page-cache index is sparse (4 B per page of file
 //! size, bounded by the disks).
 
-use crate::mm::lru::NR_LISTS;
+use crate::mm::NR_ALL_SENTINELS;
 use crate::mm::page::Pages;
 use crate::mm::PAGE_SIZE;
 use memtwin_machine::{Machine, SwapKind};
@@ -41,7 +41,7 @@ pub const FIXED_BYTES: u64 = 32 << 20;
 
 /// Host bytes the frame table of `frames` page frames takes.
 pub fn frame_table_bytes(frames: u64) -> u64 {
-    (frames + NR_LISTS as u64).saturating_mul(Pages::HOST_BYTES_PER_PAGE as u64)
+    (frames + NR_ALL_SENTINELS as u64).saturating_mul(Pages::HOST_BYTES_PER_PAGE as u64)
 }
 
 /// The estimate, by part, in bytes.
@@ -118,7 +118,7 @@ mod tests {
         m.swaps.clear();
         let e = estimate(&m);
         let frames = m.mem_total_bytes() / PAGE_SIZE;
-        assert_eq!(e.frames, (frames + NR_LISTS as u64) * 16);
+        assert_eq!(e.frames, (frames + NR_ALL_SENTINELS as u64) * 16);
         assert_eq!(e.page_index, frames * 8);
         assert_eq!(e.swap, 0);
         // Doubling RAM doubles the per-page parts.

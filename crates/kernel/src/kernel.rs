@@ -1,8 +1,9 @@
 //! The simulated machine: its state and the event loop that runs tasks on CPUs.
 
-use crate::block::Block;
+use crate::block::{Block, Dir, ReqKind};
 use crate::fs::Fs;
-use crate::mm::{MappingKind, Mm, PAGE_SIZE};
+use crate::mm::{KernelOwner, MappingKind, Mm, PAGE_SIZE, SLAB_DENTRY, SLAB_KMALLOC};
+use crate::profile::Profile;
 use crate::task::{Program, Sink, Step, Task};
 use memtwin_engine::{EventQueue, Ns, Rng, RunState, Sched, TaskId, NS_PER_MS};
 use memtwin_machine::{Machine, Sysctls};
@@ -54,13 +55,8 @@ pub struct Kernel {
     pub intr: u64,
     pub forks: u64,
     next_pid: u32,
-    pub kswapd: TaskId,
-    pub kswapd_waiting: bool,
-    /// Tasks throttled in reclaim or waiting for writeback to make progress.
-    pub writeback_waiters: Vec<TaskId>,
-    /// Tasks asleep inside direct reclaim (waiting for a request slot of the swap device);
-    /// when they run again they go on with the same reclaim (mm/page_alloc.rs).
-    pub in_direct_reclaim: Vec<TaskId>,
+    /// kswapd, direct reclaimers and tasks throttled by reclaim; reclaim statistics.
+    pub reclaim: ReclaimState,
     /// Tasks waiting for another to exit: (waiter, waited-for).
     pub exit_waiters: Vec<(TaskId, TaskId)>,
     /// Slots of reaped tasks, reused by the next spawn (the task table's size follows the
@@ -72,41 +68,139 @@ pub struct Kernel {
     pub children_stime: u64,
     /// Check the frame invariants after every event (debug mode).
     pub debug_invariants: bool,
-    /// Reclaim work accumulated by the reclaim pass in progress, ns of CPU.
-    pub reclaim_ns: Ns,
-    pub reclaim_stats: ReclaimStats,
     /// The load average (calc_global_load), see proc.rs.
     pub load: crate::proc::LoadAvg,
+    /// The flushers' wait states and sync requests.
+    pub writeback: WritebackState,
+    /// Swap areas and swap I/O in flight.
+    pub swap: SwapState,
+    /// The idle system's binaries and shared libraries (mapped, executable).
+    pub system_libs: Option<u32>,
+    /// The era's rules (built once from `machine.kernel`).
+    pub profile: Profile,
+    /// Memory cgroups (mm/memcontrol.rs).
+    pub memcg: crate::mm::memcontrol::MemCgroups,
+}
+
+/// Reclaim's tasks, paths in progress, locks, waiters and statistics.
+#[derive(Default)]
+pub struct ReclaimState {
+    pub kswapd: TaskId,
+    pub kswapd_waiting: bool,
+    /// Tasks throttled in reclaim or waiting for writeback to make progress.
+    pub writeback_waiters: Vec<TaskId>,
+    /// The reclaim path each task is in (by task id): advanced by the event loop until
+    /// done, then collected by the code that started it (mm/vmscan.rs).
+    pub paths: Vec<Option<Box<crate::mm::vmscan::ReclaimPath>>>,
+    /// Direct reclaimers asleep in too_many_isolated (reclaim_throttle).
+    pub isolated_waiters: Vec<TaskId>,
+    /// lru_lock of each lruvec (or of the node, before 5.11).
+    pub lru_locks: Vec<memtwin_engine::LockQueue>,
+    /// Frames freed while a reclaim batch decides (freed by the batch afterwards).
+    pub defer_free: bool,
+    pub deferred: Vec<crate::mm::page::Pfn>,
+    /// Extra CPU work of the batch being decided (zram compression, request submission).
+    pub pass_ns: Ns,
+    pub stats: ReclaimStats,
+}
+
+impl ReclaimState {
+    pub(crate) fn set_path(&mut self, tid: TaskId, p: crate::mm::vmscan::ReclaimPath) {
+        if self.paths.len() <= tid as usize {
+            self.paths.resize_with(tid as usize + 1, || None);
+        }
+        self.paths[tid as usize] = Some(Box::new(p));
+    }
+    /// The task is inside a reclaim path that is not finished.
+    #[inline]
+    pub fn in_path(&self, tid: TaskId) -> bool {
+        matches!(self.paths.get(tid as usize), Some(Some(p)) if !p.done())
+    }
+    /// The finished path of `tid`, if any.
+    pub fn take_done(&mut self, tid: TaskId) -> Option<Box<crate::mm::vmscan::ReclaimPath>> {
+        match self.paths.get_mut(tid as usize) {
+            Some(slot) if slot.as_ref().is_some_and(|p| p.done()) => slot.take(),
+            _ => None,
+        }
+    }
+}
+
+/// The flushers' wait states (mm/page_writeback.rs).
+#[derive(Default)]
+pub struct WritebackState {
     /// Flushers asleep with nothing urgent (woken for background writeback).
     pub flusher_idle: Vec<TaskId>,
     /// Flushers waiting for a request slot.
     pub flusher_slot_wait: Vec<TaskId>,
     pub sync_requested: bool,
-    pub swap_areas: Vec<crate::mm::swapfile::SwapArea>,
-    pub swap_map: crate::mm::swapfile::SwapMap,
-    /// Swap slots being written / read: slot -> (mapping, index).
-    pub swap_wb: std::collections::HashMap<u32, (u32, u32)>,
-    pub swap_rd: std::collections::HashMap<u32, (u32, u32)>,
-    /// Swap writes queued by the reclaim pass in progress.
-    pub swap_pending_buf: Vec<u32>,
-    /// The idle system's binaries and shared libraries (mapped, executable).
-    pub system_libs: Option<u32>,
-    /// zram devices set up with zramctl: (disk size, compression algorithm).
-    pub zram_disks: Vec<(u64, String)>,
-    /// Memory cgroups (mm/memcontrol.rs).
-    pub memcg: crate::mm::memcontrol::MemCgroups,
 }
 
-/// Reclaim invocations and their cost per path, for latency tables.
+/// Swap areas and swap I/O in flight (mm/swapfile.rs, mm/swap_state.rs); the per-slot
+/// state is `Mm::swap_map`.
+#[derive(Default)]
+pub struct SwapState {
+    pub areas: Vec<crate::mm::swapfile::SwapArea>,
+    /// Swap slots being written / read: slot -> (mapping, index).
+    pub wb: std::collections::HashMap<u32, (u32, u32)>,
+    pub rd: std::collections::HashMap<u32, (u32, u32)>,
+    /// Swap writes queued by the reclaim pass in progress.
+    pub pending_buf: Vec<u32>,
+    /// zram devices set up with zramctl: (disk size, compression algorithm).
+    pub zram_disks: Vec<(u64, String)>,
+}
+
+/// Reclaim invocations per path, for latency tables: each one's latency (from entering
+/// reclaim to leaving it, waits included) and the part of it spent waiting for locks.
 #[derive(Clone, Debug, Default)]
 pub struct ReclaimStats {
-    /// [kswapd, direct]: durations in ns of each reclaim pass.
+    /// [kswapd, direct]: latency in ns of each invocation.
     pub passes: [Vec<Ns>; 2],
+    /// [kswapd, direct]: lock wait in ns of each invocation.
+    pub lock_wait: [Vec<Ns>; 2],
+}
+
+/// Count, mean and percentiles of a set of durations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_ns: f64,
+    pub p50_ns: Ns,
+    pub p99_ns: Ns,
+    pub max_ns: Ns,
+}
+
+impl LatencySummary {
+    /// Nearest-rank percentiles.
+    pub fn of(v: &[Ns]) -> LatencySummary {
+        if v.is_empty() {
+            return LatencySummary::default();
+        }
+        let mut s = v.to_vec();
+        s.sort_unstable();
+        let rank = |p: f64| s[((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1];
+        LatencySummary {
+            count: s.len() as u64,
+            mean_ns: s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64,
+            p50_ns: rank(0.50),
+            p99_ns: rank(0.99),
+            max_ns: *s.last().unwrap(),
+        }
+    }
 }
 
 impl ReclaimStats {
-    pub fn record(&mut self, kswapd: bool, ns: Ns) {
-        self.passes[if kswapd { 0 } else { 1 }].push(ns);
+    pub fn record(&mut self, kswapd: bool, latency: Ns, lock_wait: Ns) {
+        let i = if kswapd { 0 } else { 1 };
+        self.passes[i].push(latency);
+        self.lock_wait[i].push(lock_wait);
+    }
+    /// Latency of kswapd's passes (true) or of direct reclaim (false).
+    pub fn latency(&self, kswapd: bool) -> LatencySummary {
+        LatencySummary::of(&self.passes[if kswapd { 0 } else { 1 }])
+    }
+    /// The lock-wait part of the same invocations.
+    pub fn lock_wait(&self, kswapd: bool) -> LatencySummary {
+        LatencySummary::of(&self.lock_wait[if kswapd { 0 } else { 1 }])
     }
 }
 
@@ -138,29 +232,18 @@ impl Kernel {
             intr: 0,
             forks: 0,
             next_pid: 1,
-            kswapd: 0,
-            kswapd_waiting: false,
-            writeback_waiters: Vec::new(),
-            in_direct_reclaim: Vec::new(),
+            reclaim: ReclaimState::default(),
             exit_waiters: Vec::new(),
             free_tids: Vec::new(),
             children_utime: 0,
             children_stime: 0,
             debug_invariants: false,
-            reclaim_ns: 0,
-            reclaim_stats: ReclaimStats::default(),
             load: crate::proc::LoadAvg::default(),
-            flusher_idle: Vec::new(),
-            flusher_slot_wait: Vec::new(),
-            sync_requested: false,
-            swap_areas: Vec::new(),
-            swap_map: Default::default(),
-            swap_wb: Default::default(),
-            swap_rd: Default::default(),
-            swap_pending_buf: Vec::new(),
-            zram_disks: Vec::new(),
+            writeback: WritebackState::default(),
+            swap: SwapState::default(),
             system_libs: None,
             memcg: crate::mm::memcontrol::MemCgroups::new(crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1)),
+            profile: Profile::of(machine.kernel),
             machine,
         };
         k.boot_devices()?;
@@ -192,11 +275,11 @@ impl Kernel {
         // Slab at boot: dentries, inodes, kmalloc caches of an idle system (~1% of RAM,
         // at most 64 MiB), two fifths reclaimable.
         let slab = (managed / 100).min(64 * 1024 * 1024 / PAGE_SIZE);
-        self.take_kernel_pages(slab * 2 / 5, |s| &mut s.slab_reclaimable);
-        self.take_kernel_pages(slab - slab * 2 / 5, |s| &mut s.slab_unreclaimable);
-        self.take_kernel_pages((self.machine.cpus as u64 * 4).max(16), |s| &mut s.kernel_stack);
+        self.take_kernel_pages(slab * 2 / 5, KernelOwner::Slab(SLAB_DENTRY));
+        self.take_kernel_pages(slab - slab * 2 / 5, KernelOwner::Slab(SLAB_KMALLOC));
+        self.take_kernel_pages((self.machine.cpus as u64 * 4).max(16), KernelOwner::KernelStack);
         let anon_pages = self.machine.boot_anon_bytes / PAGE_SIZE;
-        self.take_kernel_pages(anon_pages / 128 + 8, |s| &mut s.page_tables);
+        self.take_kernel_pages(anon_pages / 128 + 8, KernelOwner::PageTables);
         // The idle system's processes are one task holding the anonymous memory and the
         // cached files (libraries, binaries) of init and its daemons.
         let init = self.spawn_task("systemd", "/sbin/init", false, None, None);
@@ -204,19 +287,16 @@ impl Kernel {
         self.boot_populate(init, anon_pages, self.machine.boot_file_bytes / PAGE_SIZE);
     }
 
-    fn take_kernel_pages(&mut self, n: u64, field: impl Fn(&mut crate::mm::NodeStat) -> &mut u64) {
-        let mut got = 0;
+    fn take_kernel_pages(&mut self, n: u64, owner: KernelOwner) {
         for _ in 0..n {
-            if self.mm.take_kernel().is_none() {
+            if self.mm.take_kernel(owner).is_none() {
                 break;
             }
-            got += 1;
         }
-        *field(&mut self.mm.stat) += got;
     }
 
     fn spawn_kernel_threads(&mut self) {
-        self.kswapd = self.spawn_task("kswapd0", "", true, None, Some(Box::new(crate::mm::vmscan::Kswapd::default())));
+        self.reclaim.kswapd = self.spawn_task("kswapd0", "", true, None, Some(Box::new(crate::mm::vmscan::Kswapd::default())));
         let ndev = self.block.devs.len();
         for d in 0..ndev {
             let dev = &self.block.devs[d];
@@ -285,7 +365,8 @@ impl Kernel {
         empty.exit_code = t.exit_code;
         empty.reaped = true;
         *t = empty;
-        self.writeback_waiters.retain(|&w| w != tid);
+        self.reclaim.writeback_waiters.retain(|&w| w != tid);
+        self.reclaim.isolated_waiters.retain(|&w| w != tid);
         self.exit_waiters.retain(|&(w, x)| w != tid && x != tid);
         self.free_tids.push(tid);
     }
@@ -350,15 +431,15 @@ impl Kernel {
         self.sched.wake(tid, self.now, None);
     }
     pub fn wake_kswapd(&mut self) {
-        if self.kswapd_waiting {
-            self.kswapd_waiting = false;
-            let k = self.kswapd;
+        if self.reclaim.kswapd_waiting {
+            self.reclaim.kswapd_waiting = false;
+            let k = self.reclaim.kswapd;
             self.wake(k);
         }
     }
     /// Wake everyone waiting for writeback or reclaim progress.
     pub fn wake_writeback_waiters(&mut self) {
-        while let Some(t) = self.writeback_waiters.pop() {
+        while let Some(t) = self.reclaim.writeback_waiters.pop() {
             self.sched.wake(t, self.now, None);
         }
     }
@@ -385,6 +466,7 @@ impl Kernel {
     }
 
     fn do_exit(&mut self, tid: TaskId, code: i32) {
+        self.reclaim_path_abort(tid);
         for fd in 0..self.tasks[tid as usize].files.len() {
             if self.tasks[tid as usize].files[fd].is_some() {
                 let _ = self.sys_close(tid, fd);
@@ -442,6 +524,42 @@ impl Kernel {
         t.rss_shmem = 0;
     }
 
+    // ---- Block I/O ------------------------------------------------------------------------
+
+    /// Submit one request at byte offset `pos` of device `dev` (submit_bio); returns its
+    /// completion time, when the kernel handles its completion (`io_done`).
+    pub fn submit_bio(&mut self, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>) -> Ns {
+        let (id, done_at) = self.block.submit(self.now, dev, dir, pos, bytes, kind, task);
+        self.events.push(done_at, Event::IoDone(id));
+        match dir {
+            Dir::Read => self.vm.add(memtwin_procfs::VmItem::Pgpgin, bytes / 1024),
+            Dir::Write => self.vm.add(memtwin_procfs::VmItem::Pgpgout, bytes / 1024),
+        }
+        done_at
+    }
+
+    /// A request completed: the block layer's accounting, then the page cache's end_io.
+    fn io_done(&mut self, id: u32) {
+        let r = self.block.complete(id, self.now);
+        self.intr += 1;
+        match r.kind {
+            ReqKind::PageRead { mapping, index, n } => self.end_page_read(mapping, index, n),
+            ReqKind::Writeback { mapping, index, n } => self.end_page_writeback(mapping, index, n),
+            ReqKind::Direct => {}
+            ReqKind::SwapOut { slot, n } => self.swap_out_done(slot, n),
+            ReqKind::SwapIn { slot, n } => self.swap_in_done(slot, n),
+        }
+        // What reached the disk survives a crash (fs/persist.rs).
+        self.fs_io_done(&r);
+        // Submitters waiting for a request slot or for writeback to progress.
+        if let Some(f) = self.block.devs[r.dev as usize].flusher {
+            if self.flusher_waits_for_slot(f) {
+                self.wake(f);
+            }
+        }
+        self.wake_writeback_waiters();
+    }
+
     // ---- The event loop -------------------------------------------------------------------
 
     /// Run until simulated time `until`, or until `stop` holds after an event.
@@ -494,8 +612,12 @@ impl Kernel {
         }
     }
 
-    /// The task is on a CPU: call its program until it needs time to pass.
+    /// The task is on a CPU: advance the kernel path it is in, or call its program, until
+    /// it needs time to pass.
     fn run_task(&mut self, tid: TaskId) {
+        if self.tasks[tid as usize].after_burst.is_none() && self.reclaim.in_path(tid) {
+            return self.run_kpath(tid);
+        }
         let step = match self.tasks[tid as usize].after_burst.take() {
             // The burst that preceded this step is over: the step takes effect now.
             Some(s) => return self.apply_step(tid, s),
@@ -519,6 +641,17 @@ impl Kernel {
                 }
             }
         };
+        if self.reclaim.in_path(tid) && !matches!(step, Step::Exit(_)) {
+            // The step entered a kernel path (direct reclaim): what the program asked for
+            // is superseded; the work it charged runs first, then the path.
+            let t = &mut self.tasks[tid as usize];
+            let (pu, ps) = (std::mem::take(&mut t.pending_user), std::mem::take(&mut t.pending_sys));
+            if pu + ps > 0 {
+                self.start_burst(tid, pu, ps, None);
+                return;
+            }
+            return self.run_kpath(tid);
+        }
         let t = &mut self.tasks[tid as usize];
         let (pu, ps) = (t.pending_user, t.pending_sys);
         t.pending_user = 0;
@@ -530,26 +663,42 @@ impl Kernel {
             other => (pu, ps, Some(other)),
         };
         if user + sys > 0 {
-            // System part first, then user; both as one burst unless both are present.
-            let t = &mut self.tasks[tid as usize];
-            if sys > 0 && user > 0 {
-                t.pending_user = user;
-                t.after_burst = then;
-                t.burst = Some((true, sys));
-                self.sched.burst_start(self.now, true);
-                self.events.push(self.now + sys, Event::BurstDone(tid));
-            } else {
-                let is_sys = sys > 0;
-                let d = user + sys;
-                t.after_burst = then;
-                t.burst = Some((is_sys, d));
-                self.sched.burst_start(self.now, is_sys);
-                self.events.push(self.now + d, Event::BurstDone(tid));
-            }
+            self.start_burst(tid, user, sys, then);
             return;
         }
         // A CPU step with nothing to run is a yield.
         self.apply_step(tid, then.unwrap_or(Step::Yield));
+    }
+
+    /// Put the task's CPU work on its CPU: the system part first, then the user part (one
+    /// burst unless both are present); `then` takes effect when it is over (None: the task
+    /// goes on where it is, its kernel path or its program).
+    fn start_burst(&mut self, tid: TaskId, user: Ns, sys: Ns, then: Option<Step>) {
+        let t = &mut self.tasks[tid as usize];
+        if sys > 0 && user > 0 {
+            t.pending_user = user;
+            t.after_burst = then;
+            t.burst = Some((true, sys));
+            self.sched.burst_start(self.now, true);
+            self.events.push(self.now + sys, Event::BurstDone(tid));
+        } else {
+            let is_sys = sys > 0;
+            let d = user + sys;
+            t.after_burst = then;
+            t.burst = Some((is_sys, d));
+            self.sched.burst_start(self.now, is_sys);
+            self.events.push(self.now + d, Event::BurstDone(tid));
+        }
+    }
+
+    /// Advance the task's reclaim path: a CPU burst or a sleep ends this turn; when the
+    /// path is done the program runs again (and collects the path's result).
+    fn run_kpath(&mut self, tid: TaskId) {
+        match self.reclaim_path_run(tid) {
+            crate::mm::vmscan::PathStep::Burst { sys } => self.start_burst(tid, 0, sys, None),
+            crate::mm::vmscan::PathStep::Sleep { until, io } => self.apply_step(tid, Step::SleepUntil { t: until, io }),
+            _ => self.run_task(tid),
+        }
     }
 
     fn apply_step(&mut self, tid: TaskId, step: Step) {

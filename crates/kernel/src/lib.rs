@@ -14,9 +14,11 @@ pub mod mm;
 pub mod net;
 pub mod printk;
 pub mod proc;
+pub mod profile;
 mod reboot;
 pub mod task;
 
-pub use kernel::{Event, Kernel, KernelError, ReclaimStats};
+pub use kernel::{Event, Kernel, KernelError, ReclaimState, ReclaimStats, SwapState, WritebackState};
+pub use profile::Profile;
 pub use task::{Program, Sink, Step, Task};
 pub use memtwin_engine::{Ns, TaskId, NS_PER_MS, NS_PER_SEC, NS_PER_US};

@@ -22,8 +22,8 @@
 //! within a few round trips), the sender's own buffer limits, delayed-ACK timers.
 
 use crate::Kernel;
+use crate::mm::KernelOwner;
 use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
-use memtwin_machine::KernelProfile;
 use std::collections::VecDeque;
 
 /// IPv4 + TCP headers with the timestamp option (on by default since 2.2).
@@ -238,15 +238,13 @@ impl Kernel {
                 self.wake_kswapd();
                 break;
             }
-            if self.mm.take_kernel().is_none() {
+            if self.mm.take_kernel(KernelOwner::Other).is_none() {
                 break;
             }
-            self.mm.stat.kernel_other += 1;
             s.pages += 1;
         }
         while s.pages > want {
-            self.mm.put_free_kernel();
-            self.mm.stat.kernel_other -= 1;
+            self.mm.free_last_kernel_page(KernelOwner::Other);
             s.pages -= 1;
         }
     }
@@ -271,7 +269,7 @@ impl Kernel {
     /// tcp_rcv_space_adjust: once per round trip, if the reader drained more than the
     /// buffer was sized for, grow sk_rcvbuf to hold twice that (towards tcp_rmem[2]).
     fn tcp_rcv_space_adjust(&mut self, s: &mut TcpReceiver) {
-        let autotune = self.machine.kernel != KernelProfile::Linux24 && self.sysctl.tcp_moderate_rcvbuf != 0 && !s.locked;
+        let autotune = self.profile.tcp_rcvbuf_autotune && self.sysctl.tcp_moderate_rcvbuf != 0 && !s.locked;
         if self.now < s.space_time + s.rtt {
             return;
         }
@@ -316,7 +314,7 @@ impl Kernel {
         self.charge_sys(tid, cost);
         // One receive interrupt per frame (2.4 has no NAPI; later kernels batch them).
         let before = s.segs_charged as u64;
-        s.segs_charged += if self.machine.kernel == KernelProfile::Linux24 { segs } else { segs / 8.0 };
+        s.segs_charged += segs / self.profile.rx_frames_per_irq as f64;
         self.intr += s.segs_charged as u64 - before;
         s.copied += n;
         // The window update leaves once this batch is processed.
@@ -362,7 +360,7 @@ mod tests {
     #[test]
     fn queued_data_holds_kernel_memory() {
         let (mut k, tid) = kernel([4096, 873800, 1747600]);
-        let base = k.mm.stat.kernel_other;
+        let base = k.mm.kernel.count(KernelOwner::Other);
         let mut s = k.tcp_open_receiver(10 << 20, None);
         k.run_until(k.now + 50 * NS_PER_MS, &mut |_| false);
         let p = k.tcp_recvmsg(&mut s, tid, 0);
@@ -370,17 +368,17 @@ mod tests {
         let window = TcpReceiver::win_from_space(873800, 2);
         assert!(s.queued() <= window && s.queued() + s.mss > window, "queued {} vs window {window}", s.queued());
         let pages = (s.queued().div_ceil(s.mss) * s.truesize).div_ceil(4096);
-        assert_eq!(k.mm.stat.kernel_other - base, pages);
+        assert_eq!(k.mm.kernel.count(KernelOwner::Other) - base, pages);
         assert!(pages > 200, "a 640 KB window of 1448-byte segments in 2 KB buffers: {pages} pages");
         while s.queued() > 0 {
             k.tcp_recvmsg(&mut s, tid, 1 << 20);
         }
-        assert_eq!(k.mm.stat.kernel_other, base, "read data frees its buffers");
+        assert_eq!(k.mm.kernel.count(KernelOwner::Other), base, "read data frees its buffers");
         k.run_until(k.now + 50 * NS_PER_MS, &mut |_| false);
         k.tcp_recvmsg(&mut s, tid, 0);
-        assert!(k.mm.stat.kernel_other > base);
+        assert!(k.mm.kernel.count(KernelOwner::Other) > base);
         k.tcp_close(&mut s);
-        assert_eq!(k.mm.stat.kernel_other, base, "close frees what is queued");
+        assert_eq!(k.mm.kernel.count(KernelOwner::Other), base, "close frees what is queued");
         k.mm.check_invariants().unwrap();
     }
 

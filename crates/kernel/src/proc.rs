@@ -2,6 +2,7 @@
 //! of the model's counters. Reading never changes state.
 
 use crate::mm::page::Lru;
+use crate::mm::KernelOwner;
 use crate::Kernel;
 use memtwin_engine::RunState;
 use memtwin_procfs::{CpuStat, MemInfo, Snapshot, TaskInfo, TaskState, VmItem};
@@ -63,7 +64,7 @@ impl Kernel {
         let mut available = free - totalreserve;
         let pagecache = self.mm.file_lru() as i64;
         available += pagecache - (pagecache / 2).min(wlow);
-        let reclaimable = self.mm.stat.slab_reclaimable as i64;
+        let reclaimable = self.mm.kernel.slab(true) as i64;
         available += reclaimable - (reclaimable / 2).min(wlow);
         available.max(0) as u64
     }
@@ -75,6 +76,7 @@ impl Kernel {
         let (st, sf) = self.swap_totals();
         let (swap_total, swap_free) = (kb(st), kb(sf));
         let s = &mm.stat;
+        let k = &mm.kernel;
         let cached = s.file_pages.saturating_sub(s.buffers);
         MemInfo {
             mem_total: kb(mm.managed),
@@ -100,12 +102,12 @@ impl Kernel {
             anon_pages: kb(s.anon),
             mapped: kb(s.mapped),
             shmem: kb(s.shmem),
-            kreclaimable: kb(s.slab_reclaimable),
-            slab: kb(s.slab_reclaimable + s.slab_unreclaimable),
-            sreclaimable: kb(s.slab_reclaimable),
-            sunreclaim: kb(s.slab_unreclaimable),
-            kernel_stack: kb(s.kernel_stack),
-            page_tables: kb(s.page_tables),
+            kreclaimable: kb(k.slab(true)),
+            slab: kb(k.slab(true) + k.slab(false)),
+            sreclaimable: kb(k.slab(true)),
+            sunreclaim: kb(k.slab(false)),
+            kernel_stack: kb(k.count(KernelOwner::KernelStack)),
+            page_tables: kb(k.count(KernelOwner::PageTables)),
             commit_limit: kb(mm.managed * self.sysctl.overcommit_ratio as u64 / 100) + swap_total,
             committed_as: kb(s.anon + s.shmem) + self.tasks.iter().filter(|t| t.exit_code.is_none()).map(|t| t.vm_kb / 8).sum::<u64>(),
         }
@@ -130,8 +132,10 @@ impl Kernel {
             (VmItem::NrInactiveFile, mm.lru_len(Lru::InactiveFile)),
             (VmItem::NrActiveFile, mm.lru_len(Lru::ActiveFile)),
             (VmItem::NrUnevictable, mm.lru_len(Lru::Unevictable)),
-            (VmItem::NrSlabReclaimable, s.slab_reclaimable),
-            (VmItem::NrSlabUnreclaimable, s.slab_unreclaimable),
+            (VmItem::NrIsolatedAnon, s.isolated_anon),
+            (VmItem::NrIsolatedFile, s.isolated_file),
+            (VmItem::NrSlabReclaimable, mm.kernel.slab(true)),
+            (VmItem::NrSlabUnreclaimable, mm.kernel.slab(false)),
             (VmItem::WorkingsetNodes, mm.shadow_nodes.len()),
             (VmItem::NrAnonPages, s.anon),
             (VmItem::NrMapped, s.mapped),
@@ -139,8 +143,8 @@ impl Kernel {
             (VmItem::NrDirty, s.dirty),
             (VmItem::NrWriteback, s.writeback),
             (VmItem::NrShmem, s.shmem),
-            (VmItem::NrKernelStack, s.kernel_stack * 4),
-            (VmItem::NrPageTablePages, s.page_tables),
+            (VmItem::NrKernelStack, mm.kernel.count(KernelOwner::KernelStack) * 4),
+            (VmItem::NrPageTablePages, mm.kernel.count(KernelOwner::PageTables)),
             (VmItem::NrDirtyThreshold, lim.thresh),
             (VmItem::NrDirtyBackgroundThreshold, lim.background),
         ] {

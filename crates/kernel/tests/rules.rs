@@ -231,7 +231,7 @@ fn young_shmem_page_activation_follows_the_era() {
         with_fresh_shmem(&mut k, n, move |k| {
             assert_eq!(k.mm.lru_len(Lru::InactiveAnon), n, "{profile}: shmem pages start inactive");
             let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
-            let reclaimed = k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
+            let reclaimed = k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
             assert_eq!(reclaimed, 0, "{profile}: young pages are not reclaimed");
         });
         let activated = k.vm.get(VmItem::Pgactivate) - before;
@@ -253,15 +253,15 @@ fn swap_outs_are_the_anon_reclaim_cost() {
     with_fresh_shmem(&mut k, n, move |k| {
         let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
         // First pass: every page is young, so it is only marked (6.x): no I/O, no cost.
-        let cost0 = k.mm.anon_cost;
-        k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
-        assert_eq!(k.mm.anon_cost, cost0, "scanning alone costs nothing");
+        let cost0 = k.mm.lruvecs[0].anon_cost;
+        k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
+        assert_eq!(k.mm.lruvecs[0].anon_cost, cost0, "scanning alone costs nothing");
         // Second pass: not touched since, so each page is written to swap.
         let out0 = k.vm.get(VmItem::Pswpout);
-        k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
+        k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
         let written = k.vm.get(VmItem::Pswpout) - out0;
         assert_eq!(written, n, "every page is swapped out");
-        assert_eq!(k.mm.anon_cost - cost0, written, "each page written out is one unit of anon cost");
+        assert_eq!(k.mm.lruvecs[0].anon_cost - cost0, written, "each page written out is one unit of anon cost");
     });
 }
 
@@ -313,7 +313,7 @@ fn deactivation_keeps_pg_referenced() {
     assert!(k.mm.pages.referenced(p), "third read marks the active page");
     let n = k.mm.lru_len(Lru::ActiveFile);
     let mut sc = ScanControl::default();
-    k.shrink_active_list(n, Lru::ActiveFile, &mut sc);
+    k.shrink_active_list(0, n, Lru::ActiveFile, &mut sc);
     assert_eq!(k.mm.pages.lru(p), Lru::InactiveFile);
     assert!(k.mm.pages.referenced(p), "deactivation does not clear PG_referenced");
 }
@@ -327,16 +327,16 @@ fn active_list_rotation_counts_follow_the_era() {
         let mut k = boot_profile("seed-000", profile);
         let n = 64;
         // New anon pages start active before 5.9; make the n at the tail young (mapped).
-        let tail: Vec<u32> = k.mm.lists.collect(&k.mm.pages, Lru::ActiveAnon).into_iter().rev().take(n as usize).collect();
+        let tail: Vec<u32> = k.mm.lruvecs[0].collect(&k.mm.pages, Lru::ActiveAnon).into_iter().rev().take(n as usize).collect();
         assert_eq!(tail.len(), n as usize, "{profile}: anon pages at boot");
         for &p in &tail {
             k.mm.pages.set_young(p);
         }
         let inactive0 = k.mm.lru_len(Lru::InactiveAnon);
-        let before = k.mm.recent_rotated[0];
+        let before = k.mm.lruvecs[0].recent_rotated[0];
         let mut sc = ScanControl::default();
-        k.shrink_active_list(n, Lru::ActiveAnon, &mut sc);
-        assert_eq!(k.mm.recent_rotated[0] - before, if counts { n } else { 0 }, "{profile}: rotated");
+        k.shrink_active_list(0, n, Lru::ActiveAnon, &mut sc);
+        assert_eq!(k.mm.lruvecs[0].recent_rotated[0] - before, if counts { n } else { 0 }, "{profile}: rotated");
         assert_eq!(k.mm.lru_len(Lru::InactiveAnon) - inactive0, n, "{profile}: every anon page deactivated");
     }
 }
@@ -364,9 +364,9 @@ fn swapped_page_is_rotated_then_stolen() {
                         k.touch(me, map, i, true).expect("free memory");
                     }
                     // First pass marks (6.x), second writes to swap.
-                    k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
+                    k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
                     let steal0 = k.vm.get(VmItem::PgstealAnon);
-                    k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
+                    k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
                     assert_eq!(k.vm.get(VmItem::Pswpout), n);
                     assert_eq!(k.vm.get(VmItem::PgstealAnon), steal0, "not stolen while being written");
                     assert_eq!(k.mm.lru_len(Lru::InactiveAnon), n, "kept on the inactive list");
@@ -377,7 +377,7 @@ fn swapped_page_is_rotated_then_stolen() {
                     assert_eq!(k.vm.get(VmItem::Pgrotated), n, "each written page rotated");
                     assert_eq!(k.mm.lru_len(Lru::InactiveAnon), n, "still resident after the write");
                     let steal0 = k.vm.get(VmItem::PgstealAnon);
-                    let freed = k.shrink_inactive_list(n, Lru::InactiveAnon, &mut sc);
+                    let freed = k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
                     assert_eq!(freed, n, "the next pass frees them");
                     assert_eq!(k.vm.get(VmItem::PgstealAnon) - steal0, n, "counted as stolen now");
                     assert!(matches!(k.mm.mappings[map as usize].slot(0), Slot::Swap(_)));

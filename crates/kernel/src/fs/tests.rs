@@ -185,7 +185,7 @@ fn crash_keeps_what_reached_the_disk_and_reboot_keeps_everything() {
     let until = k.now + 5 * NS_PER_SEC;
     k.run_until(until, &mut |k| k.mm.stat.dirty + k.mm.stat.writeback == 0);
     assert_eq!(k.mm.stat.dirty + k.mm.stat.writeback, 0);
-    k.sync_requested = false;
+    k.writeback.sync_requested = false;
     write(&mut k, "/root/unsynced", 16 << 20);
     write(&mut k, "/dev/shm/tmp", 16 << 20);
     // Within the journal's 5 s the new name is not committed: the file would not exist.

@@ -61,27 +61,30 @@ impl Kernel {
             }
             MappingKind::Anon => self.mm.stat.anon += 1,
         }
-        if !self.machine.kernel.cost_balance() {
+        let id = self.mm.page_lruvec(p);
+        if !self.profile.cost_balance {
             // __pagevec_lru_add_fn -> update_page_reclaim_stat (before 5.8): every page
             // added counts as scanned, an active one (a refault) as rotated.
             let t = file as usize;
-            self.mm.recent_scanned[t] += 1;
+            let lv = self.mm.lruvec_mut(id);
+            lv.recent_scanned[t] += 1;
             if active {
-                self.mm.recent_rotated[t] += 1;
+                lv.recent_rotated[t] += 1;
             }
         }
         // shmem and anon pages live on the anon lists (they are swap-backed).
         let l = Lru::of(file, active);
-        self.mm.lists.add_head(&mut self.mm.pages, p, l);
+        self.mm.lruvecs[id as usize].add_head(&mut self.mm.pages, p, l);
         self.memcg_page_added(p, m, prev, active);
     }
 
     /// lru_cache_add_active_or_unevictable (before 5.9): a new anonymous page goes to the
     /// active list, and before 5.8 __pagevec_lru_add_fn counts it as rotated.
     pub fn lru_add_active_anon(&mut self, p: Pfn) {
-        self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
-        if !self.machine.kernel.cost_balance() {
-            self.mm.recent_rotated[0] += 1;
+        self.mm.lru_move_head(p, Lru::ActiveAnon);
+        if !self.profile.cost_balance {
+            let id = self.mm.page_lruvec(p);
+            self.mm.lruvec_mut(id).recent_rotated[0] += 1;
         }
     }
 
@@ -108,7 +111,7 @@ impl Kernel {
         let evicting = shadow.is_some();
         let swapped_to = if evicting { swap_slot } else { None };
         // No shadow entries before 3.15 (refault detection, mm/workingset.c).
-        let shadow = shadow.filter(|_| self.machine.kernel.has_workingset());
+        let shadow = shadow.filter(|_| self.profile.workingset);
         let space = &mut self.mm.mappings[m as usize];
         match (evicting, swap_slot) {
             (true, Some(slot)) => {
@@ -158,7 +161,12 @@ impl Kernel {
             MappingKind::Anon => self.mm.stat.anon -= 1,
         }
         self.memcg_page_removed(p, m, swapped_to);
-        self.mm.lists.del(&mut self.mm.pages, p);
+        if self.mm.lru_del(p) == Lru::Isolated {
+            // Isolated by a reclaim path: the path holds the last reference and frees it
+            // (it finds the page without a mapping).
+            self.mm.pages.set_owner(p, 0, 0);
+            return;
+        }
         self.free_page(p);
     }
 
@@ -202,10 +210,10 @@ impl Kernel {
     }
 
     /// A buffered write's access to page `p`: marked accessed only before 4.7
-    /// (KernelProfile::write_marks_accessed); since then a written page stays
+    /// (Profile::write_marks_accessed); since then a written page stays
     /// unreferenced, so a later read marks it and a second read activates it.
     pub fn write_mark_accessed(&mut self, p: Pfn) {
-        if self.machine.kernel.write_marks_accessed() {
+        if self.profile.write_marks_accessed {
             self.mark_page_accessed(p);
         }
     }
@@ -221,15 +229,17 @@ impl Kernel {
         let l = pages.lru(p);
         if l == Lru::InactiveFile || l == Lru::InactiveAnon {
             let target = if l == Lru::InactiveFile { Lru::ActiveFile } else { Lru::ActiveAnon };
-            self.mm.lists.move_head(&mut self.mm.pages, p, target);
+            self.mm.lru_move_head(p, target);
             self.mm.pages.clear_referenced(p);
             self.vm.inc(VmItem::Pgactivate);
-            self.workingset_activation();
-            if !self.machine.kernel.cost_balance() {
+            self.workingset_activation(p);
+            if !self.profile.cost_balance {
                 // __activate_page -> update_page_reclaim_stat(lruvec, file, 1) (before 5.8).
                 let t = (l == Lru::InactiveFile) as usize;
-                self.mm.recent_scanned[t] += 1;
-                self.mm.recent_rotated[t] += 1;
+                let id = self.mm.page_lruvec(p);
+                let lv = self.mm.lruvec_mut(id);
+                lv.recent_scanned[t] += 1;
+                lv.recent_rotated[t] += 1;
             }
         }
     }
@@ -342,10 +352,12 @@ impl Kernel {
     /// Free the reclaimable slab that no one holds (dentries and inodes of unused files).
     fn shrink_slab_all(&mut self) -> u64 {
         // Unused dentries/inodes of an idle system are about half of the reclaimable slab.
-        let n = self.mm.stat.slab_reclaimable / 2;
-        self.mm.stat.slab_reclaimable -= n;
-        for _ in 0..n {
-            self.mm.put_free_kernel();
+        let n = self.mm.kernel.slab(true) / 2;
+        let mut left = n;
+        for (id, c) in super::SLAB_CACHES.iter().enumerate() {
+            while c.reclaimable && left > 0 && self.mm.free_last_kernel_page(super::KernelOwner::Slab(id as u16)) {
+                left -= 1;
+            }
         }
         self.vm.add(VmItem::SlabsScanned, n * 16);
         n

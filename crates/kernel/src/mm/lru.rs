@@ -1,46 +1,159 @@
-//! Intrusive, index-linked circular lists over the frame table: the four evictable LRU
-//! lists, the unevictable list and the free list (include/linux/mm_inline.h). The head of
-//! each list is a sentinel frame past the real ones; "head" is where new pages go, reclaim
-//! takes from the tail.
+//! Intrusive, index-linked circular lists over the frame table (include/linux/mm_inline.h):
+//! the lruvec (four evictable LRU lists and the unevictable list, per node and memory
+//! cgroup, with the reclaim state kept per lruvec) and the zone's free list. The head of each
+//! list is a sentinel frame past the real ones; "head" is where new pages go, reclaim takes
+//! from the tail.
 
 use super::page::{Lru, Pages, Pfn, NIL};
+use crate::profile::RotateReclaimable;
 use crate::Kernel;
-use memtwin_machine::KernelProfile;
 use memtwin_procfs::VmItem;
 
-pub const NR_LISTS: usize = 7;
+/// LRU lists per lruvec (enum lru_list: four evictable lists and the unevictable list).
+pub const NR_LRU_LISTS: usize = 5;
+/// Lruvecs the frame table reserves list heads for: the root lruvec and up to
+/// MAX_LRUVECS - 1 memory cgroups per node, creatable at any time without growing the table.
+pub const MAX_LRUVECS: usize = 1024;
+/// Sentinel frames past the real ones: the zone's free list, then NR_LRU_LISTS per lruvec.
+pub const NR_SENTINELS: u32 = 1 + (MAX_LRUVECS * NR_LRU_LISTS) as u32;
 
-pub struct Lists {
-    base: Pfn,
-    pub len: [u64; NR_LISTS],
+/// Index of an lruvec in `Mm::lruvecs`; 0 is the node's root lruvec.
+pub type LruvecId = u16;
+pub const ROOT_LRUVEC: LruvecId = 0;
+
+#[inline]
+fn link_after(pages: &mut Pages, at: Pfn, p: Pfn) {
+    let n = pages.next[at as usize];
+    pages.next[p as usize] = n;
+    pages.prev[p as usize] = at;
+    pages.prev[n as usize] = p;
+    pages.next[at as usize] = p;
+}
+#[inline]
+fn unlink(pages: &mut Pages, p: Pfn) {
+    let (n, pr) = (pages.next[p as usize], pages.prev[p as usize]);
+    pages.next[pr as usize] = n;
+    pages.prev[n as usize] = pr;
+    pages.next[p as usize] = NIL;
+    pages.prev[p as usize] = NIL;
+}
+#[inline]
+fn init_head(pages: &mut Pages, h: Pfn) {
+    pages.next[h as usize] = h;
+    pages.prev[h as usize] = h;
+}
+#[inline]
+fn tail_of(pages: &Pages, h: Pfn) -> Option<Pfn> {
+    let t = pages.prev[h as usize];
+    if t == h { None } else { Some(t) }
 }
 
-impl Lists {
-    /// Lists whose sentinels are frames `base .. base + NR_LISTS` of `pages`.
-    pub fn new(pages: &mut Pages, base: Pfn) -> Lists {
-        for i in 0..NR_LISTS as u32 {
-            let s = base + i;
-            pages.next[s as usize] = s;
-            pages.prev[s as usize] = s;
+/// The zone's free list (free_area, one order): every frame not in use.
+pub struct FreeArea {
+    head: Pfn,
+    pub nr_free: u64,
+}
+
+impl FreeArea {
+    pub fn new(pages: &mut Pages, head: Pfn) -> FreeArea {
+        init_head(pages, head);
+        FreeArea { head, nr_free: 0 }
+    }
+    /// Put an unlisted frame at the head (taken last).
+    #[inline]
+    pub fn add_head(&mut self, pages: &mut Pages, p: Pfn) {
+        debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
+        link_after(pages, self.head, p);
+        pages.set_lru(p, Lru::Free);
+        self.nr_free += 1;
+    }
+    /// Put an unlisted frame at the tail (taken next).
+    #[inline]
+    pub fn add_tail(&mut self, pages: &mut Pages, p: Pfn) {
+        debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
+        let last = pages.prev[self.head as usize];
+        link_after(pages, last, p);
+        pages.set_lru(p, Lru::Free);
+        self.nr_free += 1;
+    }
+    /// Take the frame at the tail.
+    #[inline]
+    pub fn take(&mut self, pages: &mut Pages) -> Option<Pfn> {
+        let p = tail_of(pages, self.head)?;
+        unlink(pages, p);
+        pages.set_lru(p, Lru::None);
+        self.nr_free -= 1;
+        Some(p)
+    }
+}
+
+/// struct lruvec: the LRU lists of one memory cgroup on one node, their lengths, and the
+/// reclaim state kept per lruvec (the eviction clock, the anon/file cost balance, the
+/// pre-5.8 scan/rotate ratios and the refault snapshot).
+#[derive(Clone, Debug)]
+pub struct Lruvec {
+    /// List heads are sentinel frames base .. base + NR_LRU_LISTS.
+    base: Pfn,
+    len: [u64; NR_LRU_LISTS],
+    /// Eviction clock (lruvec->nonresident_age, workingset_age_nonresident).
+    pub nonresident_age: u64,
+    /// Reclaim cost of each type (lruvec->anon_cost / file_cost, lru_note_cost).
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// Pre-5.8 balancing (lruvec->reclaim_stat): recent_scanned / recent_rotated for
+    /// [anon, file].
+    pub recent_scanned: [u64; 2],
+    pub recent_rotated: [u64; 2],
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} of this lruvec (lruvec_page_state), and their
+    /// values at the end of the last reclaim cycle (lruvec->refaults, snapshot_refaults).
+    pub workingset_activate: [u64; 2],
+    pub refaults: [u64; 2],
+    /// In use (freed lruvecs keep their list heads for the next one).
+    pub live: bool,
+}
+
+impl Lruvec {
+    /// An empty lruvec whose list heads are frames `base .. base + NR_LRU_LISTS`.
+    pub fn new(pages: &mut Pages, base: Pfn) -> Lruvec {
+        for i in 0..NR_LRU_LISTS as u32 {
+            init_head(pages, base + i);
         }
-        Lists { base, len: [0; NR_LISTS] }
+        Lruvec {
+            base,
+            len: [0; NR_LRU_LISTS],
+            nonresident_age: 0,
+            anon_cost: 0,
+            file_cost: 0,
+            recent_scanned: [0; 2],
+            recent_rotated: [0; 2],
+            workingset_activate: [0; 2],
+            refaults: [0; 2],
+            live: true,
+        }
     }
     #[inline]
     fn head(&self, l: Lru) -> Pfn {
-        self.base + l as u32
+        debug_assert!(!matches!(l, Lru::None | Lru::Free | Lru::Isolated), "not an LRU list: {l:?}");
+        self.base + l as u32 - 1
     }
+    /// Pages on list `l` (lruvec_lru_size).
     #[inline]
     pub fn len(&self, l: Lru) -> u64 {
-        self.len[l as usize]
+        self.len[l as usize - 1]
     }
-
-    #[inline]
-    fn link_after(pages: &mut Pages, at: Pfn, p: Pfn) {
-        let n = pages.next[at as usize];
-        pages.next[p as usize] = n;
-        pages.prev[p as usize] = at;
-        pages.prev[n as usize] = p;
-        pages.next[at as usize] = p;
+    /// Pages on all five lists.
+    pub fn nr_pages(&self) -> u64 {
+        self.len.iter().sum()
+    }
+    pub fn file_lru(&self) -> u64 {
+        self.len(Lru::InactiveFile) + self.len(Lru::ActiveFile)
+    }
+    pub fn anon_lru(&self) -> u64 {
+        self.len(Lru::InactiveAnon) + self.len(Lru::ActiveAnon)
+    }
+    /// [inactive anon, active anon, inactive file, active file].
+    pub fn evictable_sizes(&self) -> [u64; 4] {
+        [self.len(Lru::InactiveAnon), self.len(Lru::ActiveAnon), self.len(Lru::InactiveFile), self.len(Lru::ActiveFile)]
     }
 
     /// Put an unlisted page at the head of `l` (lruvec_add_folio).
@@ -48,9 +161,9 @@ impl Lists {
     pub fn add_head(&mut self, pages: &mut Pages, p: Pfn, l: Lru) {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
         let h = self.head(l);
-        Self::link_after(pages, h, p);
+        link_after(pages, h, p);
         pages.set_lru(p, l);
-        self.len[l as usize] += 1;
+        self.len[l as usize - 1] += 1;
     }
     /// Put an unlisted page at the tail of `l` (lruvec_add_folio_tail).
     #[inline]
@@ -58,32 +171,27 @@ impl Lists {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
         let h = self.head(l);
         let last = pages.prev[h as usize];
-        Self::link_after(pages, last, p);
+        link_after(pages, last, p);
         pages.set_lru(p, l);
-        self.len[l as usize] += 1;
+        self.len[l as usize - 1] += 1;
     }
-    /// Take a page off whatever list it is on (lruvec_del_folio).
+    /// Take a page off whatever list of this lruvec it is on (lruvec_del_folio).
     #[inline]
     pub fn del(&mut self, pages: &mut Pages, p: Pfn) -> Lru {
         let l = pages.lru(p);
-        if l == Lru::None {
+        if l == Lru::None || l == Lru::Isolated {
             return l;
         }
-        let (n, pr) = (pages.next[p as usize], pages.prev[p as usize]);
-        pages.next[pr as usize] = n;
-        pages.prev[n as usize] = pr;
-        pages.next[p as usize] = NIL;
-        pages.prev[p as usize] = NIL;
+        debug_assert!(l != Lru::Free, "a free page is on the zone's free list");
+        unlink(pages, p);
         pages.set_lru(p, Lru::None);
-        self.len[l as usize] -= 1;
+        self.len[l as usize - 1] -= 1;
         l
     }
     /// The page at the tail of `l`, if any.
     #[inline]
     pub fn tail(&self, pages: &Pages, l: Lru) -> Option<Pfn> {
-        let h = self.head(l);
-        let t = pages.prev[h as usize];
-        if t == h { None } else { Some(t) }
+        tail_of(pages, self.head(l))
     }
     /// The page at the head of `l`, if any.
     #[inline]
@@ -137,12 +245,12 @@ impl Kernel {
         if pg.locked(p) || pg.dirty(p) || !Lru::EVICTABLE.contains(&l) {
             return;
         }
-        match self.machine.kernel {
-            KernelProfile::Linux24 => return,
-            KernelProfile::Linux2639 if l.is_active() => return,
+        match self.profile.rotate_reclaimable {
+            RotateReclaimable::Never => return,
+            RotateReclaimable::InactiveOnly if l.is_active() => return,
             _ => {}
         }
-        self.mm.lists.move_tail(&mut self.mm.pages, p, Lru::of(l.is_file(), false));
+        self.mm.lru_move_tail(p, Lru::of(l.is_file(), false));
         self.vm.inc(VmItem::Pgrotated);
     }
 }
@@ -152,8 +260,8 @@ mod tests {
     use super::*;
     #[test]
     fn head_tail_del_move() {
-        let mut pages = Pages::new(8, NR_LISTS as u32);
-        let mut l = Lists::new(&mut pages, 8);
+        let mut pages = Pages::new(8, NR_LRU_LISTS as u32);
+        let mut l = Lruvec::new(&mut pages, 8);
         for p in 0..4 {
             l.add_head(&mut pages, p, Lru::InactiveFile);
         }

@@ -125,7 +125,7 @@ fn usage_is_hierarchical_and_a_parents_limit_reclaims_its_childrens_pages() {
     assert_eq!(k.memcg.cgs[p as usize].memory.usage, 1024, "the child's pages count in the parent");
     // Clean the pages so that reclaim can drop them.
     run_in(&mut k, ROOT_MEMCG, |k, _| {
-        k.sync_requested = true;
+        k.writeback.sync_requested = true;
         None
     });
     k.run_until(k.now + 30 * NS_PER_SEC, &mut |_| false);
@@ -184,7 +184,7 @@ fn swap_is_charged_to_the_cgroup_and_freed_with_the_task() {
         Sink::Null,
     );
     k.tasks[t as usize].memcg = a;
-    k.run_until(k.now + 60 * NS_PER_SEC, &mut |k| k.tasks[t as usize].rss_anon + k.memcg.cgs[a as usize].swap.usage >= 1400 && k.swap_wb.is_empty());
+    k.run_until(k.now + 60 * NS_PER_SEC, &mut |k| k.tasks[t as usize].rss_anon + k.memcg.cgs[a as usize].swap.usage >= 1400 && k.swap.wb.is_empty());
     let c = &k.memcg.cgs[a as usize];
     assert!(c.memory.usage <= 1024);
     assert!(c.swap.usage >= 1400 - 1024, "swap {} charged to the cgroup", c.swap.usage);

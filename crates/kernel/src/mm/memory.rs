@@ -26,7 +26,7 @@ impl Kernel {
     /// if the allocator made the task wait first.
     pub fn fault_anon_pages(&mut self, tid: TaskId, vpage: u64, n: u64) -> Result<u64, (u64, Step)> {
         let m = self.anon_mapping(tid);
-        let active = !self.machine.kernel.anon_workingset();
+        let active = !self.profile.new_anon_inactive;
         let zero_ns = (4096.0 / self.machine.cpu_model.zero_bw * 1e9) as u64;
         let fault_ns = self.machine.cpu_model.page_fault_ns;
         let mut done = 0;
@@ -61,7 +61,7 @@ impl Kernel {
         for i in 0..anon {
             let Some(p) = self.mm.take_free() else { return };
             self.filemap_add_page(m, i, p, false);
-            self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveAnon);
+            self.mm.lru_move_head(p, Lru::ActiveAnon);
             self.mm.pages.set_dirty(p);
         }
         self.tasks[init as usize].vm_kb = anon * 4 * 3;
@@ -74,7 +74,7 @@ impl Kernel {
         for i in 0..file {
             let Some(p) = self.mm.take_free() else { return };
             self.filemap_add_page(lib, i, p, false);
-            self.mm.lists.move_head(&mut self.mm.pages, p, Lru::ActiveFile);
+            self.mm.lru_move_head(p, Lru::ActiveFile);
         }
         self.mm.stat.mapped += file;
         self.tasks[init as usize].rss_file = file;

@@ -20,7 +20,7 @@ pub mod vmscan;
 pub mod vmscan_memcg;
 pub mod workingset;
 
-use lru::{Lists, NR_LISTS};
+use lru::{FreeArea, Lruvec, LruvecId, MAX_LRUVECS, NR_LRU_LISTS, NR_SENTINELS, ROOT_LRUVEC};
 use memtwin_engine::Ns;
 use page::{Lru, Pages, Pfn};
 
@@ -231,38 +231,127 @@ pub struct NodeStat {
     pub mapped: u64,
     pub dirty: u64,
     pub writeback: u64,
-    pub slab_reclaimable: u64,
-    pub slab_unreclaimable: u64,
-    pub kernel_stack: u64,
-    pub page_tables: u64,
-    /// Pages held by the kernel outside the LRU (e.g. boot allocations).
-    pub kernel_other: u64,
+    /// Pages isolated from the LRU by reclaim (NR_ISOLATED_ANON, NR_ISOLATED_FILE).
+    pub isolated_anon: u64,
+    pub isolated_file: u64,
 }
 
-/// The memory of the (single-node, single-zone) machine.
+/// Who holds a page the kernel uses outside the LRU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KernelOwner {
+    /// Anything else (boot allocations, socket buffers, swap metadata): no Meminfo line.
+    Other,
+    /// Page-table pages (PageTables, NR_PAGETABLE).
+    PageTables,
+    /// Kernel stacks (KernelStack, NR_KERNEL_STACK_KB).
+    KernelStack,
+    /// A slab page of cache `id` (`SLAB_CACHES`).
+    Slab(u16),
+}
+
+/// A slab cache: its name and whether its objects can be reclaimed (SLAB_RECLAIM_ACCOUNT:
+/// counted in SReclaimable, else SUnreclaim).
+#[derive(Clone, Copy, Debug)]
+pub struct SlabCache {
+    pub name: &'static str,
+    pub reclaimable: bool,
+}
+
+/// The slab caches the model keeps pages for. The dentry and inode caches are the
+/// reclaimable slab the shrinkers work on; kmalloc stands for the unreclaimable rest.
+pub const SLAB_CACHES: &[SlabCache] = &[
+    SlabCache { name: "dentry", reclaimable: true },
+    SlabCache { name: "kmalloc", reclaimable: false },
+];
+pub const SLAB_DENTRY: u16 = 0;
+pub const SLAB_KMALLOC: u16 = 1;
+/// Kernel-page owners: Other, PageTables, KernelStack, then one per slab cache.
+const MAX_SLAB_CACHES: usize = 61;
+const NR_KERNEL_OWNERS: usize = 3 + MAX_SLAB_CACHES;
+
+impl KernelOwner {
+    #[inline]
+    fn code(self) -> usize {
+        match self {
+            KernelOwner::Other => 0,
+            KernelOwner::PageTables => 1,
+            KernelOwner::KernelStack => 2,
+            KernelOwner::Slab(id) => 3 + id as usize,
+        }
+    }
+    #[inline]
+    fn from_code(c: usize) -> KernelOwner {
+        match c {
+            0 => KernelOwner::Other,
+            1 => KernelOwner::PageTables,
+            2 => KernelOwner::KernelStack,
+            c => KernelOwner::Slab((c - 3) as u16),
+        }
+    }
+}
+
+/// Pages the kernel holds outside the LRU, on one list per owner (as slab pages are on
+/// their cache's lists). A kernel page has no mapping (mapping 0) and records its owner's
+/// code as its index, so that one specific page can be freed (free_kernel_page).
+pub struct KernelPages {
+    base: Pfn,
+    pub nr: [u64; NR_KERNEL_OWNERS],
+}
+
+impl KernelPages {
+    fn new(pages: &mut Pages, base: Pfn) -> KernelPages {
+        for i in 0..NR_KERNEL_OWNERS as u32 {
+            pages.next[(base + i) as usize] = base + i;
+            pages.prev[(base + i) as usize] = base + i;
+        }
+        KernelPages { base, nr: [0; NR_KERNEL_OWNERS] }
+    }
+    /// Pages held by `o`.
+    #[inline]
+    pub fn count(&self, o: KernelOwner) -> u64 {
+        self.nr[o.code()]
+    }
+    /// Every kernel page.
+    pub fn total(&self) -> u64 {
+        self.nr.iter().sum()
+    }
+    /// Slab pages of reclaimable (true) or unreclaimable (false) caches.
+    pub fn slab(&self, reclaimable: bool) -> u64 {
+        SLAB_CACHES
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.reclaimable == reclaimable)
+            .map(|(i, _)| self.count(KernelOwner::Slab(i as u16)))
+            .sum()
+    }
+}
+
+/// Sentinel frames past the lruvecs' list heads: one per kernel-page owner.
+pub const NR_ALL_SENTINELS: u32 = NR_SENTINELS + NR_KERNEL_OWNERS as u32;
+
+/// The memory of the (single-node, single-zone) machine: frames, the zone's free list,
+/// the node's lruvecs, the address spaces, the swap map and the node's counters. Usable
+/// without a `Kernel` (rules that need only these pieces take `&mut Mm`).
 pub struct Mm {
     pub pages: Pages,
-    pub lists: Lists,
+    /// The zone's free pages.
+    pub free: FreeArea,
+    /// The node's lruvecs; index 0 is the root (node) lruvec, the others belong to memory
+    /// cgroups. Freed ones stay in place (not `live`) for reuse.
+    pub lruvecs: Vec<Lruvec>,
+    free_lruvec_ids: Vec<LruvecId>,
+    /// Kernel pages by owner.
+    pub kernel: KernelPages,
+    /// Per-slot swap state (swap_map).
+    pub swap_map: swapfile::SwapMap,
     /// Managed pages (MemTotal).
     pub managed: u64,
     pub wmark: Watermarks,
     pub mappings: Vec<AddressSpace>,
     free_mapping_ids: Vec<u32>,
     pub stat: NodeStat,
-    /// Eviction clock (lruvec->nonresident_age).
-    pub nonresident_age: u64,
-    /// Reclaim cost of each type (lruvec->anon_cost / file_cost, lru_note_cost).
-    pub anon_cost: u64,
-    pub file_cost: u64,
-    /// Pre-5.9 balancing: recent_scanned / recent_rotated for [anon, file].
-    pub recent_scanned: [u64; 2],
-    pub recent_rotated: [u64; 2],
-    /// WORKINGSET_ACTIVATE_* at the last reclaim cycle (lruvec->refaults).
-    pub refaults_seen: [u64; 2],
     /// Dirty inodes in dirtying order (the b_dirty list): (dirtied_when, mapping).
     pub dirty_inodes: std::collections::VecDeque<(Ns, u32)>,
-    /// Frames the kernel holds outside the LRU (slab, stacks, page tables).
-    pub kernel_frames: Vec<Pfn>,
     /// Nodes of the page-cache trees that hold only shadow entries (workingset.c).
     pub shadow_nodes: workingset::ShadowNodes,
     /// PGDAT_WRITEBACK: kswapd found only pages under writeback at the inactive tail.
@@ -278,16 +367,18 @@ impl Mm {
     pub fn try_new(managed: u64, wmark: Watermarks) -> Result<Mm, String> {
         let nr = u32::try_from(managed)
             .ok()
-            .filter(|n| n.checked_add(NR_LISTS as u32).is_some_and(|t| t < page::NIL))
-            .ok_or_else(|| format!("{managed} page frames are more than the model can index (at most {})", page::NIL - 1 - NR_LISTS as u32))?;
-        let mut pages = Pages::try_new(nr, NR_LISTS as u32).map_err(|e| {
+            .filter(|n| n.checked_add(NR_ALL_SENTINELS).is_some_and(|t| t < page::NIL))
+            .ok_or_else(|| format!("{managed} page frames are more than the model can index (at most {})", page::NIL - 1 - NR_ALL_SENTINELS))?;
+        let mut pages = Pages::try_new(nr, NR_ALL_SENTINELS).map_err(|e| {
             format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
         })?;
-        let mut lists = Lists::new(&mut pages, nr);
+        let mut free = FreeArea::new(&mut pages, nr);
         // The free list holds every frame at boot, lowest frame first out.
         for p in (0..nr).rev() {
-            lists.add_head(&mut pages, p, Lru::Free);
+            free.add_head(&mut pages, p);
         }
+        let root = Lruvec::new(&mut pages, Self::lruvec_base(nr, ROOT_LRUVEC));
+        let kernel = KernelPages::new(&mut pages, nr + NR_SENTINELS);
         let mut mappings = Vec::with_capacity(1024);
         // Mapping 0 is "no mapping".
         let mut none = AddressSpace::new(MappingKind::File, None, 0);
@@ -295,32 +386,115 @@ impl Mm {
         mappings.push(none);
         Ok(Mm {
             pages,
-            lists,
+            free,
+            lruvecs: vec![root],
+            free_lruvec_ids: Vec::new(),
+            kernel,
+            swap_map: Default::default(),
             managed,
             wmark,
             mappings,
             free_mapping_ids: Vec::new(),
             stat: NodeStat::default(),
-            nonresident_age: 0,
-            anon_cost: 0,
-            file_cost: 0,
-            recent_scanned: [0; 2],
-            recent_rotated: [0; 2],
-            refaults_seen: [0; 2],
             dirty_inodes: std::collections::VecDeque::new(),
-            kernel_frames: Vec::new(),
             shadow_nodes: workingset::ShadowNodes::default(),
             pgdat_writeback: false,
         })
     }
 
+    /// First list-head frame of lruvec `id` (after the free list's head).
+    fn lruvec_base(nr: u32, id: LruvecId) -> Pfn {
+        nr + 1 + id as u32 * NR_LRU_LISTS as u32
+    }
+
+    /// A new, empty lruvec (mem_cgroup_alloc -> init_memcg_lruvec); None when MAX_LRUVECS
+    /// are in use (the caller reports it).
+    pub fn new_lruvec(&mut self) -> Option<LruvecId> {
+        let nr = self.pages.nr();
+        if let Some(id) = self.free_lruvec_ids.pop() {
+            self.lruvecs[id as usize] = Lruvec::new(&mut self.pages, Self::lruvec_base(nr, id));
+            return Some(id);
+        }
+        if self.lruvecs.len() >= MAX_LRUVECS {
+            return None;
+        }
+        let id = self.lruvecs.len() as LruvecId;
+        self.lruvecs.push(Lruvec::new(&mut self.pages, Self::lruvec_base(nr, id)));
+        Some(id)
+    }
+    /// Release an empty lruvec (its pages must have been moved or freed first).
+    pub fn free_lruvec(&mut self, id: LruvecId) {
+        assert!(id != ROOT_LRUVEC, "the root lruvec lives as long as the node");
+        let lv = &mut self.lruvecs[id as usize];
+        assert!(lv.live && lv.nr_pages() == 0, "lruvec {id} freed while in use or holding pages");
+        lv.live = false;
+        self.free_lruvec_ids.push(id);
+    }
+
+    /// folio_lruvec: the lruvec a page is charged to. Every page belongs to the root
+    /// lruvec until memory cgroups charge pages to their own.
     #[inline]
-    pub fn nr_free(&self) -> u64 {
-        self.lists.len(Lru::Free)
+    pub fn page_lruvec(&self, _p: Pfn) -> LruvecId {
+        ROOT_LRUVEC
     }
     #[inline]
+    pub fn lruvec(&self, id: LruvecId) -> &Lruvec {
+        &self.lruvecs[id as usize]
+    }
+    #[inline]
+    pub fn lruvec_mut(&mut self, id: LruvecId) -> &mut Lruvec {
+        &mut self.lruvecs[id as usize]
+    }
+
+    /// Put an unlisted page on list `l` of its lruvec, at the head (folio_add_lru).
+    #[inline]
+    pub fn lru_add(&mut self, p: Pfn, l: Lru) {
+        let id = self.page_lruvec(p);
+        self.lruvecs[id as usize].add_head(&mut self.pages, p, l);
+    }
+    /// Take a page off its LRU list (lruvec_del_folio); returns the list it was on.
+    #[inline]
+    pub fn lru_del(&mut self, p: Pfn) -> Lru {
+        let id = self.page_lruvec(p);
+        self.lruvecs[id as usize].del(&mut self.pages, p)
+    }
+    /// Move a listed page to the head of `l` in its lruvec (a page isolated by reclaim,
+    /// on no list, stays where it is: folio_activate needs PageLRU).
+    #[inline]
+    pub fn lru_move_head(&mut self, p: Pfn, l: Lru) {
+        if matches!(self.pages.lru(p), Lru::None | Lru::Isolated) {
+            return;
+        }
+        let id = self.page_lruvec(p);
+        self.lruvecs[id as usize].move_head(&mut self.pages, p, l);
+    }
+    /// Move a listed page to the tail of `l` in its lruvec (isolated pages stay put).
+    #[inline]
+    pub fn lru_move_tail(&mut self, p: Pfn, l: Lru) {
+        if matches!(self.pages.lru(p), Lru::None | Lru::Isolated) {
+            return;
+        }
+        let id = self.page_lruvec(p);
+        self.lruvecs[id as usize].move_tail(&mut self.pages, p, l);
+    }
+    /// The page at the tail of list `l` of lruvec `id`.
+    #[inline]
+    pub fn lru_tail(&self, id: LruvecId, l: Lru) -> Option<Pfn> {
+        self.lruvecs[id as usize].tail(&self.pages, l)
+    }
+
+    #[inline]
+    pub fn nr_free(&self) -> u64 {
+        self.free.nr_free
+    }
+    /// Node-wide pages on list `l` (node_page_state(NR_LRU_BASE + l)): the sum over the
+    /// node's lruvecs.
+    #[inline]
     pub fn lru_len(&self, l: Lru) -> u64 {
-        self.lists.len(l)
+        if l == Lru::Free {
+            return self.nr_free();
+        }
+        self.lruvecs.iter().map(|v| v.len(l)).sum()
     }
     pub fn file_lru(&self) -> u64 {
         self.lru_len(Lru::InactiveFile) + self.lru_len(Lru::ActiveFile)
@@ -355,41 +529,70 @@ impl Mm {
     /// Take a frame off the free list (no watermark checks: see page_alloc).
     #[inline]
     pub fn take_free(&mut self) -> Option<Pfn> {
-        let p = self.lists.tail(&self.pages, Lru::Free)?;
-        self.lists.del(&mut self.pages, p);
-        Some(p)
+        self.free.take(&mut self.pages)
     }
     /// Return a frame to the free list (free_unref_page).
     #[inline]
     pub fn put_free(&mut self, p: Pfn) {
         debug_assert_eq!(self.pages.lru(p), Lru::None);
         self.pages.set_owner(p, 0, 0);
-        self.lists.add_tail(&mut self.pages, p, Lru::Free);
+        self.free.add_tail(&mut self.pages, p);
     }
 
-    /// A frame for the kernel's own use (counted by the caller in a NodeStat field).
-    pub fn take_kernel(&mut self) -> Option<Pfn> {
+    /// A frame for the kernel's own use by `owner` (no watermark checks).
+    pub fn take_kernel(&mut self, owner: KernelOwner) -> Option<Pfn> {
         let p = self.take_free()?;
-        self.kernel_frames.push(p);
+        let c = owner.code();
+        debug_assert!(c < NR_KERNEL_OWNERS);
+        self.pages.set_owner(p, 0, c as u32);
+        let h = self.kernel.base + c as u32;
+        let n = self.pages.next[h as usize];
+        self.pages.next[p as usize] = n;
+        self.pages.prev[p as usize] = h;
+        self.pages.prev[n as usize] = p;
+        self.pages.next[h as usize] = p;
+        self.kernel.nr[c] += 1;
         Some(p)
     }
-    /// Give back a kernel frame (the caller decrements its NodeStat field).
-    pub fn put_free_kernel(&mut self) {
-        if let Some(p) = self.kernel_frames.pop() {
-            self.put_free(p);
+    /// Who holds kernel page `p`.
+    #[inline]
+    pub fn kernel_owner(&self, p: Pfn) -> KernelOwner {
+        KernelOwner::from_code(self.pages.index(p) as usize)
+    }
+    /// Free one specific kernel page (__free_pages of a slab page, a page table, ...).
+    pub fn free_kernel_page(&mut self, p: Pfn) {
+        let c = self.kernel_owner(p).code();
+        debug_assert!(self.pages.mapping(p) == 0 && self.pages.lru(p) == Lru::None && self.kernel.nr[c] > 0);
+        let (n, pr) = (self.pages.next[p as usize], self.pages.prev[p as usize]);
+        self.pages.next[pr as usize] = n;
+        self.pages.prev[n as usize] = pr;
+        self.pages.next[p as usize] = page::NIL;
+        self.pages.prev[p as usize] = page::NIL;
+        self.kernel.nr[c] -= 1;
+        self.put_free(p);
+    }
+    /// The most recently taken page of `owner`, if it holds any.
+    pub fn last_kernel_page(&self, owner: KernelOwner) -> Option<Pfn> {
+        let h = self.kernel.base + owner.code() as u32;
+        let p = self.pages.next[h as usize];
+        if p == h { None } else { Some(p) }
+    }
+    /// Free the most recently taken page of `owner`; false if it holds none.
+    pub fn free_last_kernel_page(&mut self, owner: KernelOwner) -> bool {
+        match self.last_kernel_page(owner) {
+            Some(p) => {
+                self.free_kernel_page(p);
+                true
+            }
+            None => false,
         }
     }
 
     /// Count every frame exactly once: free, on an LRU list, or held by the kernel.
     /// Returns a description of the first broken invariant.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let listed: u64 = self.lists.len.iter().sum();
-        let held = self.kernel_frames.len() as u64;
-        let counted = self.stat.kernel_other + self.stat.slab_reclaimable + self.stat.slab_unreclaimable
-            + self.stat.kernel_stack + self.stat.page_tables;
-        if held != counted {
-            return Err(format!("{held} kernel frames but {counted} counted in kernel stats"));
-        }
+        let listed: u64 = self.lruvecs.iter().map(|v| v.nr_pages()).sum::<u64>() + self.nr_free();
+        let held = self.kernel.total();
         if listed + held + self.isolated() != self.managed {
             return Err(format!(
                 "frames: {listed} listed + {held} kernel + {} isolated != {} managed",
@@ -399,8 +602,10 @@ impl Mm {
         }
         let in_cache: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nrpages).sum();
         let lru_pages = self.file_lru() + self.anon_lru() + self.lru_len(Lru::Unevictable);
-        if in_cache != lru_pages {
-            return Err(format!("{in_cache} pages in address spaces but {lru_pages} on LRU lists"));
+        // Every page-cache page is on an LRU list or isolated by reclaim (isolated pages
+        // also include reclaimed ones already out of their mapping, not yet freed).
+        if in_cache < lru_pages || in_cache > lru_pages + self.isolated() {
+            return Err(format!("{in_cache} pages in address spaces but {lru_pages} on LRU lists and {} isolated", self.isolated()));
         }
         let dirty: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_dirty).sum();
         if dirty != self.stat.dirty {
@@ -412,9 +617,10 @@ impl Mm {
         }
         Ok(())
     }
-    /// Pages taken off the LRU by reclaim that are in neither state (always 0 between steps).
+    /// Pages taken off the LRU by reclaim and not yet put back or freed
+    /// (NR_ISOLATED_ANON + NR_ISOLATED_FILE).
     pub fn isolated(&self) -> u64 {
-        0
+        self.stat.isolated_anon + self.stat.isolated_file
     }
 }
 
@@ -429,5 +635,47 @@ mod tests {
         let e = Mm::try_new(1 << 32, w).err().expect("refused");
         assert!(e.contains("more than the model can index"), "{e}");
         assert!(Mm::try_new(4096, w).is_ok());
+    }
+
+    fn mm() -> Mm {
+        Mm::try_new(4096, Watermarks { min_free_kbytes: 0, min: 0, low: 0, high: 0 }).unwrap()
+    }
+
+    #[test]
+    fn kernel_pages_know_their_owner_and_one_can_be_freed() {
+        let mut mm = mm();
+        let a = mm.take_kernel(KernelOwner::Slab(SLAB_DENTRY)).unwrap();
+        let b = mm.take_kernel(KernelOwner::PageTables).unwrap();
+        let c = mm.take_kernel(KernelOwner::Slab(SLAB_DENTRY)).unwrap();
+        assert_eq!(mm.kernel_owner(b), KernelOwner::PageTables);
+        assert_eq!(mm.kernel.slab(true), 2);
+        assert_eq!(mm.kernel.count(KernelOwner::PageTables), 1);
+        mm.free_kernel_page(a);
+        assert_eq!(mm.kernel.slab(true), 1);
+        assert_eq!(mm.last_kernel_page(KernelOwner::Slab(SLAB_DENTRY)), Some(c));
+        assert!(mm.free_last_kernel_page(KernelOwner::Slab(SLAB_DENTRY)));
+        assert!(!mm.free_last_kernel_page(KernelOwner::Slab(SLAB_DENTRY)));
+        assert_eq!(mm.nr_free(), 4095);
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn lruvecs_are_created_up_to_the_max_and_reused() {
+        let mut mm = mm();
+        let mut ids = Vec::new();
+        while let Some(id) = mm.new_lruvec() {
+            ids.push(id);
+        }
+        assert_eq!(ids.len(), MAX_LRUVECS - 1, "all but the root");
+        mm.free_lruvec(ids[5]);
+        assert_eq!(mm.new_lruvec(), Some(ids[5]));
+        // Lists of different lruvecs do not share heads.
+        let p = mm.take_free().unwrap();
+        let q = mm.take_free().unwrap();
+        let (x, y) = (ids[0] as usize, ids[1] as usize);
+        mm.lruvecs[x].add_head(&mut mm.pages, p, Lru::InactiveFile);
+        mm.lruvecs[y].add_head(&mut mm.pages, q, Lru::InactiveFile);
+        assert_eq!(mm.lruvecs[x].collect(&mm.pages, Lru::InactiveFile), vec![p]);
+        assert_eq!(mm.lru_len(Lru::InactiveFile), 2, "node-wide length sums the lruvecs");
     }
 }

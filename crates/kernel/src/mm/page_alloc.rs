@@ -4,7 +4,7 @@ use super::page::Pfn;
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::{TaskId, NS_PER_MS};
-use memtwin_machine::{KernelProfile, Machine, Sysctls};
+use memtwin_machine::{Machine, Sysctls};
 use memtwin_procfs::VmItem;
 
 /// Retries of direct reclaim without progress before the OOM killer (MAX_RECLAIM_RETRIES).
@@ -37,7 +37,7 @@ impl Watermarks {
         let lowmem_kb = managed * 4;
         let min_free_kbytes = sysctl.min_free_kbytes.unwrap_or_else(|| {
             let mut v = int_sqrt(lowmem_kb * 16).clamp(128, 262_144);
-            if Self::thp_enabled(machine.kernel) {
+            if crate::profile::Profile::of(machine.kernel).thp_enabled {
                 // Two pageblocks per zone plus room for fragmentation avoidance between
                 // the MIGRATE_PCPTYPES, capped at 5% of memory.
                 const PAGEBLOCK: u64 = 512;
@@ -53,12 +53,6 @@ impl Watermarks {
         let delta = (min / 4).max(managed * sysctl.watermark_scale_factor as u64 / 10_000);
         Watermarks { min_free_kbytes, min, low: min + delta, high: min + 2 * delta }
     }
-
-    /// Distributions of the 6.x and 5.4 eras enable THP by default; the older profiles
-    /// model kernels without it.
-    pub fn thp_enabled(p: KernelProfile) -> bool {
-        matches!(p, KernelProfile::Linux6 | KernelProfile::Linux58 | KernelProfile::Linux5Pre59)
-    }
 }
 
 impl Kernel {
@@ -67,9 +61,14 @@ impl Kernel {
         self.mm.wmark = Watermarks::compute(&self.machine, &self.sysctl, self.mm.managed);
     }
 
-    /// Free a frame (free_unref_page).
+    /// Free a frame (free_unref_page). Inside a reclaim batch's decisions the frame is
+    /// only collected: the batch frees it after the work that precedes it.
     pub fn free_page(&mut self, p: Pfn) {
         self.memcg_page_freed_unused(p);
+        if self.reclaim.defer_free {
+            self.reclaim.deferred.push(p);
+            return;
+        }
         self.mm.put_free(p);
         self.vm.inc(VmItem::Pgfree);
     }
@@ -87,30 +86,24 @@ impl Kernel {
             return self.take_page(tid);
         }
         // __alloc_pages_slowpath -> __alloc_pages_direct_reclaim -> __perform_reclaim: one
-        // allocstall per call of try_to_free_pages (do_try_to_free_pages). A task that slept
-        // inside it for a request slot goes on with the same call.
-        let resumed = match self.in_direct_reclaim.iter().position(|&t| t == tid) {
-            Some(i) => {
-                self.in_direct_reclaim.swap_remove(i);
-                true
-            }
-            None => false,
-        };
-        if !resumed {
-            self.vm.inc(VmItem::AllocstallNormal);
+        // allocstall per call of try_to_free_pages (do_try_to_free_pages). The reclaim is a
+        // path the task runs (with its CPU bursts, lock waits and sleeps) before its
+        // program is called again; the program then retries the allocation and finds the
+        // result here.
+        if self.reclaim.in_path(tid) {
+            // Already started in this step: the path runs before the task retries.
+            return Err(Step::Yield);
         }
-        let sc = self.try_to_free_pages_sc(tid);
+        let Some(path) = self.reclaim.take_done(tid) else {
+            self.vm.inc(VmItem::AllocstallNormal);
+            self.start_direct_reclaim(tid);
+            return Err(Step::Yield);
+        };
+        let sc = path.sc;
         let reclaimed = sc.nr_reclaimed;
         if self.mm.nr_free() > w.min {
             self.tasks[tid as usize].reclaim_retries = 0;
             return self.take_page(tid);
-        }
-        if sc.nr_congested > 0 && reclaimed < sc.nr_to_reclaim {
-            // The swap write could not get a request: the reclaimer sleeps in the block
-            // layer (blk_mq_get_tag) until one completes, then reclaims on.
-            self.in_direct_reclaim.push(tid);
-            let until = self.block.next_completion().unwrap_or(self.now + 10 * NS_PER_MS).max(self.now + 1);
-            return Err(Step::SleepUntil { t: until, io: true });
         }
         if reclaimed > 0 {
             self.tasks[tid as usize].reclaim_retries = 0;
@@ -119,7 +112,7 @@ impl Kernel {
         // No progress: should_reclaim_retry, then the OOM killer. Pages under writeback
         // will become reclaimable: while any are in flight the allocator waits instead of
         // counting a failed retry.
-        let in_flight = self.mm.stat.writeback > 0 || !self.swap_wb.is_empty();
+        let in_flight = self.mm.stat.writeback > 0 || !self.swap.wb.is_empty();
         let t = &mut self.tasks[tid as usize];
         if !in_flight {
             t.reclaim_retries += 1;
@@ -136,7 +129,7 @@ impl Kernel {
             .unwrap_or(self.now + 100 * NS_PER_MS)
             .min(self.now + 100 * NS_PER_MS)
             .max(self.now + 1);
-        self.writeback_waiters.push(tid);
+        self.reclaim.writeback_waiters.push(tid);
         Err(Step::SleepUntil { t: until, io: false })
     }
 

@@ -6,7 +6,6 @@ use crate::block::{Dir, ReqKind};
 use crate::task::{Program, Step};
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId, NS_PER_MS, NS_PER_SEC};
-use memtwin_machine::KernelProfile;
 
 /// Largest pause balance_dirty_pages imposes at once (MAX_PAUSE = HZ/5).
 const MAX_PAUSE: Ns = 200 * NS_PER_MS;
@@ -37,7 +36,7 @@ impl Kernel {
     pub fn dirty_limits(&self) -> DirtyLimits {
         let avail = self.dirtyable_memory();
         let s = &self.sysctl;
-        if self.machine.kernel == KernelProfile::Linux24 {
+        if self.profile.bdflush {
             // balance_dirty_state(): above nfract% of nr_free_buffer_pages() (free pages
             // above the high watermark plus the page cache: dirtyable_memory) dirty buffers
             // the writer starts write-out itself; above nfract_sync% it also waits and wakes
@@ -72,7 +71,7 @@ impl Kernel {
     /// not throttled; above it they are paused so that the dirty rate follows the device's
     /// write bandwidth, scaled by pos_ratio (1 at the setpoint, 0 at the limit).
     pub fn balance_dirty_pages(&mut self, tid: TaskId) -> Option<Ns> {
-        if self.machine.kernel == KernelProfile::Linux24 {
+        if self.profile.bdflush {
             return self.balance_dirty_24(tid);
         }
         let lim = self.dirty_limits();
@@ -281,8 +280,8 @@ impl Kernel {
     pub fn wakeup_flusher_threads(&mut self) {
         for d in 0..self.block.devs.len() {
             if let Some(f) = self.block.devs[d].flusher {
-                if self.flusher_idle.contains(&f) {
-                    self.flusher_idle.retain(|&x| x != f);
+                if self.writeback.flusher_idle.contains(&f) {
+                    self.writeback.flusher_idle.retain(|&x| x != f);
                     self.wake(f);
                 }
             }
@@ -296,8 +295,8 @@ impl Kernel {
         // sleeping flusher with no timer is woken now so that it arms one.
         for d in 0..self.block.devs.len() {
             if let Some(f) = self.block.devs[d].flusher {
-                if self.flusher_idle.contains(&f) {
-                    self.flusher_idle.retain(|&x| x != f);
+                if self.writeback.flusher_idle.contains(&f) {
+                    self.writeback.flusher_idle.retain(|&x| x != f);
                     self.wake(f);
                 }
             }
@@ -307,12 +306,12 @@ impl Kernel {
     /// sync(2): all dirty data is written; the caller waits until no page is dirty or
     /// under writeback.
     pub fn request_sync(&mut self) {
-        self.sync_requested = true;
+        self.writeback.sync_requested = true;
         self.wakeup_flusher_threads();
     }
 
     pub(crate) fn flusher_waits_for_slot(&self, f: TaskId) -> bool {
-        self.flusher_slot_wait.contains(&f)
+        self.writeback.flusher_slot_wait.contains(&f)
     }
 }
 
@@ -334,10 +333,10 @@ impl Flusher {
 
 impl Program for Flusher {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        k.flusher_slot_wait.retain(|&x| x != me);
-        k.flusher_idle.retain(|&x| x != me);
+        k.writeback.flusher_slot_wait.retain(|&x| x != me);
+        k.writeback.flusher_idle.retain(|&x| x != me);
         let dev = self.dev;
-        let linux24 = k.machine.kernel == KernelProfile::Linux24;
+        let linux24 = k.profile.bdflush;
         let (interval, expire) = if linux24 {
             // kupdated: every `interval` jiffies, buffers older than `age_buffer` jiffies.
             let b = k.sysctl.bdflush;
@@ -347,7 +346,7 @@ impl Program for Flusher {
         };
         // Work, in the order wb_do_writeback takes it: sync, background, periodic.
         let lim = k.dirty_limits();
-        let sync = k.sync_requested;
+        let sync = k.writeback.sync_requested;
         let background = if linux24 {
             // bdflush: woken past nfract_sync, it writes until dirty buffers fall below
             // nfract_stop_bdflush% (bdflush_stop()).
@@ -370,7 +369,7 @@ impl Program for Flusher {
             if k.block.devs[dev as usize].congested() {
                 // get_request: all request slots are taken, sleep until one frees.
                 let t = k.block.devs[dev as usize].slot_free_at();
-                k.flusher_slot_wait.push(me);
+                k.writeback.flusher_slot_wait.push(me);
                 return Step::SleepUntil { t: t.max(k.now + 1), io: true };
             }
             let n = k.writeback_mapping(m, MAX_WRITEBACK_PAGES, Some(me));
@@ -382,7 +381,7 @@ impl Program for Flusher {
         }
         let dev_dirty = k.oldest_dirty_inode_on(Some(dev), None).is_some();
         if sync && !dev_dirty && k.block.devs.iter().all(|d| d.inflight.is_empty()) && k.mm.stat.dirty == 0 {
-            k.sync_requested = false;
+            k.writeback.sync_requested = false;
         }
         if kupdate_due {
             self.last_old_flush = k.now;
@@ -390,10 +389,10 @@ impl Program for Flusher {
         if dev_dirty && interval > 0 {
             // wb_wakeup_delayed: come back after the writeback interval.
             let next = (self.last_old_flush + interval).max(k.now + 1);
-            k.flusher_idle.push(me);
+            k.writeback.flusher_idle.push(me);
             return Step::SleepUntil { t: next, io: false };
         }
-        k.flusher_idle.push(me);
+        k.writeback.flusher_idle.push(me);
         Step::Block { io: false }
     }
 }

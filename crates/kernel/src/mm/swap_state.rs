@@ -36,20 +36,20 @@ pub enum SwapOut {
 impl Kernel {
     /// The block device of the area new swap-outs go to is out of request slots.
     pub fn swap_congested(&self) -> bool {
-        let area = (0..self.swap_areas.len())
-            .filter(|&i| self.swap_areas[i].active && self.swap_areas[i].used < self.swap_areas[i].pages)
-            .max_by_key(|&i| (self.swap_areas[i].priority, std::cmp::Reverse(i)));
-        match area.map(|a| &self.swap_areas[a].kind) {
+        let area = (0..self.swap.areas.len())
+            .filter(|&i| self.swap.areas[i].active && self.swap.areas[i].used < self.swap.areas[i].pages)
+            .max_by_key(|&i| (self.swap.areas[i].priority, std::cmp::Reverse(i)));
+        match area.map(|a| &self.swap.areas[a].kind) {
             Some(AreaKind::Block { dev, .. }) => {
                 let d = &self.block.devs[*dev as usize];
-                d.inflight.len() + self.swap_pending_buf.len() / 32 >= d.nr_requests as usize
+                d.inflight.len() + self.swap.pending_buf.len() / 32 >= d.nr_requests as usize
             }
             _ => false,
         }
     }
 
     fn swap_area_kind(&self, slot: u32) -> &AreaKind {
-        &self.swap_areas[self.area_of(slot)].kind
+        &self.swap.areas[self.area_of(slot)].kind
     }
 
     /// shrink_folio_list for a swap-backed page: add_to_swap + pageout, or free a clean
@@ -94,7 +94,7 @@ impl Kernel {
         self.vm.inc(VmItem::NrVmscanWrite);
         if matches!(self.swap_area_kind(slot), AreaKind::Zram { .. }) {
             let content = self.mm.mappings[m as usize].content;
-            self.reclaim_ns += if content == Content::Zero { ZRAM_SAME_FILLED_NS } else { ZRAM_COMPRESS_NS };
+            self.reclaim.pass_ns += if content == Content::Zero { ZRAM_SAME_FILLED_NS } else { ZRAM_COMPRESS_NS };
             self.zram_store(slot, content);
             // A synchronous write (zram): the page is not on the LRU while reclaim holds
             // it, so nothing is rotated; shrink_folio_list goes on to free it in this pass
@@ -107,34 +107,34 @@ impl Kernel {
             self.page_cache_delete(p, Some(shadow));
             return SwapOut::Freed;
         }
-        self.swap_wb.insert(slot, (m, index as u32));
-        self.swap_pending_buf.push(slot);
+        self.swap.wb.insert(slot, (m, index as u32));
+        self.swap.pending_buf.push(slot);
         SwapOut::Writing
     }
 
     /// Submit the swap writes reclaim queued, merging contiguous slots (block plugging).
     pub(crate) fn submit_swap_writes(&mut self) {
-        let mut pending = std::mem::take(&mut self.swap_pending_buf);
+        let mut pending = std::mem::take(&mut self.swap.pending_buf);
         pending.sort_unstable();
         let mut i = 0;
         while i < pending.len() {
             let start = pending[i];
             let mut n = 1;
             let ai = self.area_of(start);
-            let area_end = self.swap_areas[ai].start + self.swap_areas[ai].pages as u32;
+            let area_end = self.swap.areas[ai].start + self.swap.areas[ai].pages as u32;
             while i + n < pending.len() && pending[i + n] == start + n as u32 && start + (n as u32) < area_end && n < 128 {
                 n += 1;
             }
-            if let AreaKind::Block { dev, base } = self.swap_areas[ai].kind.clone() {
-                let pos = base + (start - self.swap_areas[ai].start + 1) as u64 * PAGE_SIZE;
+            if let AreaKind::Block { dev, base } = self.swap.areas[ai].kind.clone() {
+                let pos = base + (start - self.swap.areas[ai].start + 1) as u64 * PAGE_SIZE;
                 self.submit_bio(dev, Dir::Write, pos, n as u64 * PAGE_SIZE, ReqKind::SwapOut { slot: start, n: n as u32 }, None);
                 // Swap I/O is not page-cache I/O: pgpgout counts it, but only as swap.
-                self.reclaim_ns += self.machine.cpu_model.io_request_ns;
+                self.reclaim.pass_ns += self.machine.cpu_model.io_request_ns;
             }
             i += n;
         }
         pending.clear();
-        self.swap_pending_buf = pending;
+        self.swap.pending_buf = pending;
     }
 
     /// end_swap_bio_write -> folio_end_writeback: the written page is clean; pageout() set
@@ -153,7 +153,7 @@ impl Kernel {
 
     pub(crate) fn swap_out_done(&mut self, slot: u32, n: u32) {
         for s in slot..slot + n {
-            if let Some((m, index)) = self.swap_wb.remove(&s) {
+            if let Some((m, index)) = self.swap.wb.remove(&s) {
                 if self.mm.mappings[m as usize].live {
                     self.end_swap_writeback(m, index as u64);
                 }
@@ -163,7 +163,7 @@ impl Kernel {
 
     pub(crate) fn swap_in_done(&mut self, slot: u32, n: u32) {
         for s in slot..slot + n {
-            if let Some((m, index)) = self.swap_rd.remove(&s) {
+            if let Some((m, index)) = self.swap.rd.remove(&s) {
                 if let Some(p) = self.mm.mappings[m as usize].page(index as u64) {
                     self.mm.pages.clear_locked(p);
                     self.shmem_swapin_done(m, index as u64, p);
@@ -206,7 +206,7 @@ impl Kernel {
         // swap_cluster_readahead: the following slots, if they hold this mapping's next pages.
         let window = 1u32 << self.sysctl.page_cluster.min(10);
         let mut n = 1;
-        self.swap_rd.insert(slot, (m, index as u32));
+        self.swap.rd.insert(slot, (m, index as u32));
         while n < window {
             let next = index + n as u64;
             if self.mm.nr_free() <= self.mm.wmark.low {
@@ -219,14 +219,14 @@ impl Kernel {
                     self.filemap_add_page(m, next, q, true);
                     self.vm.inc(VmItem::Pswpin);
                     self.vm.inc(VmItem::SwapRa);
-                    self.swap_rd.insert(s, (m, next as u32));
+                    self.swap.rd.insert(s, (m, next as u32));
                     n += 1;
                 }
                 _ => break,
             }
         }
         let ai = self.area_of(slot);
-        let pos = base + (slot - self.swap_areas[ai].start + 1) as u64 * PAGE_SIZE;
+        let pos = base + (slot - self.swap.areas[ai].start + 1) as u64 * PAGE_SIZE;
         let done = self.submit_bio(dev, Dir::Read, pos, n as u64 * PAGE_SIZE, ReqKind::SwapIn { slot, n }, Some(tid));
         self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
         self.tasks[tid as usize].swapin_delay += done.saturating_sub(self.now);
@@ -315,7 +315,7 @@ impl Kernel {
                         // do_anonymous_page / shmem_fault: a zeroed page.
                         let p = self.page_cache_alloc(tid)?;
                         self.filemap_add_page(m, index, p, false);
-                        if kind == MappingKind::Anon && !self.machine.kernel.anon_workingset() {
+                        if kind == MappingKind::Anon && !self.profile.new_anon_inactive {
                             // lru_cache_add_active_or_unevictable (before 5.9).
                             self.lru_add_active_anon(p);
                         }
@@ -435,7 +435,7 @@ impl Kernel {
     /// the reads complete, `Ok(None)` when the area is empty and off; `Err` if the task
     /// must wait for memory first (the page is retried on the next call).
     pub fn swapoff_area_step(&mut self, tid: TaskId, ai: usize, budget: usize, cur: &mut UnuseCursor) -> Result<Option<Ns>, Step> {
-        let (start, end) = (self.swap_areas[ai].start, self.swap_areas[ai].start + self.swap_areas[ai].pages as u32);
+        let (start, end) = (self.swap.areas[ai].start, self.swap.areas[ai].start + self.swap.areas[ai].pages as u32);
         let mut last = self.now;
         let mut n = 0;
         loop {
@@ -444,7 +444,7 @@ impl Kernel {
                 if !cur.found {
                     // Swap-cache copies in this area are dropped: the pages become dirty again.
                     self.drop_swap_cache_of(ai);
-                    self.swap_areas[ai].active = false;
+                    self.swap.areas[ai].active = false;
                     *cur = UnuseCursor::default();
                     return Ok(None);
                 }
@@ -484,7 +484,7 @@ impl Kernel {
     }
 
     fn drop_swap_cache_of(&mut self, ai: usize) {
-        let (start, end) = (self.swap_areas[ai].start, self.swap_areas[ai].start + self.swap_areas[ai].pages as u32);
+        let (start, end) = (self.swap.areas[ai].start, self.swap.areas[ai].start + self.swap.areas[ai].pages as u32);
         for id in 0..self.mm.mappings.len() {
             if !self.mm.mappings[id].live || self.mm.mappings[id].nr_swapcache == 0 {
                 continue;

@@ -73,24 +73,24 @@ impl Kernel {
                 let mount = self.fs.mount_of(path).ok_or_else(|| format!("{path}: not on a mounted filesystem"))?;
                 let dev = self.fs.mounts[mount as usize].dev.ok_or_else(|| format!("{path}: swap files on tmpfs are not supported"))?;
                 // The file's blocks are contiguous, far from other files.
-                (path.clone(), AreaKind::Block { dev, base: (1u64 << 46) + self.swap_areas.len() as u64 * (1 << 40) })
+                (path.clone(), AreaKind::Block { dev, base: (1u64 << 46) + self.swap.areas.len() as u64 * (1 << 40) })
             }
-            SwapKind::Zram { algorithm } => (format!("/dev/zram{}", self.swap_areas.iter().filter(|a| matches!(a.kind, AreaKind::Zram { .. })).count()), AreaKind::Zram { algorithm: algorithm.clone() }),
+            SwapKind::Zram { algorithm } => (format!("/dev/zram{}", self.swap.areas.iter().filter(|a| matches!(a.kind, AreaKind::Zram { .. })).count()), AreaKind::Zram { algorithm: algorithm.clone() }),
         };
         let pages = (size_bytes / PAGE_SIZE).saturating_sub(1);
-        let start = self.swap_map.state.len() as u32;
+        let start = self.mm.swap_map.state.len() as u32;
         if start as u64 + pages >= (1 << 30) {
             return Err("swap space larger than 4 TiB is not modelled".into());
         }
         // A host that cannot hold the swap map is an error, not an abort.
         let oom = |e: std::collections::TryReserveError| format!("cannot allocate the swap map for {pages} slots: {e}");
-        self.swap_map.state.try_reserve_exact(pages as usize).map_err(oom)?;
-        self.swap_map.state.resize(start as usize + pages as usize, 0);
+        self.mm.swap_map.state.try_reserve_exact(pages as usize).map_err(oom)?;
+        self.mm.swap_map.state.resize(start as usize + pages as usize, 0);
         if matches!(kind, AreaKind::Zram { .. }) {
-            self.swap_map.zsize.try_reserve_exact(start as usize + pages as usize - self.swap_map.zsize.len()).map_err(oom)?;
-            self.swap_map.zsize.resize(start as usize + pages as usize, 0);
+            self.mm.swap_map.zsize.try_reserve_exact(start as usize + pages as usize - self.mm.swap_map.zsize.len()).map_err(oom)?;
+            self.mm.swap_map.zsize.resize(start as usize + pages as usize, 0);
         }
-        self.swap_areas.push(SwapArea {
+        self.swap.areas.push(SwapArea {
             name,
             kind,
             pages,
@@ -105,12 +105,12 @@ impl Kernel {
             zram_same: 0,
             zram_frames: 0,
         });
-        Ok(self.swap_areas.len() - 1)
+        Ok(self.swap.areas.len() - 1)
     }
 
     /// (SwapTotal, SwapFree) in pages.
     pub fn swap_totals(&self) -> (u64, u64) {
-        let act = self.swap_areas.iter().filter(|a| a.active);
+        let act = self.swap.areas.iter().filter(|a| a.active);
         let total: u64 = act.clone().map(|a| a.pages).sum();
         let used: u64 = act.map(|a| a.used).sum();
         (total, total - used)
@@ -118,7 +118,7 @@ impl Kernel {
 
     /// get_swap_pages: is there a free slot in an active area?
     pub fn swap_available(&self) -> bool {
-        self.swap_areas.iter().any(|a| a.active && a.used < a.pages)
+        self.swap.areas.iter().any(|a| a.active && a.used < a.pages)
     }
 
     /// vm_swap_full: more than half of swap is in use (swap-cache copies are then dropped).
@@ -128,16 +128,16 @@ impl Kernel {
     }
 
     pub fn area_of(&self, slot: u32) -> usize {
-        self.swap_areas.iter().rposition(|a| a.start <= slot).unwrap_or(0)
+        self.swap.areas.iter().rposition(|a| a.start <= slot).unwrap_or(0)
     }
 
     /// get_swap_page: a free slot from the highest-priority active area with room,
     /// allocated in order from the area's cursor.
     pub fn get_swap_slot(&mut self) -> Option<u32> {
-        let area = (0..self.swap_areas.len())
-            .filter(|&i| self.swap_areas[i].active && self.swap_areas[i].used < self.swap_areas[i].pages)
-            .max_by_key(|&i| (self.swap_areas[i].priority, std::cmp::Reverse(i)))?;
-        let a = &mut self.swap_areas[area];
+        let area = (0..self.swap.areas.len())
+            .filter(|&i| self.swap.areas[i].active && self.swap.areas[i].used < self.swap.areas[i].pages)
+            .max_by_key(|&i| (self.swap.areas[i].priority, std::cmp::Reverse(i)))?;
+        let a = &mut self.swap.areas[area];
         let end = a.start + a.pages as u32;
         let s = if a.cursor < end {
             a.cursor += 1;
@@ -145,26 +145,26 @@ impl Kernel {
         } else {
             a.free_slots.pop()?
         };
-        debug_assert_eq!(self.swap_map.state[s as usize], 0);
-        self.swap_map.state[s as usize] = IN_USE;
+        debug_assert_eq!(self.mm.swap_map.state[s as usize], 0);
+        self.mm.swap_map.state[s as usize] = IN_USE;
         a.used += 1;
         Some(s)
     }
 
     /// swap_free: the slot is no longer needed (zram gives its memory back).
     pub fn swap_free(&mut self, slot: u32) {
-        let st = &mut self.swap_map.state[slot as usize];
+        let st = &mut self.mm.swap_map.state[slot as usize];
         if *st == 0 {
             return;
         }
         *st = 0;
         self.memcg_uncharge_swap(slot);
         let ai = self.area_of(slot);
-        self.swap_areas[ai].used -= 1;
-        self.swap_areas[ai].free_slots.push(slot);
-        if matches!(self.swap_areas[ai].kind, AreaKind::Zram { .. }) {
-            let z = std::mem::take(&mut self.swap_map.zsize[slot as usize]);
-            let a = &mut self.swap_areas[ai];
+        self.swap.areas[ai].used -= 1;
+        self.swap.areas[ai].free_slots.push(slot);
+        if matches!(self.swap.areas[ai].kind, AreaKind::Zram { .. }) {
+            let z = std::mem::take(&mut self.mm.swap_map.zsize[slot as usize]);
+            let a = &mut self.swap.areas[ai];
             a.zram_pages -= 1;
             if z == 0 {
                 a.zram_same -= 1;
@@ -176,11 +176,11 @@ impl Kernel {
 
     /// The workingset shadow stored with a swapped-out page.
     pub fn swap_shadow(&self, slot: u32) -> Option<u32> {
-        let st = self.swap_map.state[slot as usize];
+        let st = self.mm.swap_map.state[slot as usize];
         if st & !IN_USE != 0 { Some(st & !IN_USE) } else { None }
     }
     pub fn set_swap_shadow(&mut self, slot: u32, shadow: u32) {
-        self.swap_map.state[slot as usize] = IN_USE | (shadow & !IN_USE);
+        self.mm.swap_map.state[slot as usize] = IN_USE | (shadow & !IN_USE);
     }
 
     /// zram stores a page: compressed size by content (same-filled pages are a marker).
@@ -193,8 +193,8 @@ impl Kernel {
             // Incompressible: zram stores the page as is (huge class).
             Content::Random => 4096,
         };
-        self.swap_map.zsize[slot as usize] = size;
-        let a = &mut self.swap_areas[ai];
+        self.mm.swap_map.zsize[slot as usize] = size;
+        let a = &mut self.swap.areas[ai];
         a.zram_pages += 1;
         if size == 0 {
             a.zram_same += 1;
@@ -205,18 +205,16 @@ impl Kernel {
 
     /// zsmalloc holds whole frames: as many as the compressed bytes need.
     fn zram_fit_frames(&mut self, ai: usize) {
-        let want = self.swap_areas[ai].zram_compr_bytes.div_ceil(PAGE_SIZE);
-        while self.swap_areas[ai].zram_frames < want {
-            if self.mm.take_kernel().is_none() {
+        let want = self.swap.areas[ai].zram_compr_bytes.div_ceil(PAGE_SIZE);
+        while self.swap.areas[ai].zram_frames < want {
+            if self.mm.take_kernel(super::KernelOwner::Other).is_none() {
                 break;
             }
-            self.mm.stat.kernel_other += 1;
-            self.swap_areas[ai].zram_frames += 1;
+            self.swap.areas[ai].zram_frames += 1;
         }
-        while self.swap_areas[ai].zram_frames > want {
-            self.mm.put_free_kernel();
-            self.mm.stat.kernel_other -= 1;
-            self.swap_areas[ai].zram_frames -= 1;
+        while self.swap.areas[ai].zram_frames > want {
+            self.mm.free_last_kernel_page(super::KernelOwner::Other);
+            self.swap.areas[ai].zram_frames -= 1;
         }
     }
 
@@ -224,7 +222,7 @@ impl Kernel {
     /// done by `swapoff_area` (the caller reads pages back first).
     pub fn swap_all(&mut self, on: bool) -> usize {
         let mut n = 0;
-        for a in &mut self.swap_areas {
+        for a in &mut self.swap.areas {
             if a.active != on && (on || a.used == 0) {
                 a.active = on;
                 n += 1;

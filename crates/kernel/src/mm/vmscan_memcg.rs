@@ -11,6 +11,7 @@
 
 use super::memcontrol::{MemcgId, ROOT_MEMCG};
 use super::page::{Lru, Pfn};
+use super::lru::ROOT_LRUVEC;
 use super::vmscan::ScanControl;
 use super::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::Kernel;
@@ -24,7 +25,6 @@ impl Kernel {
     /// (memcg_low_reclaim). The CPU work is charged to `tid`.
     pub fn try_to_free_mem_cgroup_pages(&mut self, target: MemcgId, nr_pages: u64, tid: Option<TaskId>, may_swap: bool) -> ScanControl {
         let mut sc = ScanControl { nr_to_reclaim: nr_pages.max(SWAP_CLUSTER_MAX), ..Default::default() };
-        let saved_ns = std::mem::take(&mut self.reclaim_ns);
         let mut low_reclaim = false;
         loop {
             let mut low_skipped = false;
@@ -45,10 +45,13 @@ impl Kernel {
             let f = self.memcg.cgs[id as usize].vm.workingset_activate_file;
             self.memcg.cgs[id as usize].refaults_seen = f;
         }
-        let ns = std::mem::replace(&mut self.reclaim_ns, saved_ns);
+        // The CPU work of the pass (the untimed shrink functions leave it to the caller):
+        // scanning, and freeing what was reclaimed.
+        let cm = &self.machine.cpu_model;
+        let ns = sc.nr_scanned * cm.reclaim_scan_ns + sc.nr_reclaimed * (cm.page_cache_ns + cm.page_alloc_ns);
         if let Some(t) = tid {
             self.charge_sys(t, ns);
-            self.reclaim_stats.record(false, ns);
+            self.reclaim.stats.record(false, ns, 0);
         }
         sc
     }
@@ -150,7 +153,7 @@ impl Kernel {
             let deact = self.memcg_isolate_tail(id, active, n - got);
             if deact > 0 {
                 let before = self.vm.get(VmItem::Pgdeactivate);
-                self.shrink_active_list(deact, active, sc);
+                self.shrink_active_list(ROOT_LRUVEC, deact, active, sc);
                 let d = self.vm.get(VmItem::Pgdeactivate) - before;
                 let v = &mut self.memcg.cgs[id as usize].vm;
                 v.pgrefill += deact;
@@ -162,7 +165,7 @@ impl Kernel {
             return 0;
         }
         let (s0, r0) = (self.vm.get(VmItem::PgscanDirect), self.vm.get(VmItem::PgstealDirect));
-        let r = self.shrink_inactive_list(got, inactive, sc);
+        let r = self.shrink_inactive_list(ROOT_LRUVEC, got, inactive, sc);
         let v = &mut self.memcg.cgs[id as usize].vm;
         v.pgscan_direct += self.vm.get(VmItem::PgscanDirect) - s0;
         v.pgsteal_direct += self.vm.get(VmItem::PgstealDirect) - r0;
@@ -174,7 +177,7 @@ impl Kernel {
     fn memcg_isolate_tail(&mut self, id: MemcgId, l: Lru, n: u64) -> u64 {
         let nr = self.mm.managed as Pfn;
         let mut found: Vec<Pfn> = Vec::with_capacity(n as usize);
-        let mut p = match self.mm.lists.tail(&self.mm.pages, l) {
+        let mut p = match self.mm.lruvec(ROOT_LRUVEC).tail(&self.mm.pages, l) {
             Some(p) => p,
             None => return 0,
         };
@@ -192,7 +195,7 @@ impl Kernel {
         }
         // found[0] is nearest the tail: move the farthest first so the nearest ends last.
         for &q in found.iter().rev() {
-            self.mm.lists.move_tail(&mut self.mm.pages, q, l);
+            self.mm.lruvecs[ROOT_LRUVEC as usize].move_tail(&mut self.mm.pages, q, l);
         }
         found.len() as u64
     }

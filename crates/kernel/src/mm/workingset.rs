@@ -3,9 +3,9 @@
 //! activations since) is compared with the working set the page competed against. A page
 //! that would have stayed resident with that much more memory comes back active.
 
-use super::page::Pfn;
-use super::lru::Lists;
-use super::page::Lru;
+use super::lru::{Lruvec, LruvecId};
+use super::page::{Lru, Pfn};
+use crate::profile::Profile;
 use crate::Kernel;
 use memtwin_procfs::VmItem;
 
@@ -39,6 +39,32 @@ impl ShadowNodes {
             self.members.remove(&(m, index >> XA_CHUNK_SHIFT));
         }
     }
+}
+
+/// workingset_test_recent's decision: a refault at `distance` evictions/activations after
+/// the eviction comes back active if the page would have stayed resident with that much
+/// more memory: the distance is compared with the workingset the page competed against in
+/// its lruvec. "workingset: let cache workingset challenge anon" (5.8): the anon lists count
+/// too when swap is usable; before, the active file list alone.
+pub fn refault_is_recent(distance: u64, lv: &Lruvec, prof: &Profile, file: bool, swap_usable: bool) -> bool {
+    let workingset_size = if prof.refault_distance_includes_anon {
+        // The active file list, plus inactive file for anon pages, plus the anon lists
+        // when anon can be reclaimed.
+        let mut ws = lv.len(Lru::ActiveFile);
+        if !file {
+            ws += lv.len(Lru::InactiveFile);
+        }
+        if swap_usable {
+            ws += lv.len(Lru::ActiveAnon);
+            if file {
+                ws += lv.len(Lru::InactiveAnon);
+            }
+        }
+        ws
+    } else {
+        lv.len(Lru::ActiveFile)
+    };
+    distance <= workingset_size
 }
 
 impl Kernel {
@@ -94,69 +120,80 @@ impl Kernel {
         }
     }
 
-    /// workingset_age_nonresident: advance the eviction clock.
+    /// workingset_age_nonresident: advance the eviction clock of lruvec `id`.
     #[inline]
-    pub fn workingset_age(&mut self, n: u64) {
-        self.mm.nonresident_age += n;
+    pub fn workingset_age(&mut self, id: LruvecId, n: u64) {
+        self.mm.lruvec_mut(id).nonresident_age += n;
     }
 
-    /// workingset_activation: an activation ages the clock too (6.x; pre-5.9 kernels only
-    /// counted activations into the active list, which is the same here).
-    pub fn workingset_activation(&mut self) {
-        self.workingset_age(1);
+    /// workingset_activation: an activation ages the clock of the page's lruvec too (6.x;
+    /// pre-5.9 kernels only counted activations into the active list, the same here).
+    pub fn workingset_activation(&mut self, p: Pfn) {
+        let id = self.mm.page_lruvec(p);
+        self.workingset_age(id, 1);
     }
 
-    /// workingset_eviction: the shadow entry for page `p`, evicted now.
+    /// workingset_eviction: the shadow entry for page `p`, evicted now from its lruvec.
     pub fn workingset_eviction(&mut self, p: Pfn) -> u32 {
-        self.workingset_age(1);
+        let id = self.mm.page_lruvec(p);
+        self.workingset_age(id, 1);
         let ws = if self.mm.pages.workingset(p) { WORKINGSET_BIT } else { 0 };
-        (self.mm.nonresident_age & EVICTION_MASK) as u32 | ws
+        (self.mm.lruvec(id).nonresident_age & EVICTION_MASK) as u32 | ws
     }
 
-    /// workingset_refault: returns whether the page comes back active.
+    /// workingset_refault: returns whether the page comes back active. The shadow does
+    /// not record its cgroup yet: the eviction lruvec is taken to be the lruvec the page is
+    /// charged to now (the same while pages do not move between cgroups).
     pub fn workingset_refault(&mut self, p: Pfn, shadow: u32, file: bool) -> bool {
         let eviction = (shadow & !WORKINGSET_BIT) as u64;
         let was_workingset = shadow & WORKINGSET_BIT != 0;
-        let refault = self.mm.nonresident_age & EVICTION_MASK;
+        let id = self.mm.page_lruvec(p);
+        let refault = self.mm.lruvec(id).nonresident_age & EVICTION_MASK;
         let distance = refault.wrapping_sub(eviction) & EVICTION_MASK;
-        if !file && !self.machine.kernel.anon_workingset() {
+        if !file && !self.profile.anon_workingset {
             // Anon pages have no refault detection before 5.9.
             return false;
         }
-        // "workingset: let cache workingset challenge anon" (5.8): the distance is compared
-        // with the anon lists too when swap is available; before, with active file alone.
-        let modern = self.machine.kernel.cost_balance();
         self.vm.inc(if file { VmItem::WorkingsetRefaultFile } else { VmItem::WorkingsetRefaultAnon });
-        let l: &Lists = &self.mm.lists;
-        let workingset_size = if modern {
-            // The working set the page competed with: the active file list, plus inactive
-            // file for anon pages, plus the anon lists when anon can be reclaimed.
-            let mut ws = l.len(Lru::ActiveFile);
-            if !file {
-                ws += l.len(Lru::InactiveFile);
-            }
-            if self.swap_available() {
-                ws += l.len(Lru::ActiveAnon);
-                if file {
-                    ws += l.len(Lru::InactiveAnon);
-                }
-            }
-            ws
-        } else {
-            l.len(Lru::ActiveFile)
-        };
-        if distance > workingset_size {
+        let swap_usable = self.swap_available();
+        if !refault_is_recent(distance, self.mm.lruvec(id), &self.profile, file, swap_usable) {
             return false;
         }
-        self.workingset_age(1);
+        self.workingset_age(id, 1);
+        self.mm.lruvec_mut(id).workingset_activate[file as usize] += 1;
         self.vm.inc(if file { VmItem::WorkingsetActivateFile } else { VmItem::WorkingsetActivateAnon });
         self.vm.inc(VmItem::Pgactivate);
         if was_workingset {
             self.mm.pages.set_workingset(p);
             self.vm.inc(if file { VmItem::WorkingsetRestoreFile } else { VmItem::WorkingsetRestoreAnon });
             // lru_note_cost_folio: thrashing of this type makes reclaiming it costlier.
-            self.lru_note_cost(file, 1);
+            self.lru_note_cost(id, file, 1);
         }
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::page::Pages;
+    use memtwin_machine::KernelProfile;
+
+    #[test]
+    fn refault_distance_is_compared_with_the_lists_the_page_competed_with() {
+        let mut pages = Pages::new(300, 5);
+        let mut lv = Lruvec::new(&mut pages, 300);
+        for p in 0..100 {
+            lv.add_head(&mut pages, p, Lru::ActiveFile);
+        }
+        for p in 100..300 {
+            lv.add_head(&mut pages, p, Lru::ActiveAnon);
+        }
+        let p6 = Profile::of(KernelProfile::Linux6);
+        let p54 = Profile::of(KernelProfile::Linux5Pre59);
+        assert!(refault_is_recent(100, &lv, &p54, true, true));
+        assert!(!refault_is_recent(101, &lv, &p54, true, true), "5.4: active file alone");
+        assert!(refault_is_recent(300, &lv, &p6, true, true), "5.8+: anon counts when swap is usable");
+        assert!(!refault_is_recent(101, &lv, &p6, true, false), "but not without swap");
     }
 }

@@ -417,7 +417,7 @@ impl Program for Sync {
         if k.mm.stat.dirty + k.mm.stat.writeback == 0 {
             // sync(2) returned: the flushers go back to background/periodic writeback
             // (otherwise data dirtied later would be written at once, as if synced).
-            k.sync_requested = false;
+            k.writeback.sync_requested = false;
             return Step::Exit(0);
         }
         let t = k.block.next_completion().unwrap_or(k.now + 10_000_000).max(k.now + 1);

@@ -235,7 +235,7 @@ impl Program for Swap {
                 SwapOp::On { path, prio } => {
                     let (path, prio) = (path.clone(), *prio);
                     let mut n = 0;
-                    for a in k.swap_areas.iter_mut() {
+                    for a in k.swap.areas.iter_mut() {
                         if path.as_ref().is_none_or(|p| *p == a.name) {
                             if !a.active {
                                 a.active = true;
@@ -254,7 +254,7 @@ impl Program for Swap {
                 }
                 SwapOp::Show => {
                     let mut t = String::from("NAME      TYPE       SIZE USED PRIO\n");
-                    for a in k.swap_areas.iter().filter(|a| a.active) {
+                    for a in k.swap.areas.iter().filter(|a| a.active) {
                         let ty = if a.name.starts_with("/dev/") { "partition" } else { "file" };
                         t.push_str(&format!("{:<9} {:<9} {:>5} {:>4} {:>4}\n", a.name, ty, human_iec(a.pages * 4096), human_iec(a.used * 4096), a.priority));
                     }
@@ -264,7 +264,7 @@ impl Program for Swap {
                 SwapOp::Mkswap { path } => {
                     let path = path.clone();
                     let (kind, size) = if let Some(i) = path.strip_prefix("/dev/zram").and_then(|n| n.parse::<usize>().ok()) {
-                        match k.zram_disks.get(i) {
+                        match k.swap.zram_disks.get(i) {
                             Some((size, alg)) => (memtwin_machine::SwapKind::Zram { algorithm: alg.clone() }, *size),
                             None => {
                                 k.eprint(me, &format!("mkswap: cannot open {path}: No such file or directory\n"));
@@ -287,12 +287,12 @@ impl Program for Swap {
                         k.eprint(me, &format!("mkswap: error: swap area needs to be at least 40 KiB\n"));
                         return Step::Exit(1);
                     }
-                    if k.swap_areas.iter().any(|a| a.name == path && a.active) {
+                    if k.swap.areas.iter().any(|a| a.name == path && a.active) {
                         k.eprint(me, &format!("mkswap: error: {path} is mounted; will not make swapspace\n"));
                         return Step::Exit(1);
                     }
-                    k.swap_areas.retain(|a| a.name != path || a.used > 0);
-                    let prio = -2 - k.swap_areas.len() as i32;
+                    k.swap.areas.retain(|a| a.name != path || a.used > 0);
+                    let prio = -2 - k.swap.areas.len() as i32;
                     match k.add_swap_area(&kind, size, prio, false) {
                         Ok(_) => {
                             let usable = (size / 4096 - 1) * 4096;
@@ -307,8 +307,8 @@ impl Program for Swap {
                 }
                 SwapOp::ZramFind { size, alg } => {
                     let (size, alg) = (*size, alg.clone());
-                    k.zram_disks.push((size, alg));
-                    let n = k.zram_disks.len() - 1;
+                    k.swap.zram_disks.push((size, alg));
+                    let n = k.swap.zram_disks.len() - 1;
                     k.print(me, &format!("/dev/zram{n}\n"));
                     return Step::Exit(0);
                 }
@@ -316,7 +316,7 @@ impl Program for Swap {
                     let mut t = String::from("NAME       ALGORITHM DISKSIZE  DATA COMPR TOTAL STREAMS MOUNTPOINT\n");
                     let streams = k.machine.cpus;
                     let mut zi = 0;
-                    for a in &k.swap_areas {
+                    for a in &k.swap.areas {
                         if let memtwin_kernel::mm::swapfile::AreaKind::Zram { algorithm } = &a.kind {
                             t.push_str(&format!(
                                 "/dev/zram{zi} {:<9} {:>8} {:>5} {:>5} {:>5} {:>7} {}\n",
@@ -336,7 +336,7 @@ impl Program for Swap {
                 }
                 SwapOp::Off { path } => {
                     let path = path.clone();
-                    self.queue = (0..k.swap_areas.len()).filter(|&i| k.swap_areas[i].active && path.as_ref().is_none_or(|p| *p == k.swap_areas[i].name)).collect();
+                    self.queue = (0..k.swap.areas.len()).filter(|&i| k.swap.areas[i].active && path.as_ref().is_none_or(|p| *p == k.swap.areas[i].name)).collect();
                     if self.queue.is_empty() && path.is_some() {
                         k.eprint(me, &format!("swapoff: {}: swapoff failed: Invalid argument\n", path.unwrap_or_default()));
                         return Step::Exit(255);
@@ -357,7 +357,7 @@ impl Program for Swap {
                 },
             };
             // Pages that come back must not go straight out again to the same area.
-            k.swap_areas[ai].active = false;
+            k.swap.areas[ai].active = false;
             match k.swapoff_area_step(me, ai, 64, &mut self.unuse) {
                 Ok(None) => self.draining = None,
                 Ok(Some(t)) if t > k.now => return Step::SleepUntil { t, io: true },

@@ -1,0 +1,194 @@
+//! One value per kernel era holding every rule where eras differ, as named fields. Built
+//! once at boot from the machine's `KernelProfile`; the mechanisms read fields, never the
+//! era's name. docs/profiles.md lists the same rules as a table.
+
+use memtwin_machine::KernelProfile;
+
+/// Which swap-backed pages one young PTE activates in folio_check_references.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstRefActivates {
+    /// 5.9+ (b518154e59aa, "protect the workingset on anonymous LRU"): none; anon pages
+    /// need a second reference like file pages.
+    None,
+    /// page_check_references 3.x .. 5.8: PageSwapBacked (anon and shmem).
+    SwapBacked,
+    /// page_check_references in 2.6.39: PageAnon only.
+    AnonOnly,
+}
+
+/// When shrink_lruvec (shrink_zone) stops scanning once nr_to_reclaim is met.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimStop {
+    /// shrink_zone in 2.6.39: stop once enough is reclaimed below DEF_PRIORITY.
+    BelowDefPriority,
+    /// shrink_lruvec 3.11 .. 5.x: proportional cut of the larger type once (scan_adjusted).
+    ScanAdjustedOnce,
+    /// 6.0+ ("mm: vmscan: fix extreme overreclaim and swap floods"): the cut every round.
+    EveryRound,
+}
+
+/// What folio_rotate_reclaimable does with a PG_reclaim page whose writeback ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RotateReclaimable {
+    /// 2.4 has no PG_reclaim: a later scan finds the page.
+    Never,
+    /// rotate_reclaimable_page before 3.10: inactive pages only.
+    InactiveOnly,
+    /// lru_move_tail_fn 3.10+: active pages are deactivated to the inactive tail too.
+    Deactivate,
+}
+
+/// How kswapd stalls on pages it marked for immediate reclaim that are still under
+/// writeback (shrink_node, nr_immediate).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WritebackThrottle {
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10): blk-mq devices never cut it short.
+    CongestionWait,
+    /// 5.16+ reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): until writeback completes, at
+    /// most HZ/10.
+    ReclaimThrottle,
+}
+
+/// How a direct reclaimer waits while too many pages are isolated (shrink_inactive_list ->
+/// too_many_isolated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IsolatedThrottle {
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10), in a loop until isolation drops (2.6.x .. 4.13).
+    CongestionWaitLoop,
+    /// msleep(100) once; a second hit returns 0 pages ("mm, vmscan: do not loop on
+    /// too_many_isolated for ever", 4.14 .. 5.15).
+    Msleep100Once,
+    /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_ISOLATED) once (5.16+): asleep at most HZ/50,
+    /// woken early when a reclaimer finds isolation back under the limit
+    /// (wake_throttle_isolated).
+    ReclaimThrottleOnce,
+}
+
+/// Every era-dependent rule of the kernel model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Profile {
+    pub kernel: KernelProfile,
+    /// get_scan_count weighs anon against file by each type's reclaim cost (lru_note_cost:
+    /// pages written out, workingset refaults), "mm: balance LRU lists based on relative
+    /// thrashing" (5.8). Before: by recent_rotated / recent_scanned, which also counts pages
+    /// added (__pagevec_lru_add_fn -> update_page_reclaim_stat) and activated.
+    pub cost_balance: bool,
+    /// workingset_refault compares the refault distance with the anon lists as well when
+    /// swap is usable, "workingset: let cache workingset challenge anon" (5.8).
+    pub refault_distance_includes_anon: bool,
+    /// New anonymous pages start on the inactive list (lru_cache_add_inactive_or_unevictable,
+    /// 5.9); before, on the active list (lru_cache_add_active_or_unevictable).
+    pub new_anon_inactive: bool,
+    /// Refault detection of anonymous pages, shadow entries in the swap cache (5.9,
+    /// "mm: workingset: implement workingset detection for anonymous LRU").
+    pub anon_workingset: bool,
+    /// Refault detection of the page cache (mm/workingset.c, shadow entries, the
+    /// shadow-node shrinker): 3.15+. Off before: evicted pages leave no trace.
+    pub workingset: bool,
+    /// shrink_active_list sets PG_workingset on deactivated pages (4.20+, "mm: workingset:
+    /// tell cache transitions from workingset thrashing").
+    pub deactivate_sets_workingset: bool,
+    /// folio_check_references: whether one young PTE activates a swap-backed page.
+    pub first_ref_activates: FirstRefActivates,
+    /// A buffered write marks the page accessed: SetPageReferenced in 2.4's
+    /// generic_file_write, mark_page_accessed in generic_perform_write (2.6 .. 3.15),
+    /// FGP_ACCESSED (3.16 .. 4.6). Since 4.7 (bbddabe2e436) only reads do.
+    pub write_marks_accessed: bool,
+    /// get_scan_count reclaims file pages only while the inactive file list is large
+    /// enough and not thrashing ("mm,vmscan: only evict file pages when we have plenty",
+    /// 3.8; sc->cache_trim_mode since 5.5). 2.6.39 balances by swappiness alone.
+    pub file_is_plenty: bool,
+    /// get_scan_count's anon/file weights: (swappiness + 1, 200 - swappiness + 1) in 2.6.39,
+    /// (swappiness, 200 - swappiness) from 3.x on.
+    pub scan_prio_plus_one: bool,
+    /// When shrink_lruvec stops once enough is reclaimed.
+    pub reclaim_stop: ReclaimStop,
+    /// folio_end_writeback of a PG_reclaim page.
+    pub rotate_reclaimable: RotateReclaimable,
+    /// kswapd's stall on pages cycling faster than they are written.
+    pub writeback_throttle: WritebackThrottle,
+    /// too_many_isolated's wait in shrink_inactive_list.
+    pub isolated_throttle: IsolatedThrottle,
+    /// One lru_lock per lruvec ("mm/lru: replace pgdat lru_lock with lruvec lock", 5.11);
+    /// before, one per node (pgdat->lru_lock, 4.8 .. 5.10) or per zone (zone->lru_lock,
+    /// 2.6.x): with one zone per node here, the same single lock.
+    pub lru_lock_per_lruvec: bool,
+    /// Transparent huge pages enabled by default (distributions of the 5.x and 6.x eras):
+    /// khugepaged's set_recommended_min_free_kbytes raises min_free_kbytes.
+    pub thp_enabled: bool,
+    /// Write-back by 2.4's bdflush/kupdated (balance_dirty_state, the bdflush vector)
+    /// instead of the per-bdi flushers and balance_dirty_pages.
+    pub bdflush: bool,
+    /// Receive-buffer autotuning (tcp_rcv_space_adjust, 2.6.7+).
+    pub tcp_rcvbuf_autotune: bool,
+    /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
+    /// Frames per receive interrupt.
+    pub rx_frames_per_irq: u32,
+}
+
+impl Profile {
+    /// The rules of one era.
+    pub fn of(kernel: KernelProfile) -> Profile {
+        use KernelProfile::*;
+        let old = matches!(kernel, Linux2639 | Linux24);
+        Profile {
+            kernel,
+            cost_balance: matches!(kernel, Linux6 | Linux58),
+            refault_distance_includes_anon: matches!(kernel, Linux6 | Linux58),
+            new_anon_inactive: kernel == Linux6,
+            anon_workingset: kernel == Linux6,
+            workingset: !old,
+            deactivate_sets_workingset: !old,
+            first_ref_activates: match kernel {
+                Linux6 => FirstRefActivates::None,
+                Linux58 | Linux5Pre59 => FirstRefActivates::SwapBacked,
+                Linux2639 | Linux24 => FirstRefActivates::AnonOnly,
+            },
+            write_marks_accessed: old,
+            file_is_plenty: !old,
+            scan_prio_plus_one: old,
+            reclaim_stop: match kernel {
+                Linux6 => ReclaimStop::EveryRound,
+                Linux58 | Linux5Pre59 => ReclaimStop::ScanAdjustedOnce,
+                Linux2639 | Linux24 => ReclaimStop::BelowDefPriority,
+            },
+            rotate_reclaimable: match kernel {
+                Linux24 => RotateReclaimable::Never,
+                Linux2639 => RotateReclaimable::InactiveOnly,
+                _ => RotateReclaimable::Deactivate,
+            },
+            writeback_throttle: if kernel == Linux6 { WritebackThrottle::ReclaimThrottle } else { WritebackThrottle::CongestionWait },
+            isolated_throttle: match kernel {
+                Linux6 => IsolatedThrottle::ReclaimThrottleOnce,
+                Linux58 | Linux5Pre59 => IsolatedThrottle::Msleep100Once,
+                Linux2639 | Linux24 => IsolatedThrottle::CongestionWaitLoop,
+            },
+            lru_lock_per_lruvec: kernel == Linux6,
+            thp_enabled: matches!(kernel, Linux6 | Linux58 | Linux5Pre59),
+            bdflush: kernel == Linux24,
+            tcp_rcvbuf_autotune: kernel != Linux24,
+            rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
+        }
+    }
+    pub fn name(&self) -> &'static str {
+        self.kernel.name()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn every_era_has_a_profile_and_refault_detection_starts_at_3_15() {
+        for &(name, k) in KernelProfile::NAMES {
+            let p = Profile::of(k);
+            assert_eq!(p.name(), name);
+            let pre_315 = matches!(k, KernelProfile::Linux2639 | KernelProfile::Linux24);
+            assert_eq!(p.workingset, !pre_315, "{name}");
+            // Anon refault detection needs refault detection.
+            assert!(!p.anon_workingset || p.workingset);
+            // The 5.9 anon LRU comes as one change set.
+            assert_eq!(p.anon_workingset, p.new_anon_inactive, "{name}");
+        }
+    }
+}
