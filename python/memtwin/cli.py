@@ -256,40 +256,21 @@ def write_atomically(path: str, write: Callable[[TextIO], None]) -> None:
 
 
 def _memtwin_status(result: Result) -> int:
-    """memtwin's exit status for a run that returned: a limit's, else the script's own."""
-    if result.stopped is not None:
-        return EXIT_LIMIT
-    status = result.exit_status
-    # A process exit status is 0..255; anything else would wrap (256 -> 0) and hide a failure.
-    return status if 0 <= status <= 255 else 1
+    """memtwin's exit status for a run that returned: a limit's, else the script's own (a
+    process exit status is 0..255; anything else would wrap, 256 -> 0, and hide a failure)."""
+    return result.memtwin_status
 
 
-def _write_json(
-    f: TextIO, result: Result, args: argparse.Namespace, script: str, machine: str
-) -> None:
-    doc = {
-        "script": script,
-        "machine": machine,
-        "sets": args.sets,
-        "seed": args.seed,
-        "sim_seconds": result.sim_seconds,
-        # The script's own status; null when a limit ended the run before the script did.
-        "exit_status": result.exit_status if result.stopped is None else None,
-        # memtwin's exit status, why the run ended ("completed" or "limit"), which limit.
-        "memtwin_status": _memtwin_status(result),
-        "reason": "completed" if result.stopped is None else "limit",
-        "limit": result.stopped,
-        "message": result.stop_message,
-        "series": result.series,
-    }
-    json.dump(doc, f)
+def _write_json(f: TextIO, result: Result) -> None:
+    json.dump(result.to_dict(), f)
     f.write("\n")
 
 
 def _write_csv(f: TextIO, result: Result) -> None:
+    # The header names carry the units (t_s, *_pages, *_kib, *_total).
     writer = csv.writer(f, lineterminator="\n")
-    writer.writerow(result.series.keys())
-    writer.writerows(zip(*result.series.values()))
+    writer.writerow(result.columns.keys())
+    writer.writerows(zip(*result.columns.values()))
 
 
 def _check_writable(path: str) -> None:
@@ -350,15 +331,11 @@ def cmd_run(args: argparse.Namespace) -> int:
             _check_writable(path)
     text: Optional[str] = None
     if args.script is not None:
-        script_name = args.script
         try:
             text = read_scenario(args.script)
         except OSError as e:
             raise _BadInput(f"cannot read scenario '{args.script}': {e.strerror or e}") from None
-    else:
-        # No script: the core runs its embedded default scenario on that scenario's machine.
-        script_name, _ = default_scenario()
-
+    # No script: the core runs its embedded default scenario on that scenario's machine.
     quiet = args.quiet or args.json == "-" or args.csv == "-"
 
     stop = threading.Event()
@@ -392,8 +369,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.stopped is not None:
         sys.stderr.write(_error_line(result.stop_message))
     if args.json is not None:
-        machine = resolve_machine(text, args.machine)
-        _emit(args.json, lambda f: _write_json(f, result, args, script_name, machine))
+        _emit(args.json, lambda f: _write_json(f, result))
     if args.csv is not None:
         _emit(args.csv, lambda f: _write_csv(f, result))
 
