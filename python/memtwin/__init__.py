@@ -42,6 +42,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     import polars
     import pyarrow
 
+    from . import sweeps
+
 __all__ = [
     "MemtwinError",
     "HostMemoryError",
@@ -531,3 +533,16 @@ def replay(
     )
     kernel = {k: v for k, v in raw.items() if k not in _REPLAY_COMMON and k != "path"}
     return ReplayResult(**{k: raw[k] for k in _REPLAY_COMMON}, kernel=kernel)
+
+
+# --- sweeps: a scenario over a grid of settings and seeds -------------------------------------
+
+__all__ += ["sweep"]
+
+
+def sweep(*args: object, **kwargs: object) -> "sweeps.SweepResult":
+    """Run a scenario over the product of a grid of settings and seeds into a Parquet
+    dataset; see :func:`memtwin.sweeps.sweep` (needs ``pip install 'memtwin[sweep]'``)."""
+    from . import sweeps
+
+    return sweeps.sweep(*args, **kwargs)  # type: ignore[arg-type]
