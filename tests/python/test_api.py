@@ -131,3 +131,15 @@ def test_resolve_machine():
     assert memtwin.resolve_machine("free\n") == "default"
     assert memtwin.resolve_machine("# machine: seed-000\n", "laptop") == "laptop"
     assert memtwin.resolve_machine() == "seed-000"  # the default scenario's own machine
+
+
+def test_core_import_stays_light():
+    """Frames, sweeps, plots and reports import their libraries only when used."""
+    import subprocess
+
+    code = (
+        "import sys, memtwin, memtwin.cli, memtwin.results; "
+        "print([m for m in ('polars', 'pyarrow', 'pandas', 'matplotlib', 'ray', 'rich') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
