@@ -39,7 +39,7 @@ MAX_COMMAND_FIGURES = 8
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; padding: 0 1em; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 2em; border-bottom: 1px solid #ccc; }
-figure { margin: 1em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure { margin: 1em 0; } .figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 0 1.5em; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
 figcaption { color: #555; font-size: 0.9em; }
 table { border-collapse: collapse; font-size: 0.85em; } td, th { border: 1px solid #ddd; padding: 2px 6px; text-align: right; }
 th { background: #f4f4f4; } td.l, th.l { text-align: left; }
@@ -162,14 +162,15 @@ def sweep_report(out: str) -> str:
     body.append("</dl>\n")
     body.append(f"<details><summary>the scenario</summary><pre>{html.escape(meta['script_text'])}</pre></details>\n")
     spread = "median over seeds, bars min..max" if len(meta["seeds"]) > 1 else "one seed"
-    body.append("<h2>Each run</h2>\n")
+    body.append("<h2>Each run</h2>\n<div class=\"figs\">\n")
     for column, label, scale in RUN_METRICS:
         png = _metric_figure(rows, column, label, scale, grid)
         if png is not None:
             body.append(_img(png, label, f"{label} against each swept parameter ({spread})"))
+    body.append("</div>\n")
     # Each command's duration: the commands that took simulated time in some run.
     if commands.height:
-        body.append("<h2>Each command</h2>\n")
+        body.append("<h2>Each command</h2>\n<div class=\"figs\">\n")
         by_index: Dict[int, str] = {}
         for r in commands.select("index", "command", "duration_ns").to_dicts():
             if r["duration_ns"] and r["index"] not in by_index:
@@ -177,10 +178,11 @@ def sweep_report(out: str) -> str:
         for idx in sorted(by_index)[:MAX_COMMAND_FIGURES]:
             sub = {r["run_key"]: r["duration_ns"] for r in commands.filter(index=idx).to_dicts()}
             crow = [{**r, "duration_ns": sub.get(r["run_key"])} for r in rows]
-            label = f"command {idx + 1}: {by_index[idx][:60]} (s)"
+            label = f"command {idx + 1}: {by_index[idx][:70]}"
             png = _metric_figure(crow, "duration_ns", "duration (s)", 1e-9, grid)
             if png is not None:
-                body.append(_img(png, label, f"{label}, simulated ({spread})"))
+                body.append(_img(png, label, f"{label} — its duration in simulated seconds ({spread})"))
+        body.append("</div>\n")
     body.append("<h2>Runs</h2>\n")
     pcols = [_param(k) for k, _ in grid]
     header = [k for k, _ in grid] + ["seed", "exit", "stopped", "sim s", "peak swap MiB", "OOM kills", "key"]

@@ -376,6 +376,7 @@ class _Progress:
         self.bar: Any = None
         if enabled and total:
             try:
+                from rich.console import Console
                 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
             except ImportError:
                 return
@@ -386,6 +387,7 @@ class _Progress:
                 TimeElapsedColumn(),
                 TextColumn("ETA"),
                 TimeRemainingColumn(),
+                console=Console(stderr=True),
                 transient=False,
             )
             self.bar.start()
@@ -562,6 +564,9 @@ def sweep(
         specs = [RunSpec(**{**s.__dict__, "kill_once": os.fspath(_kill_once)}) for s in specs]
     todo = [s for s in specs if not _done(s)]
     done_before = len(specs) - len(todo)
+    # Temporary files of a worker killed while it wrote: removed at the end if still there
+    # (a concurrent writer's live temporary file does not outlast the sweep).
+    stale = _temporaries(outdir)
     bar = _Progress(len(specs), done_before, progress)
     try:
         if ray is not None:
@@ -572,7 +577,23 @@ def sweep(
             engine = "pool"
     finally:
         bar.close()
+    for p in stale & _temporaries(outdir):
+        try:
+            os.unlink(p)
+        except FileNotFoundError:
+            pass
     return SweepResult(out=outdir, total=len(specs), done_before=done_before, ran=len(todo), retried=retried, engine=engine)
+
+
+def _temporaries(outdir: str) -> set:
+    """The core writer's temporary files (".NAME.XXXX.tmp") in the dataset's tables."""
+    found = set()
+    for t in TABLES:
+        d = os.path.join(outdir, t)
+        for n in os.listdir(d) if os.path.isdir(d) else ():
+            if n.startswith(".") and n.endswith(".tmp"):
+                found.add(os.path.join(d, n))
+    return found
 
 
 def _check(specs: List[RunSpec], doc: Mapping[str, Any]) -> None:

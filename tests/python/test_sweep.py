@@ -99,12 +99,16 @@ def test_pool_sweep_writes_one_row_per_run_and_command_and_resumes(tmp_path):
     again = quick_sweep(out)
     assert (again.ran, again.done_before) == (0, 4)
     assert files(out) == before
-    # A run whose runs/ file is missing is run again (its other files are rewritten whole).
+    # A run whose runs/ file is missing is run again (its other files are rewritten whole);
+    # a temporary file a killed writer left behind is cleaned up.
     victim = sorted((out / "runs").iterdir())[0]
     victim.unlink()
+    stale = out / "series" / f".{victim.name}.abc123.tmp"
+    stale.write_bytes(b"partial")
     third = quick_sweep(out)
     assert (third.ran, third.done_before) == (1, 3)
     assert files(out) == before
+    assert not stale.exists()
 
 
 def test_a_killed_pool_worker_run_is_retried_not_lost_or_duplicated(tmp_path):
@@ -302,3 +306,34 @@ def test_example_notebook_runs(tmp_path):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.get("output_type") == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs), "the figure was drawn"
+
+
+def test_ray_auto_attaches_to_the_local_cluster(tmp_path, ray_cluster):
+    script = tmp_path / "s.sh"
+    script.write_text(QUICK)
+    args = ("sweep", script, "--set", "ram=256M", "--grid", "vm.dirty_ratio=5,20", "--seeds", "2")
+    proc = run_cli(*args, "-o", tmp_path / "ray", "--ray", "auto")
+    assert proc.returncode == 0, proc.stderr
+    assert "4 runs" in proc.stderr and "on ray" in proc.stderr
+    quick_sweep(tmp_path / "pool", path=str(script))
+    assert_same_dataset(tmp_path / "pool", tmp_path / "ray")
+
+
+def test_progress_bar_only_on_a_terminal_outside_ci(monkeypatch):
+    from memtwin.sweeps import _Progress
+
+    import io
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Tty())
+    monkeypatch.setenv("CI", "true")
+    assert _Progress(5, 0, None).bar is None
+    monkeypatch.setenv("CI", "")
+    pytest.importorskip("rich")
+    bar = _Progress(5, 0, None)
+    assert bar.bar is not None
+    bar.bar.stop()
+    assert _Progress(5, 0, False).bar is None
