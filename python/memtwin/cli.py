@@ -42,6 +42,7 @@ from . import (
     resolve_machine,
 )
 from . import _core
+from . import results as _results
 from . import run as run_scenario
 
 PROG = "memtwin"
@@ -184,8 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--csv",
         metavar="FILE",
-        help="write the counters as CSV, one row per tick, header t_s,vm.*,mi.* "
-        "('-': standard output)",
+        help="write the counters as CSV, one row per tick, header t_s,vm.*,mi.* with the "
+        "units in the names (see docs/results.md) ('-': standard output)",
+    )
+    p_run.add_argument(
+        "--report",
+        metavar="FILE.html",
+        help="also write a self-contained HTML report of the run (pictures and commands; "
+        "needs memtwin[sweep])",
     )
     p_run.add_argument(
         "--quiet",
@@ -333,6 +340,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     for path in (args.json, args.csv):
         if path is not None and path != "-":
             _check_writable(path)
+    if args.report is not None:
+        _check_out(args.report)
+        _optional(lambda: _results.need("matplotlib", "--report"))
     text: Optional[str] = None
     if args.script is not None:
         try:
@@ -376,6 +386,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         _emit(args.json, lambda f: _write_json(f, result))
     if args.csv is not None:
         _emit(args.csv, lambda f: _write_csv(f, result))
+    if args.report is not None:
+        from .report import result_report
+
+        page = _optional(lambda: result_report(result))
+        _emit(args.report, lambda f: f.write(page))
 
     return _memtwin_status(result)
 
@@ -626,8 +641,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _check_out(path: str) -> None:
-    if path != "-":
-        _check_writable(path)
+    if path == "-":
+        raise _BadInput("-o/--report '-': give a file name (pictures and pages are not written to standard output)")
+    _check_writable(path)
 
 
 def cmd_plot(args: argparse.Namespace) -> int:

@@ -281,14 +281,18 @@ def test_report_renders_in_headless_chromium(tmp_path, swappiness_sweeps):
 
 
 def test_report_of_a_json_result(tmp_path):
-    j = tmp_path / "r.json"
-    assert run_cli("run", "-q", "--json", j).returncode == 0
+    j, direct = tmp_path / "r.json", tmp_path / "direct.html"
+    proc = run_cli("run", "-q", "--json", j, "--report", direct)
+    assert proc.returncode == 0, proc.stderr
     page = tmp_path / "r.html"
     proc = run_cli("report", j, "-o", page)
     assert proc.returncode == 0, proc.stderr
     text = page.read_text()
     assert text.count("data:image/png;base64,") == 4
     assert "<table>" in text and "dd if=" in text
+    # From the JSON file or straight from the run: the same page.
+    assert direct.read_bytes() == page.read_bytes()
+    assert_bad_input(run_cli("report", j, "-o", "-"), "file name")
 
 
 # --- the example notebook -------------------------------------------------------------------
