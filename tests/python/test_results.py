@@ -113,3 +113,28 @@ def test_a_breakdown_from_the_core_is_carried_into_the_frames():
 def test_missing_dependency_names_the_extra():
     with pytest.raises(ImportError, match=r"pip install 'memtwin\[sweep\]'"):
         R.need("no_such_module_memtwin", "a test")
+
+
+def test_explain_plot_stacks_whichever_breakdown_parts_exist():
+    pytest.importorskip("matplotlib")
+    from memtwin import plot
+
+    def rec(i, parts):
+        raw = {"line": i + 1, "source": f"cmd{i}", "background": False, "start_ns": i * 10**9,
+               "end_ns": (i + 1) * 10**9, "exit_status": 0, "utime_ns": 1, "stime_ns": 2}
+        if parts is not None:
+            raw["breakdown"] = parts
+        return R.command_record(i, raw)
+
+    with_parts = Result("", 0, 2.0, {"t_s": [0.0]}, records=[
+        rec(0, {"cpu_user_ns": 10**8, "direct_reclaim_ns": 5 * 10**8}),
+        rec(1, {"swap_in_ns": 9 * 10**8}),
+    ])
+    fig = plot.figure(with_parts, "explain")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["cpu_user", "direct_reclaim", "swap_in"]
+    without = Result("", 0, 2.0, {"t_s": [0.0]}, records=[rec(0, None)])
+    fig = plot.figure(without, "explain")
+    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert labels == ["cpu_user", "cpu_sys", "waiting"]
+    assert "no per-command breakdown" in fig.axes[0].get_title()
