@@ -25,7 +25,7 @@ import json
 import os
 import sys
 import threading
-from typing import Callable, List, Optional, Sequence, TextIO, TypeVar
+from typing import Any, Callable, List, Optional, Sequence, TextIO, TypeVar
 
 from . import (
     DEFAULT_MAX_EVENTS,
@@ -618,7 +618,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         text = read_scenario(args.script)
     except OSError as e:
         raise _BadInput(f"cannot read scenario '{args.script}': {e.strerror or e}") from None
-    r = _optional(
+    try:
+        r = _sweep_with(sweep, text, args)
+    except HostMemoryError as e:
+        sys.stderr.write(_error_line(str(e)))
+        return EXIT_HOST_MEMORY
+    skipped = f", {r.done_before} already done" if r.done_before else ""
+    retried = f", {r.retried} run again after a worker died" if r.retried else ""
+    sys.stderr.write(f"{PROG}: sweep: {r.total} runs in {r.out} ({r.ran} ran on {r.engine}{skipped}{retried})\n")
+    return 0
+
+
+def _sweep_with(sweep: Callable[..., Any], text: str, args: argparse.Namespace) -> Any:
+    return _optional(
         lambda: sweep(
             text,
             path=args.script,
@@ -634,10 +646,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             max_wall=args.max_wall,
         )
     )
-    skipped = f", {r.done_before} already done" if r.done_before else ""
-    retried = f", {r.retried} run again after a worker died" if r.retried else ""
-    sys.stderr.write(f"{PROG}: sweep: {r.total} runs in {r.out} ({r.ran} ran on {r.engine}{skipped}{retried})\n")
-    return 0
 
 
 def _check_out(path: str) -> None:

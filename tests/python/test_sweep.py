@@ -70,6 +70,10 @@ def test_cli_refuses_a_bad_grid_value_before_running(tmp_path):
     assert_bad_input(proc, "vm.swappiness", "300")
     assert not (tmp_path / "out").exists()
     assert_bad_input(run_cli("sweep", script, "--grid", "vm.swappiness", "-o", tmp_path / "o"), "KEY=V1,V2")
+    # A grid point too large for this host: refused as `run` refuses it, nothing written.
+    proc = run_cli("sweep", script, "--grid", "ram=256M,16T", "-o", tmp_path / "big")
+    assert proc.returncode == 71 and "16T" in proc.stderr, proc.stderr
+    assert not (tmp_path / "big").exists()
 
 
 # --- the local pool -------------------------------------------------------------------------
