@@ -9,8 +9,10 @@ moved::
     result = memtwin.run("dd if=/dev/zero of=/tmp/f bs=1M count=512\\nfree -m\\n",
                          machine="default", sysctl={"vm.swappiness": 1}, seed=0)
     print(result.transcript)
-    result.series["mi.MemFree"]     # one value per tick, times in result.series["t_s"]
-    result.frame()                  # the same as a pandas DataFrame (needs pandas)
+    result.columns["mi.MemFree_kib"]  # one value per tick, times in result.columns["t_s"]
+    result.series                     # the same as a polars DataFrame (memtwin[sweep])
+    result.commands                   # one row per command: times, CPU, I/O, faults, ...
+    result.frame()                    # the series as a pandas DataFrame (needs pandas)
 
 All the work happens in Rust (``memtwin._core``); this package only converts arguments.
 Bad input raises :class:`MemtwinError` (a :class:`ValueError`) whose message names the file and
@@ -25,16 +27,22 @@ promptly with :class:`KeyboardInterrupt`.
 
 from __future__ import annotations
 
+import json
 import operator
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
+from . import results as _results
 from ._core import HostMemoryError, MemtwinError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas
+    import polars
+    import pyarrow
+
+    from . import sweeps
 
 __all__ = [
     "MemtwinError",
@@ -63,7 +71,6 @@ DEFAULT_MAX_EVENTS: int = _core.DEFAULT_MAX_EVENTS
 DEFAULT_MAX_OUTPUT: int = _core.DEFAULT_MAX_OUTPUT  # bytes: 64 MiB
 
 
-@dataclass(frozen=True)
 class Result:
     """What one scenario run produced.
 
@@ -73,20 +80,106 @@ class Result:
             ``set -e``); 0 when all went well. When a limit stopped the run, the status of the
             last command that finished.
         sim_seconds: simulated seconds the script took.
-        series: sampled counters, one value per tick: ``"t_s"`` (seconds since boot) first,
-            then every ``"vm.<name>"`` (/proc/vmstat) and ``"mi.<Name>"`` (/proc/meminfo)
-            field, all lists of the same length.
+        columns: the per-second series as ``{column: list of values}``, one value per tick:
+            ``"t_s"`` (seconds since boot) first, then every /proc/vmstat (``vm.*``) and
+            /proc/meminfo (``mi.*``) field under a name that carries its unit (``_pages``,
+            ``_kib``, ``_total`` for cumulative counters; see ``docs/results.md``).
         stopped: None when the script ran to its end; else the limit that ended it:
             ``"max_sim_time"``, ``"max_wall"``, ``"max_events"`` or ``"max_output"``.
         stop_message: one line saying which limit was reached and when ("" if none).
+        records: one dict per top-level command (``memtwin.results.COMMAND_COLUMNS``).
+        reclaim: ``{"kswapd_ns": [...], "direct_ns": [...]}``: every reclaim pass's duration.
+        script, script_text: the scenario's name (its path, or the default's) and text.
+        machine, machine_toml, kernel_profile: the machine as named (preset or file), its
+            file's TOML text (the settings apply on top) and its kernel profile.
+        seed, settings: the seed and the ``KEY=VALUE`` overrides (``--set``, ``sysctl=``).
+        version: the memtwin version that made the result.
+
+    ``series`` and ``commands`` are polars DataFrames of ``columns`` and ``records``
+    (``.to_pandas()`` converts; ``frame()`` gives the series with pandas alone); both are
+    Arrow underneath (``series_arrow()``, ``commands_arrow()``). ``to_json()`` is the document
+    ``memtwin run --json`` writes; ``Result.from_json`` reads it back.
     """
 
-    transcript: str
-    exit_status: int
-    sim_seconds: float
-    series: Dict[str, List[Union[int, float]]] = field(repr=False)
-    stopped: Optional[str] = None
-    stop_message: str = ""
+    # The constructor's ``series`` is the dict of columns (``Result.columns``).
+    def __init__(
+        self,
+        transcript: str,
+        exit_status: int,
+        sim_seconds: float,
+        series: Mapping[str, Sequence[Union[int, float]]],
+        stopped: Optional[str] = None,
+        stop_message: str = "",
+        *,
+        records: Sequence[Mapping[str, object]] = (),
+        reclaim: Optional[Mapping[str, Sequence[int]]] = None,
+        script: str = "",
+        script_text: str = "",
+        machine: str = "",
+        machine_toml: str = "",
+        kernel_profile: str = "",
+        seed: int = 0,
+        settings: Sequence[str] = (),
+        version: str = "",
+    ) -> None:
+        self.transcript = transcript
+        self.exit_status = exit_status
+        self.sim_seconds = sim_seconds
+        self.columns: Dict[str, List[Union[int, float]]] = {k: list(v) for k, v in series.items()}
+        self.stopped = stopped
+        self.stop_message = stop_message
+        self.records: List[Dict[str, object]] = [dict(r) for r in records]
+        reclaim = reclaim or {}
+        self.reclaim: Dict[str, List[int]] = {
+            "kswapd_ns": list(reclaim.get("kswapd_ns", [])),
+            "direct_ns": list(reclaim.get("direct_ns", [])),
+        }
+        self.script = script
+        self.script_text = script_text
+        self.machine = machine
+        self.machine_toml = machine_toml
+        self.kernel_profile = kernel_profile
+        self.seed = seed
+        self.settings: List[str] = list(settings)
+        self.version = version or __version__
+
+    def __repr__(self) -> str:
+        return (
+            f"Result(script={self.script!r}, machine={self.machine!r}, seed={self.seed}, "
+            f"exit_status={self.exit_status}, sim_seconds={self.sim_seconds:g}, "
+            f"commands={len(self.records)}, ticks={len(self.columns.get('t_s', []))}, "
+            f"stopped={self.stopped!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable lists inside
+
+    # --- frames ---------------------------------------------------------------------------
+
+    def series_arrow(self) -> "pyarrow.Table":
+        """The per-second series as a pyarrow Table (needs ``memtwin[sweep]``)."""
+        return _results.arrow_table(self.columns)
+
+    def commands_arrow(self) -> "pyarrow.Table":
+        """The per-command records as a pyarrow Table (needs ``memtwin[sweep]``)."""
+        cols = _results.records_to_columns(self.records)
+        return _results.arrow_table(cols, rows=len(self.records))
+
+    @property
+    def series(self) -> "polars.DataFrame":
+        """The per-second series: a polars DataFrame, one row per tick (needs polars)."""
+        pl = _results.need("polars", "Result.series")
+        return pl.from_arrow(self.series_arrow())
+
+    @property
+    def commands(self) -> "polars.DataFrame":
+        """One row per top-level command: a polars DataFrame (needs polars)."""
+        pl = _results.need("polars", "Result.commands")
+        return pl.from_arrow(self.commands_arrow())
 
     def frame(self) -> "pandas.DataFrame":
         """The series as a pandas DataFrame: one row per tick, columns ``t_s``, ``vm.*``, ``mi.*``.
@@ -100,9 +193,89 @@ class Result:
             raise ImportError(
                 "memtwin.Result.frame() needs pandas, which is not installed: "
                 "pip install 'memtwin[frames]' (or pip install pandas); "
-                "Result.series has the same data as a dict of lists"
+                "Result.columns has the same data as a dict of lists"
             ) from e
-        return pd.DataFrame(self.series)
+        return pd.DataFrame(self.columns)
+
+    # --- JSON -----------------------------------------------------------------------------
+
+    @property
+    def memtwin_status(self) -> int:
+        """memtwin's exit status for this run: 124 when a limit ended it, else the script's
+        own (1 for a status outside 0..255)."""
+        if self.stopped is not None:
+            return 124
+        return self.exit_status if 0 <= self.exit_status <= 255 else 1
+
+    def to_dict(self) -> Dict[str, object]:
+        """The result as the JSON document of ``memtwin run --json`` (``schema_version`` 1)."""
+        return {
+            "schema_version": _results.SCHEMA_VERSION,
+            "memtwin_version": self.version,
+            "script": self.script,
+            "script_text": self.script_text,
+            "machine": self.machine,
+            "kernel_profile": self.kernel_profile,
+            "machine_toml": self.machine_toml,
+            "settings": list(self.settings),
+            "seed": self.seed,
+            "sim_seconds": self.sim_seconds,
+            # The script's own status; null when a limit ended the run before the script did.
+            "exit_status": self.exit_status if self.stopped is None else None,
+            # memtwin's exit status, why the run ended ("completed" or "limit"), which limit.
+            "memtwin_status": self.memtwin_status,
+            "reason": "completed" if self.stopped is None else "limit",
+            "limit": self.stopped,
+            "message": self.stop_message,
+            "transcript": self.transcript,
+            "commands": self.records,
+            "reclaim": self.reclaim,
+            "series": self.columns,
+        }
+
+    def to_json(self) -> str:
+        """``to_dict()`` as JSON text (one line, no trailing newline)."""
+        return json.dumps(self.to_dict())
+
+    @classmethod
+    def from_json(cls, doc: Union[str, Mapping[str, object]]) -> "Result":
+        """A Result from ``to_json()``'s text or ``to_dict()``'s dict (``memtwin run --json``).
+
+        Raises:
+            MemtwinError: not a memtwin result, or a newer schema than this version reads.
+        """
+        if isinstance(doc, str):
+            try:
+                doc = json.loads(doc)
+            except ValueError as e:
+                raise MemtwinError(f"not a memtwin JSON result: {e}") from None
+        if not isinstance(doc, Mapping) or "series" not in doc:
+            raise MemtwinError("not a memtwin JSON result (written by memtwin run --json): no 'series'")
+        version = doc.get("schema_version", 0)
+        if not isinstance(version, int) or version > _results.SCHEMA_VERSION:
+            raise MemtwinError(
+                f"result schema_version {version!r} is newer than this memtwin reads "
+                f"({_results.SCHEMA_VERSION}); upgrade memtwin"
+            )
+        status = doc.get("exit_status")
+        return cls(
+            transcript=str(doc.get("transcript", "")),
+            exit_status=int(status) if isinstance(status, int) else 0,
+            sim_seconds=float(doc.get("sim_seconds", 0.0)),  # type: ignore[arg-type]
+            series=doc["series"],  # type: ignore[arg-type]
+            stopped=doc.get("limit"),  # type: ignore[arg-type]
+            stop_message=str(doc.get("message", "")),
+            records=doc.get("commands", []),  # type: ignore[arg-type]
+            reclaim=doc.get("reclaim"),  # type: ignore[arg-type]
+            script=str(doc.get("script", "")),
+            script_text=str(doc.get("script_text", "")),
+            machine=str(doc.get("machine", "")),
+            machine_toml=str(doc.get("machine_toml", "")),
+            kernel_profile=str(doc.get("kernel_profile", "")),
+            seed=int(doc.get("seed", 0)),  # type: ignore[arg-type]
+            settings=doc.get("settings", []),  # type: ignore[arg-type]
+            version=str(doc.get("memtwin_version", "")),
+        )
 
 
 def _set_item(key: str, value: SetValue) -> str:
@@ -206,11 +379,12 @@ def run(
     script_path = os.fspath(path) if path is not None else None
     if script is None and script_path is not None:
         script = read_scenario(script_path)
+    sets = _sets(sysctl, set)
     raw = _core.run(
         script_text=script,
         script_path=script_path,
         machine=os.fspath(machine),
-        sets=_sets(sysctl, set),
+        sets=sets,
         seed=seed,
         max_sim_time=max_sim_time,
         max_wall=max_wall,
@@ -218,15 +392,22 @@ def run(
         max_output=max_output,
         on_output=on_output,
     )
-    series: Dict[str, List[Union[int, float]]] = {"t_s": raw["t_s"]}
-    series.update(raw["columns"])
     return Result(
         transcript=raw["transcript"],
         exit_status=raw["exit_status"],
         sim_seconds=raw["sim_seconds"],
-        series=series,
+        series=_results.series_columns(raw["t_s"], raw["columns"]),
         stopped=raw["stopped"],
         stop_message=raw["stop_message"],
+        records=[_results.command_record(i, c) for i, c in enumerate(raw["commands"])],
+        reclaim={"kswapd_ns": raw["reclaim_kswapd_ns"], "direct_ns": raw["reclaim_direct_ns"]},
+        script=script_path if script_path is not None else (default_scenario()[0] if script is None else "<script>"),
+        script_text=script if script is not None else default_scenario()[1],
+        machine=resolve_machine(script, machine),
+        machine_toml=raw["machine_toml"],
+        kernel_profile=raw["kernel_profile"],
+        seed=seed,
+        settings=sets,
     )
 
 
@@ -352,3 +533,16 @@ def replay(
     )
     kernel = {k: v for k, v in raw.items() if k not in _REPLAY_COMMON and k != "path"}
     return ReplayResult(**{k: raw[k] for k in _REPLAY_COMMON}, kernel=kernel)
+
+
+# --- sweeps: a scenario over a grid of settings and seeds -------------------------------------
+
+__all__ += ["sweep"]
+
+
+def sweep(*args: object, **kwargs: object) -> "sweeps.SweepResult":
+    """Run a scenario over the product of a grid of settings and seeds into a Parquet
+    dataset; see :func:`memtwin.sweeps.sweep` (needs ``pip install 'memtwin[sweep]'``)."""
+    from . import sweeps
+
+    return sweeps.sweep(*args, **kwargs)  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """Type stubs for the Rust extension module (crates/py). Use the `memtwin` package instead."""
 
-from typing import Callable, Dict, List, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 __version__: str
 DEFAULT_SCENARIO_NAME: str
@@ -27,7 +27,7 @@ def run(
     max_events: Optional[int] = None,
     max_output: Optional[int] = None,
     on_output: Optional[Callable[[str], object]] = None,
-) -> Dict[str, Union[None, str, int, float, List[float], List[Tuple[str, List[int]]]]]: ...
+) -> Dict[str, Any]: ...
 def write_output(path: str, data: bytes) -> None: ...
 def check_output(path: str) -> None: ...
 def presets() -> List[Tuple[str, str]]: ...

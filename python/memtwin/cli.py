@@ -4,6 +4,9 @@
                 [--json FILE] [--csv FILE] [--quiet] [--max-sim-time T] [--max-wall T]
                 [--max-events N] [--max-output SIZE]
     memtwin presets
+    memtwin sweep SCRIPT --grid KEY=V1,V2 [--grid ...] [--seeds N] -o DIR [--jobs N] [--ray auto|ADDR]
+    memtwin plot RESULT --what vmstat|meminfo|reclaim|explain -o FILE.png [--run INDEX|KEY]
+    memtwin report RESULTS -o report.html
 
 Exit status (see EXIT_STATUSES): the script's own exit status after `run` (0 when all went
 well); memtwin's own: 2 bad input (scenario, machine, override, unreadable file, usage), 71 the
@@ -22,7 +25,7 @@ import json
 import os
 import sys
 import threading
-from typing import Callable, List, Optional, Sequence, TextIO, TypeVar
+from typing import Any, Callable, List, Optional, Sequence, TextIO, TypeVar
 
 from . import (
     DEFAULT_MAX_EVENTS,
@@ -39,6 +42,7 @@ from . import (
     resolve_machine,
 )
 from . import _core
+from . import results as _results
 from . import run as run_scenario
 
 PROG = "memtwin"
@@ -181,8 +185,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_run.add_argument(
         "--csv",
         metavar="FILE",
-        help="write the counters as CSV, one row per tick, header t_s,vm.*,mi.* "
-        "('-': standard output)",
+        help="write the counters as CSV, one row per tick, header t_s,vm.*,mi.* with the "
+        "units in the names (see docs/results.md) ('-': standard output)",
+    )
+    p_run.add_argument(
+        "--report",
+        metavar="FILE.html",
+        help="also write a self-contained HTML report of the run (pictures and commands; "
+        "needs memtwin[sweep])",
     )
     p_run.add_argument(
         "--quiet",
@@ -231,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_presets.set_defaults(handler=cmd_presets)
     _add_replay_parser(sub)
+    _add_sweep_parsers(sub)
 
     from . import calibrate, validate
 
@@ -256,40 +267,21 @@ def write_atomically(path: str, write: Callable[[TextIO], None]) -> None:
 
 
 def _memtwin_status(result: Result) -> int:
-    """memtwin's exit status for a run that returned: a limit's, else the script's own."""
-    if result.stopped is not None:
-        return EXIT_LIMIT
-    status = result.exit_status
-    # A process exit status is 0..255; anything else would wrap (256 -> 0) and hide a failure.
-    return status if 0 <= status <= 255 else 1
+    """memtwin's exit status for a run that returned: a limit's, else the script's own (a
+    process exit status is 0..255; anything else would wrap, 256 -> 0, and hide a failure)."""
+    return result.memtwin_status
 
 
-def _write_json(
-    f: TextIO, result: Result, args: argparse.Namespace, script: str, machine: str
-) -> None:
-    doc = {
-        "script": script,
-        "machine": machine,
-        "sets": args.sets,
-        "seed": args.seed,
-        "sim_seconds": result.sim_seconds,
-        # The script's own status; null when a limit ended the run before the script did.
-        "exit_status": result.exit_status if result.stopped is None else None,
-        # memtwin's exit status, why the run ended ("completed" or "limit"), which limit.
-        "memtwin_status": _memtwin_status(result),
-        "reason": "completed" if result.stopped is None else "limit",
-        "limit": result.stopped,
-        "message": result.stop_message,
-        "series": result.series,
-    }
-    json.dump(doc, f)
+def _write_json(f: TextIO, result: Result) -> None:
+    json.dump(result.to_dict(), f)
     f.write("\n")
 
 
 def _write_csv(f: TextIO, result: Result) -> None:
+    # The header names carry the units (t_s, *_pages, *_kib, *_total).
     writer = csv.writer(f, lineterminator="\n")
-    writer.writerow(result.series.keys())
-    writer.writerows(zip(*result.series.values()))
+    writer.writerow(result.columns.keys())
+    writer.writerows(zip(*result.columns.values()))
 
 
 def _check_writable(path: str) -> None:
@@ -348,17 +340,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     for path in (args.json, args.csv):
         if path is not None and path != "-":
             _check_writable(path)
+    if args.report is not None:
+        _check_out(args.report)
+        _optional(lambda: _results.need("matplotlib", "--report"))
     text: Optional[str] = None
     if args.script is not None:
-        script_name = args.script
         try:
             text = read_scenario(args.script)
         except OSError as e:
             raise _BadInput(f"cannot read scenario '{args.script}': {e.strerror or e}") from None
-    else:
-        # No script: the core runs its embedded default scenario on that scenario's machine.
-        script_name, _ = default_scenario()
-
+    # No script: the core runs its embedded default scenario on that scenario's machine.
     quiet = args.quiet or args.json == "-" or args.csv == "-"
 
     stop = threading.Event()
@@ -392,10 +383,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.stopped is not None:
         sys.stderr.write(_error_line(result.stop_message))
     if args.json is not None:
-        machine = resolve_machine(text, args.machine)
-        _emit(args.json, lambda f: _write_json(f, result, args, script_name, machine))
+        _emit(args.json, lambda f: _write_json(f, result))
     if args.csv is not None:
         _emit(args.csv, lambda f: _write_csv(f, result))
+    if args.report is not None:
+        from .report import result_report
+
+        page = _optional(lambda: result_report(result))
+        _emit(args.report, lambda f: f.write(page))
 
     return _memtwin_status(result)
 
@@ -535,6 +530,149 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f.write("\n")
 
         _emit(args.json, write)
+    return 0
+
+
+# --- sweep, plot, report ---------------------------------------------------------------------
+
+
+def _add_sweep_parsers(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    p = sub.add_parser(
+        "sweep",
+        help="run a scenario over a grid of settings and seeds into a Parquet dataset",
+        description="Run SCRIPT for every combination of the --grid values and each seed, on a "
+        "local process pool (default) or on Ray, into one Parquet dataset under -o (runs/, "
+        "commands/, series/; see docs/results.md). Each run is keyed by a hash of its "
+        "parameters: running the same sweep again skips the runs already done, and a run whose "
+        "worker died is run again.",
+    )
+    p.add_argument("script", metavar="SCRIPT", help="the scenario")
+    p.add_argument(
+        "--grid",
+        "-g",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="a machine field (ram=4G,8G) or sysctl (vm.swappiness=0,60,100) and its values; "
+        "repeatable: the sweep runs the product",
+    )
+    p.add_argument("--seeds", type=_positive, default=1, metavar="N", help="seeds 0 .. N-1 per point (default: 1)")
+    p.add_argument("-o", "--out", required=True, metavar="DIR", help="the dataset's directory (resumed if it exists)")
+    p.add_argument("--machine", "-m", default="", metavar="PRESET|FILE.toml", help="the machine (default: the script's own)")
+    p.add_argument("--set", "-s", dest="sets", action="append", default=[], metavar="KEY=VALUE", help="a setting for every run; repeatable")
+    p.add_argument("--jobs", "-j", type=_positive, default=None, metavar="N", help="worker processes of the local pool (default: the CPUs)")
+    p.add_argument("--ray", metavar="auto|ADDRESS", help="run on Ray: 'auto' attaches to a cluster on this machine or starts a local one; or a cluster's address")
+    p.add_argument("--max-sim-time", type=_duration, default=None, metavar="T", help="each run's simulated-time limit (as for run)")
+    p.add_argument("--max-wall", type=_duration, default=None, metavar="T", help="each run's wall-time limit (as for run)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (there is none when standard error is not a terminal, or CI=true)")
+    p.set_defaults(handler=cmd_sweep)
+
+    p = sub.add_parser(
+        "plot",
+        help="draw a picture of a result (PNG, SVG or PDF)",
+        description="Draw one picture of RESULT, a JSON result (memtwin run --json) or a sweep "
+        "directory (one run of it: --run). vmstat: vmstat's columns over time with each "
+        "command's span; meminfo: the memory's composition, stacked; reclaim: histograms of "
+        "reclaim pass durations; explain: where each command's time went.",
+    )
+    p.add_argument("result", metavar="RESULT", help="a JSON result file or a sweep directory")
+    p.add_argument("--what", "-w", required=True, choices=("vmstat", "meminfo", "reclaim", "explain"))
+    p.add_argument("-o", "--out", required=True, metavar="FILE", help="the picture: .png, .svg or .pdf")
+    p.add_argument("--run", metavar="INDEX|KEY", help="a sweep's run: its index or a prefix of its key (default: the first)")
+    p.set_defaults(handler=cmd_plot)
+
+    p = sub.add_parser(
+        "report",
+        help="write a self-contained HTML report of a result or a sweep",
+        description="Write one HTML page (figures embedded, no network needed) for RESULTS: a "
+        "sweep directory (each metric against each swept parameter, median and min..max over "
+        "seeds) or a JSON result (its pictures and commands).",
+    )
+    p.add_argument("results", metavar="RESULTS", help="a sweep directory or a JSON result file")
+    p.add_argument("-o", "--out", required=True, metavar="FILE.html")
+    p.set_defaults(handler=cmd_report)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"invalid number {text!r}: expected an integer >= 1")
+    return value
+
+
+def _optional(fn: Callable[[], T]) -> T:
+    """Run `fn`; a missing optional dependency is bad input with the install hint."""
+    try:
+        return fn()
+    except ImportError as e:
+        raise _BadInput(str(e)) from None
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweeps import sweep
+
+    try:
+        text = read_scenario(args.script)
+    except OSError as e:
+        raise _BadInput(f"cannot read scenario '{args.script}': {e.strerror or e}") from None
+    try:
+        r = _sweep_with(sweep, text, args)
+    except HostMemoryError as e:
+        sys.stderr.write(_error_line(str(e)))
+        return EXIT_HOST_MEMORY
+    skipped = f", {r.done_before} already done" if r.done_before else ""
+    retried = f", {r.retried} run again after a worker died" if r.retried else ""
+    sys.stderr.write(f"{PROG}: sweep: {r.total} runs in {r.out} ({r.ran} ran on {r.engine}{skipped}{retried})\n")
+    return 0
+
+
+def _sweep_with(sweep: Callable[..., Any], text: str, args: argparse.Namespace) -> Any:
+    return _optional(
+        lambda: sweep(
+            text,
+            path=args.script,
+            grid=args.grid,
+            seeds=args.seeds,
+            out=args.out,
+            machine=args.machine,
+            set=args.sets,
+            jobs=args.jobs,
+            ray=args.ray,
+            progress=False if args.no_progress else None,
+            max_sim_time=args.max_sim_time,
+            max_wall=args.max_wall,
+        )
+    )
+
+
+def _check_out(path: str) -> None:
+    if path == "-":
+        raise _BadInput("-o/--report '-': give a file name (pictures and pages are not written to standard output)")
+    _check_writable(path)
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from .plot import plot
+
+    _check_out(args.out)
+    try:
+        _optional(lambda: plot(args.result, args.what, args.out, run=args.run))
+    except OSError as e:
+        raise _BadInput(f"cannot write '{args.out}': {e.strerror or e}") from None
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .report import report
+
+    _check_out(args.out)
+    try:
+        _optional(lambda: report(args.results, args.out))
+    except OSError as e:
+        raise _BadInput(f"cannot write '{args.out}': {e.strerror or e}") from None
     return 0
 
 

@@ -50,3 +50,15 @@ def assert_bad_input(proc: subprocess.CompletedProcess, *needles: str) -> str:
 @pytest.fixture
 def cli():
     return run_cli
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """One local Ray cluster for the whole session (started once: it takes seconds); yields
+    its address, which `memtwin sweep --ray ADDRESS` attaches to."""
+    ray = pytest.importorskip("ray", reason="Ray is in the 'sweep' extra")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()

@@ -90,11 +90,11 @@ def test_run_default_scenario():
     assert result.exit_status == 0
     assert result.transcript
     assert result.sim_seconds >= 0
-    assert list(result.series)[0] == "t_s"
-    ticks = len(result.series["t_s"])
+    assert list(result.columns)[0] == "t_s"
+    ticks = len(result.columns["t_s"])
     assert ticks > 0
-    for column in ("vm.pgpgin", "mi.MemFree"):
-        assert len(result.series[column]) == ticks
+    for column in ("vm.pgpgin_kib_total", "mi.MemFree_kib", "vm.nr_free_pages"):
+        assert len(result.columns[column]) == ticks
 
 
 SMALL = "# machine: seed-000\nsleep 3\nfree\n"
@@ -107,7 +107,7 @@ def test_run_text_equals_run_path(tmp_path):
     from_text = memtwin.run(text, seed=3)
     from_path = memtwin.run(path=path, seed=3)
     assert from_text.transcript == from_path.transcript
-    assert from_text.series == from_path.series
+    assert from_text.columns == from_path.columns
 
 
 def test_run_is_deterministic():
@@ -131,3 +131,15 @@ def test_resolve_machine():
     assert memtwin.resolve_machine("free\n") == "default"
     assert memtwin.resolve_machine("# machine: seed-000\n", "laptop") == "laptop"
     assert memtwin.resolve_machine() == "seed-000"  # the default scenario's own machine
+
+
+def test_core_import_stays_light():
+    """Frames, sweeps, plots and reports import their libraries only when used."""
+    import subprocess
+
+    code = (
+        "import sys, memtwin, memtwin.cli, memtwin.results; "
+        "print([m for m in ('polars', 'pyarrow', 'pandas', 'matplotlib', 'ray', 'rich') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

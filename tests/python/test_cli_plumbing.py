@@ -46,6 +46,12 @@ class FakeCore:
             "columns": [("vm.pgpgin", [0, 8]), ("mi.MemFree", [1000, 900])],
             "stopped": None,
             "stop_message": "",
+            "commands": [],
+            "machine_name": "fake",
+            "kernel_profile": "linux-6.x",
+            "machine_toml": "name = 'fake'\n",
+            "reclaim_kswapd_ns": [5, 7],
+            "reclaim_direct_ns": [],
         }
 
 
@@ -87,7 +93,10 @@ def test_api_sysctl_then_set(fake):
     result = memtwin.run("sleep 1\n", sysctl={"vm.swappiness": 1}, set=["ram=2G"], seed=5)
     assert fake.calls[0]["sets"] == ["vm.swappiness=1", "ram=2G"]
     assert fake.calls[0]["script_path"] is None
-    assert result.series == {"t_s": [0.0, 1.0], "vm.pgpgin": [0, 8], "mi.MemFree": [1000, 900]}
+    # The columns carry their units: pgpgin counts KiB since boot, MemFree is in kB.
+    assert result.columns == {"t_s": [0.0, 1.0], "vm.pgpgin_kib_total": [0, 8], "mi.MemFree_kib": [1000, 900]}
+    assert result.settings == ["vm.swappiness=1", "ram=2G"] and result.seed == 5
+    assert result.reclaim == {"kswapd_ns": [5, 7], "direct_ns": []}
     assert result.sim_seconds == 1.5 and result.exit_status == 0
 
 
@@ -122,9 +131,14 @@ def test_files(fake, tmp_path, capsys):
     assert main(["run", "-q", "--seed", "9", "--json", str(j), "--csv", str(c)]) == 0
     doc = json.loads(j.read_text())
     assert doc == {
+        "schema_version": 1,
+        "memtwin_version": memtwin.__version__,
         "script": memtwin.default_scenario()[0],
+        "script_text": memtwin.default_scenario()[1],
         "machine": memtwin.resolve_machine(),
-        "sets": [],
+        "kernel_profile": "linux-6.x",
+        "machine_toml": "name = 'fake'\n",
+        "settings": [],
         "seed": 9,
         "sim_seconds": 1.5,
         "exit_status": 0,
@@ -132,14 +146,18 @@ def test_files(fake, tmp_path, capsys):
         "reason": "completed",
         "limit": None,
         "message": "",
-        "series": {"t_s": [0.0, 1.0], "vm.pgpgin": [0, 8], "mi.MemFree": [1000, 900]},
+        "transcript": "line one\nline two\n",
+        "commands": [],
+        "reclaim": {"kswapd_ns": [5, 7], "direct_ns": []},
+        "series": {"t_s": [0.0, 1.0], "vm.pgpgin_kib_total": [0, 8], "mi.MemFree_kib": [1000, 900]},
     }
-    assert c.read_text() == "t_s,vm.pgpgin,mi.MemFree\n0.0,0,1000\n1.0,8,900\n"
+    assert c.read_text() == "t_s,vm.pgpgin_kib_total,mi.MemFree_kib\n0.0,0,1000\n1.0,8,900\n"
     assert sorted(os.listdir(tmp_path)) == ["r.csv", "r.json"]
     with open(c, newline="") as f:
-        assert next(csv.reader(f)) == ["t_s", "vm.pgpgin", "mi.MemFree"]
+        assert next(csv.reader(f)) == ["t_s", "vm.pgpgin_kib_total", "mi.MemFree_kib"]
+    assert memtwin.Result.from_json(j.read_text()).to_dict() == doc
 
 
 def test_csv_to_stdout(fake, capsys):
     assert main(["run", "--csv", "-"]) == 0
-    assert capsys.readouterr().out == "t_s,vm.pgpgin,mi.MemFree\n0.0,0,1000\n1.0,8,900\n"
+    assert capsys.readouterr().out == "t_s,vm.pgpgin_kib_total,mi.MemFree_kib\n0.0,0,1000\n1.0,8,900\n"

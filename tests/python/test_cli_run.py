@@ -11,7 +11,7 @@ import os
 
 from conftest import assert_bad_input, run_cli
 
-REQUIRED_COLUMNS = ("t_s", "vm.pgpgin", "mi.MemFree")
+REQUIRED_COLUMNS = ("t_s", "vm.pgpgin_kib_total", "mi.MemFree_kib", "vm.nr_free_pages")
 
 # A short scenario, so that each test checks the CLI and not how far the simulator has come.
 SMALL = "# machine: seed-000\nsleep 3\nfree\n"
@@ -93,7 +93,7 @@ def test_json_and_csv_are_written_and_parse(tmp_path):
     ticks = len(series["t_s"])
     assert ticks >= 3  # at least one sample per simulated second
     assert all(len(values) == ticks for values in series.values())
-    assert all(isinstance(v, int) and v >= 0 for v in series["vm.pgpgin"])
+    assert all(isinstance(v, int) and v >= 0 for v in series["vm.pgpgin_kib_total"])
     assert series["t_s"] == sorted(series["t_s"])
 
     with open(csv_path, newline="", encoding="utf-8") as f:
@@ -105,8 +105,8 @@ def test_json_and_csv_are_written_and_parse(tmp_path):
         assert column in header, column
     assert len(body) == ticks
     assert all(len(row) == len(header) for row in body)
-    pgpgin = header.index("vm.pgpgin")
-    assert [int(row[pgpgin]) for row in body] == series["vm.pgpgin"]
+    pgpgin = header.index("vm.pgpgin_kib_total")
+    assert [int(row[pgpgin]) for row in body] == series["vm.pgpgin_kib_total"]
     assert [float(row[0]) for row in body] == series["t_s"]
 
 
@@ -114,14 +114,14 @@ def test_json_to_stdout_implies_quiet(tmp_path):
     proc = run_cli("run", write_scenario(tmp_path, SMALL), "--json", "-")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert "vm.pgpgin" in doc["series"]
+    assert "vm.pgpgin_kib_total" in doc["series"]
 
 
 def test_csv_to_stdout_implies_quiet(tmp_path):
     proc = run_cli("run", write_scenario(tmp_path, SMALL), "--csv", "-")
     assert proc.returncode == 0, proc.stderr
     header = proc.stdout.splitlines()[0].split(",")
-    assert header[0] == "t_s" and "mi.MemFree" in header
+    assert header[0] == "t_s" and "mi.MemFree_kib" in header
 
 
 def test_results_are_written_atomically_with_no_temp_files_left(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
@@ -74,24 +73,27 @@ def test_csv_round_trips(result):
     buf = io.StringIO()
     _write_csv(buf, result)
     rows = list(csv.reader(io.StringIO(buf.getvalue())))
-    assert rows[0] == list(result.series)
+    assert rows[0] == list(result.columns)
     body = rows[1:]
-    assert len(body) == len(result.series["t_s"])
-    for i, name in enumerate(result.series):
+    assert len(body) == len(result.columns["t_s"])
+    for i, name in enumerate(result.columns):
         parse = float if name == "t_s" else int
-        assert [parse(row[i]) for row in body] == result.series[name]
+        assert [parse(row[i]) for row in body] == result.columns[name]
 
 
 @settings(max_examples=50, deadline=None)
 @given(results(), st.integers(0, 2**64 - 1))
 def test_json_round_trips(result, seed):
-    args = argparse.Namespace(machine="", sets=["ram=1G"], seed=seed)
+    result.seed, result.machine, result.settings = seed, "laptop", ["ram=1G"]
     buf = io.StringIO()
-    _write_json(buf, result, args, "x.sh", "laptop")
+    _write_json(buf, result)
     doc = json.loads(buf.getvalue())
+    assert doc["schema_version"] == 1
     assert doc["seed"] == seed
     assert doc["machine"] == "laptop"
+    assert doc["settings"] == ["ram=1G"]
     assert doc["exit_status"] == result.exit_status
     assert doc["sim_seconds"] == result.sim_seconds
-    assert doc["series"] == result.series
-    assert list(doc["series"]) == list(result.series)
+    assert doc["series"] == result.columns
+    assert list(doc["series"]) == list(result.columns)
+    assert Result.from_json(buf.getvalue()) == result

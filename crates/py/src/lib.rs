@@ -45,8 +45,10 @@ fn limit_u64(v: Option<u64>, default: u64) -> u64 {
 /// the transcript while the run goes on (the GIL is taken for it); Ctrl-C (any pending signal
 /// handler's exception) or an exception from `on_output` stops the run and is raised here.
 /// Returns a dict: transcript (str), exit_status (int), sim_seconds (float), t_s
-/// (list[float]), columns (list[tuple[str, list[int]]]), stopped (None or the limit's name)
-/// and stop_message (str). Raises MemtwinError on bad input, HostMemoryError when the machine
+/// (list[float]), columns (list[tuple[str, list[int]]]), stopped (None or the limit's name),
+/// stop_message (str), commands (see `commands_to_list`), machine_name, kernel_profile,
+/// machine_toml (str) and reclaim_kswapd_ns / reclaim_direct_ns (list[int]: each reclaim
+/// pass's duration). Raises MemtwinError on bad input, HostMemoryError when the machine
 /// does not fit in the host's memory.
 #[pyfunction]
 #[pyo3(signature = (script_text=None, script_path=None, machine=String::new(), sets=Vec::new(), seed=0,
@@ -127,8 +129,15 @@ fn run<'py>(
 
 fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, PyDict>> {
     let commands = commands_to_list(py, std::mem::take(&mut result.commands), &result.transcript)?;
-    let RunResult { transcript, exit_status, series, sim_seconds, stopped, .. } = result;
+    let RunResult { transcript, exit_status, series, sim_seconds, stopped, machine_name, kernel_profile, machine_toml, reclaim_passes, .. } =
+        result;
     let dict = PyDict::new(py);
+    dict.set_item("machine_name", machine_name)?;
+    dict.set_item("kernel_profile", kernel_profile)?;
+    dict.set_item("machine_toml", machine_toml)?;
+    let [kswapd, direct] = reclaim_passes;
+    dict.set_item("reclaim_kswapd_ns", kswapd)?;
+    dict.set_item("reclaim_direct_ns", direct)?;
     dict.set_item("commands", commands)?;
     dict.set_item("transcript", transcript)?;
     dict.set_item("exit_status", exit_status)?;
@@ -165,7 +174,8 @@ fn check_output(path: String) -> PyResult<()> {
 }
 
 /// Per-command records as a list of dicts: line, source, background, start_ns, end_ns,
-/// exit_status, output (what it printed) and vmstat_start/vmstat_end ({name: value}).
+/// exit_status, output (what it printed), vmstat_start/vmstat_end ({name: value}),
+/// utime_ns, stime_ns, read_bytes and write_bytes.
 fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::CommandRecord>, transcript: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let names = memtwin_scenario::vm_item_names();
     records
@@ -188,6 +198,10 @@ fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::Command
             };
             d.set_item("vmstat_start", vm(r.vmstat_start)?)?;
             d.set_item("vmstat_end", vm(r.vmstat_end)?)?;
+            d.set_item("utime_ns", r.utime_ns)?;
+            d.set_item("stime_ns", r.stime_ns)?;
+            d.set_item("read_bytes", r.read_bytes)?;
+            d.set_item("write_bytes", r.write_bytes)?;
             Ok(d)
         })
         .collect()

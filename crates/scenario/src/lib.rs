@@ -123,6 +123,15 @@ pub struct CommandRecord {
     pub output_end: usize,
     pub vmstat_start: Vec<u64>,
     pub vmstat_end: Vec<u64>,
+    /// CPU time (ns, user and system) of the shell's children that exited and were collected
+    /// during the command, as `time` reports it: a background job's counts where it is
+    /// waited for.
+    pub utime_ns: u64,
+    pub stime_ns: u64,
+    /// Storage I/O (/proc/PID/io read_bytes, write_bytes) of the children collected during
+    /// the command, counted the same way.
+    pub read_bytes: u64,
+    pub write_bytes: u64,
 }
 
 /// The /proc/vmstat field names, in the order of `CommandRecord::vmstat_start`/`vmstat_end`.
@@ -144,6 +153,15 @@ pub struct RunResult {
     pub stopped: Option<(StopReason, String)>,
     /// One record per top-level command (a `crash`/`reboot` restarts the counters).
     pub commands: Vec<CommandRecord>,
+    /// The machine as named (preset or file) and its kernel profile ("linux-5.8", ...).
+    pub machine_name: String,
+    pub kernel_profile: String,
+    /// The machine file's TOML text (a preset's embedded file or the file read); the
+    /// overrides (`RunOptions::sets`) apply on top of it.
+    pub machine_toml: String,
+    /// Durations (ns) of every reclaim pass, [kswapd, direct], in the order they ended,
+    /// across reboots (`ReclaimStats`).
+    pub reclaim_passes: [Vec<u64>; 2],
 }
 
 /// Why a run could not start or go on.
@@ -311,10 +329,16 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
         machine_directive(&text).unwrap_or_else(|| "default".into())
     };
     let mut machine = memtwin_machine::load(&spec).map_err(|e| err(e.to_string()))?;
+    let machine_toml = match memtwin_machine::PRESETS.iter().find(|p| p.name == spec) {
+        Some(p) => p.toml.to_string(),
+        // `load` has just read it.
+        None => std::fs::read_to_string(&spec).unwrap_or_default(),
+    };
     for s in &opts.sets {
         memtwin_machine::apply_set(&mut machine, s).map_err(|e| err(e.to_string()))?;
     }
     check_host_memory(&machine, opts.host_available)?;
+    let (machine_name, kernel_profile) = (machine.name.clone(), machine.kernel.name().to_string());
     let k = memtwin_kernel::Kernel::boot(machine, opts.seed).map_err(|e| err(e.to_string()))?;
     let mut sh = Shell::new(k, &file);
     sh.guard = guard::Guard::new(opts.limits.clone(), hook);
@@ -322,6 +346,7 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
     sh.guard.flush(&sh.k.transcript);
     let sim_seconds = sh.k.now as f64 / 1e9;
     let commands = std::mem::take(&mut sh.commands);
+    let reclaim_passes = sh.take_reclaim_passes();
     Ok(RunResult {
         transcript: std::mem::take(&mut sh.k.transcript),
         exit_status: status,
@@ -329,6 +354,10 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
         sim_seconds,
         stopped: sh.guard.hit.take(),
         commands,
+        machine_name,
+        kernel_profile,
+        machine_toml,
+        reclaim_passes,
     })
 }
 

@@ -41,11 +41,25 @@ pub struct Shell {
     pub commands: Vec<CommandRecord>,
     next_tick: Ns,
     depth: u32,
+    /// Storage I/O of the children collected so far (for the command records).
+    children_read_bytes: u64,
+    children_write_bytes: u64,
+    /// Reclaim passes of the kernels that a crash or reboot replaced.
+    reclaim_passes: [Vec<u64>; 2],
     /// Limits and output streaming.
     pub(crate) guard: crate::guard::Guard,
 }
 
 impl Shell {
+    /// Every reclaim pass of the run, [kswapd, direct], the replaced kernels' first.
+    pub fn take_reclaim_passes(&mut self) -> [Vec<u64>; 2] {
+        let mut all = std::mem::take(&mut self.reclaim_passes);
+        for (a, now) in all.iter_mut().zip(std::mem::take(&mut self.k.reclaim_stats.passes)) {
+            a.extend(now);
+        }
+        all
+    }
+
     pub fn new(k: Kernel, file: &str) -> Shell {
         let mut s = Shell {
             k,
@@ -61,6 +75,9 @@ impl Shell {
             commands: Vec::new(),
             next_tick: 0,
             depth: 0,
+            children_read_bytes: 0,
+            children_write_bytes: 0,
+            reclaim_passes: [Vec::new(), Vec::new()],
             guard: Default::default(),
         };
         s.vars.insert("HOME".into(), "/root".into());
@@ -185,7 +202,10 @@ impl Shell {
             // bash reports a foreground job killed by SIGKILL.
             self.k.transcript.push_str("Killed\n");
         }
-        let code = self.k.tasks[tid as usize].exit_code.unwrap_or(0);
+        let t = &self.k.tasks[tid as usize];
+        let code = t.exit_code.unwrap_or(0);
+        self.children_read_bytes += t.read_bytes;
+        self.children_write_bytes += t.write_bytes;
         self.k.reap(tid);
         code
     }
@@ -253,6 +273,11 @@ impl Shell {
             output_end: self.k.transcript.len(),
             vmstat_start: memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect(),
             vmstat_end: Vec::new(),
+            // The counters now; end_record turns them into what the command added.
+            utime_ns: self.k.children_utime,
+            stime_ns: self.k.children_stime,
+            read_bytes: self.children_read_bytes,
+            write_bytes: self.children_write_bytes,
         });
     }
 
@@ -269,6 +294,11 @@ impl Shell {
                 _ => status,
             };
             rec.vmstat_end = memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect();
+            // A crash or reboot during the command restarts the kernel's counters: 0 then.
+            rec.utime_ns = self.k.children_utime.saturating_sub(rec.utime_ns);
+            rec.stime_ns = self.k.children_stime.saturating_sub(rec.stime_ns);
+            rec.read_bytes = self.children_read_bytes - rec.read_bytes;
+            rec.write_bytes = self.children_write_bytes - rec.write_bytes;
         }
     }
 
@@ -661,6 +691,10 @@ impl Shell {
         // Captured output written to a tmpfs is gone with it.
         let old = &self.k;
         self.captures.retain(|path, _| old.fs.mount_of(path).is_none_or(|m| !old.fs.mounts[m as usize].is_tmpfs()));
+        let old_passes = std::mem::take(&mut self.k.reclaim_stats.passes);
+        for (all, old) in self.reclaim_passes.iter_mut().zip(old_passes) {
+            all.extend(old);
+        }
         let new = Kernel::reboot_from(&mut self.k, clean).map_err(|e| Stop::Error(self.err(c.span, e)))?;
         self.k = new;
         self.k.transcript.push_str(&if clean {

@@ -30,3 +30,36 @@ fn one_record_per_top_level_command() {
     assert_eq!(c[5].vmstat_start.len(), vm_item_names().len());
     assert_eq!(c[5].vmstat_end.len(), vm_item_names().len());
 }
+
+/// CPU time and storage I/O of the children the shell collected during each command, as
+/// `time` and /proc/PID/io count them: a background job's where it is waited for.
+#[test]
+fn records_carry_cpu_time_and_storage_io() {
+    let script = "dd if=/dev/zero of=f bs=1M count=64 oflag=direct\ndd if=f of=/dev/null bs=1M iflag=direct &\nwait\nsleep 1\n";
+    let r = run(&RunOptions { script_text: Some(script.into()), machine: "default".into(), ..Default::default() }).unwrap();
+    let c = &r.commands;
+    // O_DIRECT: every byte goes to or comes from the disk.
+    assert_eq!((c[0].read_bytes, c[0].write_bytes), (0, 64 << 20));
+    assert!(c[0].stime_ns > 0, "dd spends system time copying");
+    // The background dd is collected by `wait`.
+    assert_eq!((c[1].read_bytes, c[1].write_bytes, c[1].utime_ns + c[1].stime_ns), (0, 0, 0));
+    assert_eq!(c[2].read_bytes, 64 << 20);
+    assert!(c[2].stime_ns > 0);
+    // sleep uses no CPU to speak of and does no I/O.
+    assert_eq!((c[3].read_bytes, c[3].write_bytes), (0, 0));
+}
+
+/// Every reclaim pass the kernel records (ReclaimStats) reaches the result: a file larger
+/// than RAM written through the page cache wakes kswapd.
+#[test]
+fn reclaim_passes_reach_the_result() {
+    let script = "dd if=/dev/zero of=f bs=1M count=512\n";
+    let opts = RunOptions { script_text: Some(script.into()), machine: "default".into(), sets: vec!["ram=256M".into()], ..Default::default() };
+    let r = run(&opts).unwrap();
+    let scanned = vm(&r.commands[0].vmstat_end, "pgscan_kswapd");
+    assert!(scanned > 0, "the page cache outgrew RAM");
+    assert!(!r.reclaim_passes[0].is_empty(), "kswapd ran, its passes are recorded");
+    assert!(r.reclaim_passes.iter().flatten().all(|&ns| ns > 0));
+    assert_eq!(r.kernel_profile, "linux-6.x");
+    assert!(r.machine_toml.contains("name = \"default\""), "the preset's file text");
+}
