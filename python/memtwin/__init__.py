@@ -28,7 +28,7 @@ from __future__ import annotations
 import operator
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
 from . import _core
 from ._core import HostMemoryError, MemtwinError
@@ -79,6 +79,13 @@ class Result:
         stopped: None when the script ran to its end; else the limit that ended it:
             ``"max_sim_time"``, ``"max_wall"``, ``"max_events"`` or ``"max_output"``.
         stop_message: one line saying which limit was reached and when ("" if none).
+        commands: one dict per top-level command of the script: its line, source, start and
+            end, exit status, what its tasks did (CPU, bytes, faults, OOM kills) and
+            ``breakdown``, where its time went in ns (the parts sum to ``wall_ns``); the
+            fields and units are in docs/results.md.
+        pressure_total_us: /proc/pressure totals at the end of the run in microseconds
+            (``io_some``, ``io_full``, ``memory_some``, ``memory_full``, ``cpu_some``,
+            ``cpu_full``); None on kernels without PSI (before 4.20).
     """
 
     transcript: str
@@ -87,6 +94,8 @@ class Result:
     series: Dict[str, List[Union[int, float]]] = field(repr=False)
     stopped: Optional[str] = None
     stop_message: str = ""
+    commands: List[Dict[str, Any]] = field(default_factory=list, repr=False)
+    pressure_total_us: Optional[Dict[str, int]] = None
 
     def frame(self) -> "pandas.DataFrame":
         """The series as a pandas DataFrame: one row per tick, columns ``t_s``, ``vm.*``, ``mi.*``.
@@ -227,6 +236,8 @@ def run(
         series=series,
         stopped=raw["stopped"],
         stop_message=raw["stop_message"],
+        commands=raw["commands"],
+        pressure_total_us=raw["pressure_total_us"],
     )
 
 

@@ -38,7 +38,7 @@ from . import (
     read_scenario,
     resolve_machine,
 )
-from . import _core
+from . import _core, explain
 from . import run as run_scenario
 
 PROG = "memtwin"
@@ -183,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="write the counters as CSV, one row per tick, header t_s,vm.*,mi.* "
         "('-': standard output)",
+    )
+    p_run.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the transcript, print where each command's time went (CPU, waiting for "
+        "a CPU, I/O, dirty throttling, reclaim, swap-in, ...) and the run's PSI totals",
     )
     p_run.add_argument(
         "--quiet",
@@ -344,6 +350,8 @@ def _interruptible(fn: Callable[[], T], stop: Optional[threading.Event] = None) 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.json == "-" and args.csv == "-":
         raise _BadInput("only one of --json and --csv can write to standard output ('-')")
+    if args.explain and "-" in (args.json, args.csv):
+        raise _BadInput("--explain prints to standard output: write --json/--csv to a file instead of '-'")
     # Fail before a possibly long simulation, not after it.
     for path in (args.json, args.csv):
         if path is not None and path != "-":
@@ -391,6 +399,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if result.stopped is not None:
         sys.stderr.write(_error_line(result.stop_message))
+    if args.explain:
+        sys.stdout.write(explain.render(result.commands, result.pressure_total_us))
+        sys.stdout.flush()
     if args.json is not None:
         machine = resolve_machine(text, args.machine)
         _emit(args.json, lambda f: _write_json(f, result, args, script_name, machine))

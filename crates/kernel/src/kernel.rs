@@ -93,6 +93,8 @@ pub struct Kernel {
     pub system_libs: Option<u32>,
     /// zram devices set up with zramctl: (disk size, compression algorithm).
     pub zram_disks: Vec<(u64, String)>,
+    /// Pressure stall information (/proc/pressure), see psi.rs.
+    pub psi: crate::psi::Psi,
 }
 
 /// Reclaim invocations and their cost per path, for latency tables.
@@ -119,6 +121,7 @@ impl Kernel {
         let wmark = crate::mm::page_alloc::Watermarks::compute(&machine, &sysctl, managed);
         let mm = Mm::try_new(managed, wmark).map_err(KernelError)?;
         let ncpus = machine.cpus;
+        let psi = crate::psi::Psi::new(crate::psi::PsiEra::of(machine.kernel), ncpus);
         let mut k = Kernel {
             now: 0,
             sysctl,
@@ -158,6 +161,7 @@ impl Kernel {
             swap_pending_buf: Vec::new(),
             zram_disks: Vec::new(),
             system_libs: None,
+            psi,
             machine,
         };
         k.boot_devices()?;
@@ -385,6 +389,7 @@ impl Kernel {
         t.program = None;
         t.files.clear();
         self.sched.exit(tid, self.now);
+        self.delayacct_flush();
         let mut i = 0;
         while i < self.exit_waiters.len() {
             if self.exit_waiters[i].1 == tid {
@@ -456,6 +461,7 @@ impl Kernel {
 
     fn advance_clock(&mut self, t: Ns) {
         if t > self.now {
+            self.delayacct_flush();
             self.now = t;
         }
     }
@@ -487,6 +493,7 @@ impl Kernel {
                     self.do_exit(tid, 0);
                     return;
                 };
+                self.tasks[tid as usize].wait_reason = None;
                 let s = prog.step(self, tid);
                 if self.tasks[tid as usize].program.is_none() && !self.tasks[tid as usize].killed {
                     self.tasks[tid as usize].program = Some(prog);

@@ -6,6 +6,7 @@
 //! the kernel function they come from, so a kernel engineer can find each rule by name.
 
 pub mod block;
+pub mod delayacct;
 pub mod fs;
 pub mod host;
 mod kernel;
@@ -13,6 +14,7 @@ pub mod mm;
 pub mod net;
 pub mod printk;
 pub mod proc;
+pub mod psi;
 mod reboot;
 pub mod task;
 

@@ -45,8 +45,9 @@ fn limit_u64(v: Option<u64>, default: u64) -> u64 {
 /// the transcript while the run goes on (the GIL is taken for it); Ctrl-C (any pending signal
 /// handler's exception) or an exception from `on_output` stops the run and is raised here.
 /// Returns a dict: transcript (str), exit_status (int), sim_seconds (float), t_s
-/// (list[float]), columns (list[tuple[str, list[int]]]), stopped (None or the limit's name)
-/// and stop_message (str). Raises MemtwinError on bad input, HostMemoryError when the machine
+/// (list[float]), columns (list[tuple[str, list[int]]]), stopped (None or the limit's name),
+/// stop_message (str), commands (list[dict], see `commands_to_list`) and pressure_total_us
+/// (None or {io_some, io_full, memory_some, memory_full, cpu_some, cpu_full}: µs). Raises MemtwinError on bad input, HostMemoryError when the machine
 /// does not fit in the host's memory.
 #[pyfunction]
 #[pyo3(signature = (script_text=None, script_path=None, machine=String::new(), sets=Vec::new(), seed=0,
@@ -127,9 +128,21 @@ fn run<'py>(
 
 fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, PyDict>> {
     let commands = commands_to_list(py, std::mem::take(&mut result.commands), &result.transcript)?;
-    let RunResult { transcript, exit_status, series, sim_seconds, stopped, .. } = result;
+    let RunResult { transcript, exit_status, series, sim_seconds, stopped, pressure_total_us, .. } = result;
     let dict = PyDict::new(py);
     dict.set_item("commands", commands)?;
+    // /proc/pressure totals (µs) at the end of the run; None before Linux 4.20.
+    let pressure = match pressure_total_us {
+        Some(t) => {
+            let p = PyDict::new(py);
+            for (i, name) in ["io_some", "io_full", "memory_some", "memory_full", "cpu_some", "cpu_full"].iter().enumerate() {
+                p.set_item(*name, t[i])?;
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    dict.set_item("pressure_total_us", pressure)?;
     dict.set_item("transcript", transcript)?;
     dict.set_item("exit_status", exit_status)?;
     dict.set_item("sim_seconds", sim_seconds)?;
@@ -165,7 +178,10 @@ fn check_output(path: String) -> PyResult<()> {
 }
 
 /// Per-command records as a list of dicts: line, source, background, start_ns, end_ns,
-/// exit_status, output (what it printed) and vmstat_start/vmstat_end ({name: value}).
+/// exit_status, output (what it printed), vmstat_start/vmstat_end ({name: value}), what its
+/// tasks did (job_end_ns, tasks, cpu_user_ns, cpu_sys_ns, rchar, wchar, read_bytes,
+/// write_bytes, throughput_bytes_per_s, min_flt, maj_flt, oom_kills) and breakdown
+/// ({part: ns}, the parts summing to its wall_ns). docs/results.md has the units.
 fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::CommandRecord>, transcript: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let names = memtwin_scenario::vm_item_names();
     records
@@ -188,6 +204,23 @@ fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::Command
             };
             d.set_item("vmstat_start", vm(r.vmstat_start)?)?;
             d.set_item("vmstat_end", vm(r.vmstat_end)?)?;
+            d.set_item("job_end_ns", r.job_end_ns)?;
+            d.set_item("tasks", r.tasks)?;
+            d.set_item("cpu_user_ns", r.cpu_user_ns)?;
+            d.set_item("cpu_sys_ns", r.cpu_sys_ns)?;
+            d.set_item("rchar", r.rchar)?;
+            d.set_item("wchar", r.wchar)?;
+            d.set_item("read_bytes", r.read_bytes)?;
+            d.set_item("write_bytes", r.write_bytes)?;
+            d.set_item("throughput_bytes_per_s", r.throughput_bytes_per_s)?;
+            d.set_item("min_flt", r.min_flt)?;
+            d.set_item("maj_flt", r.maj_flt)?;
+            d.set_item("oom_kills", r.oom_kills)?;
+            let b = PyDict::new(py);
+            for (name, ns) in r.breakdown.parts() {
+                b.set_item(name, ns)?;
+            }
+            d.set_item("breakdown", b)?;
             Ok(d)
         })
         .collect()

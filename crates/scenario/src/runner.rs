@@ -39,6 +39,8 @@ pub struct Shell {
     pub commands: Vec<CommandRecord>,
     next_tick: Ns,
     depth: u32,
+    /// Tasks of the commands being recorded: (task, index in `commands`).
+    task_records: Vec<(TaskId, usize)>,
     /// Limits and output streaming.
     pub(crate) guard: crate::guard::Guard,
 }
@@ -58,6 +60,7 @@ impl Shell {
             commands: Vec::new(),
             next_tick: 0,
             depth: 0,
+            task_records: Vec::new(),
             guard: Default::default(),
         };
         s.vars.insert("HOME".into(), "/root".into());
@@ -82,6 +85,7 @@ impl Shell {
         for j in std::mem::take(&mut self.jobs) {
             self.k.kill(j, 143);
         }
+        self.account_all();
         self.sample_through(self.k.now);
         if self.series.t_s.last().is_some_and(|&t| t < self.k.now as f64 / NS_PER_SEC as f64) {
             // The last, partial second.
@@ -183,8 +187,40 @@ impl Shell {
             self.k.transcript.push_str("Killed\n");
         }
         let code = self.k.tasks[tid as usize].exit_code.unwrap_or(0);
+        self.account_task(tid);
         self.k.reap(tid);
         code
+    }
+
+    /// Add task `tid`'s accounting to the record of the command that ran it.
+    fn account_task(&mut self, tid: TaskId) {
+        let Some(i) = self.task_records.iter().position(|&(t, _)| t == tid) else { return };
+        let (_, ri) = self.task_records.swap_remove(i);
+        let a = self.k.task_acct(tid);
+        let oom = a.killed && self.k.tasks[tid as usize].exit_code == Some(137);
+        let rec = &mut self.commands[ri];
+        rec.tasks += 1;
+        rec.cpu_user_ns += a.utime_ns;
+        rec.cpu_sys_ns += a.stime_ns;
+        rec.rchar += a.rchar;
+        rec.wchar += a.wchar;
+        rec.read_bytes += a.read_bytes;
+        rec.write_bytes += a.write_bytes;
+        rec.min_flt += a.min_flt;
+        rec.maj_flt += a.maj_flt;
+        rec.oom_kills += oom as u32;
+        let wall = rec.breakdown.wall_ns;
+        rec.breakdown.add(&a.breakdown);
+        rec.breakdown.wall_ns = wall;
+        rec.job_end_ns = rec.job_end_ns.max(a.end_ns);
+        finish_breakdown(rec);
+    }
+
+    /// Account every task still alive (end of the run, or the machine going away).
+    fn account_all(&mut self) {
+        while let Some(&(tid, _)) = self.task_records.last() {
+            self.account_task(tid);
+        }
     }
 
     // ---- Lists ------------------------------------------------------------------------
@@ -242,6 +278,8 @@ impl Shell {
             output_end: self.k.transcript.len(),
             vmstat_start: memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect(),
             vmstat_end: Vec::new(),
+            job_end_ns: self.k.now,
+            ..Default::default()
         });
     }
 
@@ -258,6 +296,8 @@ impl Shell {
                 _ => status,
             };
             rec.vmstat_end = memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect();
+            rec.job_end_ns = rec.job_end_ns.max(now);
+            finish_breakdown(rec);
         }
     }
 
@@ -269,6 +309,11 @@ impl Shell {
             Command::Simple(c) => {
                 if let Some(tid) = self.start_simple(c)? {
                     self.jobs.push(tid);
+                    if self.depth > 0 {
+                        // A job started inside a loop or `if` runs beside the commands
+                        // that follow: it is not counted in any record.
+                        self.task_records.retain(|&(t, _)| t != tid);
+                    }
                 }
                 self.status = 0;
                 Ok(())
@@ -568,6 +613,9 @@ impl Shell {
     fn spawn(&mut self, c: &SimpleCommand, comm: &str, cmd: Cmd, out: Sink, err: Sink) -> Result<TaskId, Stop> {
         let cmdline = c.source.clone();
         let tid = self.k.spawn(comm, &cmdline, cmd, out, err);
+        if !self.commands.is_empty() {
+            self.task_records.push((tid, self.commands.len() - 1));
+        }
         if let Sink::Buffer(_) = out {
             // The last stdout redirection names the file data goes to.
             for r in c.redirects.iter().rev() {
@@ -585,6 +633,17 @@ impl Shell {
         }
         Ok(tid)
     }
+}
+
+/// Close a record's breakdown: its wall time runs from the start to the end of its last
+/// task (`job_end_ns`); whatever its tasks do not cover is the shell's own time.
+fn finish_breakdown(rec: &mut CommandRecord) {
+    let b = &mut rec.breakdown;
+    b.shell_ns = 0;
+    b.wall_ns = rec.job_end_ns.max(rec.end_ns).saturating_sub(rec.start_ns);
+    b.shell_ns = b.wall_ns.saturating_sub(b.sum());
+    let secs = b.wall_ns as f64 / 1e9;
+    rec.throughput_bytes_per_s = if secs > 0.0 { rec.rchar.max(rec.wchar) as f64 / secs } else { 0.0 };
 }
 
 // ---- crash and reboot ---------------------------------------------------------------------
@@ -614,6 +673,7 @@ impl Shell {
             // Whatever ran dies with the machine.
             self.jobs.clear();
         }
+        self.account_all();
         let at = self.k.now as f64 / NS_PER_SEC as f64;
         // Captured output written to a tmpfs is gone with it.
         let old = &self.k;

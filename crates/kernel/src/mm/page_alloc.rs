@@ -109,6 +109,7 @@ impl Kernel {
             // layer (blk_mq_get_tag) until one completes, then reclaims on.
             self.in_direct_reclaim.push(tid);
             let until = self.block.next_completion().unwrap_or(self.now + 10 * NS_PER_MS).max(self.now + 1);
+            self.set_wait_reason(tid, crate::delayacct::WaitReason::ReclaimWait);
             return Err(Step::SleepUntil { t: until, io: true });
         }
         if reclaimed > 0 {
@@ -136,6 +137,7 @@ impl Kernel {
             .min(self.now + 100 * NS_PER_MS)
             .max(self.now + 1);
         self.writeback_waiters.push(tid);
+        self.set_wait_reason(tid, crate::delayacct::WaitReason::ReclaimWait);
         Err(Step::SleepUntil { t: until, io: false })
     }
 

@@ -492,7 +492,7 @@ impl Kernel {
         }
         self.snapshot_refaults();
         let ns = std::mem::take(&mut self.reclaim_ns);
-        self.charge_sys(tid, ns);
+        self.charge_sys_for(tid, ns, crate::delayacct::SysWork::Reclaim);
         self.reclaim_stats.record(false, ns);
         sc
     }
@@ -537,7 +537,7 @@ impl Program for Kswapd {
         k.reclaim_ns = 0;
         k.shrink_node(&mut sc);
         let ns = std::mem::take(&mut k.reclaim_ns).max(1000);
-        k.charge_sys(me, ns);
+        k.charge_sys_for(me, ns, crate::delayacct::SysWork::Reclaim);
         k.reclaim_stats.record(true, ns);
         if sc.nr_reclaimed > 0 {
             k.wake_writeback_waiters();

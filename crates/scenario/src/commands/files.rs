@@ -126,6 +126,8 @@ enum CatSource {
     ProcMeminfo,
     ProcVmstat,
     ProcSys(String),
+    /// /proc/pressure/{cpu,memory,io} (absent before 4.20).
+    ProcPressure(&'static str),
 }
 
 pub struct Cat {
@@ -160,9 +162,12 @@ impl Cat {
             let s = match p.as_str() {
                 "/proc/meminfo" => CatSource::ProcMeminfo,
                 "/proc/vmstat" => CatSource::ProcVmstat,
+                "/proc/pressure/cpu" => CatSource::ProcPressure("cpu"),
+                "/proc/pressure/memory" => CatSource::ProcPressure("memory"),
+                "/proc/pressure/io" => CatSource::ProcPressure("io"),
                 x if x.starts_with("/proc/sys/") => CatSource::ProcSys(x["/proc/sys/".len()..].replace('/', ".")),
                 x if x.starts_with("/proc/") => {
-                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/sys/...)"))
+                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/pressure/{{cpu,memory,io}}, /proc/sys/...)"))
                 }
                 x => match captures.get(x) {
                     Some(&b) => CatSource::Capture(b),
@@ -232,6 +237,13 @@ impl Program for Cat {
                     let t = k.vmstat().render();
                     k.print(me, &t);
                 }
+                CatSource::ProcPressure(res) => match k.pressure(res) {
+                    Some(t) => k.print(me, &t),
+                    None => {
+                        k.eprint(me, &format!("cat: /proc/pressure/{res}: No such file or directory\n"));
+                        self.status = 1;
+                    }
+                },
                 CatSource::ProcSys(name) => match k.sysctl.get(name) {
                     Ok(v) => k.print(me, &format!("{v}\n")),
                     Err(_) => {
