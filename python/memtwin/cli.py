@@ -286,6 +286,9 @@ def _write_json(
         "reason": "completed" if result.stopped is None else "limit",
         "limit": result.stopped,
         "message": result.stop_message,
+        # Per-command records with their time breakdown (docs/results.md), PSI totals (µs).
+        "commands": result.commands,
+        "pressure_total_us": result.pressure_total_us,
         "series": result.series,
     }
     json.dump(doc, f)

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Mapping, Optional
 PARTS = [
     ("cpu_user_ns", "cpu user"),
     ("cpu_sys_ns", "cpu sys (syscalls, faults, I/O set-up)"),
-    ("cpu_sys_copy_ns", "cpu sys: copies to/from the page cache"),
+    ("cpu_sys_copy_ns", "cpu sys: copying or zeroing data"),
     ("cpu_sys_reclaim_ns", "cpu sys: reclaim"),
     ("cpu_sys_compaction_ns", "cpu sys: compaction"),
     ("cpu_sys_zram_ns", "cpu sys: zram decompression"),
@@ -52,11 +52,11 @@ def render(commands: List[Mapping[str, Any]], pressure_total_us: Optional[Mappin
         job = " (background job, until it ended)" if c["background"] else ""
         out.append("")
         out.append(f"line {c['line']}: {c['source']}{job}")
-        out.append(f"  {'wall time':<{width}} {_ms(wall)} {_pct(wall, wall)}")
+        out.append(f"  {'wall time':<{width + 2}} {_ms(wall)} {_pct(wall, wall)}")
         for key, label in PARTS:
             ns = b[key]
             if ns:
-                out.append(f"    {label:<{width - 2}} {_ms(ns)} {_pct(ns, wall)}")
+                out.append(f"    {label:<{width}} {_ms(ns)} {_pct(ns, wall)}")
         if c["tasks"]:
             rate = c["throughput_bytes_per_s"]
             out.append(

@@ -37,6 +37,15 @@ fn every_command_of_every_scenario_sums_to_its_wall_time() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!r.commands.is_empty(), "{name}");
         check_sums(&name, &r.commands);
+        if name == "seed-000-swap.sh" {
+            // The 2 GiB buffer on a 1.9 GB machine: dd reclaims and waits in reclaim, and the
+            // system's memory pressure shows it.
+            let dd = r.commands.iter().find(|c| c.source.starts_with("dd if=/dev/zero of=/dev/null bs=2G")).expect("the bs=2G dd");
+            let b = &dd.breakdown;
+            assert!(b.cpu_sys_reclaim_ns > 0 && b.reclaim_wait_ns > b.wall_ns / 10, "{b:?}");
+            let p = r.pressure_total_us.expect("PSI");
+            assert!(p[2] > 100_000 && p[3] > 0 && p[3] <= p[2], "memory some/full {p:?}");
+        }
     }
 }
 
@@ -76,4 +85,51 @@ fn seed000_buffered_dd_time_is_copies_throttling_and_writeback() {
     // PSI exists on the 6.x profile and saw I/O stalls.
     let p = r.pressure_total_us.expect("PSI on linux-6.x");
     assert!(p[0] > 0, "io some total {p:?}");
+}
+
+#[test]
+fn proc_pressure_files_exist_from_4_20_in_the_kernel_layout() {
+    let script = "dd if=/dev/zero of=f bs=1M count=512\ncat /proc/pressure/io\ncat /proc/pressure/cpu\ncat /proc/pressure/memory\n";
+    let r = common::run_on(script, "seed-000", &[]);
+    let lines: Vec<&str> = r.transcript.lines().filter(|l| l.starts_with("some ") || l.starts_with("full ")).collect();
+    // io: some + full; cpu: some + full (5.13+); memory: some + full.
+    assert_eq!(lines.len(), 6, "{}", r.transcript);
+    for l in &lines {
+        let w: Vec<&str> = l.split(' ').collect();
+        assert_eq!(w.len(), 5, "{l}");
+        for (i, key) in ["avg10=", "avg60=", "avg300="].iter().enumerate() {
+            let v = w[i + 1].strip_prefix(key).unwrap_or_else(|| panic!("{l}"));
+            let (int, frac) = v.split_once('.').unwrap_or_else(|| panic!("{l}"));
+            assert!(int.parse::<u32>().is_ok() && frac.len() == 2 && frac.parse::<u32>().is_ok(), "{l}");
+        }
+        assert!(w[4].strip_prefix("total=").unwrap().parse::<u64>().is_ok(), "{l}");
+    }
+    // The buffered write waited on I/O (its dirty throttling): io some > 0.
+    let io_some: u64 = lines[0].rsplit("total=").next().unwrap().parse().unwrap();
+    assert!(io_some > 0, "{}", r.transcript);
+    // cpu full is undefined at system level: zeros.
+    assert_eq!(lines[3], "full avg10=0.00 avg60=0.00 avg300=0.00 total=0");
+    // 5.4: the cpu file has no full line.
+    let r = common::run_on("cat /proc/pressure/cpu\n", "seed-000", &["kernel=linux-5.4"]);
+    assert_eq!(r.transcript.lines().filter(|l| l.starts_with("some ") || l.starts_with("full ")).count(), 1, "{}", r.transcript);
+    // 2.6.39: no PSI.
+    let r = common::run_on("cat /proc/pressure/memory\n", "seed-000", &["kernel=linux-2.6.39"]);
+    assert!(r.transcript.contains("cat: /proc/pressure/memory: No such file or directory\n"), "{}", r.transcript);
+    assert_eq!(r.exit_status, 1);
+    assert!(r.pressure_total_us.is_none());
+}
+
+#[test]
+fn psi_averages_follow_a_sustained_stall() {
+    // A long O_DIRECT write keeps one task in I/O wait for many PSI periods: avg10 rises
+    // towards the stalled share and avg300 lags behind it.
+    let script = "dd if=/dev/zero of=f bs=1M count=1500 oflag=direct\ncat /proc/pressure/io\n";
+    let r = common::run_on(script, "seed-000", &[]);
+    let some = r.transcript.lines().find(|l| l.starts_with("some ")).expect("io some line");
+    let avg = |key: &str| -> f64 {
+        some.split(' ').find_map(|w| w.strip_prefix(key)).unwrap().parse().unwrap()
+    };
+    let (a10, a60, a300) = (avg("avg10="), avg("avg60="), avg("avg300="));
+    assert!(a10 > 50.0 && a10 <= 100.0, "{some}");
+    assert!(a10 > a60 && a60 > a300 && a300 > 0.0, "{some}");
 }

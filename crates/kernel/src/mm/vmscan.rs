@@ -560,11 +560,14 @@ impl Program for Kswapd {
             } else {
                 cap
             };
+            // Still inside balance_pgdat's psi_memstall_enter section.
+            k.set_wait_reason(me, crate::delayacct::WaitReason::ReclaimWait);
             return Step::SleepUntil { t: until.max(k.now + 1), io: false };
         }
         if sc.nr_reclaimed == 0 && sc.nr_congested > 0 {
             // The swap device is saturated: wait for a request to complete.
             let until = k.block.next_completion().unwrap_or(k.now + 10 * NS_PER_MS);
+            k.set_wait_reason(me, crate::delayacct::WaitReason::ReclaimWait);
             return Step::SleepUntil { t: until.max(k.now + 1), io: true };
         }
         if sc.nr_reclaimed == 0 && exhausted {
