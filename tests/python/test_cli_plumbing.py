@@ -46,6 +46,8 @@ class FakeCore:
             "columns": [("vm.pgpgin", [0, 8]), ("mi.MemFree", [1000, 900])],
             "stopped": None,
             "stop_message": "",
+            "commands": [],
+            "pressure_total_us": None,
         }
 
 
@@ -132,6 +134,8 @@ def test_files(fake, tmp_path, capsys):
         "reason": "completed",
         "limit": None,
         "message": "",
+        "commands": [],
+        "pressure_total_us": None,
         "series": {"t_s": [0.0, 1.0], "vm.pgpgin": [0, 8], "mi.MemFree": [1000, 900]},
     }
     assert c.read_text() == "t_s,vm.pgpgin,mi.MemFree\n0.0,0,1000\n1.0,8,900\n"
