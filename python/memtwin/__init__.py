@@ -31,7 +31,7 @@ import json
 import operator
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _core
 from . import results as _results
@@ -94,6 +94,9 @@ class Result:
             file's TOML text (the settings apply on top) and its kernel profile.
         seed, settings: the seed and the ``KEY=VALUE`` overrides (``--set``, ``sysctl=``).
         version: the memtwin version that made the result.
+        pressure_total_us: /proc/pressure totals at the end of the run in microseconds
+            (``io_some``, ``io_full``, ``memory_some``, ``memory_full``, ``cpu_some``,
+            ``cpu_full``); None on kernels without PSI (before 4.20).
 
     ``series`` and ``commands`` are polars DataFrames of ``columns`` and ``records``
     (``.to_pandas()`` converts; ``frame()`` gives the series with pandas alone); both are
@@ -121,6 +124,7 @@ class Result:
         seed: int = 0,
         settings: Sequence[str] = (),
         version: str = "",
+        pressure_total_us: Optional[Mapping[str, int]] = None,
     ) -> None:
         self.transcript = transcript
         self.exit_status = exit_status
@@ -142,6 +146,7 @@ class Result:
         self.seed = seed
         self.settings: List[str] = list(settings)
         self.version = version or __version__
+        self.pressure_total_us: Optional[Dict[str, int]] = dict(pressure_total_us) if pressure_total_us else None
 
     def __repr__(self) -> str:
         return (
@@ -230,6 +235,7 @@ class Result:
             "transcript": self.transcript,
             "commands": self.records,
             "reclaim": self.reclaim,
+            "pressure_total_us": self.pressure_total_us,
             "series": self.columns,
         }
 
@@ -267,6 +273,7 @@ class Result:
             stop_message=str(doc.get("message", "")),
             records=doc.get("commands", []),  # type: ignore[arg-type]
             reclaim=doc.get("reclaim"),  # type: ignore[arg-type]
+            pressure_total_us=doc.get("pressure_total_us"),  # type: ignore[arg-type]
             script=str(doc.get("script", "")),
             script_text=str(doc.get("script_text", "")),
             machine=str(doc.get("machine", "")),
@@ -408,6 +415,7 @@ def run(
         kernel_profile=raw["kernel_profile"],
         seed=seed,
         settings=sets,
+        pressure_total_us=raw["pressure_total_us"],
     )
 
 

@@ -41,7 +41,7 @@ from . import (
     read_scenario,
     resolve_machine,
 )
-from . import _core
+from . import _core, explain
 from . import results as _results
 from . import run as run_scenario
 
@@ -195,6 +195,12 @@ def build_parser() -> argparse.ArgumentParser:
         "needs memtwin[sweep])",
     )
     p_run.add_argument(
+        "--explain",
+        action="store_true",
+        help="after the transcript, print where each command's time went (CPU, waiting for "
+        "a CPU, I/O, dirty throttling, reclaim, swap-in, ...) and the run's PSI totals",
+    )
+    p_run.add_argument(
         "--quiet",
         "-q",
         action="store_true",
@@ -336,6 +342,8 @@ def _interruptible(fn: Callable[[], T], stop: Optional[threading.Event] = None) 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.json == "-" and args.csv == "-":
         raise _BadInput("only one of --json and --csv can write to standard output ('-')")
+    if args.explain and "-" in (args.json, args.csv):
+        raise _BadInput("--explain prints to standard output: write --json/--csv to a file instead of '-'")
     # Fail before a possibly long simulation, not after it.
     for path in (args.json, args.csv):
         if path is not None and path != "-":
@@ -382,6 +390,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     if result.stopped is not None:
         sys.stderr.write(_error_line(result.stop_message))
+    if args.explain:
+        sys.stdout.write(explain.render(result.records, result.pressure_total_us))
+        sys.stdout.flush()
     if args.json is not None:
         _emit(args.json, lambda f: _write_json(f, result))
     if args.csv is not None:

@@ -123,8 +123,8 @@ _CORE_FIELDS = {
     "output",
     "vmstat_start",
     "vmstat_end",
-    "utime_ns",
-    "stime_ns",
+    "cpu_user_ns",
+    "cpu_sys_ns",
     "read_bytes",
     "write_bytes",
 }
@@ -159,8 +159,8 @@ def command_record(index: int, raw: Mapping[str, Any]) -> Dict[str, Any]:
         "end_ns": end,
         "duration_ns": duration,
         "exit_status": int(raw["exit_status"]),
-        "cpu_user_ns": int(raw.get("utime_ns", 0)),
-        "cpu_sys_ns": int(raw.get("stime_ns", 0)),
+        "cpu_user_ns": int(raw.get("cpu_user_ns", 0)),
+        "cpu_sys_ns": int(raw.get("cpu_sys_ns", 0)),
         "read_bytes": read_b,
         "write_bytes": write_b,
         # Over the command's span in simulated time; None for a command that took no time.

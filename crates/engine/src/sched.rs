@@ -54,6 +54,9 @@ pub struct Sched {
     /// Context switches since boot (/proc/stat ctxt).
     pub ctxt: u64,
     nr_running: u32,
+    /// Tasks whose state changed since the kernel last looked (in order, may repeat): the
+    /// kernel's delay accounting and pressure stall information drain it.
+    pub changed: Vec<TaskId>,
 }
 
 impl Sched {
@@ -66,6 +69,7 @@ impl Sched {
             curr: vec![None; ncpus as usize],
             ctxt: 0,
             nr_running: 0,
+            changed: Vec::with_capacity(64),
         }
     }
 
@@ -75,6 +79,7 @@ impl Sched {
         self.tasks.push(TaskSched::fresh(RunState::Runnable, 0));
         self.runq.push_back(id);
         self.nr_running += 1;
+        self.changed.push(id);
         id
     }
 
@@ -89,6 +94,7 @@ impl Sched {
             self.runq.push_back(tid);
             self.nr_running += 1;
         }
+        self.changed.push(tid);
     }
 
     /// Tasks runnable or running (vmstat r, /proc/stat procs_running).
@@ -123,6 +129,7 @@ impl Sched {
         t.state = RunState::Running;
         t.cpu = cpu as u32;
         self.free_cpus -= 1;
+        self.changed.push(tid);
         Some(tid)
     }
 
@@ -161,6 +168,7 @@ impl Sched {
         t.sleep_start = now;
         t.wake_seq = t.wake_seq.wrapping_add(1);
         t.nvcsw += 1;
+        self.changed.push(tid);
         t.wake_seq
     }
 
@@ -185,6 +193,7 @@ impl Sched {
         t.wake_seq = t.wake_seq.wrapping_add(1);
         self.nr_running += 1;
         self.runq.push_back(tid);
+        self.changed.push(tid);
         true
     }
 
@@ -195,6 +204,7 @@ impl Sched {
         t.state = RunState::Runnable;
         t.nivcsw += 1;
         self.runq.push_back(tid);
+        self.changed.push(tid);
     }
 
     /// The task exits from whatever state it is in.
@@ -213,6 +223,7 @@ impl Sched {
             RunState::Zombie => return,
         }
         self.tasks[tid as usize].state = RunState::Zombie;
+        self.changed.push(tid);
     }
 
     /// A task that starts asleep (woken later by `wake`).
@@ -221,6 +232,7 @@ impl Sched {
         self.runq.pop_back();
         self.nr_running -= 1;
         self.tasks[id as usize].state = RunState::Sleeping;
+        self.changed.push(id);
         id
     }
 

@@ -80,6 +80,8 @@ pub struct Kernel {
     pub profile: Profile,
     /// Memory cgroups (mm/memcontrol.rs).
     pub memcg: crate::mm::memcontrol::MemCgroups,
+    /// Pressure stall information (/proc/pressure), see psi.rs.
+    pub psi: crate::psi::Psi,
 }
 
 /// Reclaim's tasks, paths in progress, locks, waiters and statistics.
@@ -215,6 +217,7 @@ impl Kernel {
         let wmark = crate::mm::page_alloc::Watermarks::compute(&machine, &sysctl, managed);
         let mm = Mm::try_new(managed, wmark).map_err(KernelError)?;
         let ncpus = machine.cpus;
+        let psi = crate::psi::Psi::new(crate::psi::PsiEra::of(machine.kernel), ncpus);
         let mut k = Kernel {
             now: 0,
             sysctl,
@@ -244,6 +247,7 @@ impl Kernel {
             system_libs: None,
             memcg: crate::mm::memcontrol::MemCgroups::new(crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1)),
             profile: Profile::of(machine.kernel),
+            psi,
             machine,
         };
         k.boot_devices()?;
@@ -484,6 +488,7 @@ impl Kernel {
         t.program = None;
         t.files.clear();
         self.sched.exit(tid, self.now);
+        self.delayacct_flush();
         let mut i = 0;
         while i < self.exit_waiters.len() {
             if self.exit_waiters[i].1 == tid {
@@ -591,6 +596,7 @@ impl Kernel {
 
     fn advance_clock(&mut self, t: Ns) {
         if t > self.now {
+            self.delayacct_flush();
             self.now = t;
         }
     }
@@ -626,6 +632,7 @@ impl Kernel {
                     self.do_exit(tid, 0);
                     return;
                 };
+                self.tasks[tid as usize].wait_reason = None;
                 let s = prog.step(self, tid);
                 if self.tasks[tid as usize].program.is_none() && !self.tasks[tid as usize].killed {
                     self.tasks[tid as usize].program = Some(prog);
@@ -694,9 +701,23 @@ impl Kernel {
     /// Advance the task's reclaim path: a CPU burst or a sleep ends this turn; when the
     /// path is done the program runs again (and collects the path's result).
     fn run_kpath(&mut self, tid: TaskId) {
+        use crate::delayacct::{SysWork, WaitReason};
+        let spin_before = self.tasks[tid as usize].delay.sys_work[SysWork::LockSpin as usize];
         match self.reclaim_path_run(tid) {
-            crate::mm::vmscan::PathStep::Burst { sys } => self.start_burst(tid, 0, sys, None),
-            crate::mm::vmscan::PathStep::Sleep { until, io } => self.apply_step(tid, Step::SleepUntil { t: until, io }),
+            crate::mm::vmscan::PathStep::Burst { sys } => {
+                // Reclaim work on the CPU; the part spent spinning on lru_lock is lock time
+                // (note_lock_wait), the rest reclaim. All of it is a memory stall (PSI).
+                let d = &mut self.tasks[tid as usize].delay;
+                let spin = d.sys_work[SysWork::LockSpin as usize] - spin_before;
+                d.sys_work[SysWork::Reclaim as usize] += sys.saturating_sub(spin);
+                d.pending_reclaim += sys;
+                self.sched.changed.push(tid);
+                self.start_burst(tid, 0, sys, None)
+            }
+            crate::mm::vmscan::PathStep::Sleep { until, io } => {
+                self.set_wait_reason(tid, WaitReason::ReclaimWait);
+                self.apply_step(tid, Step::SleepUntil { t: until, io })
+            }
             _ => self.run_task(tid),
         }
     }

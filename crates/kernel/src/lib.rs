@@ -7,6 +7,7 @@
 
 pub mod block;
 pub mod cgroup;
+pub mod delayacct;
 pub mod fs;
 pub mod host;
 mod kernel;
@@ -15,6 +16,7 @@ pub mod net;
 pub mod printk;
 pub mod proc;
 pub mod profile;
+pub mod psi;
 mod reboot;
 pub mod task;
 

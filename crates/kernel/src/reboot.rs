@@ -21,6 +21,7 @@ impl Kernel {
         for t in &mut k.tasks {
             t.start = now;
         }
+        k.delayacct_restart_clock();
         k.transcript = std::mem::take(&mut old.transcript);
         k.buffers = std::mem::take(&mut old.buffers);
         k.debug_invariants = old.debug_invariants;

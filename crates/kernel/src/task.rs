@@ -63,6 +63,16 @@ pub struct Task {
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub swapin_delay: u64,
+    /// Why the sleep the current step asks for happens (delayacct.rs); reset at each step.
+    pub wait_reason: Option<crate::delayacct::WaitReason>,
+    /// Delay accounting and PSI state (delayacct.rs, psi.rs).
+    pub delay: crate::delayacct::TaskDelay,
+    /// Bytes through read(2) / write(2) (/proc/PID/io rchar, wchar).
+    pub rchar: u64,
+    pub wchar: u64,
+    /// Page faults: minor, major (/proc/PID/stat minflt, majflt).
+    pub min_flt: u64,
+    pub maj_flt: u64,
     /// balance_dirty_pages state: pages dirtied since the last check.
     pub nr_dirtied: u64,
     /// When the task last dirtied pages (for counting concurrent dirtiers).
@@ -119,6 +129,12 @@ impl Task {
             read_bytes: 0,
             write_bytes: 0,
             swapin_delay: 0,
+            wait_reason: None,
+            delay: crate::delayacct::TaskDelay::new(now),
+            rchar: 0,
+            wchar: 0,
+            min_flt: 0,
+            maj_flt: 0,
             nr_dirtied: 0,
             last_dirtied: 0,
             reclaim_retries: 0,

@@ -48,7 +48,8 @@ fn limit_u64(v: Option<u64>, default: u64) -> u64 {
 /// (list[float]), columns (list[tuple[str, list[int]]]), stopped (None or the limit's name),
 /// stop_message (str), commands (see `commands_to_list`), machine_name, kernel_profile,
 /// machine_toml (str) and reclaim_kswapd_ns / reclaim_direct_ns (list[int]: each reclaim
-/// pass's duration). Raises MemtwinError on bad input, HostMemoryError when the machine
+/// pass's duration) and pressure_total_us (None or {io_some, io_full, memory_some,
+/// memory_full, cpu_some, cpu_full}: µs). Raises MemtwinError on bad input, HostMemoryError when the machine
 /// does not fit in the host's memory.
 #[pyfunction]
 #[pyo3(signature = (script_text=None, script_path=None, machine=String::new(), sets=Vec::new(), seed=0,
@@ -129,7 +130,7 @@ fn run<'py>(
 
 fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, PyDict>> {
     let commands = commands_to_list(py, std::mem::take(&mut result.commands), &result.transcript)?;
-    let RunResult { transcript, exit_status, series, sim_seconds, stopped, machine_name, kernel_profile, machine_toml, reclaim_passes, .. } =
+    let RunResult { transcript, exit_status, series, sim_seconds, stopped, machine_name, kernel_profile, machine_toml, reclaim_passes, pressure_total_us, .. } =
         result;
     let dict = PyDict::new(py);
     dict.set_item("machine_name", machine_name)?;
@@ -139,6 +140,18 @@ fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, P
     dict.set_item("reclaim_kswapd_ns", kswapd)?;
     dict.set_item("reclaim_direct_ns", direct)?;
     dict.set_item("commands", commands)?;
+    // /proc/pressure totals (µs) at the end of the run; None before Linux 4.20.
+    let pressure = match pressure_total_us {
+        Some(t) => {
+            let p = PyDict::new(py);
+            for (i, name) in ["io_some", "io_full", "memory_some", "memory_full", "cpu_some", "cpu_full"].iter().enumerate() {
+                p.set_item(*name, t[i])?;
+            }
+            Some(p)
+        }
+        None => None,
+    };
+    dict.set_item("pressure_total_us", pressure)?;
     dict.set_item("transcript", transcript)?;
     dict.set_item("exit_status", exit_status)?;
     dict.set_item("sim_seconds", sim_seconds)?;
@@ -174,8 +187,10 @@ fn check_output(path: String) -> PyResult<()> {
 }
 
 /// Per-command records as a list of dicts: line, source, background, start_ns, end_ns,
-/// exit_status, output (what it printed), vmstat_start/vmstat_end ({name: value}),
-/// utime_ns, stime_ns, read_bytes and write_bytes.
+/// exit_status, output (what it printed), vmstat_start/vmstat_end ({name: value}), what its
+/// tasks did (job_end_ns, tasks, cpu_user_ns, cpu_sys_ns, rchar, wchar, read_bytes,
+/// write_bytes, throughput_bytes_per_s, min_flt, maj_flt, oom_kills) and breakdown
+/// ({part: ns}, the parts summing to its wall_ns). docs/results.md has the units.
 fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::CommandRecord>, transcript: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
     let names = memtwin_scenario::vm_item_names();
     records
@@ -198,10 +213,23 @@ fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::Command
             };
             d.set_item("vmstat_start", vm(r.vmstat_start)?)?;
             d.set_item("vmstat_end", vm(r.vmstat_end)?)?;
-            d.set_item("utime_ns", r.utime_ns)?;
-            d.set_item("stime_ns", r.stime_ns)?;
+            d.set_item("job_end_ns", r.job_end_ns)?;
+            d.set_item("tasks", r.tasks)?;
+            d.set_item("cpu_user_ns", r.cpu_user_ns)?;
+            d.set_item("cpu_sys_ns", r.cpu_sys_ns)?;
+            d.set_item("rchar", r.rchar)?;
+            d.set_item("wchar", r.wchar)?;
             d.set_item("read_bytes", r.read_bytes)?;
             d.set_item("write_bytes", r.write_bytes)?;
+            d.set_item("throughput_bytes_per_s", r.throughput_bytes_per_s)?;
+            d.set_item("min_flt", r.min_flt)?;
+            d.set_item("maj_flt", r.maj_flt)?;
+            d.set_item("oom_kills", r.oom_kills)?;
+            let b = PyDict::new(py);
+            for (name, ns) in r.breakdown.parts() {
+                b.set_item(name, ns)?;
+            }
+            d.set_item("breakdown", b)?;
             Ok(d)
         })
         .collect()

@@ -106,7 +106,8 @@ pub struct Series {
 }
 
 /// One top-level command of the script as it ran: where it started and ended in simulated
-/// time, what it printed and /proc/vmstat before and after (`vm_item_names()` order).
+/// time, what it printed, /proc/vmstat before and after (`vm_item_names()` order), and what
+/// its tasks did and where their time went (docs/results.md describes every field).
 #[derive(Clone, Debug, Default)]
 pub struct CommandRecord {
     /// Script line.
@@ -123,15 +124,28 @@ pub struct CommandRecord {
     pub output_end: usize,
     pub vmstat_start: Vec<u64>,
     pub vmstat_end: Vec<u64>,
-    /// CPU time (ns, user and system) of the shell's children that exited and were collected
-    /// during the command, as `time` reports it: a background job's counts where it is
-    /// waited for.
-    pub utime_ns: u64,
-    pub stime_ns: u64,
-    /// Storage I/O (/proc/PID/io read_bytes, write_bytes) of the children collected during
-    /// the command, counted the same way.
+    /// When the command's last task ended: `end_ns` for a foreground command, the job's
+    /// exit (or the end of the run, if it still ran) for `cmd &`.
+    pub job_end_ns: u64,
+    /// Tasks the command ran (0 for shell built-ins).
+    pub tasks: u32,
+    /// CPU time of its tasks, ns.
+    pub cpu_user_ns: u64,
+    pub cpu_sys_ns: u64,
+    /// Bytes its tasks passed through read(2) / write(2) (rchar, wchar).
+    pub rchar: u64,
+    pub wchar: u64,
+    /// Bytes its tasks made storage read / write (/proc/PID/io read_bytes, write_bytes).
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// max(rchar, wchar) per second of `breakdown.wall_ns` (what dd reports).
+    pub throughput_bytes_per_s: f64,
+    pub min_flt: u64,
+    pub maj_flt: u64,
+    /// Its tasks killed by the OOM killer.
+    pub oom_kills: u32,
+    /// Where the time from `start_ns` to `job_end_ns` went; the parts sum to `wall_ns`.
+    pub breakdown: memtwin_kernel::delayacct::Breakdown,
 }
 
 /// The /proc/vmstat field names, in the order of `CommandRecord::vmstat_start`/`vmstat_end`.
@@ -162,6 +176,9 @@ pub struct RunResult {
     /// Durations (ns) of every reclaim pass, [kswapd, direct], in the order they ended,
     /// across reboots (`ReclaimStats`).
     pub reclaim_passes: [Vec<u64>; 2],
+    /// /proc/pressure totals at the end of the run, µs: [io some, io full, memory some,
+    /// memory full, cpu some, cpu full] (since the last boot); None before Linux 4.20.
+    pub pressure_total_us: Option<[u64; 6]>,
 }
 
 /// Why a run could not start or go on.
@@ -345,6 +362,7 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
     let status = sh.run(&script)?;
     sh.guard.flush(&sh.k.transcript);
     let sim_seconds = sh.k.now as f64 / 1e9;
+    let pressure_total_us = sh.k.pressure_totals_us();
     let commands = std::mem::take(&mut sh.commands);
     let reclaim_passes = sh.take_reclaim_passes();
     Ok(RunResult {
@@ -358,6 +376,7 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
         kernel_profile,
         machine_toml,
         reclaim_passes,
+        pressure_total_us,
     })
 }
 

@@ -41,11 +41,10 @@ pub struct Shell {
     pub commands: Vec<CommandRecord>,
     next_tick: Ns,
     depth: u32,
-    /// Storage I/O of the children collected so far (for the command records).
-    children_read_bytes: u64,
-    children_write_bytes: u64,
     /// Reclaim passes of the kernels that a crash or reboot replaced.
     reclaim_passes: [Vec<u64>; 2],
+    /// Tasks of the commands being recorded: (task, index in `commands`).
+    task_records: Vec<(TaskId, usize)>,
     /// Limits and output streaming.
     pub(crate) guard: crate::guard::Guard,
 }
@@ -54,7 +53,7 @@ impl Shell {
     /// Every reclaim pass of the run, [kswapd, direct], the replaced kernels' first.
     pub fn take_reclaim_passes(&mut self) -> [Vec<u64>; 2] {
         let mut all = std::mem::take(&mut self.reclaim_passes);
-        for (a, now) in all.iter_mut().zip(std::mem::take(&mut self.k.reclaim_stats.passes)) {
+        for (a, now) in all.iter_mut().zip(std::mem::take(&mut self.k.reclaim.stats.passes)) {
             a.extend(now);
         }
         all
@@ -75,9 +74,8 @@ impl Shell {
             commands: Vec::new(),
             next_tick: 0,
             depth: 0,
-            children_read_bytes: 0,
-            children_write_bytes: 0,
             reclaim_passes: [Vec::new(), Vec::new()],
+            task_records: Vec::new(),
             guard: Default::default(),
         };
         s.vars.insert("HOME".into(), "/root".into());
@@ -102,6 +100,7 @@ impl Shell {
         for j in std::mem::take(&mut self.jobs) {
             self.k.kill(j, 143);
         }
+        self.account_all();
         self.sample_through(self.k.now);
         if self.series.t_s.last().is_some_and(|&t| t < self.k.now as f64 / NS_PER_SEC as f64) {
             // The last, partial second.
@@ -202,12 +201,41 @@ impl Shell {
             // bash reports a foreground job killed by SIGKILL.
             self.k.transcript.push_str("Killed\n");
         }
-        let t = &self.k.tasks[tid as usize];
-        let code = t.exit_code.unwrap_or(0);
-        self.children_read_bytes += t.read_bytes;
-        self.children_write_bytes += t.write_bytes;
+        let code = self.k.tasks[tid as usize].exit_code.unwrap_or(0);
+        self.account_task(tid);
         self.k.reap(tid);
         code
+    }
+
+    /// Add task `tid`'s accounting to the record of the command that ran it.
+    fn account_task(&mut self, tid: TaskId) {
+        let Some(i) = self.task_records.iter().position(|&(t, _)| t == tid) else { return };
+        let (_, ri) = self.task_records.swap_remove(i);
+        let a = self.k.task_acct(tid);
+        let oom = a.killed && self.k.tasks[tid as usize].exit_code == Some(137);
+        let rec = &mut self.commands[ri];
+        rec.tasks += 1;
+        rec.cpu_user_ns += a.utime_ns;
+        rec.cpu_sys_ns += a.stime_ns;
+        rec.rchar += a.rchar;
+        rec.wchar += a.wchar;
+        rec.read_bytes += a.read_bytes;
+        rec.write_bytes += a.write_bytes;
+        rec.min_flt += a.min_flt;
+        rec.maj_flt += a.maj_flt;
+        rec.oom_kills += oom as u32;
+        let wall = rec.breakdown.wall_ns;
+        rec.breakdown.add(&a.breakdown);
+        rec.breakdown.wall_ns = wall;
+        rec.job_end_ns = rec.job_end_ns.max(a.end_ns);
+        finish_breakdown(rec);
+    }
+
+    /// Account every task still alive (end of the run, or the machine going away).
+    fn account_all(&mut self) {
+        while let Some(&(tid, _)) = self.task_records.last() {
+            self.account_task(tid);
+        }
     }
 
     // ---- Lists ------------------------------------------------------------------------
@@ -273,11 +301,8 @@ impl Shell {
             output_end: self.k.transcript.len(),
             vmstat_start: memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect(),
             vmstat_end: Vec::new(),
-            // The counters now; end_record turns them into what the command added.
-            utime_ns: self.k.children_utime,
-            stime_ns: self.k.children_stime,
-            read_bytes: self.children_read_bytes,
-            write_bytes: self.children_write_bytes,
+            job_end_ns: self.k.now,
+            ..Default::default()
         });
     }
 
@@ -294,11 +319,8 @@ impl Shell {
                 _ => status,
             };
             rec.vmstat_end = memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect();
-            // A crash or reboot during the command restarts the kernel's counters: 0 then.
-            rec.utime_ns = self.k.children_utime.saturating_sub(rec.utime_ns);
-            rec.stime_ns = self.k.children_stime.saturating_sub(rec.stime_ns);
-            rec.read_bytes = self.children_read_bytes - rec.read_bytes;
-            rec.write_bytes = self.children_write_bytes - rec.write_bytes;
+            rec.job_end_ns = rec.job_end_ns.max(now);
+            finish_breakdown(rec);
         }
     }
 
@@ -311,6 +333,11 @@ impl Shell {
                 if let Some(tid) = self.start_simple(c)? {
                     self.jobs.push(tid);
                     self.last_bg_pid = Some(self.k.pid_of(tid));
+                    if self.depth > 0 {
+                        // A job started inside a loop or `if` runs beside the commands
+                        // that follow: it is not counted in any record.
+                        self.task_records.retain(|&(t, _)| t != tid);
+                    }
                 }
                 self.status = 0;
                 Ok(())
@@ -641,6 +668,9 @@ impl Shell {
     fn spawn(&mut self, c: &SimpleCommand, comm: &str, cmd: Cmd, out: Sink, err: Sink) -> Result<TaskId, Stop> {
         let cmdline = c.source.clone();
         let tid = self.k.spawn(comm, &cmdline, cmd, out, err);
+        if !self.commands.is_empty() {
+            self.task_records.push((tid, self.commands.len() - 1));
+        }
         if let Sink::Buffer(_) = out {
             // The last stdout redirection names the file data goes to.
             for r in c.redirects.iter().rev() {
@@ -658,6 +688,17 @@ impl Shell {
         }
         Ok(tid)
     }
+}
+
+/// Close a record's breakdown: its wall time runs from the start to the end of its last
+/// task (`job_end_ns`); whatever its tasks do not cover is the shell's own time.
+fn finish_breakdown(rec: &mut CommandRecord) {
+    let b = &mut rec.breakdown;
+    b.shell_ns = 0;
+    b.wall_ns = rec.job_end_ns.max(rec.end_ns).saturating_sub(rec.start_ns);
+    b.shell_ns = b.wall_ns.saturating_sub(b.sum());
+    let secs = b.wall_ns as f64 / 1e9;
+    rec.throughput_bytes_per_s = if secs > 0.0 { rec.rchar.max(rec.wchar) as f64 / secs } else { 0.0 };
 }
 
 // ---- crash and reboot ---------------------------------------------------------------------
@@ -687,11 +728,12 @@ impl Shell {
             // Whatever ran dies with the machine.
             self.jobs.clear();
         }
+        self.account_all();
         let at = self.k.now as f64 / NS_PER_SEC as f64;
         // Captured output written to a tmpfs is gone with it.
         let old = &self.k;
         self.captures.retain(|path, _| old.fs.mount_of(path).is_none_or(|m| !old.fs.mounts[m as usize].is_tmpfs()));
-        let old_passes = std::mem::take(&mut self.k.reclaim_stats.passes);
+        let old_passes = std::mem::take(&mut self.k.reclaim.stats.passes);
         for (all, old) in self.reclaim_passes.iter_mut().zip(old_passes) {
             all.extend(old);
         }

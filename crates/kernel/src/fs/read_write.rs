@@ -4,6 +4,7 @@
 
 use super::{normalize, parent_of, DirectWrite, Inode, OpenFile, RaState, Target};
 use crate::block::{Dir, ReqKind};
+use crate::delayacct::SysWork;
 use crate::mm::{MappingKind, Slot, PAGE_SIZE};
 use crate::task::Step;
 use crate::Kernel;
@@ -295,6 +296,14 @@ impl Kernel {
 
     /// read(2) of up to `len` bytes.
     pub fn sys_read(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
+        let r = self.do_sys_read(tid, fd, len);
+        if let Ok(p) = &r {
+            self.tasks[tid as usize].rchar += p.bytes;
+        }
+        r
+    }
+
+    fn do_sys_read(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let f = self.file_mut(tid, fd)?;
         let (target, pos, direct) = (f.target, f.pos, f.flags.direct);
         let cpu = self.machine.cpu_model.clone();
@@ -302,7 +311,7 @@ impl Kernel {
         match target {
             Target::Zero => {
                 // clear_user of the caller's buffer.
-                self.charge_sys(tid, ns_for(len, cpu.zero_bw));
+                self.charge_sys_for(tid, ns_for(len, cpu.zero_bw), SysWork::Copy);
                 Ok(IoProgress::done(len))
             }
             Target::Null => Ok(IoProgress { bytes: 0, wait: None, eof: true }),
@@ -380,11 +389,13 @@ impl Kernel {
                         self.page_cache_async_ra(tid, fd, m, index, size);
                     }
                     self.mark_page_accessed(p);
-                    self.charge_sys(tid, lookup_ns + ns_for(chunk, cpu_copy));
+                    self.charge_sys(tid, lookup_ns);
+                    self.charge_sys_for(tid, ns_for(chunk, cpu_copy), SysWork::Copy);
                     at += chunk;
                 }
-                Slot::Page(_) => {
+                Slot::Page(p) => {
                     let t = self.block.read_completion(m, index as u32).unwrap_or(self.now + 1);
+                    self.wait_on_page_reason(tid, m, index, p);
                     wait = Some(Step::SleepUntil { t, io: true });
                     break;
                 }
@@ -412,6 +423,14 @@ impl Kernel {
 
     /// write(2) of up to `len` bytes.
     pub fn sys_write(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
+        let r = self.do_sys_write(tid, fd, len);
+        if let Ok(p) = &r {
+            self.tasks[tid as usize].wchar += p.bytes;
+        }
+        r
+    }
+
+    fn do_sys_write(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let f = self.file_mut(tid, fd)?;
         let (target, pos, direct) = (f.target, f.pos, f.flags.direct);
         self.charge_sys(tid, self.machine.cpu_model.syscall_ns);
@@ -505,7 +524,8 @@ impl Kernel {
                 wait = Some(Step::SleepUntil { t, io: true });
                 break;
             }
-            self.charge_sys(tid, self.machine.cpu_model.page_cache_ns + ns_for(chunk, copy_bw));
+            self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
+            self.charge_sys_for(tid, ns_for(chunk, copy_bw), SysWork::Copy);
             self.write_mark_accessed(p);
             self.set_page_dirty(tid, p);
             at += chunk;
@@ -516,6 +536,7 @@ impl Kernel {
         // never throttled by balance_dirty_pages_ratelimited.
         if wait.is_none() && done > 0 && !self.mm.mappings[m as usize].swap_backed() {
             if let Some(pause) = self.balance_dirty_pages(tid) {
+                self.set_wait_reason(tid, crate::delayacct::WaitReason::DirtyThrottle);
                 wait = Some(Step::SleepUntil { t: self.now + pause, io: true });
             }
         }

@@ -48,6 +48,7 @@ impl Kernel {
             self.mm.pages.set_dirty(p);
             self.vm.inc(VmItem::Pgfault);
             self.memcg_count_fault(tid, false);
+            self.tasks[tid as usize].min_flt += 1;
             self.charge_sys(tid, fault_ns + zero_ns);
             done += 1;
         }

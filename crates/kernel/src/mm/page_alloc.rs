@@ -130,6 +130,7 @@ impl Kernel {
             .min(self.now + 100 * NS_PER_MS)
             .max(self.now + 1);
         self.reclaim.writeback_waiters.push(tid);
+        self.set_wait_reason(tid, crate::delayacct::WaitReason::ReclaimWait);
         Err(Step::SleepUntil { t: until, io: false })
     }
 

@@ -193,12 +193,13 @@ impl Kernel {
         self.filemap_add_page(m, index, p, true);
         self.vm.inc(VmItem::Pgmajfault);
         self.memcg_count_fault(tid, true);
+        self.tasks[tid as usize].maj_flt += 1;
         self.vm.inc(VmItem::Pswpin);
         self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
         let kind = self.swap_area_kind(slot).clone();
         let AreaKind::Block { dev, base } = kind else {
             // zram: decompress in the faulting task.
-            self.charge_sys(tid, ZRAM_DECOMPRESS_NS);
+            self.charge_sys_for(tid, ZRAM_DECOMPRESS_NS, crate::delayacct::SysWork::Zram);
             self.mm.pages.clear_locked(p);
             self.shmem_swapin_done(m, index, p);
             return Ok(self.now);
@@ -274,6 +275,7 @@ impl Kernel {
             Slot::Page(p) => {
                 if self.mm.pages.locked(p) {
                     let t = self.page_io_completion(m, index).unwrap_or(self.now + 1).max(self.now + 1);
+                    self.wait_on_page_reason(tid, m, index, p);
                     return Err(Step::SleepUntil { t, io: true });
                 }
                 let first_touch = !self.mm.pages.young(p) && !self.mm.pages.referenced(p);
@@ -306,6 +308,7 @@ impl Kernel {
                 if done <= self.now {
                     return self.touch(tid, m, index, write);
                 }
+                self.set_wait_reason(tid, crate::delayacct::WaitReason::Swapin);
                 Err(Step::SleepUntil { t: done, io: true })
             }
             Slot::Empty | Slot::Shadow(_) => {
@@ -323,6 +326,7 @@ impl Kernel {
                         self.mm.pages.set_dirty(p);
                         self.vm.inc(VmItem::Pgfault);
                         self.memcg_count_fault(tid, false);
+                        self.tasks[tid as usize].min_flt += 1;
                         let zero_ns = (PAGE_SIZE as f64 / self.machine.cpu_model.zero_bw * 1e9) as Ns;
                         self.charge_sys(tid, self.machine.cpu_model.page_fault_ns + zero_ns);
                         Ok(())
@@ -357,6 +361,7 @@ impl Kernel {
         self.vm.inc(VmItem::Pgmajfault);
         self.vm.inc(VmItem::Pgfault);
         self.memcg_count_fault(tid, true);
+        self.tasks[tid as usize].maj_flt += 1;
         let s = &mut self.mm.mappings[m as usize];
         if s.mmap_miss < MMAP_LOTSAMISS * 10 {
             s.mmap_miss += 1;
@@ -418,6 +423,9 @@ impl Kernel {
             done_at = done_at.max(self.fault_submit(tid, dev, m, base, s, k));
         }
         let t = self.block.read_completion(m, want as u32).unwrap_or(done_at).max(self.now + 1);
+        if let Slot::Page(p) = self.mm.mappings[m as usize].slot(want) {
+            self.wait_on_page_reason(tid, m, want, p);
+        }
         Err(Step::SleepUntil { t, io: true })
     }
 

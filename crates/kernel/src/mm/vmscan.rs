@@ -323,6 +323,7 @@ impl Kernel {
         let wait = grant - now;
         if let Some(t) = tid {
             self.tasks[t as usize].lock_wait_ns += wait;
+            self.note_lock_wait(t, wait);
         }
         wait
     }
@@ -1052,7 +1053,7 @@ pub struct Kswapd {
 impl Program for Kswapd {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         if let Some(path) = k.reclaim.take_done(me) {
-            return self.after_pass(k, path.sc);
+            return self.after_pass(k, me, path.sc);
         }
         let w = k.mm.wmark;
         if k.mm.nr_free() > w.high {
@@ -1086,7 +1087,7 @@ impl Program for Kswapd {
 
 impl Kswapd {
     /// balance_pgdat after one kswapd_shrink_node pass.
-    fn after_pass(&mut self, k: &mut Kernel, sc: ScanControl) -> Step {
+    fn after_pass(&mut self, k: &mut Kernel, me: TaskId, sc: ScanControl) -> Step {
         if sc.nr_reclaimed > 0 {
             k.wake_writeback_waiters();
         }
@@ -1108,11 +1109,14 @@ impl Kswapd {
             } else {
                 cap
             };
+            // Still inside balance_pgdat's psi_memstall_enter section.
+            k.set_wait_reason(me, crate::delayacct::WaitReason::ReclaimWait);
             return Step::SleepUntil { t: until.max(k.now + 1), io: false };
         }
         if sc.nr_reclaimed == 0 && sc.nr_congested > 0 {
             // The swap device is saturated: wait for a request to complete.
             let until = k.block.next_completion().unwrap_or(k.now + 10 * NS_PER_MS);
+            k.set_wait_reason(me, crate::delayacct::WaitReason::ReclaimWait);
             return Step::SleepUntil { t: until.max(k.now + 1), io: true };
         }
         if sc.nr_reclaimed == 0 && exhausted {

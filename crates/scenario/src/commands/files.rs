@@ -130,6 +130,8 @@ enum CatSource {
     Cgroup(String),
     /// /proc/PID/cgroup (None: /proc/self).
     ProcCgroup(Option<u32>),
+    /// /proc/pressure/{cpu,memory,io} (absent before 4.20).
+    ProcPressure(&'static str),
 }
 
 pub struct Cat {
@@ -164,6 +166,9 @@ impl Cat {
             let s = match p.as_str() {
                 "/proc/meminfo" => CatSource::ProcMeminfo,
                 "/proc/vmstat" => CatSource::ProcVmstat,
+                "/proc/pressure/cpu" => CatSource::ProcPressure("cpu"),
+                "/proc/pressure/memory" => CatSource::ProcPressure("memory"),
+                "/proc/pressure/io" => CatSource::ProcPressure("io"),
                 x if x.starts_with("/proc/sys/") => CatSource::ProcSys(x["/proc/sys/".len()..].replace('/', ".")),
                 "/proc/self/cgroup" => CatSource::ProcCgroup(None),
                 x if x.starts_with("/proc/") && x.ends_with("/cgroup") && x[6..x.len() - 7].parse::<u32>().is_ok() => {
@@ -171,7 +176,7 @@ impl Cat {
                 }
                 x if super::cgroup::is_cgroup_path(x) => CatSource::Cgroup(x.to_string()),
                 x if x.starts_with("/proc/") => {
-                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/sys/..., /proc/PID/cgroup, /proc/self/cgroup)"))
+                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/pressure/{{cpu,memory,io}}, /proc/sys/..., /proc/PID/cgroup, /proc/self/cgroup)"))
                 }
                 x => match captures.get(x) {
                     Some(&b) => CatSource::Capture(b),
@@ -241,6 +246,13 @@ impl Program for Cat {
                     let t = k.vmstat().render();
                     k.print(me, &t);
                 }
+                CatSource::ProcPressure(res) => match k.pressure(res) {
+                    Some(t) => k.print(me, &t),
+                    None => {
+                        k.eprint(me, &format!("cat: /proc/pressure/{res}: No such file or directory\n"));
+                        self.status = 1;
+                    }
+                },
                 CatSource::ProcSys(name) => match k.sysctl.get(name) {
                     Ok(v) => k.print(me, &format!("{v}\n")),
                     Err(_) => {
