@@ -62,6 +62,12 @@ pub struct Task {
     /// Storage I/O caused (/proc/PID/io read_bytes, write_bytes).
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Bytes passed through read()/write() and the calls made (/proc/PID/io rchar, wchar,
+    /// syscr, syscw).
+    pub rchar: u64,
+    pub wchar: u64,
+    pub syscr: u64,
+    pub syscw: u64,
     pub swapin_delay: u64,
     /// balance_dirty_pages state: pages dirtied since the last check.
     pub nr_dirtied: u64,
@@ -109,6 +115,10 @@ impl Task {
             end: 0,
             read_bytes: 0,
             write_bytes: 0,
+            rchar: 0,
+            wchar: 0,
+            syscr: 0,
+            syscw: 0,
             swapin_delay: 0,
             nr_dirtied: 0,
             last_dirtied: 0,

@@ -123,8 +123,8 @@ enum CatSource {
     File(String),
     /// Output captured from an earlier command's redirection.
     Capture(u32),
-    ProcMeminfo,
-    ProcVmstat,
+    /// A /proc or /sys file rendered from the model (commands/procfiles.rs).
+    Proc(String),
     ProcSys(String),
 }
 
@@ -158,11 +158,10 @@ impl Cat {
             }
             let p = normalize(cwd, a);
             let s = match p.as_str() {
-                "/proc/meminfo" => CatSource::ProcMeminfo,
-                "/proc/vmstat" => CatSource::ProcVmstat,
                 x if x.starts_with("/proc/sys/") => CatSource::ProcSys(x["/proc/sys/".len()..].replace('/', ".")),
-                x if x.starts_with("/proc/") => {
-                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/sys/...)"))
+                x if x.starts_with("/proc/") || x.starts_with("/sys/") => {
+                    super::procfiles::check(x, None)?;
+                    CatSource::Proc(x.to_string())
                 }
                 x => match captures.get(x) {
                     Some(&b) => CatSource::Capture(b),
@@ -224,13 +223,16 @@ impl Program for Cat {
         }
         while self.cur < self.sources.len() {
             match &self.sources[self.cur] {
-                CatSource::ProcMeminfo => {
-                    let t = k.meminfo().render();
-                    k.print(me, &t);
-                }
-                CatSource::ProcVmstat => {
-                    let t = k.vmstat().render();
-                    k.print(me, &t);
+                CatSource::Proc(path) => {
+                    let checked = super::procfiles::check(path, Some(k.machine.kernel));
+                    match checked.and_then(|()| super::procfiles::read(k, me, path)) {
+                        Ok(t) => k.print(me, &t),
+                        Err(e) => {
+                            let e = if e.ends_with('\n') { e } else { format!("{e}\n") };
+                            k.eprint(me, &e);
+                            self.status = 1;
+                        }
+                    }
                 }
                 CatSource::ProcSys(name) => match k.sysctl.get(name) {
                     Ok(v) => k.print(me, &format!("{v}\n")),
@@ -394,6 +396,10 @@ pub struct Echo {
 }
 
 impl Echo {
+    /// A write whose text goes nowhere (a /proc file that takes it and does nothing visible).
+    pub fn silent() -> Echo {
+        Echo { text: String::new() }
+    }
     pub fn new(args: &[String]) -> Echo {
         let (newline, rest) = match args.first().map(|s| s.as_str()) {
             Some("-n") => (false, &args[1..]),

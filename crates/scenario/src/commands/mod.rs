@@ -8,8 +8,11 @@ mod dd;
 mod files;
 mod fio;
 mod fs_admin;
+mod memtools;
 mod monitor;
 mod net;
+mod procfiles;
+mod stress;
 mod swapdemo;
 mod sysctl;
 
@@ -23,7 +26,8 @@ pub const SUPPORTED: &[&str] = &[
     "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iotop", "top",
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
-    "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog",
+    "dmesg", "ps", "uptime", "nproc", "kill", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -52,12 +56,25 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "swapoff" | "swapon" | "mkswap" | "zramctl" => sysctl::Swap::parse(name, args, cwd).map(|d| Box::new(d) as Cmd),
         "swapdemo" => swapdemo::Swapdemo::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "memhog" => swapdemo::Memhog::parse(args).map(|(d, _)| Box::new(d) as Cmd),
+        "dmesg" => memtools::Dmesg::parse(args).map(|d| Box::new(d) as Cmd),
+        "ps" => memtools::Ps::parse(args).map(|d| Box::new(d) as Cmd),
+        "uptime" => memtools::Uptime::parse(args).map(|d| Box::new(d) as Cmd),
+        "nproc" => memtools::Nproc::parse(args).map(|d| Box::new(d) as Cmd),
+        "kill" => memtools::Kill::parse(args).map(|d| Box::new(d) as Cmd),
+        "fallocate" => memtools::SetSize::parse("fallocate", args, cwd).map(|d| Box::new(d) as Cmd),
+        "truncate" => memtools::SetSize::parse("truncate", args, cwd).map(|d| Box::new(d) as Cmd),
+        "chmod" => memtools::Chmod::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "du" => memtools::Du::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "stress-ng" | "stress" => stress::StressVm::parse(name, args).map(|d| Box::new(d) as Cmd),
         _ => Err(format!("unknown command '{name}' (supported: {})", SUPPORTED.join(", "))),
     }
 }
 
 /// The name a command's task shows in ps/top (`memhog --comm NAME`).
 pub fn comm_of(name: &str, args: &[String]) -> String {
+    if name == "stress-ng" || name == "stress" {
+        return name.to_string();
+    }
     if name == "memhog" {
         if let Ok((_, comm)) = swapdemo::Memhog::parse(args) {
             return comm;
@@ -68,6 +85,16 @@ pub fn comm_of(name: &str, args: &[String]) -> String {
 
 /// `echo VALUE > /proc/sys/...`: a write to a sysctl file.
 pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
+    if path.starts_with("/sys/kernel/mm/transparent_hugepage/") {
+        return Err(format!(
+            "cannot write to '{path}': transparent huge pages are not modelled (every mapping uses 4 KiB pages, as with 'never')"
+        ));
+    }
+    if path == "/proc/sys/vm/compact_memory" {
+        // sysctl_compaction_handler -> compact_nodes: the model has no per-order free lists,
+        // so there is no fragmentation to undo; nothing migrates and no compact_* counts.
+        return Ok(Box::new(files::Echo::silent()));
+    }
     let Some(rest) = path.strip_prefix("/proc/sys/") else {
         return Err(format!("cannot write to '{path}' (only /proc/sys/... files are writable)"));
     };

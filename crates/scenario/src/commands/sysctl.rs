@@ -65,6 +65,13 @@ fn apply(k: &mut Kernel, me: TaskId, name: &str, value: &str) -> Result<(), Stri
         "vm.drop_caches" => {
             let what: u32 = value.trim().parse().unwrap_or(0);
             let freed = k.drop_caches(what);
+            // drop_caches_sysctl_handler (fs/drop_caches.c, 4.x+): "%s (%d): drop_caches: %d"
+            // once per writer; 2.6.x dropped silently.
+            if !matches!(k.machine.kernel, memtwin_machine::KernelProfile::Linux2639 | memtwin_machine::KernelProfile::Linux24) {
+                let (comm, pid) = (k.tasks[me as usize].comm.clone(), k.tasks[me as usize].pid);
+                let comm = if comm == "echo" { "bash".to_string() } else { comm };
+                k.printk(memtwin_kernel::printk::KERN_INFO, &format!("{comm} ({pid}): drop_caches: {what}"));
+            }
             // Walking the inodes and freeing each page costs the writer CPU time.
             let per_page = k.machine.cpu_model.page_cache_ns + k.machine.cpu_model.page_alloc_ns;
             k.charge_sys(me, freed * per_page);
@@ -143,8 +150,10 @@ pub struct Swap {
 enum SwapOp {
     /// swapon -a / swapon [-p PRIO] PATH
     On { path: Option<String>, prio: Option<i32> },
-    /// swapon --show / -s
+    /// swapon --show (libsmartcols table)
     Show,
+    /// swapon -s / --summary (the deprecated /proc/swaps-like list)
+    Summary,
     /// swapoff -a / swapoff PATH
     Off { path: Option<String> },
     Mkswap { path: String },
@@ -163,11 +172,13 @@ impl Swap {
                 let mut prio = None;
                 let mut all = false;
                 let mut show = false;
+                let mut summary = false;
                 let mut it = args.iter();
                 while let Some(a) = it.next() {
                     match a.as_str() {
                         "-a" | "--all" => all = true,
-                        "-s" | "--summary" | "--show" if name == "swapon" => show = true,
+                        "--show" if name == "swapon" => show = true,
+                        "-s" | "--summary" if name == "swapon" => summary = true,
                         "-p" | "--priority" if name == "swapon" => {
                             prio = Some(it.next().and_then(|v| v.parse::<i32>().ok()).ok_or("swapon: -p needs a priority (-1..32767)")?);
                         }
@@ -175,7 +186,9 @@ impl Swap {
                         p => path = Some(abs(p)),
                     }
                 }
-                if show {
+                if summary {
+                    SwapOp::Summary
+                } else if show {
                     SwapOp::Show
                 } else if !all && path.is_none() {
                     return Err(format!("{name}: nothing to do: give -a or a device/file"));
@@ -235,16 +248,29 @@ impl Program for Swap {
                 SwapOp::On { path, prio } => {
                     let (path, prio) = (path.clone(), *prio);
                     let mut n = 0;
-                    for a in k.swap_areas.iter_mut() {
+                    let mut switched = Vec::new();
+                    let mut busy = Vec::new();
+                    for (i, a) in k.swap_areas.iter_mut().enumerate() {
                         if path.as_ref().is_none_or(|p| *p == a.name) {
                             if !a.active {
                                 a.active = true;
                                 if let Some(pr) = prio {
                                     a.priority = pr;
                                 }
+                                switched.push(i);
+                            } else if path.is_some() {
+                                // sys_swapon on an active area: EBUSY.
+                                busy.push(a.name.clone());
                             }
                             n += 1;
                         }
+                    }
+                    for i in switched {
+                        k.log_swapon(i);
+                    }
+                    for name in busy {
+                        k.eprint(me, &format!("swapon: {name}: swapon failed: Device or resource busy\n"));
+                        self.status = 255;
                     }
                     if let (Some(p), 0) = (&path, n) {
                         k.eprint(me, &format!("swapon: {p}: read swap header failed\n"));
@@ -253,11 +279,26 @@ impl Program for Swap {
                     return Step::Exit(self.status);
                 }
                 SwapOp::Show => {
-                    let mut t = String::from("NAME      TYPE       SIZE USED PRIO\n");
-                    for a in k.swap_areas.iter().filter(|a| a.active) {
-                        let ty = if a.name.starts_with("/dev/") { "partition" } else { "file" };
-                        t.push_str(&format!("{:<9} {:<9} {:>5} {:>4} {:>4}\n", a.name, ty, human_iec(a.pages * 4096), human_iec(a.used * 4096), a.priority));
+                    let rows: Vec<Vec<String>> = k
+                        .swap_areas
+                        .iter()
+                        .filter(|a| a.active)
+                        .map(|a| {
+                            let ty = if a.name.starts_with("/dev/") { "partition" } else { "file" };
+                            vec![a.name.clone(), ty.to_string(), human_iec(a.pages * 4096), human_iec(a.used * 4096), a.priority.to_string()]
+                        })
+                        .collect();
+                    // util-linux prints nothing at all when no swap is active.
+                    if !rows.is_empty() {
+                        let t = memtwin_tools::smartcols(&["NAME", "TYPE", "SIZE", "USED", "PRIO"], &[false, false, true, true, true], &rows);
+                        k.print(me, &t);
                     }
+                    return Step::Exit(0);
+                }
+                SwapOp::Summary => {
+                    // util-linux display_summary: "the same formatting as the kernel for
+                    // /proc/swaps" (the 5.x+ layout), header included.
+                    let t = super::procfiles::proc_swaps(k, true);
                     k.print(me, &t);
                     return Step::Exit(0);
                 }
@@ -309,6 +350,12 @@ impl Program for Swap {
                     let (size, alg) = (*size, alg.clone());
                     k.zram_disks.push((size, alg));
                     let n = k.zram_disks.len() - 1;
+                    // zram_add and disksize_store (drivers/block/zram): the device appears,
+                    // then its capacity (set_capacity_and_notify, in 512-byte sectors).
+                    if !matches!(k.machine.kernel, memtwin_machine::KernelProfile::Linux2639 | memtwin_machine::KernelProfile::Linux24) {
+                        k.printk(memtwin_kernel::printk::KERN_INFO, &format!("zram: Added device: zram{n}"));
+                        k.printk(memtwin_kernel::printk::KERN_INFO, &format!("zram{n}: detected capacity change from 0 to {}", size / 512));
+                    }
                     k.print(me, &format!("/dev/zram{n}\n"));
                     return Step::Exit(0);
                 }

@@ -1,0 +1,458 @@
+//! The memory and process tools of tutorials and runbooks: dmesg, ps, uptime, nproc, kill,
+//! fallocate, truncate, chmod, du. They read the model (or change a file's size) and print
+//! what util-linux, procps-ng and coreutils print.
+
+use memtwin_kernel::fs::{normalize, OpenFlags};
+use memtwin_kernel::{Kernel, Program, Step, TaskId};
+use memtwin_tools::{DmesgOptions, DmesgRecord, PsOptions, PsTaskExtra};
+
+/// Wall-clock time of day at boot (10:00:00, as top shows), on 2026-11-23.
+pub const BOOT_WALL_CLOCK_S: u64 = 10 * 3600;
+const BOOT_EPOCH_S: u64 = 1_795_428_000 - 1_795_428_000 % 86400 + BOOT_WALL_CLOCK_S;
+
+/// Cost of reading /proc for one listing.
+const PROC_READ_NS: u64 = 200_000;
+
+// ---- dmesg ------------------------------------------------------------------------------
+
+pub struct Dmesg {
+    o: DmesgOptions,
+}
+
+impl Dmesg {
+    pub fn parse(args: &[String]) -> Result<Dmesg, String> {
+        Ok(Dmesg { o: memtwin_tools::parse_dmesg_args(args)? })
+    }
+}
+
+impl Program for Dmesg {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        k.charge_sys(me, PROC_READ_NS);
+        if !self.o.clear_only {
+            let recs: Vec<DmesgRecord> = k.log.records.iter().map(|r| DmesgRecord { ts_ns: r.ts, level: r.level, text: &r.text }).collect();
+            let text = memtwin_tools::dmesg(&recs, &self.o, BOOT_EPOCH_S);
+            k.print(me, &text);
+        }
+        if self.o.clear_only || self.o.clear_after {
+            // syslog(SYSLOG_ACTION_CLEAR / READ_CLEAR).
+            k.log.clear();
+        }
+        Step::Exit(0)
+    }
+}
+
+// ---- ps, uptime, nproc --------------------------------------------------------------------
+
+pub struct Ps {
+    o: PsOptions,
+}
+
+impl Ps {
+    pub fn parse(args: &[String]) -> Result<Ps, String> {
+        Ok(Ps { o: memtwin_tools::parse_ps_args(args)? })
+    }
+}
+
+/// What ps reads beside the snapshot: parent, terminal, session and foreground flags.
+/// The scenario's shell is not a task of the model: its children show PPID 1 and the
+/// terminal pts/0; init is the session leader on no terminal; ps itself runs in the
+/// foreground.
+fn ps_extra(k: &Kernel, s: &memtwin_procfs::Snapshot, me: TaskId) -> Vec<PsTaskExtra> {
+    let my_pid = k.tasks[me as usize].pid;
+    s.tasks
+        .iter()
+        .map(|t| {
+            let user_cmd = !t.kthread && t.pid != 1;
+            PsTaskExtra {
+                ppid: if t.kthread || t.pid == 1 { 0 } else { 1 },
+                tty: if user_cmd { Some("pts/0".into()) } else { None },
+                session_leader: t.pid == 1,
+                foreground: t.pid == my_pid,
+            }
+        })
+        .collect()
+}
+
+impl Program for Ps {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let s = k.snapshot();
+        let extra = ps_extra(k, &s, me);
+        let text = memtwin_tools::ps(&s, &extra, &self.o, BOOT_WALL_CLOCK_S);
+        k.print(me, &text);
+        k.charge_sys(me, PROC_READ_NS * s.tasks.len() as u64 / 8);
+        // ps exits 1 when a -p / -C selection matched nothing.
+        let selected = s.tasks.iter().any(|t| self.o.pids.contains(&t.pid) || self.o.names.contains(&t.comm));
+        if (!self.o.pids.is_empty() || !self.o.names.is_empty()) && !selected {
+            return Step::Exit(1);
+        }
+        Step::Exit(0)
+    }
+}
+
+pub struct Uptime;
+
+impl Uptime {
+    pub fn parse(args: &[String]) -> Result<Uptime, String> {
+        match args.first() {
+            None => Ok(Uptime),
+            Some(a) => Err(format!("uptime: unsupported argument '{a}' (uptime takes no arguments here)")),
+        }
+    }
+}
+
+impl Program for Uptime {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let s = k.snapshot();
+        let wall = BOOT_WALL_CLOCK_S + k.now / 1_000_000_000;
+        let text = memtwin_tools::uptime_line(&s, wall, 1);
+        k.print(me, &text);
+        Step::Exit(0)
+    }
+}
+
+pub struct Nproc {
+    all: bool,
+}
+
+impl Nproc {
+    pub fn parse(args: &[String]) -> Result<Nproc, String> {
+        let mut all = false;
+        for a in args {
+            match a.as_str() {
+                "--all" => all = true,
+                o => return Err(format!("nproc: unsupported argument '{o}' (supported: nproc [--all])")),
+            }
+        }
+        Ok(Nproc { all })
+    }
+}
+
+impl Program for Nproc {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let _ = self.all; // Every CPU of the machine is online and allowed.
+        let n = k.machine.cpus;
+        k.print(me, &format!("{n}\n"));
+        Step::Exit(0)
+    }
+}
+
+// ---- kill -------------------------------------------------------------------------------
+
+pub struct Kill {
+    sig: i32,
+    pids: Vec<u32>,
+    /// `%N` operands the shell could not resolve (no such job when the command ran).
+    bad_jobs: Vec<String>,
+}
+
+const KILL_USAGE: &str = "kill [-9|-KILL|-15|-TERM|-s SIGNAL] PID|%JOB...";
+
+fn signal_number(s: &str) -> Option<i32> {
+    let s = s.strip_prefix("SIG").unwrap_or(s);
+    Some(match s {
+        "9" | "KILL" => 9,
+        "15" | "TERM" => 15,
+        "2" | "INT" => 2,
+        "1" | "HUP" => 1,
+        _ => return None,
+    })
+}
+
+impl Kill {
+    /// `%N` operands are replaced by their pids by the shell before this is called.
+    pub fn parse(args: &[String]) -> Result<Kill, String> {
+        let mut sig = 15;
+        let mut pids = Vec::new();
+        let mut bad_jobs = Vec::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            if a == "-s" {
+                let v = it.next().ok_or(format!("kill: -s: option requires an argument ({KILL_USAGE})"))?;
+                sig = signal_number(v).ok_or(format!("kill: {v}: invalid signal specification (modelled: KILL, TERM, INT, HUP)"))?;
+            } else if let Some(s) = a.strip_prefix('-') {
+                sig = signal_number(s).ok_or(format!("kill: {s}: invalid signal specification (modelled: KILL, TERM, INT, HUP)"))?;
+            } else if a.starts_with('%') {
+                if a[1..].parse::<u32>().is_err() {
+                    return Err(format!("kill: {a}: no such job (jobs are %1, %2, ...)"));
+                }
+                bad_jobs.push(a.clone());
+            } else {
+                pids.push(a.parse().map_err(|_| format!("kill: {a}: arguments must be process or job IDs"))?);
+            }
+        }
+        if pids.is_empty() && bad_jobs.is_empty() {
+            return Err(format!("kill: usage: {KILL_USAGE}"));
+        }
+        Ok(Kill { sig, pids, bad_jobs })
+    }
+}
+
+impl Program for Kill {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let mut status = 0;
+        for j in &self.bad_jobs {
+            k.eprint(me, &format!("bash: kill: {j}: no such job\n"));
+            status = 1;
+        }
+        for &pid in &self.pids {
+            let target = (0..k.tasks.len()).find(|&i| k.tasks[i].pid == pid && k.tasks[i].exit_code.is_none() && !k.tasks[i].reaped);
+            match target {
+                Some(t) if k.tasks[t].kthread => {
+                    // Kernel threads ignore signals; kill(2) succeeds.
+                }
+                Some(t) => {
+                    // The simulated programs install no handlers: every modelled signal is
+                    // fatal, the status is 128 + the signal number.
+                    k.kill(t as TaskId, 128 + self.sig);
+                }
+                None => {
+                    k.eprint(me, &format!("bash: kill: ({pid}) - No such process\n"));
+                    status = 1;
+                }
+            }
+        }
+        Step::Exit(status)
+    }
+}
+
+// ---- fallocate, truncate, chmod, du -----------------------------------------------------
+
+/// Sizes as util-linux and coreutils take them for -l / -s: K, M, G (1024s), KB, MB (1000s),
+/// KiB, MiB, ...
+fn parse_size(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let end = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let n: u64 = s[..end].parse().ok()?;
+    let mult: u64 = match &s[end..] {
+        "" => 1,
+        "K" | "k" | "KiB" => 1 << 10,
+        "M" | "m" | "MiB" => 1 << 20,
+        "G" | "g" | "GiB" => 1 << 30,
+        "T" | "t" | "TiB" => 1 << 40,
+        "KB" | "kB" => 1000,
+        "MB" => 1000_000,
+        "GB" => 1000_000_000,
+        _ => return None,
+    };
+    n.checked_mul(mult)
+}
+
+/// fallocate -l SIZE FILE (util-linux) and truncate -s SIZE FILE (coreutils): give a file
+/// its size. fallocate reserves the blocks (counted in df at once); truncate makes a
+/// sparse file. Neither touches the page cache.
+pub struct SetSize {
+    tool: &'static str,
+    size: u64,
+    path: String,
+    given: String,
+    done: bool,
+}
+
+impl SetSize {
+    pub fn parse(tool: &'static str, args: &[String], cwd: &str) -> Result<SetSize, String> {
+        let flag = if tool == "fallocate" { "-l" } else { "-s" };
+        let usage = format!("{tool} {flag} SIZE FILE");
+        let mut size = None;
+        let mut path = None;
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let v = if a == flag || (tool == "fallocate" && a == "--length") || (tool == "truncate" && a == "--size") {
+                Some(it.next().ok_or(format!("{tool}: option requires an argument -- '{}' ({usage})", &flag[1..]))?.clone())
+            } else if let Some(v) = a.strip_prefix(flag).filter(|v| !v.is_empty()) {
+                Some(v.to_string())
+            } else if let Some(v) = a.strip_prefix(if tool == "fallocate" { "--length=" } else { "--size=" }) {
+                Some(v.to_string())
+            } else if a.starts_with('-') && a.len() > 1 {
+                return Err(format!("{tool}: unsupported option '{a}' ({usage})"));
+            } else {
+                if path.is_some() {
+                    return Err(format!("{tool}: unexpected number of arguments ({usage})"));
+                }
+                path = Some(a.clone());
+                None
+            };
+            if let Some(v) = v {
+                size = Some(parse_size(&v).ok_or(if tool == "fallocate" {
+                    format!("fallocate: invalid length value specified")
+                } else {
+                    format!("truncate: Invalid number: '{v}'")
+                })?);
+            }
+        }
+        let size = size.ok_or(if tool == "fallocate" { "fallocate: no length argument specified".to_string() } else { "truncate: you must specify either '--size' or '--reference'".to_string() })?;
+        let given = path.ok_or(format!("{tool}: no filename specified ({usage})"))?;
+        if size == 0 && tool == "fallocate" {
+            return Err("fallocate: invalid length value specified".into());
+        }
+        Ok(SetSize { tool, size, path: normalize(cwd, &given), given, done: false })
+    }
+}
+
+impl Program for SetSize {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.done {
+            return Step::Exit(0);
+        }
+        self.done = true;
+        let fd = match k.sys_open(me, &self.path, OpenFlags { write: true, create: true, ..Default::default() }) {
+            Ok((fd, _)) => fd,
+            Err(e) => {
+                let msg = if self.tool == "fallocate" {
+                    format!("fallocate: cannot open {}: {}\n", self.given, e.strerror())
+                } else {
+                    format!("truncate: cannot open '{}' for writing: {}\n", self.given, e.strerror())
+                };
+                k.eprint(me, &msg);
+                return Step::Exit(1);
+            }
+        };
+        let r = if self.tool == "fallocate" { k.sys_fallocate(me, fd, self.size) } else { k.sys_ftruncate(me, fd, self.size) };
+        let _ = k.sys_close(me, fd);
+        match r {
+            Ok(wait) => match wait {
+                Some(t) if t > k.now => Step::SleepUntil { t, io: true },
+                _ => Step::Cpu { user: 0, sys: 20_000 },
+            },
+            Err(e) => {
+                let msg = if self.tool == "fallocate" {
+                    format!("fallocate: fallocate failed: {}\n", e.strerror())
+                } else {
+                    format!("truncate: failed to truncate '{}' at {} bytes: {}\n", self.given, self.size, e.strerror())
+                };
+                k.eprint(me, &msg);
+                Step::Exit(1)
+            }
+        }
+    }
+}
+
+/// chmod MODE FILE...: permissions have no effect on memory; the files must exist.
+pub struct Chmod {
+    paths: Vec<(String, String)>,
+}
+
+impl Chmod {
+    pub fn parse(args: &[String], cwd: &str) -> Result<Chmod, String> {
+        let mut it = args.iter().filter(|a| !matches!(a.as_str(), "-R" | "-v" | "-f"));
+        let mode = it.next().ok_or("chmod: missing operand")?;
+        let ok_mode = mode.chars().all(|c| c.is_digit(8)) || mode.chars().all(|c| "ugoa+-=rwxXst,".contains(c));
+        if !ok_mode {
+            return Err(format!("chmod: invalid mode: '{mode}'"));
+        }
+        let paths: Vec<(String, String)> = it.map(|p| (normalize(cwd, p), p.clone())).collect();
+        if paths.is_empty() {
+            return Err(format!("chmod: missing operand after '{mode}'"));
+        }
+        Ok(Chmod { paths })
+    }
+}
+
+impl Program for Chmod {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let mut status = 0;
+        for (p, given) in &self.paths {
+            if !k.fs.exists(p) {
+                k.eprint(me, &format!("chmod: cannot access '{given}': No such file or directory\n"));
+                status = 1;
+            }
+        }
+        Step::Exit(status)
+    }
+}
+
+/// du [-s] [-h] [-k] PATH...: blocks allocated to files (1 KiB units, or -h sizes).
+pub struct Du {
+    human: bool,
+    summarize: bool,
+    apparent: bool,
+    paths: Vec<(String, String)>,
+}
+
+impl Du {
+    pub fn parse(args: &[String], cwd: &str) -> Result<Du, String> {
+        let mut d = Du { human: false, summarize: false, apparent: false, paths: Vec::new() };
+        for a in args {
+            if a == "--apparent-size" {
+                d.apparent = true;
+            } else if let Some(fl) = a.strip_prefix('-').filter(|f| !f.is_empty() && !f.starts_with('-')) {
+                for c in fl.chars() {
+                    match c {
+                        'h' => d.human = true,
+                        's' => d.summarize = true,
+                        'k' => d.human = false,
+                        c => return Err(format!("du: unsupported option '-{c}' (supported: -s, -h, -k, --apparent-size)")),
+                    }
+                }
+            } else if a.starts_with('-') {
+                return Err(format!("du: unrecognized option '{a}' (supported: -s, -h, -k, --apparent-size)"));
+            } else {
+                d.paths.push((normalize(cwd, a), a.clone()));
+            }
+        }
+        if d.paths.is_empty() {
+            d.paths.push((normalize(cwd, "."), ".".into()));
+        }
+        Ok(d)
+    }
+}
+
+/// coreutils human_ceiling with -h: "1.0G", "512M", "4.0K", "0".
+fn du_human(bytes: u64) -> String {
+    if bytes == 0 {
+        return "0".into();
+    }
+    let units = ["", "K", "M", "G", "T", "P"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        return format!("{bytes}");
+    }
+    if v < 10.0 {
+        let r = (v * 10.0).ceil() / 10.0;
+        if r < 10.0 {
+            return format!("{r:.1}{}", units[u]);
+        }
+    }
+    format!("{}{}", v.ceil() as u64, units[u])
+}
+
+impl Program for Du {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let mut status = 0;
+        for (p, given) in self.paths.clone() {
+            let st = match k.sys_stat(&p) {
+                Ok(s) => s,
+                Err(e) => {
+                    k.eprint(me, &format!("du: cannot access '{given}': {}\n", e.strerror()));
+                    status = 1;
+                    continue;
+                }
+            };
+            let mut entries: Vec<(String, u64)> = Vec::new();
+            let mut total = if self.apparent { st.size } else { st.blocks * 512 };
+            if st.kind == memtwin_kernel::fs::FileKind::Directory {
+                if let Ok(list) = k.sys_readdir(&p) {
+                    for (name, s) in list {
+                        let b = if self.apparent { s.size } else { s.blocks * 512 };
+                        total += b;
+                        if !self.summarize && s.kind == memtwin_kernel::fs::FileKind::Directory {
+                            entries.push((format!("{}/{}", given.trim_end_matches('/'), name), b));
+                        }
+                    }
+                }
+            }
+            let fmt = |b: u64| if self.human { du_human(b) } else { b.div_ceil(1024).to_string() };
+            let mut out = String::new();
+            for (n, b) in entries {
+                out.push_str(&format!("{}\t{n}\n", fmt(b)));
+            }
+            out.push_str(&format!("{}\t{given}\n", fmt(total)));
+            k.print(me, &out);
+        }
+        Step::Exit(status)
+    }
+}
