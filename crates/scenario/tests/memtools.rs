@@ -270,3 +270,32 @@ fn tutorials_run_up_to_their_pipes() {
         assert_eq!(r.exit_status, 0, "{name}:\n{}", r.transcript);
     }
 }
+
+#[test]
+fn fincore_vmtouch_and_pmap_read_the_page_cache_and_the_task() {
+    let r = run_on(
+        "dd if=/dev/zero of=/root/f bs=1M count=8 status=none\nfincore /root/f\nvmtouch -v /root/f\ndd if=/root/f of=/dev/null bs=1M iflag=nocache status=none\nsync\ndd if=/root/f of=/dev/null bs=1M iflag=nocache status=none\nfincore /root/f\nmemhog --active 0.1 40M &\nsleep 1\npmap -x 12\n",
+        "default",
+        &[],
+    );
+    let t = &r.transcript;
+    // util-linux's table, as recorded: "RES PAGES SIZE FILE" / " 8M  2048   8M /tmp/fc.bin".
+    assert!(t.contains("# fincore /root/f\nRES PAGES SIZE FILE\n 8M  2048   8M /root/f\n"), "{t}");
+    assert!(t.contains(&format!("/root/f\n[{}] 2048/2048\n\n           Files: 1\n     Directories: 0\n  Resident Pages: 2048/2048  8M/8M  100%\n", "O".repeat(60))), "{t}");
+    // Once clean, iflag=nocache drops the file: nothing resident.
+    assert!(t.contains("RES PAGES SIZE FILE\n 0B     0   8M /root/f\n"), "{t}");
+    let pm = t.split("# pmap -x 12\n").nth(1).unwrap();
+    assert!(pm.contains("Address           Kbytes     RSS   Dirty Mode  Mapping\n"), "{pm}");
+    let anon = find(pm, "[ anon ]");
+    let rss: u64 = anon.split_whitespace().nth(2).unwrap().parse().unwrap();
+    assert!((40_000..42_000).contains(&rss), "{pm}");
+    assert!(pm.contains("---------------- ------- ------- ------- \ntotal kB "), "{pm}");
+}
+
+#[test]
+fn nice_and_ionice_are_refused_with_the_reason() {
+    for (script, want) in [("nice -n 10 dd if=/dev/zero of=/root/x bs=1M count=1\n", "no nice levels"), ("ionice -c3 cp a b\n", "no I/O scheduling classes")] {
+        let e = common::run_text("t.sh", script).err().expect("refused").to_string();
+        assert!(e.contains("t.sh:1:") && e.contains(want), "{e}");
+    }
+}

@@ -244,19 +244,24 @@ impl Dd {
 
 /// printf("%g") with 6 significant digits.
 pub fn format_g(x: f64) -> String {
+    format_g_prec(x, 6)
+}
+
+/// printf("%.Ng"): `prec` significant digits, trailing zeros removed.
+pub fn format_g_prec(x: f64, prec: i32) -> String {
     if x == 0.0 {
         return "0".into();
     }
     let exp = x.abs().log10().floor() as i32;
-    if !(-5..6).contains(&exp) {
-        let s = format!("{:.5e}", x);
+    if exp < -4 || exp >= prec {
+        let s = format!("{:.*e}", (prec - 1).max(0) as usize, x);
         // Rust prints 1.23450e-7; C prints 1.2345e-07.
         let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let m = m.trim_end_matches('0').trim_end_matches('.');
+        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
         let e: i32 = e.parse().unwrap_or(0);
         return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
     }
-    let decimals = (5 - exp).max(0) as usize;
+    let decimals = (prec - 1 - exp).max(0) as usize;
     let s = format!("{:.*}", decimals, x);
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
 }

@@ -456,3 +456,241 @@ impl Program for Du {
         Step::Exit(status)
     }
 }
+
+// ---- fincore, vmtouch, pmap -------------------------------------------------------------
+
+/// Resident pages of a file and its size in pages (filemap: the page index, read only).
+fn residency(k: &Kernel, path: &str) -> Option<(u64, u64, u32)> {
+    let ino = k.fs.lookup(path)?;
+    let i = &k.fs.inodes[ino as usize];
+    let m = &k.mm.mappings[i.mapping as usize];
+    let pages = i.size.div_ceil(4096);
+    let res = (0..pages).filter(|&p| m.page(p).is_some()).count() as u64;
+    Some((res, pages, i.mapping))
+}
+
+/// fincore FILE... (util-linux 2.38): RES PAGES SIZE FILE, a libsmartcols table.
+pub struct Fincore {
+    files: Vec<(String, String)>,
+    bytes: bool,
+}
+
+impl Fincore {
+    pub fn parse(args: &[String], cwd: &str) -> Result<Fincore, String> {
+        let mut f = Fincore { files: Vec::new(), bytes: false };
+        for a in args {
+            match a.as_str() {
+                "-b" | "--bytes" => f.bytes = true,
+                o if o.starts_with('-') => return Err(format!("fincore: unsupported option '{o}' (supported: fincore [-b] FILE...)")),
+                p => f.files.push((normalize(cwd, p), p.to_string())),
+            }
+        }
+        if f.files.is_empty() {
+            return Err("fincore: no file specified".into());
+        }
+        Ok(f)
+    }
+}
+
+impl Program for Fincore {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let mut rows = Vec::new();
+        let mut status = 0;
+        let size = |b: u64, bytes: bool| if bytes { b.to_string() } else { memtwin_tools::size_to_human(b) };
+        for (p, given) in &self.files {
+            match residency(k, p) {
+                Some((res, _pages, _)) => {
+                    let fsize = k.fs.inodes[k.fs.lookup(p).unwrap_or(0) as usize].size;
+                    rows.push(vec![size(res * 4096, self.bytes), res.to_string(), size(fsize, self.bytes), given.clone()]);
+                }
+                None => {
+                    k.eprint(me, &format!("fincore: failed to open: {given}: No such file or directory\n"));
+                    status = 1;
+                }
+            }
+        }
+        // mincore(2) over the file: one page-cache lookup per page.
+        k.charge_sys(me, rows.len() as u64 * 50_000);
+        if !rows.is_empty() {
+            let t = memtwin_tools::smartcols(&["RES", "PAGES", "SIZE", "FILE"], &[true, true, true, false], &rows);
+            k.print(me, &t);
+        }
+        Step::Exit(status)
+    }
+}
+
+/// vmtouch [-v] FILE... (1.3.1): resident pages of files. -t / -e (touch, evict) are
+/// refused: use cat/dd to read a file in, and dd iflag=nocache or drop_caches to evict.
+pub struct Vmtouch {
+    files: Vec<(String, String)>,
+    verbose: bool,
+}
+
+impl Vmtouch {
+    pub fn parse(args: &[String], cwd: &str) -> Result<Vmtouch, String> {
+        let mut v = Vmtouch { files: Vec::new(), verbose: false };
+        for a in args {
+            match a.as_str() {
+                "-v" => v.verbose = true,
+                "-t" | "-e" | "-l" | "-L" | "-d" => {
+                    return Err(format!("vmtouch: {a} is not modelled (vmtouch [-v] FILE... reports residency; read a file with cat or dd to load it, evict with dd iflag=nocache or drop_caches)"))
+                }
+                o if o.starts_with('-') => return Err(format!("vmtouch: unsupported option '{o}' (supported: vmtouch [-v] FILE...)")),
+                p => v.files.push((normalize(cwd, p), p.to_string())),
+            }
+        }
+        if v.files.is_empty() {
+            return Err("vmtouch: no files or directories specified".into());
+        }
+        Ok(v)
+    }
+}
+
+/// vmtouch's pretty_print_size: integer K/M/G.
+fn vmtouch_size(b: u64) -> String {
+    if b < 1024 {
+        return b.to_string();
+    }
+    let k = b / 1024;
+    if k < 1024 {
+        return format!("{k}K");
+    }
+    let m = k / 1024;
+    if m < 1024 {
+        return format!("{m}M");
+    }
+    format!("{}G", m / 1024)
+}
+
+impl Program for Vmtouch {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let start = k.now;
+        let (mut files, mut dirs, mut res_t, mut pages_t) = (0u64, 0u64, 0u64, 0u64);
+        let mut out = String::new();
+        // vmtouch crawls directories (depth first, in directory order).
+        let mut list: Vec<(String, String)> = Vec::new();
+        let mut stack: Vec<(String, String)> = self.files.iter().rev().cloned().collect();
+        while let Some((p, given)) = stack.pop() {
+            if k.fs.is_dir(&p) {
+                dirs += 1;
+                if let Ok(entries) = k.sys_readdir(&p) {
+                    for (name, _) in entries.into_iter().rev() {
+                        let child = format!("{}/{name}", p.trim_end_matches('/'));
+                        stack.push((child.clone(), format!("{}/{name}", given.trim_end_matches('/'))));
+                    }
+                }
+            } else {
+                list.push((p, given));
+            }
+        }
+        for (p, given) in &list {
+            let Some((res, pages, m)) = residency(k, p) else {
+                k.eprint(me, &format!("vmtouch: WARNING: unable to open {given} (No such file or directory), skipping\n"));
+                continue;
+            };
+            files += 1;
+            res_t += res;
+            pages_t += pages;
+            if self.verbose {
+                // 60 buckets: 'O' all resident, 'o' some, ' ' none.
+                let map = &k.mm.mappings[m as usize];
+                let mut bar = String::new();
+                for b in 0..60u64 {
+                    let (lo, hi) = (b * pages / 60, ((b + 1) * pages / 60).max(b * pages / 60 + 1).min(pages));
+                    let n = (lo..hi).filter(|&i| map.page(i).is_some()).count() as u64;
+                    bar.push(if pages == 0 || n == 0 { ' ' } else if n == hi - lo { 'O' } else { 'o' });
+                }
+                out.push_str(&format!("{given}\n[{bar}] {res}/{pages}\n"));
+            }
+        }
+        if self.verbose {
+            out.push('\n');
+        }
+        out.push_str(&format!("           Files: {files}\n     Directories: {dirs}\n"));
+        out.push_str(&format!("  Resident Pages: {res_t}/{pages_t}  {}/{}  ", vmtouch_size(res_t * 4096), vmtouch_size(pages_t * 4096)));
+        if pages_t > 0 {
+            out.push_str(&format!("{}%", super::dd::format_g_prec(100.0 * res_t as f64 / pages_t as f64, 3)));
+        }
+        out.push('\n');
+        let cost = pages_t * 20 + 30_000;
+        k.charge_sys(me, cost);
+        let elapsed = (k.now - start + cost) as f64 / 1e9;
+        out.push_str(&format!("         Elapsed: {} seconds\n", super::dd::format_g_prec(elapsed, 5)));
+        k.print(me, &out);
+        Step::Exit(if files + dirs == 0 { 1 } else { 0 })
+    }
+}
+
+/// pmap -x PID (procps-ng 4.0.2): the task's mappings with Kbytes, RSS and Dirty.
+pub struct Pmap {
+    pids: Vec<u32>,
+}
+
+impl Pmap {
+    pub fn parse(args: &[String]) -> Result<Pmap, String> {
+        let mut x = false;
+        let mut pids = Vec::new();
+        for a in args {
+            match a.as_str() {
+                "-x" | "--extended" => x = true,
+                o if o.starts_with('-') => return Err(format!("pmap: unsupported option '{o}' (supported: pmap -x PID...)")),
+                p => pids.push(p.parse().map_err(|_| format!("pmap: invalid pid '{p}' (pmap -x PID...)"))?),
+            }
+        }
+        if !x {
+            return Err("pmap: only the extended format is modelled (pmap -x PID...)".into());
+        }
+        if pids.is_empty() {
+            return Err("pmap: argument missing (pmap -x PID...)".into());
+        }
+        Ok(Pmap { pids })
+    }
+}
+
+impl Program for Pmap {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let mut status = 0;
+        for &pid in &self.pids {
+            let Some(tid) = (0..k.tasks.len()).find(|&i| k.tasks[i].pid == pid && k.tasks[i].exit_code.is_none() && !k.tasks[i].reaped) else {
+                status = 42;
+                continue;
+            };
+            let t = &k.tasks[tid];
+            let mut out = format!("{pid}:   {}\nAddress           Kbytes     RSS   Dirty Mode  Mapping\n", if t.kthread { String::new() } else { t.cmdline.clone() });
+            // (address, kbytes, rss kB, dirty kB, mode, name)
+            let mut rows: Vec<(u64, u64, u64, u64, &str, String)> = Vec::new();
+            if let Some(m) = t.anon_mapping {
+                let s = &k.mm.mappings[m as usize];
+                let size_kb = t.vm_kb.max(s.nrpages * 4);
+                // Anonymous pages are dirty once written (the model writes every page it faults).
+                rows.push((0x0000_7f00_0000_0000, size_kb, s.nrpages * 4, s.nrpages * 4, "rw---", "  [ anon ]".into()));
+            }
+            let mut addr = 0x0000_7f80_0000_0000u64;
+            for &m in &t.vmas {
+                let s = &k.mm.mappings[m as usize];
+                if !s.live {
+                    continue;
+                }
+                let name = match s.kind {
+                    memtwin_kernel::mm::MappingKind::Shmem => "zero (deleted)".to_string(),
+                    _ => k.fs.by_mapping.get(&m).map(|&ino| memtwin_kernel::fs::base_name(&k.fs.inodes[ino as usize].path).to_string()).unwrap_or_else(|| "libc.so.6".into()),
+                };
+                let kb = (s.slots.len() as u64 * 4).max(s.nrpages * 4);
+                let mode = if s.exec { "r-x--" } else if s.kind == memtwin_kernel::mm::MappingKind::Shmem { "rw-s-" } else { "r----" };
+                rows.push((addr, kb, s.nrpages * 4, s.nr_dirty * 4, mode, name));
+                addr += (kb * 1024).div_ceil(1 << 21) * (1 << 21) + (1 << 21);
+            }
+            rows.sort_by_key(|r| r.0);
+            let (mut tk, mut tr, mut td) = (0, 0, 0);
+            for (a, kb, rss, dirty, mode, name) in rows {
+                out.push_str(&format!("{a:016x} {kb:>7} {rss:>7} {dirty:>7} {mode} {name}\n"));
+                tk += kb;
+                tr += rss;
+                td += dirty;
+            }
+            out.push_str(&format!("---------------- ------- ------- ------- \ntotal kB {tk:>15} {tr:>7} {td:>7}\n"));
+            k.print(me, &out);
+        }
+        Step::Exit(status)
+    }
+}

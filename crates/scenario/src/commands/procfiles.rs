@@ -184,7 +184,7 @@ fn zoneinfo(k: &Kernel) -> String {
     for &item in memtwin_procfs::VM_ITEMS {
         let (name, val) = (item.name(), v.get(item));
         if name.starts_with("nr_") && !name.starts_with("nr_zone_") && !name.contains("threshold") && name != "nr_free_pages" {
-            t.push_str(&format!("      {name:<25} {val}\n"));
+            t.push_str(&format!("      {name:<12} {val}\n"));
         }
     }
     t.push_str(&format!("  pages free     {}\n", k.mm.nr_free()));
