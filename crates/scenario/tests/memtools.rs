@@ -299,3 +299,37 @@ fn nice_and_ionice_are_refused_with_the_reason() {
         assert!(e.contains("t.sh:1:") && e.contains(want), "{e}");
     }
 }
+
+#[test]
+fn sysctl_a_lists_the_eras_keys_with_the_models_values() {
+    let r = run_on("sysctl -w vm.swappiness=10\nsysctl -a\n", "default", &[]);
+    let t = r.transcript.split("# sysctl -a\n").nth(1).unwrap();
+    assert!(t.contains("vm.swappiness = 10\n") && t.contains("vm.dirty_ratio = 20\n"), "{t}");
+    let names: Vec<&str> = t.lines().map(|l| l.split(" = ").next().unwrap()).collect();
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert_eq!(names, sorted);
+    // Every vm key is one a real 6.x kernel has (memory_failure_* need CONFIG_MEMORY_FAILURE,
+    // which the recording host lacks).
+    let real_vm = real("sysctl-a-vm-6.18.txt");
+    let real_names: Vec<&str> = real_vm.lines().map(|l| l.split(" = ").next().unwrap()).collect();
+    let vm: Vec<&&str> = names.iter().filter(|n| n.starts_with("vm.") && !n.starts_with("vm.memory_failure")).collect();
+    for n in &vm {
+        assert!(real_names.contains(n), "{n} is not a 6.x key");
+    }
+    assert!(vm.len() >= 44, "{vm:?}");
+    // 2.4 has its own short list and no dirty_* keys.
+    let r = run_on("sysctl -a\n", "seed-002", &[]);
+    assert!(r.transcript.contains("vm.bdflush = ") && !r.transcript.contains("vm.dirty_ratio"), "{}", r.transcript);
+}
+
+#[test]
+fn keys_an_era_did_not_have_are_missing_files() {
+    let r = run_on("sysctl -w vm.dirty_ratio=5\necho 5 > /proc/sys/vm/dirty_ratio\ncat /proc/sys/vm/dirty_ratio\ncat /proc/sys/vm/bdflush\n", "seed-002", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("sysctl: cannot stat /proc/sys/vm/dirty_ratio: No such file or directory\n"), "{t}");
+    assert!(t.contains("bash: /proc/sys/vm/dirty_ratio: No such file or directory\n"), "{t}");
+    assert!(t.contains("cat: /proc/sys/vm/dirty_ratio: No such file or directory\n"), "{t}");
+    let r = run_on("sysctl -w vm.dirty_ratio=5\n", "default", &[]);
+    assert!(r.transcript.contains("vm.dirty_ratio = 5\n"));
+}

@@ -234,7 +234,7 @@ impl Program for Cat {
                         }
                     }
                 }
-                CatSource::ProcSys(name) => match k.sysctl.get(name) {
+                CatSource::ProcSys(name) => match k.sysctl.get(name).ok().filter(|_| super::sysctl::era_has_key(k.machine.kernel, name)).ok_or(()) {
                     Ok(v) => k.print(me, &format!("{v}\n")),
                     Err(_) => {
                         k.eprint(me, &format!("cat: /proc/sys/{}: No such file or directory\n", name.replace('.', "/")));

@@ -6,6 +6,8 @@ use memtwin_machine::Sysctls;
 enum Op {
     Set(String, String),
     Show(String),
+    /// sysctl -a
+    All,
 }
 
 pub struct Sysctl {
@@ -26,7 +28,8 @@ impl Sysctl {
                 "-w" | "--write" => write = true,
                 "-n" | "--values" => s.values_only = true,
                 "-q" | "--quiet" => s.quiet = true,
-                o if o.starts_with('-') => return Err(format!("sysctl: unsupported option '{o}' (supported: -w, -n, -q)")),
+                "-a" | "-A" | "-X" | "--all" => s.ops.push(Op::All),
+                o if o.starts_with('-') => return Err(format!("sysctl: unsupported option '{o}' (supported: -a, -w, -n, -q)")),
                 kv => {
                     if let Some((k, v)) = kv.split_once('=') {
                         let name = Sysctls::canonical(k);
@@ -89,6 +92,20 @@ impl Program for Sysctl {
         }
         self.done = true;
         for op in std::mem::take(&mut self.ops) {
+            let missing = match &op {
+                Op::Set(n, _) | Op::Show(n) if !era_has_key(k.machine.kernel, n) => Some(n.clone()),
+                _ => None,
+            };
+            if let Some(n) = missing {
+                let path = format!("/proc/sys/{}", n.replace('.', "/"));
+                if self.quiet {
+                    k.eprint(me, &format!("bash: {path}: No such file or directory\n"));
+                } else {
+                    k.eprint(me, &format!("sysctl: cannot stat {path}: No such file or directory\n"));
+                }
+                self.status = if self.quiet { 1 } else { 255 };
+                continue;
+            }
             match op {
                 Op::Set(name, value) => match apply(k, me, &name, &value) {
                     Ok(()) => {
@@ -120,6 +137,11 @@ impl Program for Sysctl {
                         self.status = 1;
                     }
                 },
+                Op::All => {
+                    let t = sysctl_all(k);
+                    let t = if self.values_only { t.lines().map(|l| format!("{}\n", l.split_once(" = ").map_or(l, |x| x.1))).collect() } else { t };
+                    k.print(me, &t);
+                }
                 Op::Show(name) => {
                     let v = k.sysctl.get(&name).unwrap_or_default();
                     if self.values_only {
@@ -413,4 +435,157 @@ impl Program for Swap {
             }
         }
     }
+}
+
+/// The vm.* files of each era's /proc/sys/vm (readable ones: drop_caches, compact_memory
+/// and stat_refresh are write-only and `sysctl -a` skips them), with the kernel's default
+/// for those the model does not read. `None`: the value comes from the model.
+fn vm_keys(era: memtwin_machine::KernelProfile) -> Vec<(&'static str, Option<&'static str>)> {
+    use memtwin_machine::KernelProfile::*;
+    let common_modern: &[(&str, Option<&str>)] = &[
+        ("vm.admin_reserve_kbytes", Some("8192")),
+        ("vm.compact_unevictable_allowed", Some("1")),
+        ("vm.dirty_background_bytes", None),
+        ("vm.dirty_background_ratio", None),
+        ("vm.dirty_bytes", None),
+        ("vm.dirty_expire_centisecs", None),
+        ("vm.dirty_ratio", None),
+        ("vm.dirty_writeback_centisecs", None),
+        ("vm.dirtytime_expire_seconds", Some("43200")),
+        ("vm.extfrag_threshold", Some("500")),
+        ("vm.hugetlb_shm_group", Some("0")),
+        ("vm.laptop_mode", Some("0")),
+        ("vm.legacy_va_layout", Some("0")),
+        ("vm.lowmem_reserve_ratio", Some("256\t256\t32\t0\t0")),
+        ("vm.max_map_count", Some("65530")),
+        ("vm.memory_failure_early_kill", Some("0")),
+        ("vm.memory_failure_recovery", Some("1")),
+        ("vm.min_free_kbytes", None),
+        ("vm.min_slab_ratio", Some("5")),
+        ("vm.min_unmapped_ratio", Some("1")),
+        ("vm.mmap_min_addr", Some("65536")),
+        ("vm.mmap_rnd_bits", Some("28")),
+        ("vm.mmap_rnd_compat_bits", Some("8")),
+        ("vm.nr_hugepages", Some("0")),
+        ("vm.nr_hugepages_mempolicy", Some("0")),
+        ("vm.nr_overcommit_hugepages", Some("0")),
+        ("vm.numa_stat", Some("1")),
+        ("vm.numa_zonelist_order", Some("Node")),
+        ("vm.oom_dump_tasks", Some("1")),
+        ("vm.oom_kill_allocating_task", None),
+        ("vm.overcommit_kbytes", Some("0")),
+        ("vm.overcommit_memory", None),
+        ("vm.overcommit_ratio", None),
+        ("vm.page-cluster", None),
+        ("vm.panic_on_oom", Some("0")),
+        ("vm.stat_interval", Some("1")),
+        ("vm.swappiness", None),
+        ("vm.unprivileged_userfaultfd", Some("0")),
+        ("vm.user_reserve_kbytes", Some("USER_RESERVE")),
+        ("vm.vfs_cache_pressure", None),
+        ("vm.watermark_boost_factor", Some("15000")),
+        ("vm.watermark_scale_factor", None),
+        ("vm.zone_reclaim_mode", Some("0")),
+    ];
+    let mut v: Vec<(&str, Option<&str>)> = match era {
+        Linux6 | Linux58 | Linux5Pre59 => common_modern.to_vec(),
+        Linux2639 => vec![
+            ("vm.block_dump", Some("0")),
+            ("vm.dirty_background_bytes", None),
+            ("vm.dirty_background_ratio", None),
+            ("vm.dirty_bytes", None),
+            ("vm.dirty_expire_centisecs", None),
+            ("vm.dirty_ratio", None),
+            ("vm.dirty_writeback_centisecs", None),
+            ("vm.extfrag_threshold", Some("500")),
+            ("vm.hugepages_treat_as_movable", Some("0")),
+            ("vm.hugetlb_shm_group", Some("0")),
+            ("vm.laptop_mode", Some("0")),
+            ("vm.legacy_va_layout", Some("0")),
+            ("vm.lowmem_reserve_ratio", Some("256\t256\t32")),
+            ("vm.max_map_count", Some("65530")),
+            ("vm.memory_failure_early_kill", Some("0")),
+            ("vm.memory_failure_recovery", Some("1")),
+            ("vm.min_free_kbytes", None),
+            ("vm.min_slab_ratio", Some("5")),
+            ("vm.min_unmapped_ratio", Some("1")),
+            ("vm.mmap_min_addr", Some("4096")),
+            ("vm.nr_hugepages", Some("0")),
+            ("vm.nr_hugepages_mempolicy", Some("0")),
+            ("vm.nr_overcommit_hugepages", Some("0")),
+            ("vm.nr_pdflush_threads", Some("0")),
+            ("vm.numa_zonelist_order", Some("default")),
+            ("vm.oom_dump_tasks", Some("1")),
+            ("vm.oom_kill_allocating_task", None),
+            ("vm.overcommit_memory", None),
+            ("vm.overcommit_ratio", None),
+            ("vm.page-cluster", None),
+            ("vm.panic_on_oom", Some("0")),
+            ("vm.percpu_pagelist_fraction", Some("0")),
+            ("vm.scan_unevictable_pages", Some("0")),
+            ("vm.stat_interval", Some("1")),
+            ("vm.swappiness", None),
+            ("vm.vfs_cache_pressure", None),
+            ("vm.zone_reclaim_mode", Some("0")),
+        ],
+        // 2.4.18 /proc/sys/vm.
+        Linux24 => vec![
+            ("vm.bdflush", None),
+            ("vm.kswapd", Some("512\t32\t8")),
+            ("vm.max-readahead", Some("31")),
+            ("vm.max_map_count", Some("65536")),
+            ("vm.min-readahead", Some("3")),
+            ("vm.overcommit_memory", None),
+            ("vm.page-cluster", None),
+            ("vm.pagetable_cache", Some("25\t50")),
+        ],
+    };
+    match era {
+        Linux6 => v.extend([
+            ("vm.compaction_proactiveness", Some("20")),
+            ("vm.hugetlb_optimize_vmemmap", Some("0")),
+            ("vm.page_lock_unfairness", Some("5")),
+            ("vm.percpu_pagelist_high_fraction", Some("0")),
+        ]),
+        Linux58 | Linux5Pre59 => v.push(("vm.percpu_pagelist_fraction", Some("0"))),
+        _ => {}
+    }
+    v
+}
+
+/// Does the era's /proc/sys have this file? (vm.* keys by era; drop_caches and
+/// compact_memory are write-only files; other keys are the model's own.)
+pub fn era_has_key(era: memtwin_machine::KernelProfile, name: &str) -> bool {
+    if !name.starts_with("vm.") {
+        return true;
+    }
+    if name == "vm.drop_caches" {
+        // 2.6.16+; the 2.4 scenarios use it as their cold-cache step (see docs/tools.md).
+        return true;
+    }
+    vm_keys(era).iter().any(|(n, _)| *n == name) || !memtwin_machine::sysctl_names().contains(&name)
+}
+
+/// `sysctl -a`: every readable key of the era, sorted by name as procps lists them, with
+/// the model's value where it has one and the kernel's default otherwise.
+pub fn sysctl_all(k: &Kernel) -> String {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for (name, default) in vm_keys(k.machine.kernel) {
+        let v = match default {
+            Some("USER_RESERVE") => {
+                // init_user_reserve: min(free kB / 32, 128 MiB).
+                (k.mm.nr_free() * 4 / 32).min(1 << 17).to_string()
+            }
+            Some(d) => d.to_string(),
+            None => k.sysctl.get(name).unwrap_or_default(),
+        };
+        keys.push((name.to_string(), v));
+    }
+    for name in memtwin_machine::sysctl_names().iter().filter(|n| n.starts_with("net.")) {
+        if let Ok(v) = k.sysctl.get(name) {
+            keys.push((name.to_string(), v));
+        }
+    }
+    keys.sort();
+    keys.into_iter().map(|(n, v)| format!("{n} = {v}\n")).collect()
 }
