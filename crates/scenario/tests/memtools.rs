@@ -333,3 +333,12 @@ fn keys_an_era_did_not_have_are_missing_files() {
     let r = run_on("sysctl -w vm.dirty_ratio=5\n", "default", &[]);
     assert!(r.transcript.contains("vm.dirty_ratio = 5\n"));
 }
+
+#[test]
+fn free_prints_the_procps_of_the_era() {
+    let old = run_on("free\n", "ml110-g6", &[]).transcript;
+    assert!(old.contains("             total       used       free     shared    buffers     cached\n"), "{old}");
+    assert!(old.contains("-/+ buffers/cache:"), "{old}");
+    let new = run_on("free\n", "default", &[]).transcript;
+    assert!(new.contains("buff/cache   available"), "{new}");
+}
