@@ -342,3 +342,21 @@ fn free_prints_the_procps_of_the_era() {
     let new = run_on("free\n", "default", &[]).transcript;
     assert!(new.contains("buff/cache   available"), "{new}");
 }
+
+#[test]
+fn sar_reports_memory_paging_and_swap_per_interval() {
+    let r = run_on("sar -r -S 1 2 &\nsleep 1.5\nmemhog --active 0.1 1G &\nsleep 2\nsar -B -W 1 1\n", "default", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("Linux 6.1.0-13-amd64 (memtwin) \t11/23/2026 \t_x86_64_\t(4 CPU)\n\n"), "{t}");
+    assert!(t.contains("10:00:00    kbmemfree   kbavail kbmemused  %memused kbbuffers  kbcached  kbcommit   %commit  kbactive   kbinact   kbdirty\n"), "{t}");
+    assert!(t.contains("10:00:00    kbswpfree kbswpused  %swpused  kbswpcad   %swpcad\n"), "{t}");
+    assert!(t.contains("Average:    kbmemfree"), "{t}");
+    // memhog's 1 GiB shows as used memory between the first and the second row.
+    let used: Vec<u64> = t.lines().filter(|l| l.starts_with("10:00:0") && !l.contains("kbmem") && l.split_whitespace().count() == 12).map(|l| l.split_whitespace().nth(3).unwrap().parse().unwrap()).collect();
+    assert_eq!(used.len(), 2, "{t}");
+    assert!(used[1] > used[0] + 900_000, "{used:?}");
+    for (script, want) in [("sar -r\n", "sadc's daily data file"), ("sar -u 1 1\n", "not modelled"), ("sar -r 1\n", "interval and a count")] {
+        let e = common::run_text("t.sh", script).err().expect("refused").to_string();
+        assert!(e.contains("t.sh:1:") && e.contains(want), "{e}");
+    }
+}

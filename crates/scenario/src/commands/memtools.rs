@@ -3,7 +3,7 @@
 //! what util-linux, procps-ng and coreutils print.
 
 use memtwin_kernel::fs::{normalize, OpenFlags};
-use memtwin_kernel::{Kernel, Program, Step, TaskId};
+use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId};
 use memtwin_tools::{DmesgOptions, DmesgRecord, PsOptions, PsTaskExtra};
 
 /// Wall-clock time of day at boot (10:00:00, as top shows), on 2026-11-23.
@@ -692,5 +692,130 @@ impl Program for Pmap {
             k.print(me, &out);
         }
         Step::Exit(status)
+    }
+}
+
+// ---- sar ----------------------------------------------------------------------------------
+
+/// `uname -r` of a typical distribution kernel of each profile (sar's banner).
+pub fn release_of(era: memtwin_machine::KernelProfile) -> &'static str {
+    use memtwin_machine::KernelProfile::*;
+    match era {
+        Linux6 => "6.1.0-13-amd64",
+        Linux58 => "5.8.0-63-generic",
+        Linux5Pre59 => "5.4.0-150-generic",
+        Linux2639 => "2.6.32-71.el6.x86_64",
+        Linux24 => "2.4.21-37.ELsmp",
+    }
+}
+
+fn hms(k: &Kernel) -> String {
+    let w = BOOT_WALL_CLOCK_S + k.now / 1_000_000_000;
+    format!("{:02}:{:02}:{:02}", w / 3600 % 24, w / 60 % 60, w % 60)
+}
+
+/// sar -r|-B|-W|-S INTERVAL COUNT (sysstat 12.6): the model's counters sampled at each
+/// interval. Without an interval sar reads sadc's daily file, which is not collected here.
+pub struct Sar {
+    reports: Vec<memtwin_tools::SarReport>,
+    interval: Ns,
+    count: u64,
+    samples: Vec<memtwin_procfs::Snapshot>,
+    times: Vec<String>,
+    next: Ns,
+}
+
+const SAR_USAGE: &str = "sar [-r] [-B] [-W] [-S] INTERVAL COUNT";
+
+
+
+impl Sar {
+    pub fn parse(args: &[String]) -> Result<Sar, String> {
+        use memtwin_tools::SarReport::*;
+        let mut reports = Vec::new();
+        let mut nums = Vec::new();
+        for a in args {
+            match a.as_str() {
+                "-r" => reports.push(Memory),
+                "-B" => reports.push(Paging),
+                "-W" => reports.push(Swapping),
+                "-S" => reports.push(SwapSpace),
+                o if o.starts_with('-') => return Err(format!("sar: option {o} is not modelled ({SAR_USAGE}: memory, paging, swapping, swap space)")),
+                n => nums.push(n.parse::<u64>().map_err(|_| format!("sar: invalid interval or count '{n}' ({SAR_USAGE})"))?),
+            }
+        }
+        if reports.is_empty() {
+            return Err(format!("sar: the CPU report (default) is not modelled; give -r, -B, -W or -S ({SAR_USAGE})"));
+        }
+        let (interval, count) = match nums[..] {
+            [i, c] if i > 0 && c > 0 => (i, c),
+            [] => return Err(format!("sar: without an interval sar reads sadc's daily data file, which is not collected here ({SAR_USAGE})")),
+            _ => return Err(format!("sar: give an interval and a count ({SAR_USAGE})")),
+        };
+        // sysstat's activity order: swapping, paging, memory, swap space.
+        let order = |r: &memtwin_tools::SarReport| match r {
+            Swapping => 0,
+            Paging => 1,
+            Memory => 2,
+            SwapSpace => 3,
+        };
+        reports.sort_by_key(order);
+        reports.dedup();
+        Ok(Sar { reports, interval: interval * 1_000_000_000, count, samples: Vec::new(), times: Vec::new(), next: 0 })
+    }
+}
+
+impl Program for Sar {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.samples.is_empty() {
+            k.print(me, &memtwin_tools::sar_banner(release_of(k.machine.kernel), "11/23/2026", k.machine.cpus));
+            self.samples.push(k.snapshot());
+            self.times.push(hms(k));
+            self.next = k.now + self.interval;
+            return Step::SleepUntil { t: self.next, io: false };
+        }
+        if k.now < self.next {
+            return Step::SleepUntil { t: self.next, io: false };
+        }
+        k.charge_sys(me, PROC_READ_NS);
+        let cur = k.snapshot();
+        let now = hms(k);
+        let n = self.samples.len();
+        let prev = &self.samples[n - 1];
+        let mut out = String::new();
+        let single = self.reports.len() == 1;
+        for (i, &r) in self.reports.iter().enumerate() {
+            if !single && (n > 1 || i > 0) {
+                out.push('\n');
+            }
+            if !single || n == 1 {
+                out.push_str(&memtwin_tools::sar_header(r, &self.times[n - 1]));
+            }
+            out.push_str(&memtwin_tools::sar_row(r, prev, &cur, &now));
+        }
+        k.print(me, &out);
+        self.samples.push(cur);
+        self.times.push(now);
+        if self.samples.len() as u64 > self.count {
+            let mut avg = String::new();
+            for (i, &r) in self.reports.iter().enumerate() {
+                if !single {
+                    avg.push('\n');
+                    avg.push_str(&memtwin_tools::sar_header(r, "Average:"));
+                } else if i == 0 {
+                    avg.push('\n');
+                }
+                avg.push_str(&memtwin_tools::sar_average(r, &self.samples));
+            }
+            if single {
+                // A single report: the blank line sits before Average only when rows repeat
+                // the header; sysstat prints "Average:" right after the last row.
+                avg = avg.trim_start_matches('\n').to_string();
+            }
+            k.print(me, &avg);
+            return Step::Exit(0);
+        }
+        self.next += self.interval;
+        Step::SleepUntil { t: self.next, io: false }
     }
 }

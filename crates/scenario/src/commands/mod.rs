@@ -27,7 +27,7 @@ pub const SUPPORTED: &[&str] = &[
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog",
-    "dmesg", "ps", "uptime", "nproc", "kill", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "dmesg", "ps", "uptime", "nproc", "kill", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -68,6 +68,7 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "fincore" => memtools::Fincore::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "vmtouch" => memtools::Vmtouch::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "pmap" => memtools::Pmap::parse(args).map(|d| Box::new(d) as Cmd),
+        "sar" => memtools::Sar::parse(args).map(|d| Box::new(d) as Cmd),
         "stress-ng" | "stress" => stress::StressVm::parse(name, args).map(|d| Box::new(d) as Cmd),
         "nice" | "renice" => Err(format!("{name}: not modelled: the scheduler gives every task the same weight (no nice levels), so a niced command would run as any other")),
         "ionice" => Err("ionice: not modelled: the block model has no I/O scheduling classes or priorities, so the setting would have no effect".into()),
