@@ -360,3 +360,17 @@ fn sar_reports_memory_paging_and_swap_per_interval() {
         assert!(e.contains("t.sh:1:") && e.contains(want), "{e}");
     }
 }
+
+#[test]
+fn sync_of_a_file_writes_that_file_only() {
+    let r = run_on(
+        "dd if=/dev/zero of=/root/a bs=1M count=64 status=none\ndd if=/dev/zero of=/root/b bs=1M count=64 status=none\nsync /root/a\ncat /proc/meminfo\nsync -f /root/b\ncat /proc/meminfo\n",
+        "default",
+        &[],
+    );
+    let t = &r.transcript;
+    let dirty: Vec<u64> = t.lines().filter(|l| l.starts_with("Dirty:")).map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
+    // After `sync /root/a` only b's 64 MiB stay dirty; syncfs writes the rest.
+    assert!((60_000..=65_536).contains(&dirty[0]), "{dirty:?}");
+    assert_eq!(dirty[1], 0, "{dirty:?}");
+}

@@ -357,23 +357,95 @@ impl Program for Rm {
     }
 }
 
-/// sync(1): ask the flushers to write everything and wait until nothing is dirty or under
-/// writeback.
+/// sync(1): with no operand, ask the flushers to write everything and wait until nothing is
+/// dirty or under writeback. `sync FILE...` fsyncs each file (`-d`: fdatasync, the same in
+/// the model, which keeps no separate metadata writes); `sync -f FILE...` is syncfs(2) of
+/// each file's filesystem: every dirty file on it is written and waited for.
 pub struct Sync {
     started: bool,
+    files: Vec<(String, String)>,
+    syncfs: bool,
+    /// Per-file mode: the latest completion to wait for.
+    until: Option<memtwin_kernel::Ns>,
 }
 
 impl Sync {
-    pub fn parse(args: &[String]) -> Result<Sync, String> {
-        if let Some(a) = args.first() {
-            return Err(format!("sync: unsupported argument '{a}' (sync takes no arguments here)"));
+    pub fn parse(args: &[String], cwd: &str) -> Result<Sync, String> {
+        let mut s = Sync { started: false, files: Vec::new(), syncfs: false, until: None };
+        for a in args {
+            match a.as_str() {
+                "-f" | "--file-system" => s.syncfs = true,
+                "-d" | "--data" => {}
+                o if o.starts_with('-') => return Err(format!("sync: unsupported option '{o}' (supported: sync [-d|-f] [FILE]...)")),
+                p => s.files.push((normalize(cwd, p), p.to_string())),
+            }
         }
-        Ok(Sync { started: false })
+        if s.syncfs && s.files.is_empty() {
+            // coreutils: --file-system with no file is sync of the current directory's fs.
+            s.files.push((normalize(cwd, "."), ".".into()));
+        }
+        Ok(s)
+    }
+
+    fn fsync_path(k: &mut Kernel, me: TaskId, path: &str) -> Result<Option<memtwin_kernel::Ns>, memtwin_kernel::fs::Errno> {
+        let (fd, _) = k.sys_open(me, path, OpenFlags { read: true, ..Default::default() })?;
+        let r = k.sys_fsync(me, fd);
+        let _ = k.sys_close(me, fd);
+        r
     }
 }
 
 impl Program for Sync {
-    fn step(&mut self, k: &mut Kernel, _me: TaskId) -> Step {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if !self.files.is_empty() {
+            if !self.started {
+                self.started = true;
+                let mut status = 0;
+                let mut until = k.now;
+                for (p, given) in self.files.clone() {
+                    let targets: Vec<String> = if self.syncfs {
+                        let Some(mount) = k.fs.mount_of(&p) else {
+                            k.eprint(me, &format!("sync: error opening '{given}': No such file or directory\n"));
+                            status = 1;
+                            continue;
+                        };
+                        let mut v: Vec<String> = k
+                            .fs
+                            .inodes
+                            .iter()
+                            .filter(|i| i.linked && i.mount == mount && {
+                                let m = &k.mm.mappings[i.mapping as usize];
+                                m.nr_dirty + m.nr_writeback > 0
+                            })
+                            .map(|i| i.path.clone())
+                            .collect();
+                        v.sort();
+                        v
+                    } else {
+                        vec![p.clone()]
+                    };
+                    for t in targets {
+                        match Self::fsync_path(k, me, &t) {
+                            Ok(Some(t)) => until = until.max(t),
+                            Ok(None) => {}
+                            Err(e) => {
+                                k.eprint(me, &format!("sync: error opening '{given}': {}\n", e.strerror()));
+                                status = 1;
+                            }
+                        }
+                    }
+                }
+                if status != 0 {
+                    return Step::Exit(status);
+                }
+                self.until = Some(until);
+            }
+            let t = self.until.unwrap_or(k.now);
+            if t > k.now {
+                return Step::SleepUntil { t, io: true };
+            }
+            return Step::Exit(0);
+        }
         if !self.started {
             self.started = true;
             k.request_sync();
