@@ -374,3 +374,17 @@ fn sync_of_a_file_writes_that_file_only() {
     assert!((60_000..=65_536).contains(&dirty[0]), "{dirty:?}");
     assert_eq!(dirty[1], 0, "{dirty:?}");
 }
+
+#[test]
+fn cp_r_copies_a_tree_through_the_page_cache() {
+    let r = run_on(
+        "mkdir /root/d\nmkdir /root/d/sub\ndd if=/dev/zero of=/root/d/a bs=1M count=3 status=none\ndd if=/dev/zero of=/root/d/sub/b bs=1M count=5 status=none\ncp -r /root/d /root/e\ndu -s /root/e\ncp /root/d /root/x\nmkdir /root/t\ncp -r /root/d /root/t\ndu -s /root/t/d\n",
+        "default",
+        &[],
+    );
+    let t = &r.transcript;
+    // 8 MiB of data and two 4 KiB directories.
+    assert!(t.contains("8200\t/root/e\n"), "{t}");
+    assert!(t.contains("cp: -r not specified; omitting directory '/root/d'\n"), "{t}");
+    assert!(t.contains("8200\t/root/t/d\n"), "{t}");
+}

@@ -16,18 +16,25 @@ pub struct Cp {
     got: u64,
     written: u64,
     faulted: bool,
+    /// -r / -R / -a: copy a directory tree. The (source, destination) files still to copy,
+    /// built from the tree when the copy starts (directories are made as found).
+    recursive: bool,
+    queue: Option<Vec<(String, String)>>,
 }
 
 impl Cp {
     pub fn parse(args: &[String], cwd: &str) -> Result<Cp, String> {
         let ops: Vec<&String> = args.iter().filter(|a| !a.starts_with('-') || a.as_str() == "-").collect();
+        let mut recursive = false;
         for a in args.iter().filter(|a| a.starts_with('-') && a.len() > 1) {
-            if !matches!(a.as_str(), "-f" | "--force") {
-                return Err(format!("cp: unsupported option '{a}' (supported: cp [-f] SOURCE DEST)"));
+            match a.as_str() {
+                "-f" | "--force" => {}
+                "-r" | "-R" | "--recursive" | "-a" | "--archive" | "-rf" | "-fr" => recursive = true,
+                _ => return Err(format!("cp: unsupported option '{a}' (supported: cp [-f] [-r] SOURCE DEST)")),
             }
         }
         if ops.len() != 2 {
-            return Err("cp: expected exactly SOURCE and DEST (cp [-f] SOURCE DEST)".into());
+            return Err("cp: expected exactly SOURCE and DEST (cp [-f] [-r] SOURCE DEST)".into());
         }
         Ok(Cp {
             src: normalize(cwd, ops[0]),
@@ -38,12 +45,71 @@ impl Cp {
             got: 0,
             written: 0,
             faulted: false,
+            recursive,
+            queue: None,
         })
+    }
+
+    /// cp -r: make the destination directories and list the files to copy, in directory
+    /// order (copy_dir: readdir, then each entry). DEST that exists as a directory
+    /// receives SOURCE's name inside it, as cp does.
+    fn plan_tree(&mut self, k: &mut Kernel, me: TaskId) -> Result<(), String> {
+        let base = if k.fs.is_dir(&self.dst) {
+            format!("{}/{}", self.dst.trim_end_matches('/'), memtwin_kernel::fs::base_name(&self.src))
+        } else {
+            self.dst.clone()
+        };
+        let mut files = Vec::new();
+        let mut stack = vec![(self.src.clone(), base)];
+        while let Some((s, d)) = stack.pop() {
+            if k.fs.is_dir(&s) {
+                if !k.fs.is_dir(&d) {
+                    k.sys_mkdir(&d).map_err(|e| format!("cp: cannot create directory '{d}': {}", e.strerror()))?;
+                }
+                let entries = k.sys_readdir(&s).map_err(|e| format!("cp: cannot access '{s}': {}", e.strerror()))?;
+                for (name, _) in entries.into_iter().rev() {
+                    stack.push((format!("{}/{name}", s.trim_end_matches('/')), format!("{}/{name}", d.trim_end_matches('/'))));
+                }
+            } else {
+                files.push((s, d));
+            }
+        }
+        let _ = me;
+        files.reverse();
+        self.queue = Some(files);
+        Ok(())
     }
 }
 
 impl Program for Cp {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.recursive && self.fds.is_none() {
+            if self.queue.is_none() {
+                if !k.fs.exists(&self.src) {
+                    k.eprint(me, &format!("cp: cannot stat '{}': No such file or directory\n", self.src_arg));
+                    return Step::Exit(1);
+                }
+                if let Err(m) = self.plan_tree(k, me) {
+                    k.eprint(me, &format!("{m}\n"));
+                    return Step::Exit(1);
+                }
+            }
+            // The next file of the tree (files are copied one after the other).
+            match self.queue.as_mut().and_then(|q| q.pop()) {
+                Some((s, d)) => {
+                    self.src_arg = s.clone();
+                    self.dst_arg = d.clone();
+                    self.src = s;
+                    self.dst = d;
+                    self.got = 0;
+                    self.written = 0;
+                }
+                None => return Step::Exit(0),
+            }
+        } else if !self.recursive && self.fds.is_none() && k.fs.is_dir(&self.src) {
+            k.eprint(me, &format!("cp: -r not specified; omitting directory '{}'\n", self.src_arg));
+            return Step::Exit(1);
+        }
         let (i, o) = match self.fds {
             Some(f) => f,
             None => {
@@ -86,6 +152,11 @@ impl Program for Cp {
                     if r.bytes == 0 && r.wait.is_none() {
                         let _ = k.sys_close(me, i);
                         let _ = k.sys_close(me, o);
+                        if self.recursive {
+                            // On to the next file of the tree.
+                            self.fds = None;
+                            return Step::Cpu { user: 2_000, sys: 0 };
+                        }
                         return Step::Exit(0);
                     }
                     self.got = r.bytes;

@@ -420,6 +420,30 @@ fn du_human(bytes: u64) -> String {
     format!("{}{}", v.ceil() as u64, units[u])
 }
 
+impl Du {
+    /// Bytes under `path` (its own blocks and, for a directory, everything below it);
+    /// subdirectories are listed after their contents, as du prints them.
+    fn walk(&self, k: &Kernel, path: &str, shown: &str, st: &memtwin_kernel::fs::Stat, out: &mut Vec<(String, u64)>) -> u64 {
+        let own = if self.apparent { st.size } else { st.blocks * 512 };
+        if st.kind != memtwin_kernel::fs::FileKind::Directory {
+            return own;
+        }
+        let mut total = own;
+        if let Ok(list) = k.sys_readdir(path) {
+            for (name, s) in list {
+                let child = format!("{}/{name}", path.trim_end_matches('/'));
+                let child_shown = format!("{}/{name}", shown.trim_end_matches('/'));
+                let b = self.walk(k, &child, &child_shown, &s, out);
+                if !self.summarize && s.kind == memtwin_kernel::fs::FileKind::Directory {
+                    out.push((child_shown, b));
+                }
+                total += b;
+            }
+        }
+        total
+    }
+}
+
 impl Program for Du {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         let mut status = 0;
@@ -433,18 +457,7 @@ impl Program for Du {
                 }
             };
             let mut entries: Vec<(String, u64)> = Vec::new();
-            let mut total = if self.apparent { st.size } else { st.blocks * 512 };
-            if st.kind == memtwin_kernel::fs::FileKind::Directory {
-                if let Ok(list) = k.sys_readdir(&p) {
-                    for (name, s) in list {
-                        let b = if self.apparent { s.size } else { s.blocks * 512 };
-                        total += b;
-                        if !self.summarize && s.kind == memtwin_kernel::fs::FileKind::Directory {
-                            entries.push((format!("{}/{}", given.trim_end_matches('/'), name), b));
-                        }
-                    }
-                }
-            }
+            let total = self.walk(k, &p, &given, &st, &mut entries);
             let fmt = |b: u64| if self.human { du_human(b) } else { b.div_ceil(1024).to_string() };
             let mut out = String::new();
             for (n, b) in entries {
