@@ -388,3 +388,12 @@ fn cp_r_copies_a_tree_through_the_page_cache() {
     assert!(t.contains("cp: -r not specified; omitting directory '/root/d'\n"), "{t}");
     assert!(t.contains("8200\t/root/t/d\n"), "{t}");
 }
+
+#[test]
+fn the_24_log_has_no_time_stamps() {
+    let r = run_on("dd if=/dev/zero of=/swapfile bs=1M count=64 status=none\nmkswap /swapfile\nswapon /swapfile\ndmesg\ndmesg -T\n", "optiplex-gx115", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("# dmesg\nAdding Swap: "), "{t}");
+    assert!(t.contains("k swap-space (priority -2)\n"), "{t}");
+    assert!(t.contains("dmesg: -T: the 2.4 kernel's log has no time stamps\n"), "{t}");
+}

@@ -101,7 +101,8 @@ impl Kernel {
         }
         // The console (the scenario's terminal) shows pr_err messages at the default quiet
         // console_loglevel (4); the report's warning and info lines reach only the log.
-        let line = format!("[{:>12.6}] {msg}", self.now as f64 / 1e9);
+        // 2.4 printk had no time stamps (CONFIG_PRINTK_TIME is 2.6.11+).
+        let line = if is_24 { msg.clone() } else { format!("[{:>12.6}] {msg}", self.now as f64 / 1e9) };
         self.transcript.push_str(&line);
         self.printk(crate::printk::KERN_ERR, &msg);
         self.vm.inc(VmItem::OomKill);

@@ -25,9 +25,25 @@ impl Dmesg {
     }
 }
 
+/// 2.4 kernels logged no time stamps (printk times are 2.6.11+): dmesg prints the bare
+/// messages there, and -T has nothing to convert.
+fn dmesg_era(o: &mut DmesgOptions, k: &Kernel) -> Result<(), String> {
+    if k.machine.kernel == memtwin_machine::KernelProfile::Linux24 {
+        if o.time == memtwin_tools::DmesgTime::Ctime {
+            return Err("dmesg: -T: the 2.4 kernel's log has no time stamps\n".into());
+        }
+        o.time = memtwin_tools::DmesgTime::None;
+    }
+    Ok(())
+}
+
 impl Program for Dmesg {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         k.charge_sys(me, PROC_READ_NS);
+        if let Err(e) = dmesg_era(&mut self.o, k) {
+            k.eprint(me, &e);
+            return Step::Exit(1);
+        }
         if !self.o.clear_only {
             let recs: Vec<DmesgRecord> = k.log.records.iter().map(|r| DmesgRecord { ts_ns: r.ts, level: r.level, text: &r.text }).collect();
             let text = memtwin_tools::dmesg(&recs, &self.o, BOOT_EPOCH_S);
