@@ -559,6 +559,11 @@ pub fn era_has_key(era: memtwin_machine::KernelProfile, name: &str) -> bool {
     if !name.starts_with("vm.") {
         return true;
     }
+    if memtwin_machine::not_modelled(name).is_some() {
+        // Tunables accepted at their default only (some are vendor kernels' own keys):
+        // their own refusal applies.
+        return true;
+    }
     if name == "vm.drop_caches" {
         // 2.6.16+; the 2.4 scenarios use it as their cold-cache step (see docs/tools.md).
         return true;
