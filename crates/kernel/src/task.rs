@@ -62,14 +62,17 @@ pub struct Task {
     /// Storage I/O caused (/proc/PID/io read_bytes, write_bytes).
     pub read_bytes: u64,
     pub write_bytes: u64,
+    /// Bytes passed through read()/write() and the calls made (/proc/PID/io rchar, wchar,
+    /// syscr, syscw).
+    pub rchar: u64,
+    pub wchar: u64,
+    pub syscr: u64,
+    pub syscw: u64,
     pub swapin_delay: u64,
     /// Why the sleep the current step asks for happens (delayacct.rs); reset at each step.
     pub wait_reason: Option<crate::delayacct::WaitReason>,
     /// Delay accounting and PSI state (delayacct.rs, psi.rs).
     pub delay: crate::delayacct::TaskDelay,
-    /// Bytes through read(2) / write(2) (/proc/PID/io rchar, wchar).
-    pub rchar: u64,
-    pub wchar: u64,
     /// Page faults: minor, major (/proc/PID/stat minflt, majflt).
     pub min_flt: u64,
     pub maj_flt: u64,
@@ -128,11 +131,13 @@ impl Task {
             end: 0,
             read_bytes: 0,
             write_bytes: 0,
+            rchar: 0,
+            wchar: 0,
+            syscr: 0,
+            syscw: 0,
             swapin_delay: 0,
             wait_reason: None,
             delay: crate::delayacct::TaskDelay::new(now),
-            rchar: 0,
-            wchar: 0,
             min_flt: 0,
             maj_flt: 0,
             nr_dirtied: 0,

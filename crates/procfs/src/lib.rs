@@ -6,7 +6,7 @@
 mod meminfo;
 mod vmstat;
 
-pub use meminfo::MemInfo;
+pub use meminfo::{MemInfo, MeminfoExtra, MeminfoLayout};
 pub use vmstat::{VmItem, VmStat, VM_ITEMS};
 
 /// CPU time split as in /proc/stat, in nanoseconds summed over all CPUs.

@@ -604,6 +604,20 @@ impl Shell {
         if name == "timeout" {
             return self.start_timeout(c, args, out, err);
         }
+        // kill %N: the shell turns a job number into its process id.
+        let job_args: Vec<String>;
+        let args = if name == "kill" {
+            job_args = args
+                .iter()
+                .map(|a| match a.strip_prefix('%').and_then(|n| n.parse::<usize>().ok()) {
+                    Some(n) if n >= 1 && n <= self.jobs.len() && !self.k.task_exited(self.jobs[n - 1]) => self.k.pid_of(self.jobs[n - 1]).to_string(),
+                    _ => a.clone(),
+                })
+                .collect();
+            &job_args[..]
+        } else {
+            args
+        };
         let cmd = commands::build(name, args, &self.cwd, &self.captures).map_err(|m| Stop::Error(self.err(c.span, m)))?;
         let comm = commands::comm_of(name, args);
         self.spawn(c, &comm, cmd, out, err).map(Some)

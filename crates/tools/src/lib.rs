@@ -25,11 +25,19 @@
 
 mod getopt;
 
+pub mod dmesg;
 pub mod free;
+pub mod ps;
+pub mod sar;
+pub mod table;
 pub mod iotop;
 pub mod top;
 pub mod vmstat;
 
+pub use dmesg::{dmesg, parse_dmesg_args, DmesgOptions, DmesgRecord, DmesgTime};
+pub use ps::{parse_ps_args, ps, uptime_line, PsOptions, PsTaskExtra};
+pub use sar::{sar_average, sar_banner, sar_header, sar_row, SarReport};
+pub use table::{size_to_human, smartcols};
 pub use free::{free, free_repeated, parse_free_args, FreeOptions, FreeUnit};
 pub use iotop::{
     iotop_actual_from_vmstat, iotop_frame, iotop_frame_ext, parse_iotop_args, IotopFrameContext,

@@ -104,3 +104,41 @@ mod tests {
         assert_eq!(cached_pages(&k, "/root/f"), 0);
     }
 }
+
+impl Kernel {
+    /// fallocate(fd, 0, 0, len) (ext4_fallocate): reserve blocks for the first `len` bytes
+    /// and extend i_size; no page enters the page cache. On tmpfs (shmem_fallocate) the
+    /// pages themselves would be allocated, which is not modelled: refused with EOPNOTSUPP.
+    pub fn sys_fallocate(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<Option<memtwin_engine::Ns>, Errno> {
+        let f = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).ok_or(Errno::EBADF)?;
+        let Target::Inode(ino) = f.target else { return Err(Errno::EINVAL) };
+        let mount = self.fs.inodes[ino as usize].mount;
+        if self.fs.mounts[mount as usize].is_tmpfs() {
+            return Err(Errno::EOPNOTSUPP);
+        }
+        let before = (self.fs.inodes[ino as usize].extent, self.fs.mounts[mount as usize].used);
+        let got = self.reserve_blocks_for(ino, 0, len)?;
+        if got < len {
+            // All or nothing: give back what was reserved.
+            self.fs.inodes[ino as usize].extent = before.0;
+            self.fs.mounts[mount as usize].used = before.1;
+            return Err(Errno::ENOSPC);
+        }
+        let i = &mut self.fs.inodes[ino as usize];
+        i.size = i.size.max(len);
+        i.disk_size = i.disk_size.max(len);
+        Ok(None)
+    }
+
+    /// ftruncate(fd, size): shrinking drops the cached pages past the end; growing makes a
+    /// hole (no blocks, no pages).
+    pub fn sys_ftruncate(&mut self, tid: TaskId, fd: usize, size: u64) -> Result<Option<memtwin_engine::Ns>, Errno> {
+        let f = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).ok_or(Errno::EBADF)?;
+        let Target::Inode(ino) = f.target else { return Err(Errno::EINVAL) };
+        if size < self.fs.inodes[ino as usize].size {
+            return Ok(self.truncate_inode(ino, size));
+        }
+        self.fs.inodes[ino as usize].size = size;
+        Ok(None)
+    }
+}

@@ -38,6 +38,7 @@ pub enum Errno {
     EROFS,
     EFBIG,
     EIO,
+    EOPNOTSUPP,
 }
 
 impl Errno {
@@ -58,6 +59,7 @@ impl Errno {
             Errno::ENOTDIR => "Not a directory",
             Errno::EROFS => "Read-only file system",
             Errno::EFBIG => "File too large",
+            Errno::EOPNOTSUPP => "Operation not supported",
         }
     }
 }
@@ -266,6 +268,10 @@ impl Kernel {
     /// write is cut at the page where the filesystem fills up (shmem_inode_acct_blocks
     /// fails page by page, so a write that crosses the limit is short) and ENOSPC when
     /// not one more page fits.
+    pub(crate) fn reserve_blocks_for(&mut self, ino: u32, pos: u64, len: u64) -> Result<u64, Errno> {
+        self.reserve_blocks(ino, pos, len)
+    }
+
     fn reserve_blocks(&mut self, ino: u32, pos: u64, len: u64) -> Result<u64, Errno> {
         // The page index of a frame has 28 bits: files end at 1 TiB here (s_maxbytes).
         let max_bytes = (crate::mm::page::MAX_INDEX + 1) * PAGE_SIZE;
@@ -294,11 +300,14 @@ impl Kernel {
         Ok(allowed)
     }
 
-    /// read(2) of up to `len` bytes.
+    /// read(2) of up to `len` bytes; counts the call and its bytes for /proc/PID/io
+    /// (add_rchar, inc_syscr in fs/read_write.c).
     pub fn sys_read(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let r = self.do_sys_read(tid, fd, len);
+        let t = &mut self.tasks[tid as usize];
+        t.syscr += 1;
         if let Ok(p) = &r {
-            self.tasks[tid as usize].rchar += p.bytes;
+            t.rchar += p.bytes;
         }
         r
     }
@@ -421,11 +430,14 @@ impl Kernel {
         Ok(IoProgress { bytes: done, wait, eof: false })
     }
 
-    /// write(2) of up to `len` bytes.
+    /// write(2) of up to `len` bytes; counts the call and its bytes for /proc/PID/io
+    /// (add_wchar, inc_syscw).
     pub fn sys_write(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let r = self.do_sys_write(tid, fd, len);
+        let t = &mut self.tasks[tid as usize];
+        t.syscw += 1;
         if let Ok(p) = &r {
-            self.tasks[tid as usize].wchar += p.bytes;
+            t.wchar += p.bytes;
         }
         r
     }

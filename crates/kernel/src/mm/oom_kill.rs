@@ -62,24 +62,197 @@ impl Kernel {
             (v, "Out of memory")
         };
         let Some(v) = victim else { return };
+        let era = self.machine.kernel;
+        let is_24 = era == memtwin_machine::KernelProfile::Linux24;
+        let is_2639 = era == memtwin_machine::KernelProfile::Linux2639;
+        if !is_24 {
+            self.oom_dump_header(trigger, is_2639);
+        }
         let (anon, file, shmem, swap) = self.task_mem(v);
         let t = &self.tasks[v as usize];
-        let msg = format!(
-            "{}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB, UID:0 pgtables:{}kB oom_score_adj:{}\n",
-            message,
-            t.pid,
-            t.comm,
-            t.vm_kb,
-            anon * 4,
-            file * 4,
-            shmem * 4,
-            (anon + file + shmem + swap) / 512 * 4 + 4,
-            t.oom_score_adj
-        );
-        let line = format!("[{:>12.6}] {msg}", self.now as f64 / 1e9);
+        let (pid, comm, vm_kb, adj) = (t.pid, t.comm.clone(), t.vm_kb, t.oom_score_adj);
+        let pgtables_kb = (anon + file + shmem + swap) / 512 * 4 + 4;
+        let msg = if is_24 {
+            // 2.4 mm/oom_kill.c oom_kill_task: "Out of Memory: Killed process %d (%s).\n"
+            format!("Out of Memory: Killed process {} ({}).\n", pid, comm)
+        } else if is_2639 {
+            // 2.6.39 oom_kill_task: the kill line has no shmem-rss, UID or pgtables yet.
+            format!("Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB\n", pid, comm, vm_kb, anon * 4, (file + shmem) * 4)
+        } else {
+            format!(
+                "{}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB, shmem-rss:{}kB, UID:0 pgtables:{}kB oom_score_adj:{}\n",
+                message, pid, comm, vm_kb, anon * 4, file * 4, shmem * 4, pgtables_kb, adj
+            )
+        };
+        if is_2639 {
+            // 2.6.39 oom_kill_process: "%s: Kill process %d (%s) score %d or sacrifice child"
+            // (points in thousandths of RAM + swap, oom_badness of that era).
+            let total = self.mm.managed + self.swap_totals().0;
+            let points = self.oom_badness(v).unwrap_or(0).max(0) as u64 * 1000 / total.max(1);
+            let line = format!("{message}: Kill process {} ({}) score {} or sacrifice child", pid, comm, points.max(1));
+            self.printk(crate::printk::KERN_ERR, &line);
+        } else if !is_24 {
+            // oom_kill_process -> dump_oom_summary (5.0+): one machine-readable line.
+            let line = format!(
+                "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/,task={},pid={},uid=0",
+                comm, pid
+            );
+            self.printk(crate::printk::KERN_INFO, &line);
+        }
+        // The console (the scenario's terminal) shows pr_err messages at the default quiet
+        // console_loglevel (4); the report's warning and info lines reach only the log.
+        // 2.4 printk had no time stamps (CONFIG_PRINTK_TIME is 2.6.11+).
+        let line = if is_24 { msg.clone() } else { format!("[{:>12.6}] {msg}", self.now as f64 / 1e9) };
         self.transcript.push_str(&line);
         self.printk(crate::printk::KERN_ERR, &msg);
         self.vm.inc(VmItem::OomKill);
         self.kill(v, 137);
+        // oom_reap_task_mm (4.6+): the reaper logs when it unmapped the victim's memory
+        // itself. Before 5.19 it was woken at once and usually raced the exiting victim;
+        // since 5.19 (OOM_REAPER_DELAY, 2 s) a victim that exits at once, as every victim of
+        // the model does (its memory is freed by exit_mmap in kill), is skipped silently.
+        if matches!(era, memtwin_machine::KernelProfile::Linux58 | memtwin_machine::KernelProfile::Linux5Pre59) {
+            let line = format!("oom_reaper: reaped process {pid} ({comm}), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB");
+            self.printk(crate::printk::KERN_INFO, &line);
+        }
+    }
+
+    /// dump_header (mm/oom_kill.c): who invoked the OOM killer, show_mem's Mem-Info and
+    /// dump_tasks' table, logged (not shown on the console at the quiet loglevel).
+    fn oom_dump_header(&mut self, trigger: TaskId, old: bool) {
+        use crate::printk::{KERN_INFO, KERN_WARNING};
+        let t = &self.tasks[trigger as usize];
+        let (comm, adj) = (t.comm.clone(), t.oom_score_adj);
+        if old {
+            // 2.6.39: GFP_HIGHUSER_MOVABLE = 0x200da; oom_adj still printed beside oom_score_adj.
+            self.printk(KERN_WARNING, &format!("{comm} invoked oom-killer: gfp_mask=0x200da, order=0, oom_adj=0, oom_score_adj={adj}"));
+        } else {
+            // 5.x/6.1: GFP_HIGHUSER_MOVABLE = 0x100cca, printed with its flag names (%pGg).
+            self.printk(KERN_WARNING, &format!("{comm} invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj={adj}"));
+        }
+        let report = self.show_mem_report(old);
+        for (level, text) in report {
+            self.log.push(self.now, level, &text);
+        }
+        // dump_tasks: every user process with an mm (kernel threads have none).
+        let mut rows: Vec<(u32, String)> = Vec::new();
+        for (i, t) in self.tasks.iter().enumerate() {
+            if t.kthread || t.exit_code.is_some() {
+                continue;
+            }
+            let (anon, file, shmem, swap) = self.task_mem(i as TaskId);
+            let rss = anon + file + shmem;
+            let row = if old {
+                // 2.6.39: "[%5d] %5d %5d %8lu %8lu %3u     %3d         %5d %s"
+                format!("[{:>5}] {:>5} {:>5} {:>8} {:>8} {:>3}     {:>3}         {:>5} {}", t.pid, 0, t.pid, t.vm_kb / 4, rss, 0, 0, t.oom_score_adj, t.comm)
+            } else {
+                // 4.19+: "[%7d] %5d %5d %8lu %8lu %8ld %8lu         %5hd %s"
+                let pt_bytes = ((rss + swap) / 512 + 1) * 4096;
+                format!("[{:>7}] {:>5} {:>5} {:>8} {:>8} {:>8} {:>8}         {:>5} {}", t.pid, 0, t.pid, t.vm_kb / 4, rss, pt_bytes, swap, t.oom_score_adj, t.comm)
+            };
+            rows.push((t.pid, row));
+        }
+        rows.sort_by_key(|r| r.0);
+        if old {
+            self.printk(KERN_INFO, "[ pid ]   uid  tgid total_vm      rss cpu oom_adj oom_score_adj name");
+        } else {
+            self.printk(KERN_INFO, "Tasks state (memory values in pages):");
+            self.printk(KERN_INFO, "[  pid  ]   uid  tgid total_vm      rss pgtables_bytes swapents oom_score_adj name");
+        }
+        for (_, r) in rows {
+            self.printk(KERN_INFO, &r);
+        }
+    }
+
+    /// show_mem / show_free_areas (mm/page_alloc.c, lib/show_mem.c): the Mem-Info summary
+    /// with the model's counts, in pages and kB. The model keeps one zone and no per-order
+    /// free lists, so the per-order buddy lines are not printed.
+    pub fn show_mem_report(&self, old: bool) -> Vec<(u8, String)> {
+        use crate::mm::page::Lru;
+        use crate::printk::KERN_INFO;
+        let mm = &self.mm;
+        use crate::mm::KernelOwner;
+        struct S {
+            dirty: u64,
+            writeback: u64,
+            mapped: u64,
+            shmem: u64,
+            slab_reclaimable: u64,
+            slab_unreclaimable: u64,
+            page_tables: u64,
+            kernel_stack: u64,
+            file_pages: u64,
+        }
+        let s = S {
+            dirty: mm.stat.dirty,
+            writeback: mm.stat.writeback,
+            mapped: mm.stat.mapped,
+            shmem: mm.stat.shmem,
+            slab_reclaimable: mm.kernel.slab(true),
+            slab_unreclaimable: mm.kernel.slab(false),
+            page_tables: mm.kernel.count(KernelOwner::PageTables),
+            kernel_stack: mm.kernel.count(KernelOwner::KernelStack),
+            file_pages: mm.stat.file_pages,
+        };
+        let l = |x: Lru| mm.lru_len(x);
+        let free = mm.nr_free();
+        let mut out = vec![(KERN_INFO, "Mem-Info:".to_string())];
+        if old {
+            out.push((KERN_INFO, format!(
+                "active_anon:{} inactive_anon:{} isolated_anon:0\n active_file:{} inactive_file:{} isolated_file:0\n unevictable:{} dirty:{} writeback:{} unstable:0\n free:{} slab_reclaimable:{} slab_unreclaimable:{}\n mapped:{} shmem:{} pagetables:{} bounce:0",
+                l(Lru::ActiveAnon), l(Lru::InactiveAnon), l(Lru::ActiveFile), l(Lru::InactiveFile), l(Lru::Unevictable), s.dirty, s.writeback,
+                free, s.slab_reclaimable, s.slab_unreclaimable, s.mapped, s.shmem, s.page_tables
+            )));
+        } else {
+            let sec = if self.machine.kernel == memtwin_machine::KernelProfile::Linux6 { "\n sec_pagetables:0 bounce:0" } else { " bounce:0" };
+            out.push((KERN_INFO, format!(
+                "active_anon:{} inactive_anon:{} isolated_anon:0\n active_file:{} inactive_file:{} isolated_file:0\n unevictable:{} dirty:{} writeback:{}\n slab_reclaimable:{} slab_unreclaimable:{}\n mapped:{} shmem:{} pagetables:{}{sec}\n kernel_misc_reclaimable:0\n free:{} free_pcp:0 free_cma:0",
+                l(Lru::ActiveAnon), l(Lru::InactiveAnon), l(Lru::ActiveFile), l(Lru::InactiveFile), l(Lru::Unevictable), s.dirty, s.writeback,
+                s.slab_reclaimable, s.slab_unreclaimable, s.mapped, s.shmem, s.page_tables, free
+            )));
+            let unreclaimable = if free <= mm.wmark.min { "yes" } else { "no" };
+            out.push((KERN_INFO, format!(
+                "Node 0 active_anon:{}kB inactive_anon:{}kB active_file:{}kB inactive_file:{}kB unevictable:{}kB isolated(anon):0kB isolated(file):0kB mapped:{}kB dirty:{}kB writeback:{}kB shmem:{}kB shmem_thp:0kB shmem_pmdmapped:0kB anon_thp:0kB writeback_tmp:0kB kernel_stack:{}kB pagetables:{}kB all_unreclaimable? {unreclaimable}",
+                l(Lru::ActiveAnon) * 4, l(Lru::InactiveAnon) * 4, l(Lru::ActiveFile) * 4, l(Lru::InactiveFile) * 4, l(Lru::Unevictable) * 4,
+                s.mapped * 4, s.dirty * 4, s.writeback * 4, s.shmem * 4, s.kernel_stack * 4, s.page_tables * 4
+            )));
+        }
+        let w = mm.wmark;
+        let present_kb = self.machine.ram_bytes / 1024;
+        if old {
+            out.push((KERN_INFO, format!(
+                "Node 0 {} free:{}kB min:{}kB low:{}kB high:{}kB active_anon:{}kB inactive_anon:{}kB active_file:{}kB inactive_file:{}kB unevictable:{}kB isolated(anon):0kB isolated(file):0kB present:{}kB mlocked:0kB dirty:{}kB writeback:{}kB mapped:{}kB shmem:{}kB slab_reclaimable:{}kB slab_unreclaimable:{}kB kernel_stack:{}kB pagetables:{}kB unstable:0kB bounce:0kB writeback_tmp:0kB pages_scanned:0 all_unreclaimable? no",
+                self.zone_name(), free * 4, w.min * 4, w.low * 4, w.high * 4, l(Lru::ActiveAnon) * 4, l(Lru::InactiveAnon) * 4, l(Lru::ActiveFile) * 4,
+                l(Lru::InactiveFile) * 4, l(Lru::Unevictable) * 4, present_kb, s.dirty * 4, s.writeback * 4, s.mapped * 4, s.shmem * 4,
+                s.slab_reclaimable * 4, s.slab_unreclaimable * 4, s.kernel_stack * 4, s.page_tables * 4
+            )));
+        } else {
+            out.push((KERN_INFO, format!(
+                "Node 0 {} free:{}kB boost:0kB min:{}kB low:{}kB high:{}kB reserved_highatomic:0KB active_anon:{}kB inactive_anon:{}kB active_file:{}kB inactive_file:{}kB unevictable:{}kB writepending:{}kB present:{}kB managed:{}kB mlocked:0kB bounce:0kB free_pcp:0kB local_pcp:0kB free_cma:0kB",
+                self.zone_name(), free * 4, w.min * 4, w.low * 4, w.high * 4, l(Lru::ActiveAnon) * 4, l(Lru::InactiveAnon) * 4, l(Lru::ActiveFile) * 4,
+                l(Lru::InactiveFile) * 4, l(Lru::Unevictable) * 4, (s.dirty + s.writeback) * 4, present_kb, mm.managed * 4
+            )));
+        }
+        out.push((KERN_INFO, "lowmem_reserve[]: 0 0 0 0".to_string()));
+        if !old {
+            out.push((KERN_INFO, "Node 0 hugepages_total=0 hugepages_free=0 hugepages_surp=0 hugepages_size=2048kB".to_string()));
+        }
+        let swapcache: u64 = mm.mappings.iter().filter(|m| m.live).map(|m| m.nr_swapcache).sum();
+        let (st, sf) = self.swap_totals();
+        out.push((KERN_INFO, format!("{} total pagecache pages", s.file_pages + swapcache)));
+        out.push((KERN_INFO, format!("{swapcache} pages in swap cache")));
+        out.push((KERN_INFO, format!("Free swap  = {}kB", sf * 4)));
+        out.push((KERN_INFO, format!("Total swap = {}kB", st * 4)));
+        let ram_pages = self.machine.ram_bytes / crate::mm::PAGE_SIZE;
+        out.push((KERN_INFO, format!("{ram_pages} pages RAM")));
+        out.push((KERN_INFO, "0 pages HighMem/MovableOnly".to_string()));
+        out.push((KERN_INFO, format!("{} pages reserved", ram_pages.saturating_sub(mm.managed))));
+        out
+    }
+
+    /// The name of the model's one zone as the kernel would call the zone holding most of
+    /// the memory: DMA32 below 4 GiB of RAM on x86-64, Normal above.
+    pub fn zone_name(&self) -> &'static str {
+        if self.machine.ram_bytes <= 4 << 30 { "DMA32" } else { "Normal" }
     }
 }

@@ -57,9 +57,30 @@ impl Kernel {
                 next_prio -= 1;
                 p
             });
-            self.add_swap_area(&s.kind, s.size_bytes, priority, s.enabled)?;
+            let a = self.add_swap_area(&s.kind, s.size_bytes, priority, s.enabled)?;
+            if s.enabled {
+                self.log_swapon(a);
+            }
         }
         Ok(())
+    }
+
+    /// The line sys_swapon (mm/swapfile.c, enable_swap_info's caller) logs when an area is
+    /// switched on: usable size, priority, extents and span, "SS" for a non-rotational
+    /// device (SWP_SOLIDSTATE). 2.4 logged its own shorter line.
+    pub fn log_swapon(&mut self, area: usize) {
+        let a = &self.swap.areas[area];
+        let kb = a.pages * (PAGE_SIZE / 1024);
+        let ss = match a.kind {
+            AreaKind::Zram { .. } => true,
+            AreaKind::Block { dev, .. } => !self.block.devs[dev as usize].disk.model.rotational,
+        };
+        let line = if self.machine.kernel == memtwin_machine::KernelProfile::Linux24 {
+            format!("Adding Swap: {kb}k swap-space (priority {})", a.priority)
+        } else {
+            format!("Adding {kb}k swap on {}.  Priority:{} extents:1 across:{kb}k {}", a.name, a.priority, if ss { "SS" } else { "" })
+        };
+        self.printk(crate::printk::KERN_INFO, &line);
     }
 
     /// Register an area (mkswap + swapon); returns its index.

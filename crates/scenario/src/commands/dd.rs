@@ -41,6 +41,14 @@ pub struct Dd {
     odirect: bool,
     notrunc: bool,
     fsync: bool,
+    /// oflag=dsync|sync: O_DSYNC / O_SYNC, every write(2) returns once its data is on the
+    /// device (generic_write_sync -> vfs_fsync_range).
+    osync: bool,
+    sync_due: bool,
+    /// iflag=nocache / oflag=nocache: posix_fadvise(POSIX_FADV_DONTNEED) of the file
+    /// (coreutils invalidate_cache).
+    inocache: bool,
+    onocache: bool,
     status: Status,
     phase: Phase,
     in_fd: usize,
@@ -62,7 +70,7 @@ pub struct Dd {
     error: Option<String>,
 }
 
-const OPERANDS: &str = "if=, of=, bs=, ibs=, obs=, count=, skip=, seek=, iflag=direct, oflag=direct, conv=notrunc|fsync|fdatasync, status=none|noxfer|progress";
+const OPERANDS: &str = "if=, of=, bs=, ibs=, obs=, count=, skip=, seek=, iflag=direct|nocache, oflag=direct|dsync|sync|nocache, conv=notrunc|fsync|fdatasync, status=none|noxfer|progress";
 
 impl Dd {
     pub fn parse(args: &[String], cwd: &str) -> Result<Dd, String> {
@@ -80,6 +88,10 @@ impl Dd {
             odirect: false,
             notrunc: false,
             fsync: false,
+            osync: false,
+            sync_due: false,
+            inocache: false,
+            onocache: false,
             status: Status::Default,
             phase: Phase::Open,
             in_fd: 0,
@@ -134,8 +146,11 @@ impl Dd {
                             "direct" => {
                                 if k == "iflag" { d.idirect = true } else { d.odirect = true }
                             }
-                            "sync" | "dsync" | "fullblock" | "nocache" | "noatime" if false => {}
-                            _ => return Err(format!("dd: unsupported {k} '{f}' (supported: direct)")),
+                            "sync" | "dsync" if k == "oflag" => d.osync = true,
+                            "nocache" => {
+                                if k == "iflag" { d.inocache = true } else { d.onocache = true }
+                            }
+                            _ => return Err(format!("dd: unsupported {k} '{f}' (supported: direct, nocache{})", if k == "oflag" { ", dsync, sync" } else { "" })),
                         }
                     }
                 }
@@ -229,19 +244,24 @@ impl Dd {
 
 /// printf("%g") with 6 significant digits.
 pub fn format_g(x: f64) -> String {
+    format_g_prec(x, 6)
+}
+
+/// printf("%.Ng"): `prec` significant digits, trailing zeros removed.
+pub fn format_g_prec(x: f64, prec: i32) -> String {
     if x == 0.0 {
         return "0".into();
     }
     let exp = x.abs().log10().floor() as i32;
-    if !(-5..6).contains(&exp) {
-        let s = format!("{:.5e}", x);
+    if exp < -4 || exp >= prec {
+        let s = format!("{:.*e}", (prec - 1).max(0) as usize, x);
         // Rust prints 1.23450e-7; C prints 1.2345e-07.
         let (m, e) = s.split_once('e').unwrap_or((&s, "0"));
-        let m = m.trim_end_matches('0').trim_end_matches('.');
+        let m = if m.contains('.') { m.trim_end_matches('0').trim_end_matches('.') } else { m };
         let e: i32 = e.parse().unwrap_or(0);
         return format!("{m}e{}{:02}", if e < 0 { '-' } else { '+' }, e.abs());
     }
-    let decimals = (5 - exp).max(0) as usize;
+    let decimals = (prec - 1 - exp).max(0) as usize;
     let s = format!("{:.*}", decimals, x);
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s }
 }
@@ -249,6 +269,17 @@ pub fn format_g(x: f64) -> String {
 impl Program for Dd {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         loop {
+            if self.sync_due {
+                // O_DSYNC: the write just completed waits for its data to reach the device.
+                self.sync_due = false;
+                if let Some(out) = self.out_fd {
+                    if let Ok(Some(t)) = k.sys_fsync(me, out) {
+                        if t > k.now {
+                            return Step::SleepUntil { t, io: true };
+                        }
+                    }
+                }
+            }
             match self.phase {
                 Phase::Open => {
                     self.start = k.now;
@@ -360,6 +391,7 @@ impl Program for Dd {
                     self.out_done += r.bytes;
                     self.bytes += r.bytes;
                     if self.out_done >= self.out_len {
+                        self.sync_due = self.osync;
                         if self.out_len == self.obs { self.out_full += 1 } else { self.out_part += 1 }
                         self.pending -= self.out_len;
                         self.out_done = 0;
@@ -384,6 +416,14 @@ impl Program for Dd {
                     }
                 }
                 Phase::Finish => {
+                    // coreutils invalidate_cache: drop what the run left in the page cache
+                    // (dirty pages of the output stay until written back).
+                    if self.inocache {
+                        let _ = k.sys_fadvise_dontneed(me, self.in_fd);
+                    }
+                    if let (true, Some(o)) = (self.onocache, self.out_fd) {
+                        let _ = k.sys_fadvise_dontneed(me, o);
+                    }
                     let _ = k.sys_close(me, self.in_fd);
                     if let Some(o) = self.out_fd.take() {
                         let _ = k.sys_close(me, o);

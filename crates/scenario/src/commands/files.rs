@@ -16,18 +16,25 @@ pub struct Cp {
     got: u64,
     written: u64,
     faulted: bool,
+    /// -r / -R / -a: copy a directory tree. The (source, destination) files still to copy,
+    /// built from the tree when the copy starts (directories are made as found).
+    recursive: bool,
+    queue: Option<Vec<(String, String)>>,
 }
 
 impl Cp {
     pub fn parse(args: &[String], cwd: &str) -> Result<Cp, String> {
         let ops: Vec<&String> = args.iter().filter(|a| !a.starts_with('-') || a.as_str() == "-").collect();
+        let mut recursive = false;
         for a in args.iter().filter(|a| a.starts_with('-') && a.len() > 1) {
-            if !matches!(a.as_str(), "-f" | "--force") {
-                return Err(format!("cp: unsupported option '{a}' (supported: cp [-f] SOURCE DEST)"));
+            match a.as_str() {
+                "-f" | "--force" => {}
+                "-r" | "-R" | "--recursive" | "-a" | "--archive" | "-rf" | "-fr" => recursive = true,
+                _ => return Err(format!("cp: unsupported option '{a}' (supported: cp [-f] [-r] SOURCE DEST)")),
             }
         }
         if ops.len() != 2 {
-            return Err("cp: expected exactly SOURCE and DEST (cp [-f] SOURCE DEST)".into());
+            return Err("cp: expected exactly SOURCE and DEST (cp [-f] [-r] SOURCE DEST)".into());
         }
         Ok(Cp {
             src: normalize(cwd, ops[0]),
@@ -38,12 +45,71 @@ impl Cp {
             got: 0,
             written: 0,
             faulted: false,
+            recursive,
+            queue: None,
         })
+    }
+
+    /// cp -r: make the destination directories and list the files to copy, in directory
+    /// order (copy_dir: readdir, then each entry). DEST that exists as a directory
+    /// receives SOURCE's name inside it, as cp does.
+    fn plan_tree(&mut self, k: &mut Kernel, me: TaskId) -> Result<(), String> {
+        let base = if k.fs.is_dir(&self.dst) {
+            format!("{}/{}", self.dst.trim_end_matches('/'), memtwin_kernel::fs::base_name(&self.src))
+        } else {
+            self.dst.clone()
+        };
+        let mut files = Vec::new();
+        let mut stack = vec![(self.src.clone(), base)];
+        while let Some((s, d)) = stack.pop() {
+            if k.fs.is_dir(&s) {
+                if !k.fs.is_dir(&d) {
+                    k.sys_mkdir(&d).map_err(|e| format!("cp: cannot create directory '{d}': {}", e.strerror()))?;
+                }
+                let entries = k.sys_readdir(&s).map_err(|e| format!("cp: cannot access '{s}': {}", e.strerror()))?;
+                for (name, _) in entries.into_iter().rev() {
+                    stack.push((format!("{}/{name}", s.trim_end_matches('/')), format!("{}/{name}", d.trim_end_matches('/'))));
+                }
+            } else {
+                files.push((s, d));
+            }
+        }
+        let _ = me;
+        files.reverse();
+        self.queue = Some(files);
+        Ok(())
     }
 }
 
 impl Program for Cp {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.recursive && self.fds.is_none() {
+            if self.queue.is_none() {
+                if !k.fs.exists(&self.src) {
+                    k.eprint(me, &format!("cp: cannot stat '{}': No such file or directory\n", self.src_arg));
+                    return Step::Exit(1);
+                }
+                if let Err(m) = self.plan_tree(k, me) {
+                    k.eprint(me, &format!("{m}\n"));
+                    return Step::Exit(1);
+                }
+            }
+            // The next file of the tree (files are copied one after the other).
+            match self.queue.as_mut().and_then(|q| q.pop()) {
+                Some((s, d)) => {
+                    self.src_arg = s.clone();
+                    self.dst_arg = d.clone();
+                    self.src = s;
+                    self.dst = d;
+                    self.got = 0;
+                    self.written = 0;
+                }
+                None => return Step::Exit(0),
+            }
+        } else if !self.recursive && self.fds.is_none() && k.fs.is_dir(&self.src) {
+            k.eprint(me, &format!("cp: -r not specified; omitting directory '{}'\n", self.src_arg));
+            return Step::Exit(1);
+        }
         let (i, o) = match self.fds {
             Some(f) => f,
             None => {
@@ -86,6 +152,11 @@ impl Program for Cp {
                     if r.bytes == 0 && r.wait.is_none() {
                         let _ = k.sys_close(me, i);
                         let _ = k.sys_close(me, o);
+                        if self.recursive {
+                            // On to the next file of the tree.
+                            self.fds = None;
+                            return Step::Cpu { user: 2_000, sys: 0 };
+                        }
                         return Step::Exit(0);
                     }
                     self.got = r.bytes;
@@ -123,8 +194,8 @@ enum CatSource {
     File(String),
     /// Output captured from an earlier command's redirection.
     Capture(u32),
-    ProcMeminfo,
-    ProcVmstat,
+    /// A /proc or /sys file rendered from the model (commands/procfiles.rs).
+    Proc(String),
     ProcSys(String),
     /// A file of the cgroup filesystem.
     Cgroup(String),
@@ -164,8 +235,6 @@ impl Cat {
             }
             let p = normalize(cwd, a);
             let s = match p.as_str() {
-                "/proc/meminfo" => CatSource::ProcMeminfo,
-                "/proc/vmstat" => CatSource::ProcVmstat,
                 "/proc/pressure/cpu" => CatSource::ProcPressure("cpu"),
                 "/proc/pressure/memory" => CatSource::ProcPressure("memory"),
                 "/proc/pressure/io" => CatSource::ProcPressure("io"),
@@ -175,8 +244,9 @@ impl Cat {
                     CatSource::ProcCgroup(x[6..x.len() - 7].parse().ok())
                 }
                 x if super::cgroup::is_cgroup_path(x) => CatSource::Cgroup(x.to_string()),
-                x if x.starts_with("/proc/") => {
-                    return Err(format!("cat: '{x}' is not modelled (supported: /proc/meminfo, /proc/vmstat, /proc/pressure/{{cpu,memory,io}}, /proc/sys/..., /proc/PID/cgroup, /proc/self/cgroup)"))
+                x if x.starts_with("/proc/") || x.starts_with("/sys/") => {
+                    super::procfiles::check(x, None)?;
+                    CatSource::Proc(x.to_string())
                 }
                 x => match captures.get(x) {
                     Some(&b) => CatSource::Capture(b),
@@ -238,13 +308,16 @@ impl Program for Cat {
         }
         while self.cur < self.sources.len() {
             match &self.sources[self.cur] {
-                CatSource::ProcMeminfo => {
-                    let t = k.meminfo().render();
-                    k.print(me, &t);
-                }
-                CatSource::ProcVmstat => {
-                    let t = k.vmstat().render();
-                    k.print(me, &t);
+                CatSource::Proc(path) => {
+                    let checked = super::procfiles::check(path, Some(k.machine.kernel));
+                    match checked.and_then(|()| super::procfiles::read(k, me, path)) {
+                        Ok(t) => k.print(me, &t),
+                        Err(e) => {
+                            let e = if e.ends_with('\n') { e } else { format!("{e}\n") };
+                            k.eprint(me, &e);
+                            self.status = 1;
+                        }
+                    }
                 }
                 CatSource::ProcPressure(res) => match k.pressure(res) {
                     Some(t) => k.print(me, &t),
@@ -253,7 +326,7 @@ impl Program for Cat {
                         self.status = 1;
                     }
                 },
-                CatSource::ProcSys(name) => match k.sysctl.get(name) {
+                CatSource::ProcSys(name) => match k.sysctl.get(name).ok().filter(|_| super::sysctl::era_has_key(k.machine.kernel, name)).ok_or(()) {
                     Ok(v) => k.print(me, &format!("{v}\n")),
                     Err(_) => {
                         k.eprint(me, &format!("cat: /proc/sys/{}: No such file or directory\n", name.replace('.', "/")));
@@ -403,23 +476,95 @@ impl Program for Rm {
     }
 }
 
-/// sync(1): ask the flushers to write everything and wait until nothing is dirty or under
-/// writeback.
+/// sync(1): with no operand, ask the flushers to write everything and wait until nothing is
+/// dirty or under writeback. `sync FILE...` fsyncs each file (`-d`: fdatasync, the same in
+/// the model, which keeps no separate metadata writes); `sync -f FILE...` is syncfs(2) of
+/// each file's filesystem: every dirty file on it is written and waited for.
 pub struct Sync {
     started: bool,
+    files: Vec<(String, String)>,
+    syncfs: bool,
+    /// Per-file mode: the latest completion to wait for.
+    until: Option<memtwin_kernel::Ns>,
 }
 
 impl Sync {
-    pub fn parse(args: &[String]) -> Result<Sync, String> {
-        if let Some(a) = args.first() {
-            return Err(format!("sync: unsupported argument '{a}' (sync takes no arguments here)"));
+    pub fn parse(args: &[String], cwd: &str) -> Result<Sync, String> {
+        let mut s = Sync { started: false, files: Vec::new(), syncfs: false, until: None };
+        for a in args {
+            match a.as_str() {
+                "-f" | "--file-system" => s.syncfs = true,
+                "-d" | "--data" => {}
+                o if o.starts_with('-') => return Err(format!("sync: unsupported option '{o}' (supported: sync [-d|-f] [FILE]...)")),
+                p => s.files.push((normalize(cwd, p), p.to_string())),
+            }
         }
-        Ok(Sync { started: false })
+        if s.syncfs && s.files.is_empty() {
+            // coreutils: --file-system with no file is sync of the current directory's fs.
+            s.files.push((normalize(cwd, "."), ".".into()));
+        }
+        Ok(s)
+    }
+
+    fn fsync_path(k: &mut Kernel, me: TaskId, path: &str) -> Result<Option<memtwin_kernel::Ns>, memtwin_kernel::fs::Errno> {
+        let (fd, _) = k.sys_open(me, path, OpenFlags { read: true, ..Default::default() })?;
+        let r = k.sys_fsync(me, fd);
+        let _ = k.sys_close(me, fd);
+        r
     }
 }
 
 impl Program for Sync {
-    fn step(&mut self, k: &mut Kernel, _me: TaskId) -> Step {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if !self.files.is_empty() {
+            if !self.started {
+                self.started = true;
+                let mut status = 0;
+                let mut until = k.now;
+                for (p, given) in self.files.clone() {
+                    let targets: Vec<String> = if self.syncfs {
+                        let Some(mount) = k.fs.mount_of(&p) else {
+                            k.eprint(me, &format!("sync: error opening '{given}': No such file or directory\n"));
+                            status = 1;
+                            continue;
+                        };
+                        let mut v: Vec<String> = k
+                            .fs
+                            .inodes
+                            .iter()
+                            .filter(|i| i.linked && i.mount == mount && {
+                                let m = &k.mm.mappings[i.mapping as usize];
+                                m.nr_dirty + m.nr_writeback > 0
+                            })
+                            .map(|i| i.path.clone())
+                            .collect();
+                        v.sort();
+                        v
+                    } else {
+                        vec![p.clone()]
+                    };
+                    for t in targets {
+                        match Self::fsync_path(k, me, &t) {
+                            Ok(Some(t)) => until = until.max(t),
+                            Ok(None) => {}
+                            Err(e) => {
+                                k.eprint(me, &format!("sync: error opening '{given}': {}\n", e.strerror()));
+                                status = 1;
+                            }
+                        }
+                    }
+                }
+                if status != 0 {
+                    return Step::Exit(status);
+                }
+                self.until = Some(until);
+            }
+            let t = self.until.unwrap_or(k.now);
+            if t > k.now {
+                return Step::SleepUntil { t, io: true };
+            }
+            return Step::Exit(0);
+        }
         if !self.started {
             self.started = true;
             k.request_sync();
@@ -442,6 +587,10 @@ pub struct Echo {
 }
 
 impl Echo {
+    /// A write whose text goes nowhere (a /proc file that takes it and does nothing visible).
+    pub fn silent() -> Echo {
+        Echo { text: String::new() }
+    }
     pub fn new(args: &[String]) -> Echo {
         let (newline, rest) = match args.first().map(|s| s.as_str()) {
             Some("-n") => (false, &args[1..]),

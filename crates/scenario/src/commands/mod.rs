@@ -5,12 +5,15 @@
 
 mod bonnie;
 pub mod cgroup;
-mod dd;
+pub(crate) mod dd;
 mod files;
 mod fio;
 mod fs_admin;
+mod memtools;
 mod monitor;
 mod net;
+mod procfiles;
+mod stress;
 mod swapdemo;
 mod sysctl;
 
@@ -24,7 +27,8 @@ pub const SUPPORTED: &[&str] = &[
     "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iotop", "top",
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
-    "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec",
+    "dmesg", "ps", "uptime", "nproc", "kill", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -34,7 +38,7 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "cp" => files::Cp::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "cat" => files::Cat::parse(args, cwd, captures).map(|d| Box::new(d) as Cmd),
         "rm" => files::Rm::parse(args, cwd).map(|d| Box::new(d) as Cmd),
-        "sync" => files::Sync::parse(args).map(|d| Box::new(d) as Cmd),
+        "sync" => files::Sync::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "mount" => fs_admin::Mount::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "umount" => fs_admin::Umount::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "df" => fs_admin::Df::parse(args, cwd).map(|d| Box::new(d) as Cmd),
@@ -67,12 +71,31 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
                 cgroup::RunIn::systemd_run(args, cwd, &inner).map(|d| Box::new(d) as Cmd)
             }
         }
+        "dmesg" => memtools::Dmesg::parse(args).map(|d| Box::new(d) as Cmd),
+        "ps" => memtools::Ps::parse(args).map(|d| Box::new(d) as Cmd),
+        "uptime" => memtools::Uptime::parse(args).map(|d| Box::new(d) as Cmd),
+        "nproc" => memtools::Nproc::parse(args).map(|d| Box::new(d) as Cmd),
+        "kill" => memtools::Kill::parse(args).map(|d| Box::new(d) as Cmd),
+        "fallocate" => memtools::SetSize::parse("fallocate", args, cwd).map(|d| Box::new(d) as Cmd),
+        "truncate" => memtools::SetSize::parse("truncate", args, cwd).map(|d| Box::new(d) as Cmd),
+        "chmod" => memtools::Chmod::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "du" => memtools::Du::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "fincore" => memtools::Fincore::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "vmtouch" => memtools::Vmtouch::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "pmap" => memtools::Pmap::parse(args).map(|d| Box::new(d) as Cmd),
+        "sar" => memtools::Sar::parse(args).map(|d| Box::new(d) as Cmd),
+        "stress-ng" | "stress" => stress::StressVm::parse(name, args).map(|d| Box::new(d) as Cmd),
+        "nice" | "renice" => Err(format!("{name}: not modelled: the scheduler gives every task the same weight (no nice levels), so a niced command would run as any other")),
+        "ionice" => Err("ionice: not modelled: the block model has no I/O scheduling classes or priorities, so the setting would have no effect".into()),
         _ => Err(format!("unknown command '{name}' (supported: {})", SUPPORTED.join(", "))),
     }
 }
 
 /// The name a command's task shows in ps/top (`memhog --comm NAME`).
 pub fn comm_of(name: &str, args: &[String]) -> String {
+    if name == "stress-ng" || name == "stress" {
+        return name.to_string();
+    }
     if name == "memhog" {
         if let Ok((_, comm)) = swapdemo::Memhog::parse(args) {
             return comm;
@@ -86,6 +109,16 @@ pub fn comm_of(name: &str, args: &[String]) -> String {
 pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
     if cgroup::is_cgroup_path(path) {
         return Ok(Box::new(cgroup::CgroupWrite::new(path, value)));
+    }
+    if path.starts_with("/sys/kernel/mm/transparent_hugepage/") {
+        return Err(format!(
+            "cannot write to '{path}': transparent huge pages are not modelled (every mapping uses 4 KiB pages, as with 'never')"
+        ));
+    }
+    if path == "/proc/sys/vm/compact_memory" {
+        // sysctl_compaction_handler -> compact_nodes: the model has no per-order free lists,
+        // so there is no fragmentation to undo; nothing migrates and no compact_* counts.
+        return Ok(Box::new(files::Echo::silent()));
     }
     let Some(rest) = path.strip_prefix("/proc/sys/") else {
         return Err(format!("cannot write to '{path}' (only /proc/sys/... files are writable)"));

@@ -35,6 +35,15 @@ impl Program for Free {
         if self.printed > 0 && k.now < self.next {
             return Step::SleepUntil { t: self.next, io: false };
         }
+        if self.printed == 0
+            && matches!(k.machine.kernel, memtwin_machine::KernelProfile::Linux2639 | memtwin_machine::KernelProfile::Linux24)
+            && !self.o.wide
+            && !self.o.human
+        {
+            // The procps of those systems (3.2.8 on 2.6.32-era distributions, 2.0.x on 2.4)
+            // printed the "-/+ buffers/cache" layout by default.
+            self.o.old_layout = true;
+        }
         let s = k.snapshot();
         let mut text = free(&s, &self.o);
         if self.o.repeats() {

@@ -6,6 +6,8 @@ use memtwin_machine::Sysctls;
 enum Op {
     Set(String, String),
     Show(String),
+    /// sysctl -a
+    All,
 }
 
 pub struct Sysctl {
@@ -26,7 +28,8 @@ impl Sysctl {
                 "-w" | "--write" => write = true,
                 "-n" | "--values" => s.values_only = true,
                 "-q" | "--quiet" => s.quiet = true,
-                o if o.starts_with('-') => return Err(format!("sysctl: unsupported option '{o}' (supported: -w, -n, -q)")),
+                "-a" | "-A" | "-X" | "--all" => s.ops.push(Op::All),
+                o if o.starts_with('-') => return Err(format!("sysctl: unsupported option '{o}' (supported: -a, -w, -n, -q)")),
                 kv => {
                     if let Some((k, v)) = kv.split_once('=') {
                         let name = Sysctls::canonical(k);
@@ -65,6 +68,13 @@ fn apply(k: &mut Kernel, me: TaskId, name: &str, value: &str) -> Result<(), Stri
         "vm.drop_caches" => {
             let what: u32 = value.trim().parse().unwrap_or(0);
             let freed = k.drop_caches(what);
+            // drop_caches_sysctl_handler (fs/drop_caches.c, 4.x+): "%s (%d): drop_caches: %d"
+            // once per writer; 2.6.x dropped silently.
+            if !matches!(k.machine.kernel, memtwin_machine::KernelProfile::Linux2639 | memtwin_machine::KernelProfile::Linux24) {
+                let (comm, pid) = (k.tasks[me as usize].comm.clone(), k.tasks[me as usize].pid);
+                let comm = if comm == "echo" { "bash".to_string() } else { comm };
+                k.printk(memtwin_kernel::printk::KERN_INFO, &format!("{comm} ({pid}): drop_caches: {what}"));
+            }
             // Walking the inodes and freeing each page costs the writer CPU time.
             let per_page = k.machine.cpu_model.page_cache_ns + k.machine.cpu_model.page_alloc_ns;
             k.charge_sys(me, freed * per_page);
@@ -82,6 +92,20 @@ impl Program for Sysctl {
         }
         self.done = true;
         for op in std::mem::take(&mut self.ops) {
+            let missing = match &op {
+                Op::Set(n, _) | Op::Show(n) if !era_has_key(k.machine.kernel, n) => Some(n.clone()),
+                _ => None,
+            };
+            if let Some(n) = missing {
+                let path = format!("/proc/sys/{}", n.replace('.', "/"));
+                if self.quiet {
+                    k.eprint(me, &format!("bash: {path}: No such file or directory\n"));
+                } else {
+                    k.eprint(me, &format!("sysctl: cannot stat {path}: No such file or directory\n"));
+                }
+                self.status = if self.quiet { 1 } else { 255 };
+                continue;
+            }
             match op {
                 Op::Set(name, value) => match apply(k, me, &name, &value) {
                     Ok(()) => {
@@ -113,6 +137,11 @@ impl Program for Sysctl {
                         self.status = 1;
                     }
                 },
+                Op::All => {
+                    let t = sysctl_all(k);
+                    let t = if self.values_only { t.lines().map(|l| format!("{}\n", l.split_once(" = ").map_or(l, |x| x.1))).collect() } else { t };
+                    k.print(me, &t);
+                }
                 Op::Show(name) => {
                     let v = k.sysctl.get(&name).unwrap_or_default();
                     if self.values_only {
@@ -143,8 +172,10 @@ pub struct Swap {
 enum SwapOp {
     /// swapon -a / swapon [-p PRIO] PATH
     On { path: Option<String>, prio: Option<i32> },
-    /// swapon --show / -s
+    /// swapon --show (libsmartcols table)
     Show,
+    /// swapon -s / --summary (the deprecated /proc/swaps-like list)
+    Summary,
     /// swapoff -a / swapoff PATH
     Off { path: Option<String> },
     Mkswap { path: String },
@@ -163,11 +194,13 @@ impl Swap {
                 let mut prio = None;
                 let mut all = false;
                 let mut show = false;
+                let mut summary = false;
                 let mut it = args.iter();
                 while let Some(a) = it.next() {
                     match a.as_str() {
                         "-a" | "--all" => all = true,
-                        "-s" | "--summary" | "--show" if name == "swapon" => show = true,
+                        "--show" if name == "swapon" => show = true,
+                        "-s" | "--summary" if name == "swapon" => summary = true,
                         "-p" | "--priority" if name == "swapon" => {
                             prio = Some(it.next().and_then(|v| v.parse::<i32>().ok()).ok_or("swapon: -p needs a priority (-1..32767)")?);
                         }
@@ -175,7 +208,9 @@ impl Swap {
                         p => path = Some(abs(p)),
                     }
                 }
-                if show {
+                if summary {
+                    SwapOp::Summary
+                } else if show {
                     SwapOp::Show
                 } else if !all && path.is_none() {
                     return Err(format!("{name}: nothing to do: give -a or a device/file"));
@@ -235,16 +270,29 @@ impl Program for Swap {
                 SwapOp::On { path, prio } => {
                     let (path, prio) = (path.clone(), *prio);
                     let mut n = 0;
-                    for a in k.swap.areas.iter_mut() {
+                    let mut switched = Vec::new();
+                    let mut busy = Vec::new();
+                    for (i, a) in k.swap.areas.iter_mut().enumerate() {
                         if path.as_ref().is_none_or(|p| *p == a.name) {
                             if !a.active {
                                 a.active = true;
                                 if let Some(pr) = prio {
                                     a.priority = pr;
                                 }
+                                switched.push(i);
+                            } else if path.is_some() {
+                                // sys_swapon on an active area: EBUSY.
+                                busy.push(a.name.clone());
                             }
                             n += 1;
                         }
+                    }
+                    for i in switched {
+                        k.log_swapon(i);
+                    }
+                    for name in busy {
+                        k.eprint(me, &format!("swapon: {name}: swapon failed: Device or resource busy\n"));
+                        self.status = 255;
                     }
                     if let (Some(p), 0) = (&path, n) {
                         k.eprint(me, &format!("swapon: {p}: read swap header failed\n"));
@@ -253,11 +301,26 @@ impl Program for Swap {
                     return Step::Exit(self.status);
                 }
                 SwapOp::Show => {
-                    let mut t = String::from("NAME      TYPE       SIZE USED PRIO\n");
-                    for a in k.swap.areas.iter().filter(|a| a.active) {
-                        let ty = if a.name.starts_with("/dev/") { "partition" } else { "file" };
-                        t.push_str(&format!("{:<9} {:<9} {:>5} {:>4} {:>4}\n", a.name, ty, human_iec(a.pages * 4096), human_iec(a.used * 4096), a.priority));
+                    let rows: Vec<Vec<String>> = k
+                        .swap.areas
+                        .iter()
+                        .filter(|a| a.active)
+                        .map(|a| {
+                            let ty = if a.name.starts_with("/dev/") { "partition" } else { "file" };
+                            vec![a.name.clone(), ty.to_string(), human_iec(a.pages * 4096), human_iec(a.used * 4096), a.priority.to_string()]
+                        })
+                        .collect();
+                    // util-linux prints nothing at all when no swap is active.
+                    if !rows.is_empty() {
+                        let t = memtwin_tools::smartcols(&["NAME", "TYPE", "SIZE", "USED", "PRIO"], &[false, false, true, true, true], &rows);
+                        k.print(me, &t);
                     }
+                    return Step::Exit(0);
+                }
+                SwapOp::Summary => {
+                    // util-linux display_summary: "the same formatting as the kernel for
+                    // /proc/swaps" (the 5.x+ layout), header included.
+                    let t = super::procfiles::proc_swaps(k, true);
                     k.print(me, &t);
                     return Step::Exit(0);
                 }
@@ -309,6 +372,12 @@ impl Program for Swap {
                     let (size, alg) = (*size, alg.clone());
                     k.swap.zram_disks.push((size, alg));
                     let n = k.swap.zram_disks.len() - 1;
+                    // zram_add and disksize_store (drivers/block/zram): the device appears,
+                    // then its capacity (set_capacity_and_notify, in 512-byte sectors).
+                    if !matches!(k.machine.kernel, memtwin_machine::KernelProfile::Linux2639 | memtwin_machine::KernelProfile::Linux24) {
+                        k.printk(memtwin_kernel::printk::KERN_INFO, &format!("zram: Added device: zram{n}"));
+                        k.printk(memtwin_kernel::printk::KERN_INFO, &format!("zram{n}: detected capacity change from 0 to {}", size / 512));
+                    }
                     k.print(me, &format!("/dev/zram{n}\n"));
                     return Step::Exit(0);
                 }
@@ -366,4 +435,162 @@ impl Program for Swap {
             }
         }
     }
+}
+
+/// The vm.* files of each era's /proc/sys/vm (readable ones: drop_caches, compact_memory
+/// and stat_refresh are write-only and `sysctl -a` skips them), with the kernel's default
+/// for those the model does not read. `None`: the value comes from the model.
+fn vm_keys(era: memtwin_machine::KernelProfile) -> Vec<(&'static str, Option<&'static str>)> {
+    use memtwin_machine::KernelProfile::*;
+    let common_modern: &[(&str, Option<&str>)] = &[
+        ("vm.admin_reserve_kbytes", Some("8192")),
+        ("vm.compact_unevictable_allowed", Some("1")),
+        ("vm.dirty_background_bytes", None),
+        ("vm.dirty_background_ratio", None),
+        ("vm.dirty_bytes", None),
+        ("vm.dirty_expire_centisecs", None),
+        ("vm.dirty_ratio", None),
+        ("vm.dirty_writeback_centisecs", None),
+        ("vm.dirtytime_expire_seconds", Some("43200")),
+        ("vm.extfrag_threshold", Some("500")),
+        ("vm.hugetlb_shm_group", Some("0")),
+        ("vm.laptop_mode", Some("0")),
+        ("vm.legacy_va_layout", Some("0")),
+        ("vm.lowmem_reserve_ratio", Some("256\t256\t32\t0\t0")),
+        ("vm.max_map_count", Some("65530")),
+        ("vm.memory_failure_early_kill", Some("0")),
+        ("vm.memory_failure_recovery", Some("1")),
+        ("vm.min_free_kbytes", None),
+        ("vm.min_slab_ratio", Some("5")),
+        ("vm.min_unmapped_ratio", Some("1")),
+        ("vm.mmap_min_addr", Some("65536")),
+        ("vm.mmap_rnd_bits", Some("28")),
+        ("vm.mmap_rnd_compat_bits", Some("8")),
+        ("vm.nr_hugepages", Some("0")),
+        ("vm.nr_hugepages_mempolicy", Some("0")),
+        ("vm.nr_overcommit_hugepages", Some("0")),
+        ("vm.numa_stat", Some("1")),
+        ("vm.numa_zonelist_order", Some("Node")),
+        ("vm.oom_dump_tasks", Some("1")),
+        ("vm.oom_kill_allocating_task", None),
+        ("vm.overcommit_kbytes", Some("0")),
+        ("vm.overcommit_memory", None),
+        ("vm.overcommit_ratio", None),
+        ("vm.page-cluster", None),
+        ("vm.panic_on_oom", Some("0")),
+        ("vm.stat_interval", Some("1")),
+        ("vm.swappiness", None),
+        ("vm.unprivileged_userfaultfd", Some("0")),
+        ("vm.user_reserve_kbytes", Some("USER_RESERVE")),
+        ("vm.vfs_cache_pressure", None),
+        ("vm.watermark_boost_factor", Some("15000")),
+        ("vm.watermark_scale_factor", None),
+        ("vm.zone_reclaim_mode", Some("0")),
+    ];
+    let mut v: Vec<(&str, Option<&str>)> = match era {
+        Linux6 | Linux58 | Linux5Pre59 => common_modern.to_vec(),
+        Linux2639 => vec![
+            ("vm.block_dump", Some("0")),
+            ("vm.dirty_background_bytes", None),
+            ("vm.dirty_background_ratio", None),
+            ("vm.dirty_bytes", None),
+            ("vm.dirty_expire_centisecs", None),
+            ("vm.dirty_ratio", None),
+            ("vm.dirty_writeback_centisecs", None),
+            ("vm.extfrag_threshold", Some("500")),
+            ("vm.hugepages_treat_as_movable", Some("0")),
+            ("vm.hugetlb_shm_group", Some("0")),
+            ("vm.laptop_mode", Some("0")),
+            ("vm.legacy_va_layout", Some("0")),
+            ("vm.lowmem_reserve_ratio", Some("256\t256\t32")),
+            ("vm.max_map_count", Some("65530")),
+            ("vm.memory_failure_early_kill", Some("0")),
+            ("vm.memory_failure_recovery", Some("1")),
+            ("vm.min_free_kbytes", None),
+            ("vm.min_slab_ratio", Some("5")),
+            ("vm.min_unmapped_ratio", Some("1")),
+            ("vm.mmap_min_addr", Some("4096")),
+            ("vm.nr_hugepages", Some("0")),
+            ("vm.nr_hugepages_mempolicy", Some("0")),
+            ("vm.nr_overcommit_hugepages", Some("0")),
+            ("vm.nr_pdflush_threads", Some("0")),
+            ("vm.numa_zonelist_order", Some("default")),
+            ("vm.oom_dump_tasks", Some("1")),
+            ("vm.oom_kill_allocating_task", None),
+            ("vm.overcommit_memory", None),
+            ("vm.overcommit_ratio", None),
+            ("vm.page-cluster", None),
+            ("vm.panic_on_oom", Some("0")),
+            ("vm.percpu_pagelist_fraction", Some("0")),
+            ("vm.scan_unevictable_pages", Some("0")),
+            ("vm.stat_interval", Some("1")),
+            ("vm.swappiness", None),
+            ("vm.vfs_cache_pressure", None),
+            ("vm.zone_reclaim_mode", Some("0")),
+        ],
+        // 2.4.18 /proc/sys/vm.
+        Linux24 => vec![
+            ("vm.bdflush", None),
+            ("vm.kswapd", Some("512\t32\t8")),
+            ("vm.max-readahead", Some("31")),
+            ("vm.max_map_count", Some("65536")),
+            ("vm.min-readahead", Some("3")),
+            ("vm.overcommit_memory", None),
+            ("vm.page-cluster", None),
+            ("vm.pagetable_cache", Some("25\t50")),
+        ],
+    };
+    match era {
+        Linux6 => v.extend([
+            ("vm.compaction_proactiveness", Some("20")),
+            ("vm.hugetlb_optimize_vmemmap", Some("0")),
+            ("vm.page_lock_unfairness", Some("5")),
+            ("vm.percpu_pagelist_high_fraction", Some("0")),
+        ]),
+        Linux58 | Linux5Pre59 => v.push(("vm.percpu_pagelist_fraction", Some("0"))),
+        _ => {}
+    }
+    v
+}
+
+/// Does the era's /proc/sys have this file? (vm.* keys by era; drop_caches and
+/// compact_memory are write-only files; other keys are the model's own.)
+pub fn era_has_key(era: memtwin_machine::KernelProfile, name: &str) -> bool {
+    if !name.starts_with("vm.") {
+        return true;
+    }
+    if memtwin_machine::not_modelled(name).is_some() {
+        // Tunables accepted at their default only (some are vendor kernels' own keys):
+        // their own refusal applies.
+        return true;
+    }
+    if name == "vm.drop_caches" {
+        // 2.6.16+; the 2.4 scenarios use it as their cold-cache step (see docs/tools.md).
+        return true;
+    }
+    vm_keys(era).iter().any(|(n, _)| *n == name) || !memtwin_machine::sysctl_names().contains(&name)
+}
+
+/// `sysctl -a`: every readable key of the era, sorted by name as procps lists them, with
+/// the model's value where it has one and the kernel's default otherwise.
+pub fn sysctl_all(k: &Kernel) -> String {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for (name, default) in vm_keys(k.machine.kernel) {
+        let v = match default {
+            Some("USER_RESERVE") => {
+                // init_user_reserve: min(free kB / 32, 128 MiB).
+                (k.mm.nr_free() * 4 / 32).min(1 << 17).to_string()
+            }
+            Some(d) => d.to_string(),
+            None => k.sysctl.get(name).unwrap_or_default(),
+        };
+        keys.push((name.to_string(), v));
+    }
+    for name in memtwin_machine::sysctl_names().iter().filter(|n| n.starts_with("net.")) {
+        if let Ok(v) = k.sysctl.get(name) {
+            keys.push((name.to_string(), v));
+        }
+    }
+    keys.sort();
+    keys.into_iter().map(|(n, v)| format!("{n} = {v}\n")).collect()
 }

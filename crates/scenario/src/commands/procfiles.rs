@@ -1,0 +1,305 @@
+//! The /proc and /sys files `cat` reads, rendered from the model at the instant of the read
+//! (fs/proc/*.c, mm/vmstat.c, mm/swapfile.c): what exists depends on the kernel era.
+
+use memtwin_kernel::{Kernel, TaskId};
+use memtwin_machine::KernelProfile;
+use memtwin_procfs::{MeminfoExtra, MeminfoLayout};
+
+/// The files that can be read, for error messages.
+pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loadavg, /proc/uptime, /proc/stat, \
+/proc/zoneinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
+/sys/kernel/mm/transparent_hugepage/{enabled,defrag}";
+
+/// Files the model has no state for, and why.
+fn refused(path: &str) -> Option<&'static str> {
+    Some(match path {
+        "/proc/buddyinfo" | "/proc/pagetypeinfo" => "the model keeps free pages on one list, not per order and migrate type",
+        "/proc/slabinfo" => "slab caches are not modelled (only the Slab totals)",
+        "/proc/cpuinfo" => "the machine file describes CPU costs, not a CPU model name, flags or frequency",
+        "/proc/pressure/memory" | "/proc/pressure/io" | "/proc/pressure/cpu" => "pressure stall information is not part of this model",
+        _ => return None,
+    })
+}
+
+/// Is `path` a /proc or /sys file this model renders? `Err` says why not and what is.
+pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
+    if let Some(why) = refused(path) {
+        return Err(format!("cat: {path}: not modelled: {why} (supported: {SUPPORTED})"));
+    }
+    if path.starts_with("/sys/kernel/mm/transparent_hugepage/") {
+        if era == Some(KernelProfile::Linux24) {
+            return Err(format!("cat: {path}: transparent huge pages did not exist in Linux 2.4 (2.6.38+)"));
+        }
+        return match path.rsplit('/').next() {
+            Some("enabled" | "defrag") => Ok(()),
+            _ => Err(format!("cat: {path}: not modelled (supported: {SUPPORTED})")),
+        };
+    }
+    let rest = path.strip_prefix("/proc/").ok_or_else(|| format!("cat: {path}: not modelled (supported: {SUPPORTED})"))?;
+    match rest {
+        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" => return Ok(()),
+        _ => {}
+    }
+    if let Some((pid, file)) = rest.split_once('/') {
+        if (pid == "self" || pid.parse::<u32>().is_ok())
+            && matches!(file, "status" | "io" | "smaps_rollup" | "cmdline" | "comm" | "oom_score" | "oom_score_adj")
+        {
+            return Ok(());
+        }
+    }
+    Err(format!("cat: {path}: not modelled (supported: {SUPPORTED})"))
+}
+
+fn layout(k: &Kernel) -> MeminfoLayout {
+    match k.machine.kernel {
+        KernelProfile::Linux6 => MeminfoLayout::V6,
+        KernelProfile::Linux58 | KernelProfile::Linux5Pre59 => MeminfoLayout::V5,
+        KernelProfile::Linux2639 => MeminfoLayout::V2639,
+        KernelProfile::Linux24 => MeminfoLayout::V24,
+    }
+}
+
+/// The text of a file (after `check`). `Err`: cat's message for a missing file.
+pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
+    let nofile = || format!("cat: {path}: No such file or directory\n");
+    if let Some(f) = path.strip_prefix("/sys/kernel/mm/transparent_hugepage/") {
+        // The model maps every page at 4 KiB: huge pages are never used, which is what
+        // "never" says. defrag is the 6.x default (madvise).
+        return Ok(match f {
+            "enabled" => "always madvise [never]\n".to_string(),
+            _ if k.machine.kernel == KernelProfile::Linux2639 => "[always] madvise never\n".to_string(),
+            _ => "always defer defer+madvise [madvise] never\n".to_string(),
+        });
+    }
+    let rest = &path["/proc/".len()..];
+    match rest {
+        "meminfo" => {
+            let mi = k.meminfo();
+            let x = MeminfoExtra { ram_kb: k.machine.ram_bytes / 1024, swap_used_kb: mi.swap_total - mi.swap_free };
+            return Ok(mi.render_layout(layout(k), &x));
+        }
+        "vmstat" => {
+            if k.machine.kernel == KernelProfile::Linux24 {
+                return Err(nofile());
+            }
+            return Ok(k.vmstat().render());
+        }
+        "swaps" => return Ok(proc_swaps(k, !matches!(k.machine.kernel, KernelProfile::Linux2639 | KernelProfile::Linux24))),
+        "loadavg" => return Ok(loadavg(k)),
+        "uptime" => return Ok(uptime(k)),
+        "stat" => return Ok(stat(k)),
+        "zoneinfo" => return Ok(zoneinfo(k)),
+        _ => {}
+    }
+    let (pid, file) = rest.split_once('/').ok_or_else(nofile)?;
+    let pid = if pid == "self" { k.tasks[me as usize].pid } else { pid.parse().map_err(|_| nofile())? };
+    let tid = (0..k.tasks.len()).find(|&i| k.tasks[i].pid == pid && k.tasks[i].exit_code.is_none() && !k.tasks[i].reaped).ok_or_else(nofile)? as TaskId;
+    Ok(match file {
+        "status" => pid_status(k, tid),
+        "io" => pid_io(k, tid),
+        "smaps_rollup" => smaps_rollup(k, tid),
+        "cmdline" => {
+            let t = &k.tasks[tid as usize];
+            // NUL-separated arguments; a kernel thread's is empty.
+            t.cmdline.split_whitespace().map(|a| format!("{a}\0")).collect()
+        }
+        "comm" => format!("{}\n", k.tasks[tid as usize].comm),
+        "oom_score" => {
+            // proc_oom_score: badness scaled to 0..2000 of RAM + swap (5.x+).
+            let total = k.mm.managed + k.swap_totals().0;
+            let b = k.oom_badness(tid).unwrap_or(0);
+            format!("{}\n", (1000 + b * 1000 / total.max(1) as i64).max(0))
+        }
+        _ => format!("{}\n", k.tasks[tid as usize].oom_score_adj),
+    })
+}
+
+/// /proc/swaps (swap_show): the path padded to 40 columns; 5.x+ keeps Size and Used
+/// aligned with an extra tab below 10^7 kB.
+pub fn proc_swaps(k: &Kernel, aligned: bool) -> String {
+    let mut t = String::from(if aligned { "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n" } else { "Filename\t\t\t\tType\t\tSize\tUsed\tPriority\n" });
+    for a in k.swap.areas.iter().filter(|a| a.active) {
+        let ty = if a.name.starts_with("/dev/") { "partition" } else { "file\t" };
+        let pad = if a.name.len() < 40 { 40 - a.name.len() } else { 1 };
+        let (size, used) = (a.pages * 4, a.used * 4);
+        if aligned {
+            let tab = |v: u64| if v < 10_000_000 { "\t" } else { "" };
+            t.push_str(&format!("{}{:pad$}{ty}\t{size}{}\t{used}{}\t{}\n", a.name, "", tab(size), tab(used), a.priority));
+        } else {
+            t.push_str(&format!("{}{:pad$}{ty}\t{size}\t{used}\t{}\n", a.name, "", a.priority));
+        }
+    }
+    t
+}
+
+/// /proc/loadavg (loadavg_proc_show): three averages, running/total tasks, last pid.
+fn loadavg(k: &Kernel) -> String {
+    let s = k.snapshot();
+    let [a, b, c] = s.loadavg;
+    let total = s.tasks.len();
+    let last_pid = k.tasks.iter().map(|t| t.pid).max().unwrap_or(1);
+    format!("{a:.2} {b:.2} {c:.2} {}/{} {}\n", s.procs_running.max(1), total, last_pid)
+}
+
+/// /proc/uptime (uptime_proc_show): seconds up and idle seconds summed over CPUs.
+fn uptime(k: &Kernel) -> String {
+    let s = k.snapshot();
+    let up = k.now / 10_000_000;
+    let idle = s.cpu.idle / 10_000_000;
+    format!("{}.{:02} {}.{:02}\n", up / 100, up % 100, idle / 100, idle % 100)
+}
+
+/// /proc/stat (show_stat): the cpu line in USER_HZ ticks, then the counters the model
+/// keeps. Per-CPU lines are the total split evenly (the scheduler keeps one total).
+fn stat(k: &Kernel) -> String {
+    let s = k.snapshot();
+    let ticks = |ns: u64| ns / 10_000_000;
+    let c = s.cpu;
+    let line = |name: &str, div: u64| {
+        format!(
+            "{name} {} 0 {} {} {} 0 0 0 0 0\n",
+            ticks(c.user) / div,
+            ticks(c.system) / div,
+            ticks(c.idle) / div,
+            ticks(c.iowait) / div
+        )
+    };
+    let mut t = line("cpu ", 1);
+    for i in 0..s.ncpus {
+        t.push_str(&line(&format!("cpu{i}"), s.ncpus as u64));
+    }
+    t.push_str(&format!("intr {}\nctxt {}\nbtime 0\nprocesses {}\nprocs_running {}\nprocs_blocked {}\n", s.intr, s.ctxt, s.processes, s.procs_running.max(1), s.procs_blocked));
+    t
+}
+
+/// /proc/zoneinfo (zoneinfo_show_print) for the model's one zone: free pages,
+/// watermarks, spanned/present/managed and the node's counters.
+fn zoneinfo(k: &Kernel) -> String {
+    let v = k.vmstat();
+    let w = k.mm.wmark;
+    let present = k.machine.ram_bytes / 4096;
+    let mut t = String::from("Node 0, zone   ");
+    t.push_str(&format!("{:>6}\n", k.zone_name()));
+    t.push_str("  per-node stats\n");
+    for &item in memtwin_procfs::VM_ITEMS {
+        let (name, val) = (item.name(), v.get(item));
+        if name.starts_with("nr_") && !name.starts_with("nr_zone_") && !name.contains("threshold") && name != "nr_free_pages" {
+            t.push_str(&format!("      {name:<12} {val}\n"));
+        }
+    }
+    t.push_str(&format!("  pages free     {}\n", k.mm.nr_free()));
+    t.push_str(&format!("        boost    0\n        min      {}\n        low      {}\n        high     {}\n", w.min, w.low, w.high));
+    t.push_str(&format!("        spanned  {present}\n        present  {present}\n        managed  {}\n", k.mm.managed));
+    t.push_str("        cma      0\n        protection: (0, 0, 0, 0)\n");
+    for &item in memtwin_procfs::VM_ITEMS {
+        let (name, val) = (item.name(), v.get(item));
+        if name == "nr_free_pages" || name.starts_with("nr_zone_") {
+            t.push_str(&format!("      {name:<12} {val}\n"));
+        }
+    }
+    t.push_str("  pagesets\n");
+    t.push_str(&format!("  node_unreclaimable:  0\n  start_pfn:           1\n"));
+    t
+}
+
+fn task_rss(k: &Kernel, tid: TaskId) -> (u64, u64, u64, u64) {
+    k.task_mem(tid)
+}
+
+/// /proc/PID/status (proc_pid_status, task_mem): the 6.1 layout, memory lines from the
+/// model. The model keeps no high-water marks: VmPeak is VmSize (mappings are never
+/// shrunk) and VmHWM is the current VmRSS.
+fn pid_status(k: &Kernel, tid: TaskId) -> String {
+    let t = &k.tasks[tid as usize];
+    let snap = k.snapshot();
+    let info = snap.tasks.iter().find(|x| x.pid == t.pid);
+    let state = match info.map(|i| i.state.letter()) {
+        Some('R') => "R (running)",
+        Some('D') => "D (disk sleep)",
+        Some('I') => "I (idle)",
+        Some('Z') => "Z (zombie)",
+        _ => "S (sleeping)",
+    };
+    let (anon, file, shmem, swap) = task_rss(k, tid);
+    let rss = (anon + file + shmem) * 4;
+    let ppid = if t.kthread { 2 } else { 1 };
+    let vm = if t.kthread { 0 } else { t.vm_kb };
+    let mut s = format!(
+        "Name:\t{}\nUmask:\t0022\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{pid}\nPPid:\t{ppid}\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t \nNStgid:\t{pid}\nNSpid:\t{pid}\nNSpgid:\t{pid}\nNSsid:\t{pid}\n",
+        t.comm,
+        pid = t.pid
+    );
+    if !t.kthread {
+        let kb = |n: &str, v: u64| format!("{n}:\t{v:>8} kB\n");
+        s.push_str(&kb("VmPeak", vm));
+        s.push_str(&kb("VmSize", vm));
+        s.push_str(&kb("VmLck", 0));
+        s.push_str(&kb("VmPin", 0));
+        s.push_str(&kb("VmHWM", rss));
+        s.push_str(&kb("VmRSS", rss));
+        s.push_str(&format!("RssAnon:\t{:>8} kB\nRssFile:\t{:>8} kB\nRssShmem:\t{:>8} kB\n", anon * 4, file * 4, shmem * 4));
+        s.push_str(&kb("VmData", vm.saturating_sub(132 + 772 + 1596)));
+        s.push_str(&kb("VmStk", 132));
+        s.push_str(&kb("VmExe", 772));
+        s.push_str(&kb("VmLib", 1596));
+        s.push_str(&kb("VmPTE", ((anon + file + shmem + swap) / 512 + 1) * 4));
+        s.push_str(&kb("VmSwap", swap * 4));
+        s.push_str(&format!("HugetlbPages:\t{:>8} kB\nCoreDumping:\t0\nTHP_enabled:\t1\n", 0));
+    }
+    s.push_str(&format!("Threads:\t1\nSigQ:\t0/7651\nSigPnd:\t0000000000000000\nShdPnd:\t0000000000000000\nSigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\nSigCgt:\t0000000000000000\n"));
+    s.push_str("CapInh:\t0000000000000000\nCapPrm:\t000001ffffffffff\nCapEff:\t000001ffffffffff\nCapBnd:\t000001ffffffffff\nCapAmb:\t0000000000000000\nNoNewPrivs:\t0\nSeccomp:\t0\nSeccomp_filters:\t0\n");
+    let cpus = k.machine.cpus;
+    let mask = if cpus >= 64 { u64::MAX } else { (1u64 << cpus) - 1 };
+    s.push_str(&format!(
+        "Cpus_allowed:\t{mask:x}\nCpus_allowed_list:\t{}\nMems_allowed:\t00000000,00000001\nMems_allowed_list:\t0\nvoluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n",
+        if cpus > 1 { format!("0-{}", cpus - 1) } else { "0".to_string() }
+    ));
+    s
+}
+
+/// /proc/PID/io (proc_pid_io_accounting).
+fn pid_io(k: &Kernel, tid: TaskId) -> String {
+    let t = &k.tasks[tid as usize];
+    format!(
+        "rchar: {}\nwchar: {}\nsyscr: {}\nsyscw: {}\nread_bytes: {}\nwrite_bytes: {}\ncancelled_write_bytes: 0\n",
+        t.rchar, t.wchar, t.syscr, t.syscw, t.read_bytes, t.write_bytes
+    )
+}
+
+/// /proc/PID/smaps_rollup (show_smaps_rollup): the task's mappings summed. The model
+/// charges each mapper a file's resident pages in full and keeps no per-PTE
+/// referenced or dirty bits: Pss is Rss (one mapper), the anonymous pages are counted
+/// private dirty, file pages shared clean.
+fn smaps_rollup(k: &Kernel, tid: TaskId) -> String {
+    let (anon, file, shmem, swap) = task_rss(k, tid);
+    let rss = (anon + file + shmem) * 4;
+    let rows: [(&str, u64); 22] = [
+        ("Rss", rss),
+        ("Pss", rss),
+        ("Pss_Dirty", (anon + shmem) * 4),
+        ("Pss_Anon", anon * 4),
+        ("Pss_File", file * 4),
+        ("Pss_Shmem", shmem * 4),
+        ("Shared_Clean", file * 4),
+        ("Shared_Dirty", 0),
+        ("Private_Clean", 0),
+        ("Private_Dirty", (anon + shmem) * 4),
+        ("Referenced", rss),
+        ("Anonymous", anon * 4),
+        ("KSM", 0),
+        ("LazyFree", 0),
+        ("AnonHugePages", 0),
+        ("ShmemPmdMapped", 0),
+        ("FilePmdMapped", 0),
+        ("Shared_Hugetlb", 0),
+        ("Private_Hugetlb", 0),
+        ("Swap", swap * 4),
+        ("SwapPss", swap * 4),
+        ("Locked", 0),
+    ];
+    let mut s = format!("{:<73}[rollup]\n", "00400000-7ffc6fece000 ---p 00000000 00:00 0");
+    for (n, v) in rows {
+        s.push_str(&format!("{:<16}{v:>8} kB\n", format!("{n}:")));
+    }
+    s
+}
