@@ -12,7 +12,7 @@ pub mod rng;
 pub mod sched;
 
 pub use cpu::CpuAccount;
-pub use lock::LockQueue;
+pub use lock::{LockKind, LockQueue};
 pub use queue::EventQueue;
 pub use rng::Rng;
 pub use sched::{RunState, Sched, TaskId};

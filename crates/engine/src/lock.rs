@@ -1,29 +1,65 @@
-//! A kernel lock that tasks queue on (a spinlock or mutex seen from far away): holders
-//! are served one at a time in FIFO order, each for its own hold time. Queueing here is
-//! what makes many concurrent reclaimers wait on each other.
+//! A kernel lock that tasks queue on (a spinlock, mutex or rwsem seen from far away):
+//! holders are served one at a time in FIFO order, each for its own hold time. Queueing here
+//! is what makes many concurrent reclaimers wait on each other.
+//!
+//! The queue is analytic: a caller asks at its current time for the lock and a hold time
+//! and learns when it gets the lock. Calls come in time order from the event loop, so
+//! this is exactly FIFO service. How the caller waits until then is the caller's kind of
+//! lock: a spinlock waiter burns CPU (a system-time burst), a sleeping lock's waiter sleeps.
 
 use crate::{Ns, TaskId};
 use std::collections::VecDeque;
 
+/// How a waiter waits.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LockKind {
+    /// spinlock_t: the waiter spins on its CPU (system time).
+    #[default]
+    Spin,
+    /// mutex / rw_semaphore: the waiter sleeps (off CPU) until the lock is handed over.
+    Sleep,
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct LockQueue {
+    pub kind: LockKind,
     /// When the current holder releases it.
     pub free_at: Ns,
     pub waiters: VecDeque<TaskId>,
-    /// Total time tasks spent waiting for it, and acquisitions.
+    /// Total time tasks spent waiting for it, acquisitions, acquisitions that had to wait,
+    /// and the longest single wait.
     pub wait_ns: u64,
     pub acquisitions: u64,
+    pub contended: u64,
+    pub max_wait_ns: u64,
+    /// Total time it was held.
+    pub hold_ns: u64,
 }
 
 impl LockQueue {
+    pub fn new(kind: LockKind) -> LockQueue {
+        LockQueue { kind, ..Default::default() }
+    }
+
     /// Acquire at `now` for `hold` ns; returns the time the caller gets the lock (the
     /// caller spins or sleeps until then) and so releases it at `return + hold`.
     pub fn acquire(&mut self, now: Ns, hold: Ns) -> Ns {
         let start = self.free_at.max(now);
-        self.wait_ns += start - now;
+        let wait = start - now;
+        self.wait_ns += wait;
+        if wait > 0 {
+            self.contended += 1;
+            self.max_wait_ns = self.max_wait_ns.max(wait);
+        }
         self.free_at = start + hold;
+        self.hold_ns += hold;
         self.acquisitions += 1;
         start
+    }
+
+    /// Whether a caller at `now` would have to wait.
+    pub fn is_locked(&self, now: Ns) -> bool {
+        self.free_at > now
     }
 }
 
@@ -38,5 +74,22 @@ mod tests {
         assert_eq!(l.acquire(6, 10), 20);
         assert_eq!(l.acquire(100, 10), 100);
         assert_eq!(l.wait_ns, 5 + 14);
+        assert_eq!(l.contended, 2);
+        assert_eq!(l.max_wait_ns, 14);
+        assert_eq!(l.acquisitions, 4);
+    }
+
+    #[test]
+    fn n_simultaneous_arrivals_wait_n_minus_one_holds_on_average_half() {
+        // N callers at the same instant: the k-th waits k holds; the total grows as N^2.
+        for n in [1u64, 4, 16, 32] {
+            let mut l = LockQueue::new(LockKind::Spin);
+            for _ in 0..n {
+                l.acquire(1000, 50);
+            }
+            assert_eq!(l.wait_ns, 50 * n * (n - 1) / 2);
+            assert_eq!(l.free_at, 1000 + 50 * n);
+            assert!(!l.is_locked(1000 + 50 * n));
+        }
     }
 }

@@ -33,12 +33,14 @@ pub struct TaskSched {
     pub sleep_start: Ns,
     pub nvcsw: u64,
     pub nivcsw: u64,
+    /// The CPU the task runs on, or last ran on (task_cpu).
+    pub cpu: u32,
 }
 
 impl TaskSched {
     /// A task's scheduling state when it starts, with no CPU time or waits yet.
     fn fresh(state: RunState, wake_seq: u32) -> TaskSched {
-        TaskSched { state, wake_seq, utime: 0, stime: 0, blkio_delay: 0, sleep_start: 0, nvcsw: 0, nivcsw: 0 }
+        TaskSched { state, wake_seq, utime: 0, stime: 0, blkio_delay: 0, sleep_start: 0, nvcsw: 0, nivcsw: 0, cpu: 0 }
     }
 }
 
@@ -47,6 +49,8 @@ pub struct Sched {
     pub tasks: Vec<TaskSched>,
     pub runq: VecDeque<TaskId>,
     free_cpus: u32,
+    /// The task on each CPU (rq->curr), None when idle.
+    curr: Vec<Option<TaskId>>,
     /// Context switches since boot (/proc/stat ctxt).
     pub ctxt: u64,
     nr_running: u32,
@@ -59,6 +63,7 @@ impl Sched {
             tasks: Vec::new(),
             runq: VecDeque::with_capacity(64),
             free_cpus: ncpus,
+            curr: vec![None; ncpus as usize],
             ctxt: 0,
             nr_running: 0,
         }
@@ -104,16 +109,42 @@ impl Sched {
             return None;
         }
         let tid = self.runq.pop_front()?;
+        // The CPU it last ran on if that one is idle (cache affinity), else the lowest
+        // numbered idle CPU: deterministic.
+        let last = self.tasks[tid as usize].cpu as usize;
+        let cpu = if self.curr.get(last).is_some_and(|c| c.is_none()) {
+            last
+        } else {
+            self.curr.iter().position(|c| c.is_none()).expect("a free CPU")
+        };
+        self.curr[cpu] = Some(tid);
         let t = &mut self.tasks[tid as usize];
         debug_assert_eq!(t.state, RunState::Runnable);
         t.state = RunState::Running;
+        t.cpu = cpu as u32;
         self.free_cpus -= 1;
         Some(tid)
+    }
+
+    /// The CPU a task runs on (or last ran on).
+    #[inline]
+    pub fn task_cpu(&self, tid: TaskId) -> u32 {
+        self.tasks[tid as usize].cpu
+    }
+    /// The task running on `cpu`.
+    pub fn cpu_curr(&self, cpu: u32) -> Option<TaskId> {
+        self.curr[cpu as usize]
+    }
+    pub fn nr_cpus(&self) -> u32 {
+        self.curr.len() as u32
     }
 
     /// The running task gives its CPU up (sleep, exit, or preemption).
     fn release_cpu(&mut self, tid: TaskId) {
         debug_assert_eq!(self.tasks[tid as usize].state, RunState::Running);
+        let cpu = self.tasks[tid as usize].cpu as usize;
+        debug_assert_eq!(self.curr[cpu], Some(tid));
+        self.curr[cpu] = None;
         self.free_cpus += 1;
         self.ctxt += 1;
     }
@@ -230,5 +261,25 @@ mod tests {
         s.exit(b, 40);
         assert_eq!(s.pick(), Some(a));
         assert_eq!(s.nr_running(), 1);
+    }
+
+    #[test]
+    fn tasks_get_cpus_deterministically_and_keep_their_last_one() {
+        let mut s = Sched::new(4);
+        let t: Vec<TaskId> = (0..4).map(|_| s.add_task()).collect();
+        for (i, &x) in t.iter().enumerate() {
+            assert_eq!(s.pick(), Some(x));
+            assert_eq!(s.task_cpu(x), i as u32);
+        }
+        assert_eq!(s.cpu_curr(2), Some(t[2]));
+        s.sleep(t[2], 5, false);
+        s.sleep(t[1], 5, false);
+        assert_eq!(s.cpu_curr(2), None);
+        s.wake(t[2], 6, None);
+        assert_eq!(s.pick(), Some(t[2]));
+        assert_eq!(s.task_cpu(t[2]), 2, "back on its idle last CPU");
+        s.wake(t[1], 7, None);
+        assert_eq!(s.pick(), Some(t[1]));
+        assert_eq!(s.task_cpu(t[1]), 1);
     }
 }

@@ -80,19 +80,47 @@ pub struct Kernel {
     pub profile: Profile,
 }
 
-/// Reclaim's tasks, waiters and statistics.
+/// Reclaim's tasks, paths in progress, locks, waiters and statistics.
 #[derive(Default)]
 pub struct ReclaimState {
     pub kswapd: TaskId,
     pub kswapd_waiting: bool,
     /// Tasks throttled in reclaim or waiting for writeback to make progress.
     pub writeback_waiters: Vec<TaskId>,
-    /// Tasks asleep inside direct reclaim (waiting for a request slot of the swap device);
-    /// when they run again they go on with the same reclaim (mm/page_alloc.rs).
-    pub in_direct_reclaim: Vec<TaskId>,
-    /// Reclaim work accumulated by the reclaim pass in progress, ns of CPU.
+    /// The reclaim path each task is in (by task id): advanced by the event loop until
+    /// done, then collected by the code that started it (mm/vmscan.rs).
+    pub paths: Vec<Option<Box<crate::mm::vmscan::ReclaimPath>>>,
+    /// Direct reclaimers asleep in too_many_isolated (reclaim_throttle).
+    pub isolated_waiters: Vec<TaskId>,
+    /// lru_lock of each lruvec (or of the node, before 5.11).
+    pub lru_locks: Vec<memtwin_engine::LockQueue>,
+    /// Frames freed while a reclaim batch decides (freed by the batch afterwards).
+    pub defer_free: bool,
+    pub deferred: Vec<crate::mm::page::Pfn>,
+    /// Extra CPU work of the batch being decided (zram compression, request submission).
     pub pass_ns: Ns,
     pub stats: ReclaimStats,
+}
+
+impl ReclaimState {
+    pub(crate) fn set_path(&mut self, tid: TaskId, p: crate::mm::vmscan::ReclaimPath) {
+        if self.paths.len() <= tid as usize {
+            self.paths.resize_with(tid as usize + 1, || None);
+        }
+        self.paths[tid as usize] = Some(Box::new(p));
+    }
+    /// The task is inside a reclaim path that is not finished.
+    #[inline]
+    pub fn in_path(&self, tid: TaskId) -> bool {
+        matches!(self.paths.get(tid as usize), Some(Some(p)) if !p.done())
+    }
+    /// The finished path of `tid`, if any.
+    pub fn take_done(&mut self, tid: TaskId) -> Option<Box<crate::mm::vmscan::ReclaimPath>> {
+        match self.paths.get_mut(tid as usize) {
+            Some(slot) if slot.as_ref().is_some_and(|p| p.done()) => slot.take(),
+            _ => None,
+        }
+    }
 }
 
 /// The flushers' wait states (mm/page_writeback.rs).
@@ -119,16 +147,58 @@ pub struct SwapState {
     pub zram_disks: Vec<(u64, String)>,
 }
 
-/// Reclaim invocations and their cost per path, for latency tables.
+/// Reclaim invocations per path, for latency tables: each one's latency (from entering
+/// reclaim to leaving it, waits included) and the part of it spent waiting for locks.
 #[derive(Clone, Debug, Default)]
 pub struct ReclaimStats {
-    /// [kswapd, direct]: durations in ns of each reclaim pass.
+    /// [kswapd, direct]: latency in ns of each invocation.
     pub passes: [Vec<Ns>; 2],
+    /// [kswapd, direct]: lock wait in ns of each invocation.
+    pub lock_wait: [Vec<Ns>; 2],
+}
+
+/// Count, mean and percentiles of a set of durations.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LatencySummary {
+    pub count: u64,
+    pub mean_ns: f64,
+    pub p50_ns: Ns,
+    pub p99_ns: Ns,
+    pub max_ns: Ns,
+}
+
+impl LatencySummary {
+    /// Nearest-rank percentiles.
+    pub fn of(v: &[Ns]) -> LatencySummary {
+        if v.is_empty() {
+            return LatencySummary::default();
+        }
+        let mut s = v.to_vec();
+        s.sort_unstable();
+        let rank = |p: f64| s[((p * s.len() as f64).ceil() as usize).clamp(1, s.len()) - 1];
+        LatencySummary {
+            count: s.len() as u64,
+            mean_ns: s.iter().map(|&x| x as f64).sum::<f64>() / s.len() as f64,
+            p50_ns: rank(0.50),
+            p99_ns: rank(0.99),
+            max_ns: *s.last().unwrap(),
+        }
+    }
 }
 
 impl ReclaimStats {
-    pub fn record(&mut self, kswapd: bool, ns: Ns) {
-        self.passes[if kswapd { 0 } else { 1 }].push(ns);
+    pub fn record(&mut self, kswapd: bool, latency: Ns, lock_wait: Ns) {
+        let i = if kswapd { 0 } else { 1 };
+        self.passes[i].push(latency);
+        self.lock_wait[i].push(lock_wait);
+    }
+    /// Latency of kswapd's passes (true) or of direct reclaim (false).
+    pub fn latency(&self, kswapd: bool) -> LatencySummary {
+        LatencySummary::of(&self.passes[if kswapd { 0 } else { 1 }])
+    }
+    /// The lock-wait part of the same invocations.
+    pub fn lock_wait(&self, kswapd: bool) -> LatencySummary {
+        LatencySummary::of(&self.lock_wait[if kswapd { 0 } else { 1 }])
     }
 }
 
@@ -286,6 +356,7 @@ impl Kernel {
         empty.reaped = true;
         *t = empty;
         self.reclaim.writeback_waiters.retain(|&w| w != tid);
+        self.reclaim.isolated_waiters.retain(|&w| w != tid);
         self.exit_waiters.retain(|&(w, x)| w != tid && x != tid);
         self.free_tids.push(tid);
     }
@@ -378,6 +449,7 @@ impl Kernel {
     }
 
     fn do_exit(&mut self, tid: TaskId, code: i32) {
+        self.reclaim_path_abort(tid);
         for fd in 0..self.tasks[tid as usize].files.len() {
             if self.tasks[tid as usize].files[fd].is_some() {
                 let _ = self.sys_close(tid, fd);
@@ -487,8 +559,12 @@ impl Kernel {
         }
     }
 
-    /// The task is on a CPU: call its program until it needs time to pass.
+    /// The task is on a CPU: advance the kernel path it is in, or call its program, until
+    /// it needs time to pass.
     fn run_task(&mut self, tid: TaskId) {
+        if self.tasks[tid as usize].after_burst.is_none() && self.reclaim.in_path(tid) {
+            return self.run_kpath(tid);
+        }
         let step = match self.tasks[tid as usize].after_burst.take() {
             // The burst that preceded this step is over: the step takes effect now.
             Some(s) => return self.apply_step(tid, s),
@@ -512,6 +588,17 @@ impl Kernel {
                 }
             }
         };
+        if self.reclaim.in_path(tid) && !matches!(step, Step::Exit(_)) {
+            // The step entered a kernel path (direct reclaim): what the program asked for
+            // is superseded; the work it charged runs first, then the path.
+            let t = &mut self.tasks[tid as usize];
+            let (pu, ps) = (std::mem::take(&mut t.pending_user), std::mem::take(&mut t.pending_sys));
+            if pu + ps > 0 {
+                self.start_burst(tid, pu, ps, None);
+                return;
+            }
+            return self.run_kpath(tid);
+        }
         let t = &mut self.tasks[tid as usize];
         let (pu, ps) = (t.pending_user, t.pending_sys);
         t.pending_user = 0;
@@ -523,26 +610,42 @@ impl Kernel {
             other => (pu, ps, Some(other)),
         };
         if user + sys > 0 {
-            // System part first, then user; both as one burst unless both are present.
-            let t = &mut self.tasks[tid as usize];
-            if sys > 0 && user > 0 {
-                t.pending_user = user;
-                t.after_burst = then;
-                t.burst = Some((true, sys));
-                self.sched.burst_start(self.now, true);
-                self.events.push(self.now + sys, Event::BurstDone(tid));
-            } else {
-                let is_sys = sys > 0;
-                let d = user + sys;
-                t.after_burst = then;
-                t.burst = Some((is_sys, d));
-                self.sched.burst_start(self.now, is_sys);
-                self.events.push(self.now + d, Event::BurstDone(tid));
-            }
+            self.start_burst(tid, user, sys, then);
             return;
         }
         // A CPU step with nothing to run is a yield.
         self.apply_step(tid, then.unwrap_or(Step::Yield));
+    }
+
+    /// Put the task's CPU work on its CPU: the system part first, then the user part (one
+    /// burst unless both are present); `then` takes effect when it is over (None: the task
+    /// goes on where it is, its kernel path or its program).
+    fn start_burst(&mut self, tid: TaskId, user: Ns, sys: Ns, then: Option<Step>) {
+        let t = &mut self.tasks[tid as usize];
+        if sys > 0 && user > 0 {
+            t.pending_user = user;
+            t.after_burst = then;
+            t.burst = Some((true, sys));
+            self.sched.burst_start(self.now, true);
+            self.events.push(self.now + sys, Event::BurstDone(tid));
+        } else {
+            let is_sys = sys > 0;
+            let d = user + sys;
+            t.after_burst = then;
+            t.burst = Some((is_sys, d));
+            self.sched.burst_start(self.now, is_sys);
+            self.events.push(self.now + d, Event::BurstDone(tid));
+        }
+    }
+
+    /// Advance the task's reclaim path: a CPU burst or a sleep ends this turn; when the
+    /// path is done the program runs again (and collects the path's result).
+    fn run_kpath(&mut self, tid: TaskId) {
+        match self.reclaim_path_run(tid) {
+            crate::mm::vmscan::PathStep::Burst { sys } => self.start_burst(tid, 0, sys, None),
+            crate::mm::vmscan::PathStep::Sleep { until, io } => self.apply_step(tid, Step::SleepUntil { t: until, io }),
+            _ => self.run_task(tid),
+        }
     }
 
     fn apply_step(&mut self, tid: TaskId, step: Step) {

@@ -132,6 +132,8 @@ impl Kernel {
             (VmItem::NrInactiveFile, mm.lru_len(Lru::InactiveFile)),
             (VmItem::NrActiveFile, mm.lru_len(Lru::ActiveFile)),
             (VmItem::NrUnevictable, mm.lru_len(Lru::Unevictable)),
+            (VmItem::NrIsolatedAnon, s.isolated_anon),
+            (VmItem::NrIsolatedFile, s.isolated_file),
             (VmItem::NrSlabReclaimable, mm.kernel.slab(true)),
             (VmItem::NrSlabUnreclaimable, mm.kernel.slab(false)),
             (VmItem::WorkingsetNodes, mm.shadow_nodes.len()),

@@ -49,15 +49,19 @@ pub enum WritebackThrottle {
     ReclaimThrottle,
 }
 
-/// How a direct reclaimer is throttled while too many pages are isolated
-/// (shrink_inactive_list -> too_many_isolated).
+/// How a direct reclaimer waits while too many pages are isolated (shrink_inactive_list ->
+/// too_many_isolated).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IsolatedThrottle {
-    /// congestion_wait(BLK_RW_ASYNC, HZ/10) (2.6.32 .. 5.15).
-    CongestionWait,
-    /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_ISOLATED) (5.16+): woken when isolated pages
-    /// are put back, at most HZ/50.
-    ReclaimThrottle,
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10), in a loop until isolation drops (2.6.x .. 4.13).
+    CongestionWaitLoop,
+    /// msleep(100) once; a second hit returns 0 pages ("mm, vmscan: do not loop on
+    /// too_many_isolated for ever", 4.14 .. 5.15).
+    Msleep100Once,
+    /// reclaim_throttle(pgdat, VMSCAN_THROTTLE_ISOLATED) once (5.16+): asleep at most HZ/50,
+    /// woken early when a reclaimer finds isolation back under the limit
+    /// (wake_throttle_isolated).
+    ReclaimThrottleOnce,
 }
 
 /// Every era-dependent rule of the kernel model.
@@ -105,6 +109,10 @@ pub struct Profile {
     pub writeback_throttle: WritebackThrottle,
     /// too_many_isolated's wait in shrink_inactive_list.
     pub isolated_throttle: IsolatedThrottle,
+    /// One lru_lock per lruvec ("mm/lru: replace pgdat lru_lock with lruvec lock", 5.11);
+    /// before, one per node (pgdat->lru_lock, 4.8 .. 5.10) or per zone (zone->lru_lock,
+    /// 2.6.x): with one zone per node here, the same single lock.
+    pub lru_lock_per_lruvec: bool,
     /// Transparent huge pages enabled by default (distributions of the 5.x and 6.x eras):
     /// khugepaged's set_recommended_min_free_kbytes raises min_free_kbytes.
     pub thp_enabled: bool,
@@ -157,7 +165,12 @@ impl Profile {
                 _ => RotateReclaimable::Deactivate,
             },
             writeback_throttle: if kernel == Linux6 { WritebackThrottle::ReclaimThrottle } else { WritebackThrottle::CongestionWait },
-            isolated_throttle: if kernel == Linux6 { IsolatedThrottle::ReclaimThrottle } else { IsolatedThrottle::CongestionWait },
+            isolated_throttle: match kernel {
+                Linux6 => IsolatedThrottle::ReclaimThrottleOnce,
+                Linux58 | Linux5Pre59 => IsolatedThrottle::Msleep100Once,
+                Linux2639 | Linux24 => IsolatedThrottle::CongestionWaitLoop,
+            },
+            lru_lock_per_lruvec: kernel == Linux6,
             thp_enabled: matches!(kernel, Linux6 | Linux58 | Linux5Pre59),
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,

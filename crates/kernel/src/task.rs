@@ -69,6 +69,8 @@ pub struct Task {
     pub last_dirtied: Ns,
     /// Direct-reclaim retries without progress (should_reclaim_retry).
     pub reclaim_retries: u32,
+    /// Time spent waiting for kernel locks (spinning or asleep).
+    pub lock_wait_ns: u64,
     /// CPU time of reaped children (for `time`).
     pub child_utime: u64,
     pub child_stime: u64,
@@ -113,6 +115,7 @@ impl Task {
             nr_dirtied: 0,
             last_dirtied: 0,
             reclaim_retries: 0,
+            lock_wait_ns: 0,
             child_utime: 0,
             child_stime: 0,
             killed: false,

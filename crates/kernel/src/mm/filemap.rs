@@ -158,7 +158,12 @@ impl Kernel {
             }
             MappingKind::Anon => self.mm.stat.anon -= 1,
         }
-        self.mm.lru_del(p);
+        if self.mm.lru_del(p) == Lru::Isolated {
+            // Isolated by a reclaim path: the path holds the last reference and frees it
+            // (it finds the page without a mapping).
+            self.mm.pages.set_owner(p, 0, 0);
+            return;
+        }
         self.free_page(p);
     }
 

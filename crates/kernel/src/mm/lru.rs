@@ -133,7 +133,7 @@ impl Lruvec {
     }
     #[inline]
     fn head(&self, l: Lru) -> Pfn {
-        debug_assert!(l != Lru::None && l != Lru::Free, "not an LRU list: {l:?}");
+        debug_assert!(!matches!(l, Lru::None | Lru::Free | Lru::Isolated), "not an LRU list: {l:?}");
         self.base + l as u32 - 1
     }
     /// Pages on list `l` (lruvec_lru_size).
@@ -179,7 +179,7 @@ impl Lruvec {
     #[inline]
     pub fn del(&mut self, pages: &mut Pages, p: Pfn) -> Lru {
         let l = pages.lru(p);
-        if l == Lru::None {
+        if l == Lru::None || l == Lru::Isolated {
             return l;
         }
         debug_assert!(l != Lru::Free, "a free page is on the zone's free list");

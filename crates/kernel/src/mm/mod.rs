@@ -454,15 +454,22 @@ impl Mm {
         let id = self.page_lruvec(p);
         self.lruvecs[id as usize].del(&mut self.pages, p)
     }
-    /// Move a listed page to the head of `l` in its lruvec.
+    /// Move a listed page to the head of `l` in its lruvec (a page isolated by reclaim,
+    /// on no list, stays where it is: folio_activate needs PageLRU).
     #[inline]
     pub fn lru_move_head(&mut self, p: Pfn, l: Lru) {
+        if matches!(self.pages.lru(p), Lru::None | Lru::Isolated) {
+            return;
+        }
         let id = self.page_lruvec(p);
         self.lruvecs[id as usize].move_head(&mut self.pages, p, l);
     }
-    /// Move a listed page to the tail of `l` in its lruvec.
+    /// Move a listed page to the tail of `l` in its lruvec (isolated pages stay put).
     #[inline]
     pub fn lru_move_tail(&mut self, p: Pfn, l: Lru) {
+        if matches!(self.pages.lru(p), Lru::None | Lru::Isolated) {
+            return;
+        }
         let id = self.page_lruvec(p);
         self.lruvecs[id as usize].move_tail(&mut self.pages, p, l);
     }
@@ -591,8 +598,10 @@ impl Mm {
         }
         let in_cache: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nrpages).sum();
         let lru_pages = self.file_lru() + self.anon_lru() + self.lru_len(Lru::Unevictable);
-        if in_cache != lru_pages {
-            return Err(format!("{in_cache} pages in address spaces but {lru_pages} on LRU lists"));
+        // Every page-cache page is on an LRU list or isolated by reclaim (isolated pages
+        // also include reclaimed ones already out of their mapping, not yet freed).
+        if in_cache < lru_pages || in_cache > lru_pages + self.isolated() {
+            return Err(format!("{in_cache} pages in address spaces but {lru_pages} on LRU lists and {} isolated", self.isolated()));
         }
         let dirty: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_dirty).sum();
         if dirty != self.stat.dirty {

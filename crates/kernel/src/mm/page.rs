@@ -24,6 +24,9 @@ pub enum Lru {
     ActiveFile = 4,
     Unevictable = 5,
     Free = 6,
+    /// Taken off its LRU list by reclaim (isolate_lru_folios), on no list until put back
+    /// or freed.
+    Isolated = 7,
 }
 
 impl Lru {
@@ -37,6 +40,7 @@ impl Lru {
             4 => Lru::ActiveFile,
             5 => Lru::Unevictable,
             6 => Lru::Free,
+            7 => Lru::Isolated,
             _ => Lru::None,
         }
     }

@@ -61,8 +61,13 @@ impl Kernel {
         self.mm.wmark = Watermarks::compute(&self.machine, &self.sysctl, self.mm.managed);
     }
 
-    /// Free a frame (free_unref_page).
+    /// Free a frame (free_unref_page). Inside a reclaim batch's decisions the frame is
+    /// only collected: the batch frees it after the work that precedes it.
     pub fn free_page(&mut self, p: Pfn) {
+        if self.reclaim.defer_free {
+            self.reclaim.deferred.push(p);
+            return;
+        }
         self.mm.put_free(p);
         self.vm.inc(VmItem::Pgfree);
     }
@@ -80,30 +85,24 @@ impl Kernel {
             return self.take_page(tid);
         }
         // __alloc_pages_slowpath -> __alloc_pages_direct_reclaim -> __perform_reclaim: one
-        // allocstall per call of try_to_free_pages (do_try_to_free_pages). A task that slept
-        // inside it for a request slot goes on with the same call.
-        let resumed = match self.reclaim.in_direct_reclaim.iter().position(|&t| t == tid) {
-            Some(i) => {
-                self.reclaim.in_direct_reclaim.swap_remove(i);
-                true
-            }
-            None => false,
-        };
-        if !resumed {
-            self.vm.inc(VmItem::AllocstallNormal);
+        // allocstall per call of try_to_free_pages (do_try_to_free_pages). The reclaim is a
+        // path the task runs (with its CPU bursts, lock waits and sleeps) before its
+        // program is called again; the program then retries the allocation and finds the
+        // result here.
+        if self.reclaim.in_path(tid) {
+            // Already started in this step: the path runs before the task retries.
+            return Err(Step::Yield);
         }
-        let sc = self.try_to_free_pages_sc(tid);
+        let Some(path) = self.reclaim.take_done(tid) else {
+            self.vm.inc(VmItem::AllocstallNormal);
+            self.start_direct_reclaim(tid);
+            return Err(Step::Yield);
+        };
+        let sc = path.sc;
         let reclaimed = sc.nr_reclaimed;
         if self.mm.nr_free() > w.min {
             self.tasks[tid as usize].reclaim_retries = 0;
             return self.take_page(tid);
-        }
-        if sc.nr_congested > 0 && reclaimed < sc.nr_to_reclaim {
-            // The swap write could not get a request: the reclaimer sleeps in the block
-            // layer (blk_mq_get_tag) until one completes, then reclaims on.
-            self.reclaim.in_direct_reclaim.push(tid);
-            let until = self.block.next_completion().unwrap_or(self.now + 10 * NS_PER_MS).max(self.now + 1);
-            return Err(Step::SleepUntil { t: until, io: true });
         }
         if reclaimed > 0 {
             self.tasks[tid as usize].reclaim_retries = 0;

@@ -9,10 +9,10 @@
 use super::lru::{Lruvec, LruvecId, ROOT_LRUVEC};
 use super::page::{Lru, Pfn};
 use super::{MappingKind, DEF_PRIORITY, SWAP_CLUSTER_MAX};
-use crate::profile::{FirstRefActivates, Profile, ReclaimStop, WritebackThrottle};
+use crate::profile::{FirstRefActivates, IsolatedThrottle, Profile, ReclaimStop, WritebackThrottle};
 use crate::task::{Program, Step};
 use crate::Kernel;
-use memtwin_engine::{TaskId, NS_PER_MS};
+use memtwin_engine::{LockKind, LockQueue, Ns, TaskId, NS_PER_MS};
 use memtwin_procfs::VmItem;
 
 /// struct scan_control, reduced.
@@ -284,69 +284,6 @@ impl Kernel {
         }
     }
 
-    /// shrink_node: prepare the scan (from the target lruvec), shrink every lruvec under
-    /// the target (shrink_node_memcgs -> shrink_lruvec), the shrinkers, then kick the
-    /// flushers if reclaim keeps meeting dirty pages.
-    pub fn shrink_node(&mut self, sc: &mut ScanControl) {
-        let node = self.node_numbers();
-        prepare_scan_count(self.mm.lruvec(sc.target_lruvec()), &node, sc);
-        let mut it = self.mem_cgroup_iter(sc, None);
-        while let Some(id) = it {
-            self.shrink_lruvec(id, sc);
-            it = self.mem_cgroup_iter(sc, Some(id));
-        }
-        // shrink_slab: the shadow-node shrinker (3.15+).
-        if self.profile.workingset {
-            self.shrink_shadow_nodes();
-        }
-        if sc.nr_dirty > 0 && sc.nr_dirty >= sc.nr_scanned / 2 {
-            // Reclaim is finding dirty pages it may not write: kick the flushers
-            // (wakeup_flusher_threads(WB_REASON_VMSCAN)).
-            self.wakeup_flusher_threads();
-        }
-    }
-
-    /// shrink_lruvec: scan the lists of lruvec `id` in SWAP_CLUSTER_MAX batches until the
-    /// targets are met; when enough was reclaimed, what happens next depends on the era
-    /// (`lruvec_enough`).
-    pub fn shrink_lruvec(&mut self, id: LruvecId, sc: &mut ScanControl) {
-        let mut nr = self.get_scan_count(id, sc);
-        let targets = nr;
-        let mut reclaimed_here = 0;
-        // shrink_lruvec (3.11+): global direct reclaim at DEF_PRIORITY keeps scanning its
-        // whole target ("we are direct reclaiming implies that kswapd is not keeping up
-        // and it is best to do a batch of work at once"); kswapd (and memcg reclaim) scan
-        // anon and file in proportion once nr_to_reclaim is met.
-        let proportional_reclaim = !sc.kswapd && !sc.cgroup_reclaim() && sc.priority == DEF_PRIORITY;
-        let mut scan_adjusted = proportional_reclaim;
-        const ORDER: [Lru; 4] = [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile];
-        while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
-            for (i, &l) in ORDER.iter().enumerate() {
-                if nr[i] == 0 {
-                    continue;
-                }
-                let n = nr[i].min(SWAP_CLUSTER_MAX);
-                nr[i] -= n;
-                let r = self.shrink_list(id, l, n, sc);
-                reclaimed_here += r;
-                sc.nr_reclaimed += r;
-            }
-            if sc.nr_congested > 0 {
-                // The reclaimer would now sleep in the block layer waiting for a request
-                // slot; it does not go on to evict other pages meanwhile.
-                break;
-            }
-            if !lruvec_enough(&self.profile, &mut nr, &targets, reclaimed_here, sc, &mut scan_adjusted) {
-                continue;
-            }
-            break;
-        }
-        // Even without evicting anon, keep its active/inactive balance.
-        if self.can_reclaim_anon() && self.inactive_is_low(id, false) {
-            self.shrink_active_list(id, SWAP_CLUSTER_MAX, Lru::ActiveAnon, sc);
-        }
-    }
-
     /// snapshot_refaults: remember the workingset activations seen so far in the lruvecs
     /// this reclaim scanned. Called when a reclaim cycle ends (do_try_to_free_pages,
     /// balance_pgdat): until then, refaults since the last cycle keep the file active list
@@ -360,31 +297,427 @@ impl Kernel {
         }
     }
 
-    fn shrink_list(&mut self, id: LruvecId, l: Lru, n: u64, sc: &mut ScanControl) -> u64 {
-        if l.is_active() {
-            let may = if l.is_file() { sc.may_deactivate_file } else { sc.may_deactivate_anon };
-            if may {
-                self.shrink_active_list(id, n, l, sc);
-            }
-            return 0;
-        }
-        self.shrink_inactive_list(id, n, l, sc)
+    /// The lock that guards the LRU lists of lruvec `id`: the lruvec's own lru_lock (5.11+)
+    /// or the node's (pgdat->lru_lock / zone->lru_lock before).
+    fn lru_lock_index(&self, id: LruvecId) -> usize {
+        if self.profile.lru_lock_per_lruvec { id as usize } else { 0 }
     }
 
-    /// shrink_active_list: move pages from the active tail to the inactive list, except
-    /// referenced executable file pages, which get another trip around the active list.
-    /// PG_referenced is left as it is (only folio_referenced's young PTEs are consumed);
-    /// before 5.8 every referenced page counted as rotated (recent_rotated), since 5.8 only
-    /// the executable pages that stay active do.
-    pub fn shrink_active_list(&mut self, id: LruvecId, n: u64, l: Lru, _sc: &mut ScanControl) {
+    /// Hold time of lru_lock per page moved on or off a list (isolate_lru_folios,
+    /// move_folios_to_lru). Derived from the cost model: page_cache_ns is one xarray walk
+    /// plus one LRU list operation, about half each; the lock covers the list operation.
+    pub fn lru_lock_hold_per_page(&self) -> Ns {
+        (self.machine.cpu_model.page_cache_ns / 2).max(1)
+    }
+
+    /// Acquire lru_lock of lruvec `id` now for `hold` ns: returns the ns the caller spins
+    /// before it gets the lock (spin_lock_irq: the waiter burns system time), recorded as
+    /// the task's and the lock's wait.
+    fn lru_lock(&mut self, tid: Option<TaskId>, id: LruvecId, hold: Ns) -> Ns {
+        let i = self.lru_lock_index(id);
+        if self.reclaim.lru_locks.len() <= i {
+            self.reclaim.lru_locks.resize(i + 1, LockQueue::new(LockKind::Spin));
+        }
+        let now = self.now;
+        let grant = self.reclaim.lru_locks[i].acquire(now, hold);
+        let wait = grant - now;
+        if let Some(t) = tid {
+            self.tasks[t as usize].lock_wait_ns += wait;
+        }
+        wait
+    }
+
+    /// too_many_isolated: direct reclaim of one type waits while more pages of it are
+    /// isolated than remain on its inactive list (kswapd never waits here).
+    pub fn too_many_isolated(&self, file: bool, sc: &ScanControl) -> bool {
+        if sc.kswapd {
+            return false;
+        }
+        let (inactive, isolated) = if file {
+            (self.mm.lru_len(Lru::InactiveFile), self.mm.stat.isolated_file)
+        } else {
+            (self.mm.lru_len(Lru::InactiveAnon), self.mm.stat.isolated_anon)
+        };
+        isolated > inactive
+    }
+
+    /// wake_throttle_isolated: reclaimers asleep in too_many_isolated go on once the
+    /// isolated pages are back under the limit (5.16+; older kernels sleep their time out).
+    fn wake_throttle_isolated(&mut self) {
+        if self.reclaim.isolated_waiters.is_empty() || self.profile.isolated_throttle != IsolatedThrottle::ReclaimThrottleOnce {
+            return;
+        }
+        let sc = ScanControl::default();
+        if self.too_many_isolated(false, &sc) || self.too_many_isolated(true, &sc) {
+            return;
+        }
+        for t in std::mem::take(&mut self.reclaim.isolated_waiters) {
+            self.sched.wake(t, self.now, None);
+        }
+    }
+
+    /// Start direct reclaim (try_to_free_pages) for `tid`: the task runs the path before
+    /// its program is called again.
+    pub fn start_direct_reclaim(&mut self, tid: TaskId) {
+        let sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
+        self.reclaim.set_path(tid, ReclaimPath::new(sc, true, true, self.now));
+    }
+
+    /// Start one kswapd pass (kswapd_shrink_node) for `tid`.
+    pub fn start_kswapd_pass(&mut self, tid: TaskId, sc: ScanControl) {
+        self.reclaim.set_path(tid, ReclaimPath::new(sc, false, true, self.now));
+    }
+
+    /// Run the task's reclaim path until it must wait (a CPU burst, a sleep) or is done.
+    pub(crate) fn reclaim_path_run(&mut self, tid: TaskId) -> PathStep {
+        loop {
+            let Some(mut path) = self.reclaim.paths[tid as usize].take() else { return PathStep::Done };
+            let r = self.reclaim_advance(Some(tid), &mut path);
+            self.reclaim.paths[tid as usize] = Some(path);
+            match r {
+                PathStep::Continue | PathStep::Burst { sys: 0 } => continue,
+                r => return r,
+            }
+        }
+    }
+
+    /// Run a path with no time passing (its waits and bursts skipped); tests of the
+    /// reclaim decisions use it.
+    fn reclaim_path_untimed(&mut self, path: &mut ReclaimPath) {
+        while !matches!(self.reclaim_advance(None, path), PathStep::Done) {}
+    }
+
+    /// One shrink_node pass at `sc.priority`, with no time passing (tests).
+    pub fn shrink_node(&mut self, sc: &mut ScanControl) {
+        let mut path = ReclaimPath::new(*sc, false, false, self.now);
+        path.state = RState::ShrinkNode;
+        path.node_passes = 1;
+        self.reclaim_path_untimed(&mut path);
+        *sc = path.sc;
+    }
+
+    /// shrink_inactive_list of up to `n` pages of list `l` of lruvec `id`, with no time
+    /// passing (tests); returns the pages reclaimed.
+    pub fn shrink_inactive_list(&mut self, id: LruvecId, n: u64, l: Lru, sc: &mut ScanControl) -> u64 {
+        let mut path = ReclaimPath::new(*sc, false, false, self.now);
+        path.lruvec = id;
+        path.begin_batch(l, n, RState::Done);
+        self.reclaim_path_untimed(&mut path);
+        *sc = path.sc;
+        path.batch_reclaimed
+    }
+
+    /// shrink_active_list of up to `n` pages of list `l` of lruvec `id`, with no time
+    /// passing (tests).
+    pub fn shrink_active_list(&mut self, id: LruvecId, n: u64, l: Lru, sc: &mut ScanControl) {
+        self.shrink_inactive_list(id, n, l, sc);
+    }
+
+    /// A task leaves its reclaim path (killed): the pages it holds isolated go back to
+    /// their lists, those it reclaimed to the free list.
+    pub(crate) fn reclaim_path_abort(&mut self, tid: TaskId) {
+        let Some(mut path) = self.reclaim.paths.get_mut(tid as usize).and_then(|p| p.take()) else { return };
+        let l = path.batch_l;
+        let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
+        path.putback = pending;
+        let file = l.is_file();
+        for p in std::mem::take(&mut path.to_free) {
+            self.isolated_dec(file, 1);
+            self.free_page(p);
+        }
+        self.move_folios_to_lru(&mut path);
+        self.reclaim.isolated_waiters.retain(|&t| t != tid);
+    }
+
+    fn isolated_inc(&mut self, file: bool, n: u64) {
+        if file { self.mm.stat.isolated_file += n } else { self.mm.stat.isolated_anon += n }
+    }
+    fn isolated_dec(&mut self, file: bool, n: u64) {
+        if file { self.mm.stat.isolated_file -= n } else { self.mm.stat.isolated_anon -= n }
+    }
+
+    /// move_folios_to_lru: the pages a batch kept go back to their lruvec's lists (head,
+    /// or tail for pages rotated there); a page truncated while isolated is freed instead.
+    fn move_folios_to_lru(&mut self, path: &mut ReclaimPath) {
+        let file = path.batch_l.is_file();
+        let n = path.putback.len() as u64;
+        for (p, l, tail) in path.putback.drain(..) {
+            if self.mm.pages.mapping(p) == 0 {
+                self.free_page(p);
+                continue;
+            }
+            let id = self.mm.page_lruvec(p);
+            let lv = &mut self.mm.lruvecs[id as usize];
+            self.mm.pages.set_lru(p, Lru::None);
+            if tail { lv.add_tail(&mut self.mm.pages, p, l) } else { lv.add_head(&mut self.mm.pages, p, l) }
+        }
+        self.isolated_dec(file, n);
+        self.wake_throttle_isolated();
+    }
+
+    /// Advance a reclaim path by one state. `tid` is None for untimed runs (tests).
+    fn reclaim_advance(&mut self, tid: Option<TaskId>, path: &mut ReclaimPath) -> PathStep {
+        if !path.started {
+            // The path starts when the task first runs it (the work its caller charged
+            // before entering it runs first).
+            path.started = true;
+            path.start = self.now;
+        }
+        const ORDER: [Lru; 4] = [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile];
+        match path.state {
+            RState::DoTryToFreePages => {
+                if path.node_passes > 0 {
+                    let sc = &path.sc;
+                    let more = path.loop_priorities && sc.nr_reclaimed < sc.nr_to_reclaim && sc.nr_congested == 0 && sc.priority > 0;
+                    if !more {
+                        return self.reclaim_finish(tid, path);
+                    }
+                    path.sc.priority -= 1;
+                }
+                path.node_passes += 1;
+                path.state = RState::ShrinkNode;
+                PathStep::Continue
+            }
+            RState::ShrinkNode => {
+                let node = self.node_numbers();
+                prepare_scan_count(self.mm.lruvec(path.sc.target_lruvec()), &node, &mut path.sc);
+                match self.mem_cgroup_iter(&path.sc, None) {
+                    Some(id) => {
+                        path.lruvec = id;
+                        path.state = RState::ShrinkLruvec;
+                    }
+                    None => path.state = RState::NodeDone,
+                }
+                PathStep::Continue
+            }
+            RState::ShrinkLruvec => {
+                let id = path.lruvec;
+                path.nr = self.get_scan_count(id, &path.sc);
+                path.targets = path.nr;
+                path.reclaimed_here = 0;
+                // shrink_lruvec (3.11+): global direct reclaim at DEF_PRIORITY keeps
+                // scanning its whole target ("we are direct reclaiming implies that kswapd
+                // is not keeping up and it is best to do a batch of work at once"); kswapd
+                // (and memcg reclaim) scan anon and file in proportion once nr_to_reclaim
+                // is met.
+                let sc = &path.sc;
+                path.scan_adjusted = !sc.kswapd && !sc.cgroup_reclaim() && sc.priority == DEF_PRIORITY;
+                path.list = 0;
+                path.state = RState::NextBatch;
+                PathStep::Continue
+            }
+            RState::NextBatch => {
+                loop {
+                    if path.list == 0 && !(path.nr[0] > 0 || path.nr[2] > 0 || path.nr[3] > 0) {
+                        path.state = RState::LruvecDone;
+                        return PathStep::Continue;
+                    }
+                    if path.list == 4 {
+                        path.list = 0;
+                        if path.sc.nr_congested > 0 {
+                            // The reclaimer would now sleep in the block layer waiting for
+                            // a request slot; it does not go on to evict other pages.
+                            path.state = RState::LruvecDone;
+                            return PathStep::Continue;
+                        }
+                        let (mut nr, targets, mut adj) = (path.nr, path.targets, path.scan_adjusted);
+                        let stop = lruvec_enough(&self.profile, &mut nr, &targets, path.reclaimed_here, &path.sc, &mut adj);
+                        path.nr = nr;
+                        path.scan_adjusted = adj;
+                        if stop {
+                            path.state = RState::LruvecDone;
+                            return PathStep::Continue;
+                        }
+                        continue;
+                    }
+                    let i = path.list;
+                    path.list += 1;
+                    if path.nr[i] == 0 {
+                        continue;
+                    }
+                    let n = path.nr[i].min(SWAP_CLUSTER_MAX);
+                    path.nr[i] -= n;
+                    let l = ORDER[i];
+                    if l.is_active() && !(if l.is_file() { path.sc.may_deactivate_file } else { path.sc.may_deactivate_anon }) {
+                        continue;
+                    }
+                    path.begin_batch(l, n, RState::NextBatch);
+                    return PathStep::Continue;
+                }
+            }
+            RState::LruLock => {
+                let file = path.batch_l.is_file();
+                if path.timed && !path.batch_l.is_active() && self.too_many_isolated(file, &path.sc) {
+                    let once = self.profile.isolated_throttle != IsolatedThrottle::CongestionWaitLoop;
+                    if path.stalled && once {
+                        // Slept once already: this shrink_inactive_list reclaims nothing.
+                        path.state = path.after_batch;
+                        return PathStep::Continue;
+                    }
+                    path.stalled = true;
+                    path.state = RState::ThrottleIsolated;
+                    let timeout = match self.profile.isolated_throttle {
+                        IsolatedThrottle::ReclaimThrottleOnce => {
+                            if let Some(t) = tid {
+                                self.reclaim.isolated_waiters.push(t);
+                            }
+                            HZ_NS / 50
+                        }
+                        IsolatedThrottle::Msleep100Once => 100 * NS_PER_MS,
+                        IsolatedThrottle::CongestionWaitLoop => HZ_NS / 10,
+                    };
+                    return PathStep::Sleep { until: self.now + timeout, io: false };
+                }
+                let id = path.lruvec;
+                let avail = self.mm.lruvec(id).len(path.batch_l).min(path.batch_n);
+                if avail == 0 {
+                    path.state = path.after_batch;
+                    return PathStep::Continue;
+                }
+                path.state = RState::IsolateLruFolios;
+                if !path.timed {
+                    return PathStep::Continue;
+                }
+                let hold = avail * self.lru_lock_hold_per_page();
+                let wait = self.lru_lock(tid, id, hold);
+                path.lock_wait_ns += wait;
+                PathStep::Burst { sys: wait + hold }
+            }
+            RState::ThrottleIsolated => {
+                if let Some(t) = tid {
+                    self.reclaim.isolated_waiters.retain(|&w| w != t);
+                }
+                path.state = RState::LruLock;
+                PathStep::Continue
+            }
+            RState::IsolateLruFolios => {
+                // isolate_lru_folios: take up to batch_n pages off the tail.
+                let id = path.lruvec;
+                for _ in 0..path.batch_n {
+                    let Some(p) = self.mm.lru_tail(id, path.batch_l) else { break };
+                    self.mm.lruvecs[id as usize].del(&mut self.mm.pages, p);
+                    self.mm.pages.set_lru(p, Lru::Isolated);
+                    path.isolated.push(p);
+                }
+                let k = path.isolated.len() as u64;
+                self.isolated_inc(path.batch_l.is_file(), k);
+                path.state = RState::ShrinkFolioList;
+                // The per-page work of shrink_folio_list (or of the deactivation loop),
+                // done before its decisions take effect.
+                PathStep::Burst { sys: if path.timed { k * self.machine.cpu_model.reclaim_scan_ns } else { 0 } }
+            }
+            RState::ShrinkFolioList => {
+                if path.batch_l.is_active() {
+                    self.shrink_active_batch(path);
+                } else {
+                    self.shrink_folio_list(path);
+                }
+                path.state = RState::FreeFolios;
+                let freed = path.to_free.len() as u64;
+                let extra = std::mem::take(&mut self.reclaim.pass_ns);
+                let cm = &self.machine.cpu_model;
+                PathStep::Burst { sys: if path.timed { freed * (cm.page_cache_ns + cm.page_alloc_ns) + extra } else { 0 } }
+            }
+            RState::FreeFolios => {
+                // free_unref_page_list: the reclaimed pages reach the free list now.
+                let file = path.batch_l.is_file();
+                let freed = path.to_free.len() as u64;
+                for p in std::mem::take(&mut path.to_free) {
+                    self.free_page(p);
+                }
+                self.isolated_dec(file, freed);
+                path.state = RState::MoveFoliosToLru;
+                if !path.timed || path.putback.is_empty() {
+                    return PathStep::Continue;
+                }
+                let hold = path.putback.len() as u64 * self.lru_lock_hold_per_page();
+                let wait = self.lru_lock(tid, path.lruvec, hold);
+                path.lock_wait_ns += wait;
+                PathStep::Burst { sys: wait + hold }
+            }
+            RState::MoveFoliosToLru => {
+                self.move_folios_to_lru(path);
+                path.state = path.after_batch;
+                PathStep::Continue
+            }
+            RState::LruvecDone => {
+                // Even without evicting anon, keep its active/inactive balance.
+                let id = path.lruvec;
+                if self.can_reclaim_anon() && self.inactive_is_low(id, false) {
+                    path.begin_batch(Lru::ActiveAnon, SWAP_CLUSTER_MAX, RState::NextLruvec);
+                } else {
+                    path.state = RState::NextLruvec;
+                }
+                PathStep::Continue
+            }
+            RState::NextLruvec => {
+                match self.mem_cgroup_iter(&path.sc, Some(path.lruvec)) {
+                    Some(id) => {
+                        path.lruvec = id;
+                        path.state = RState::ShrinkLruvec;
+                    }
+                    None => path.state = RState::NodeDone,
+                }
+                PathStep::Continue
+            }
+            RState::NodeDone => {
+                // shrink_slab: the shadow-node shrinker (3.15+).
+                if self.profile.workingset {
+                    self.shrink_shadow_nodes();
+                }
+                let sc = &path.sc;
+                if sc.nr_dirty > 0 && sc.nr_dirty >= sc.nr_scanned / 2 {
+                    // Reclaim is finding dirty pages it may not write: kick the flushers
+                    // (wakeup_flusher_threads(WB_REASON_VMSCAN)).
+                    self.wakeup_flusher_threads();
+                }
+                path.state = RState::DoTryToFreePages;
+                PathStep::Continue
+            }
+            RState::BlkMqGetTag => {
+                // A request slot is free: the same reclaim goes on, from DEF_PRIORITY.
+                path.sc = ScanControl { nr_to_reclaim: path.sc.nr_to_reclaim, ..Default::default() };
+                path.node_passes = 0;
+                path.state = RState::DoTryToFreePages;
+                PathStep::Continue
+            }
+            RState::Done => PathStep::Done,
+        }
+    }
+
+    /// The end of do_try_to_free_pages (direct) or of a kswapd pass.
+    fn reclaim_finish(&mut self, tid: Option<TaskId>, path: &mut ReclaimPath) -> PathStep {
+        if path.loop_priorities {
+            let sc = path.sc;
+            if path.timed && sc.nr_congested > 0 && sc.nr_reclaimed < sc.nr_to_reclaim && self.mm.nr_free() <= self.mm.wmark.min {
+                // The swap write could not get a request: the reclaimer sleeps in the
+                // block layer (blk_mq_get_tag) until one completes, then reclaims on.
+                path.state = RState::BlkMqGetTag;
+                let until = self.block.next_completion().unwrap_or(self.now + 10 * NS_PER_MS).max(self.now + 1);
+                return PathStep::Sleep { until, io: true };
+            }
+            self.snapshot_refaults(&sc);
+        }
+        if path.timed && tid.is_some() {
+            self.reclaim.stats.record(path.sc.kswapd, self.now - path.start, path.lock_wait_ns);
+        }
+        path.state = RState::Done;
+        PathStep::Done
+    }
+
+    /// shrink_active_list's loop over isolated pages: move them to the inactive list,
+    /// except referenced executable file pages, which get another trip around the active
+    /// list. PG_referenced is left as it is (only folio_referenced's young PTEs are
+    /// consumed); before 5.8 every referenced page counted as rotated (recent_rotated),
+    /// since 5.8 only the executable pages that stay active do.
+    fn shrink_active_batch(&mut self, path: &mut ReclaimPath) {
+        let l = path.batch_l;
         let file = l.is_file();
         let inactive = Lru::of(file, false);
         let count_all_referenced = !self.profile.cost_balance;
         let mut rotated = 0;
-        let mut scanned = 0;
-        for _ in 0..n {
-            let Some(p) = self.mm.lru_tail(id, l) else { break };
-            scanned += 1;
+        let scanned = path.isolated.len() as u64;
+        for p in std::mem::take(&mut path.isolated) {
             let m = self.mm.pages.mapping(p) as usize;
             let (mapped, exec) = (self.mm.mappings[m].mapped, self.mm.mappings[m].exec);
             if mapped && self.mm.pages.test_clear_young(p) {
@@ -395,7 +728,7 @@ impl Kernel {
                     if !count_all_referenced {
                         rotated += 1;
                     }
-                    self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, l);
+                    path.putback.push((p, l, false));
                     continue;
                 }
             }
@@ -403,15 +736,14 @@ impl Kernel {
                 // SetPageWorkingset (4.20+).
                 self.mm.pages.set_workingset(p);
             }
-            self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, inactive);
+            path.putback.push((p, inactive, false));
             self.vm.inc(VmItem::Pgdeactivate);
         }
         self.vm.add(VmItem::Pgrefill, scanned);
         let t = file as usize;
-        let lv = self.mm.lruvec_mut(id);
+        let lv = self.mm.lruvec_mut(path.lruvec);
         lv.recent_scanned[t] += scanned;
         lv.recent_rotated[t] += rotated;
-        self.reclaim_cost_scan(scanned);
     }
 
     /// folio_check_references (page_check_references before 5.16).
@@ -436,65 +768,81 @@ impl Kernel {
         Ref::Reclaim
     }
 
-    /// shrink_inactive_list -> shrink_folio_list: evict clean, unreferenced pages from the
-    /// inactive tail; rotate or activate the rest.
-    pub fn shrink_inactive_list(&mut self, id: LruvecId, n: u64, l: Lru, sc: &mut ScanControl) -> u64 {
+    /// shrink_folio_list on the isolated pages: evict clean, unreferenced pages (their
+    /// frames are freed by the next state, free_unref_page_list), start swap-out of anon
+    /// pages, and send the rest back (activated, or rotated).
+    fn shrink_folio_list(&mut self, path: &mut ReclaimPath) {
+        let l = path.batch_l;
         let file = l.is_file();
         let active = Lru::of(file, true);
-        let mut scanned = 0;
+        let scanned = path.isolated.len() as u64;
         let mut reclaimed = 0;
         let mut activated = 0;
         let mut pageout = 0;
         let mut batch_writeback = 0;
-        for _ in 0..n {
-            let Some(p) = self.mm.lru_tail(id, l) else { break };
-            scanned += 1;
+        let mut pages = std::mem::take(&mut path.isolated);
+        let mut congested = false;
+        self.reclaim.defer_free = true;
+        for (i, &p) in pages.iter().enumerate() {
+            if congested {
+                // The swap device's queue is full: the rest go back untouched.
+                path.putback.push((p, l, true));
+                continue;
+            }
+            if self.mm.pages.mapping(p) == 0 {
+                // Truncated while isolated: only the isolation's reference is left.
+                path.to_free.push(p);
+                continue;
+            }
             if self.mm.pages.locked(p) {
                 // Being read in: not reclaimable yet.
-                self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, l);
+                path.putback.push((p, l, false));
                 continue;
             }
             let r = self.check_references(p, file);
             if r == Ref::Activate {
-                self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, active);
+                path.putback.push((p, active, false));
                 self.vm.inc(VmItem::Pgactivate);
                 activated += 1;
                 continue;
             }
             if r == Ref::Keep {
-                self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, l);
+                path.putback.push((p, l, false));
                 continue;
             }
             if self.mm.pages.writeback(p) {
                 // Case 1 of shrink_folio_list: kswapd meets a page it already marked, on a
                 // node flagged PGDAT_WRITEBACK: pages cycle faster than they are written.
-                if sc.kswapd && self.mm.pages.reclaim(p) && self.mm.pgdat_writeback {
-                    sc.nr_immediate += 1;
+                if path.sc.kswapd && self.mm.pages.reclaim(p) && self.mm.pgdat_writeback {
+                    path.sc.nr_immediate += 1;
                 }
                 // Case 2: mark for immediate reclaim (PG_reclaim: the end of writeback
                 // rotates it to the inactive tail), keep it.
-                sc.nr_writeback += 1;
+                path.sc.nr_writeback += 1;
                 batch_writeback += 1;
                 self.mm.pages.set_reclaim(p);
-                self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, active);
+                path.putback.push((p, active, false));
                 self.vm.inc(VmItem::Pgactivate);
                 activated += 1;
                 continue;
             }
             if self.mm.pages.dirty(p) {
-                sc.nr_dirty += 1;
+                path.sc.nr_dirty += 1;
                 if file {
                     // Reclaim does not write file pages; the flushers will. PG_reclaim:
                     // "immediately reclaim when written back" (activate_locked).
                     self.vm.inc(VmItem::NrVmscanImmediateReclaim);
                     self.mm.pages.set_reclaim(p);
-                    self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, active);
+                    path.putback.push((p, active, false));
                     self.vm.inc(VmItem::Pgactivate);
                     activated += 1;
                     continue;
                 }
             }
             let m = self.mm.pages.mapping(p) as usize;
+            // Reclaim itself removes it from its mapping: no longer marked isolated, so the
+            // frame is collected for freeing rather than left to a putback.
+            self.mm.pages.set_lru(p, Lru::None);
             if self.mm.mappings[m].swap_backed() {
                 let swapped_before = self.vm.get(VmItem::Pswpout);
                 let r = self.reclaim_swap_backed(p);
@@ -503,35 +851,43 @@ impl Kernel {
                     super::swap_state::SwapOut::Freed => reclaimed += 1,
                     super::swap_state::SwapOut::Writing => {
                         // Rotated to the tail when the write completes.
-                        sc.nr_writeback += 1;
-                        self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, l);
+                        path.sc.nr_writeback += 1;
+                        self.mm.pages.set_lru(p, Lru::Isolated);
+                        path.putback.push((p, l, false));
                     }
                     super::swap_state::SwapOut::Busy => {
-                        sc.nr_congested += 1;
-                        self.mm.lruvecs[id as usize].move_tail(&mut self.mm.pages, p, l);
-                        break;
+                        path.sc.nr_congested += 1;
+                        self.mm.pages.set_lru(p, Lru::Isolated);
+                        path.putback.push((p, l, true));
+                        congested = true;
+                        let _ = i;
                     }
                     super::swap_state::SwapOut::Keep => {
-                        self.mm.lruvecs[id as usize].move_head(&mut self.mm.pages, p, active);
+                        self.mm.pages.set_lru(p, Lru::Isolated);
+                        path.putback.push((p, active, false));
                         activated += 1;
                     }
                 }
                 continue;
             }
-            // __remove_mapping with a shadow entry, then free.
+            // __remove_mapping with a shadow entry; the frame is freed with the batch.
             let shadow = self.workingset_eviction(p);
             self.page_cache_delete(p, Some(shadow));
             reclaimed += 1;
         }
+        self.reclaim.defer_free = false;
+        path.to_free.append(&mut self.reclaim.deferred);
+        pages.clear();
+        path.isolated = pages;
         if !self.swap.pending_buf.is_empty() {
             self.submit_swap_writes();
         }
         // shrink_node: kswapd flags the node PGDAT_WRITEBACK when every page it took was
         // under writeback (cleared when the node is balanced).
-        if sc.kswapd && scanned > 0 && batch_writeback == scanned {
+        if path.sc.kswapd && scanned > 0 && batch_writeback == scanned {
             self.mm.pgdat_writeback = true;
         }
-        let (scan_item, steal_item) = if sc.kswapd {
+        let (scan_item, steal_item) = if path.sc.kswapd {
             (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
         } else {
             (VmItem::PgscanDirect, VmItem::PgstealDirect)
@@ -541,50 +897,151 @@ impl Kernel {
         self.vm.add(if file { VmItem::PgscanFile } else { VmItem::PgscanAnon }, scanned);
         self.vm.add(if file { VmItem::PgstealFile } else { VmItem::PgstealAnon }, reclaimed);
         let t = file as usize;
-        let lv = self.mm.lruvec_mut(id);
+        let lv = self.mm.lruvec_mut(path.lruvec);
         lv.recent_scanned[t] += scanned;
         lv.recent_rotated[t] += activated;
         lru_note_cost(lv, file, pageout);
-        sc.nr_scanned += scanned;
-        self.reclaim_cost_scan(scanned);
-        self.reclaim_cost_free(reclaimed);
-        reclaimed
+        path.sc.nr_scanned += scanned;
+        path.sc.nr_reclaimed += reclaimed;
+        path.reclaimed_here += reclaimed;
+        path.batch_reclaimed += reclaimed;
     }
+}
 
-    fn reclaim_cost_scan(&mut self, scanned: u64) {
-        self.reclaim.pass_ns += scanned * self.machine.cpu_model.reclaim_scan_ns;
-    }
-    fn reclaim_cost_free(&mut self, freed: u64) {
-        self.reclaim.pass_ns += freed * (self.machine.cpu_model.page_cache_ns + self.machine.cpu_model.page_alloc_ns);
-    }
+/// HZ jiffies (one second) in ns: timeouts written HZ/50, HZ/10 are 20 ms, 100 ms at any HZ.
+const HZ_NS: Ns = memtwin_engine::NS_PER_SEC;
 
-    /// try_to_free_pages / do_try_to_free_pages: direct reclaim of SWAP_CLUSTER_MAX pages,
-    /// raising the priority until enough is freed. The work is charged to the allocating task.
-    pub fn try_to_free_pages(&mut self, tid: TaskId) -> u64 {
-        self.try_to_free_pages_sc(tid).nr_reclaimed
-    }
+/// What a reclaim path needs next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathStep {
+    /// Go on at once.
+    Continue,
+    /// Run `sys` ns of system time on the CPU, then advance.
+    Burst { sys: Ns },
+    /// Sleep until `until` (or an earlier wake-up), then advance.
+    Sleep { until: Ns, io: bool },
+    /// The path is over; its result waits to be collected.
+    Done,
+}
 
-    /// try_to_free_pages, returning its scan_control (what it found on the way).
-    pub fn try_to_free_pages_sc(&mut self, tid: TaskId) -> ScanControl {
-        let mut sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
-        self.reclaim.pass_ns = 0;
-        for prio in (0..=DEF_PRIORITY).rev() {
-            sc.priority = prio;
-            self.shrink_node(&mut sc);
-            if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.nr_congested > 0 {
-                break;
-            }
+/// The states of a reclaim path, named after the kernel code it is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RState {
+    /// do_try_to_free_pages: the next shrink_node at a raised priority, or the end.
+    DoTryToFreePages,
+    /// shrink_node: prepare_scan_count, then the first lruvec (mem_cgroup_iter).
+    ShrinkNode,
+    /// shrink_lruvec: get_scan_count for the current lruvec.
+    ShrinkLruvec,
+    /// The shrink_lruvec loop: the next batch of up to SWAP_CLUSTER_MAX pages, or the end
+    /// of a round (the era's stop rule).
+    NextBatch,
+    /// shrink_inactive_list / shrink_active_list: too_many_isolated, then
+    /// spin_lock_irq(&lruvec->lru_lock) (spinning while another holds it).
+    LruLock,
+    /// Asleep in too_many_isolated.
+    ThrottleIsolated,
+    /// Holding lru_lock: isolate_lru_folios takes the pages off the list.
+    IsolateLruFolios,
+    /// Lock dropped: shrink_folio_list (or shrink_active_list's loop) decides each page.
+    ShrinkFolioList,
+    /// free_unref_page_list frees the reclaimed pages, then lru_lock again.
+    FreeFolios,
+    /// Holding lru_lock: move_folios_to_lru puts the kept pages back.
+    MoveFoliosToLru,
+    /// End of shrink_lruvec: age the anon lists.
+    LruvecDone,
+    /// mem_cgroup_iter: the next lruvec, or the end of shrink_node.
+    NextLruvec,
+    /// End of shrink_node: the shrinkers, the flushers.
+    NodeDone,
+    /// Asleep in the block layer for a request of the swap device (blk_mq_get_tag).
+    BlkMqGetTag,
+    Done,
+}
+
+/// One direct reclaim (try_to_free_pages) or one kswapd pass (kswapd_shrink_node) in
+/// progress: a state machine over `RState`, advanced by the event loop before the task's
+/// program runs again.
+#[derive(Clone, Debug)]
+pub struct ReclaimPath {
+    pub sc: ScanControl,
+    pub state: RState,
+    /// Direct reclaim raises the priority until enough is reclaimed (do_try_to_free_pages);
+    /// a kswapd pass is one shrink_node at the priority balance_pgdat chose.
+    loop_priorities: bool,
+    /// Time passes (bursts, lock waits, sleeps); false only for tests of the decisions.
+    timed: bool,
+    /// When it started, and the part of its time spent waiting for locks.
+    started: bool,
+    pub start: Ns,
+    pub lock_wait_ns: Ns,
+    node_passes: u32,
+    lruvec: LruvecId,
+    nr: [u64; 4],
+    targets: [u64; 4],
+    reclaimed_here: u64,
+    scan_adjusted: bool,
+    list: usize,
+    batch_l: Lru,
+    batch_n: u64,
+    batch_reclaimed: u64,
+    after_batch: RState,
+    /// too_many_isolated already slept once in this shrink_inactive_list.
+    stalled: bool,
+    isolated: Vec<Pfn>,
+    /// Pages going back: (page, list, to the tail).
+    putback: Vec<(Pfn, Lru, bool)>,
+    to_free: Vec<Pfn>,
+}
+
+impl ReclaimPath {
+    fn new(sc: ScanControl, loop_priorities: bool, timed: bool, now: Ns) -> ReclaimPath {
+        let mut sc = sc;
+        if loop_priorities {
+            sc.priority = DEF_PRIORITY;
         }
-        self.snapshot_refaults(&sc);
-        let ns = std::mem::take(&mut self.reclaim.pass_ns);
-        self.charge_sys(tid, ns);
-        self.reclaim.stats.record(false, ns);
-        sc
+        ReclaimPath {
+            sc,
+            state: RState::DoTryToFreePages,
+            loop_priorities,
+            timed,
+            started: false,
+            start: now,
+            lock_wait_ns: 0,
+            node_passes: 0,
+            lruvec: sc.target_lruvec(),
+            nr: [0; 4],
+            targets: [0; 4],
+            reclaimed_here: 0,
+            scan_adjusted: false,
+            list: 0,
+            batch_l: Lru::InactiveFile,
+            batch_n: 0,
+            batch_reclaimed: 0,
+            after_batch: RState::NextBatch,
+            stalled: false,
+            isolated: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
+            putback: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
+            to_free: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
+        }
+    }
+    fn begin_batch(&mut self, l: Lru, n: u64, after: RState) {
+        self.batch_l = l;
+        self.batch_n = n;
+        self.after_batch = after;
+        self.stalled = false;
+        self.state = RState::LruLock;
+    }
+    /// Whether the path has finished (its result waits for the caller).
+    pub fn done(&self) -> bool {
+        self.state == RState::Done
     }
 }
 
 /// kswapd: woken when free memory falls below the low watermark, reclaims until it is
-/// above the high watermark (balance_pgdat), then sleeps.
+/// above the high watermark (balance_pgdat), then sleeps. Each pass at one priority is a
+/// reclaim path (kswapd_shrink_node); what follows it is decided when the pass is done.
 #[derive(Default)]
 pub struct Kswapd {
     priority: u32,
@@ -594,6 +1051,9 @@ pub struct Kswapd {
 
 impl Program for Kswapd {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if let Some(path) = k.reclaim.take_done(me) {
+            return self.after_pass(k, path.sc);
+        }
         let w = k.mm.wmark;
         if k.mm.nr_free() > w.high {
             // clear_pgdat_congested: a balanced node is no longer flagged.
@@ -613,17 +1073,20 @@ impl Program for Kswapd {
             k.vm.inc(VmItem::Pageoutrun);
         }
         // kswapd_shrink_node: reclaim up to the high watermark's worth at this priority.
-        let mut sc = ScanControl {
+        let sc = ScanControl {
             nr_to_reclaim: w.high.max(SWAP_CLUSTER_MAX),
             priority: self.priority,
             kswapd: true,
             ..Default::default()
         };
-        k.reclaim.pass_ns = 0;
-        k.shrink_node(&mut sc);
-        let ns = std::mem::take(&mut k.reclaim.pass_ns).max(1000);
-        k.charge_sys(me, ns);
-        k.reclaim.stats.record(true, ns);
+        k.start_kswapd_pass(me, sc);
+        Step::Yield
+    }
+}
+
+impl Kswapd {
+    /// balance_pgdat after one kswapd_shrink_node pass.
+    fn after_pass(&mut self, k: &mut Kernel, sc: ScanControl) -> Step {
         if sc.nr_reclaimed > 0 {
             k.wake_writeback_waiters();
         }
