@@ -6,9 +6,11 @@
 //! (a virtio write goes through the host's write-through path), so a read submitted after
 //! a write can complete first: requests complete in completion-time order, not in
 //! submission order (blk_mq_complete_request per request).
+//!
+//! The block layer knows devices and requests only: `Block::submit` returns a request's
+//! completion time, `Block::complete` returns what completed; the kernel schedules the
+//! completion event and does the page-cache work (kernel.rs: submit_bio, io_done).
 
-use crate::kernel::Event;
-use crate::Kernel;
 use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
 use memtwin_machine::Disk;
 use std::collections::VecDeque;
@@ -157,11 +159,14 @@ impl BlockDevice {
     }
 }
 
-impl Kernel {
-    /// Submit one request at byte offset `pos` of device `dev`; returns its completion time.
-    pub fn submit_bio(&mut self, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>) -> Ns {
-        let now = self.now;
-        let d = &mut self.block.devs[dev as usize];
+/// What a completed request leaves for the kernel to do (end_io): the request as submitted.
+pub type Completion = Request;
+
+impl Block {
+    /// Queue one request at byte offset `pos` of device `dev` at time `now`; returns its id
+    /// and its completion time. The caller schedules the completion event.
+    pub fn submit(&mut self, now: Ns, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>) -> (u32, Ns) {
+        let d = &mut self.devs[dev as usize];
         let mut service = (bytes as f64 / d.bw(dir) * NS_PER_SEC as f64) as Ns;
         if d.disk.model.rotational && pos != d.last_end {
             service += d.disk.model.seek_ns;
@@ -178,37 +183,32 @@ impl Kernel {
         let at = d.inflight.partition_point(|&t| t <= done_at);
         d.inflight.insert(at, done_at);
         let req = Request { dev, dir, bytes, kind, done_at, task, live: true };
-        let id = match self.block.free_reqs.pop() {
+        let id = match self.free_reqs.pop() {
             Some(i) => {
-                self.block.reqs[i as usize] = req;
+                self.reqs[i as usize] = req;
                 i
             }
             None => {
-                self.block.reqs.push(req);
-                (self.block.reqs.len() - 1) as u32
+                self.reqs.push(req);
+                (self.reqs.len() - 1) as u32
             }
         };
-        self.events.push(done_at, Event::IoDone(id));
         if matches!(kind, ReqKind::PageRead { .. } | ReqKind::SwapIn { .. }) {
-            self.block.reads.push(id);
+            self.reads.push(id);
         }
-        match dir {
-            Dir::Read => self.vm.add(memtwin_procfs::VmItem::Pgpgin, bytes / 1024),
-            Dir::Write => self.vm.add(memtwin_procfs::VmItem::Pgpgout, bytes / 1024),
-        }
-        done_at
+        (id, done_at)
     }
 
-    /// A request completed (the block layer's end_io, then the page cache's).
-    pub(crate) fn io_done(&mut self, id: u32) {
-        let r = self.block.reqs[id as usize];
-        self.block.reqs[id as usize].live = false;
-        self.block.free_reqs.push(id);
-        if let Some(i) = self.block.reads.iter().position(|&x| x == id) {
-            self.block.reads.swap_remove(i);
+    /// Request `id` completed at `now` (blk_mq_complete_request): the device's accounting;
+    /// returns the request for the kernel's end_io work.
+    pub fn complete(&mut self, id: u32, now: Ns) -> Completion {
+        let r = self.reqs[id as usize];
+        self.reqs[id as usize].live = false;
+        self.free_reqs.push(id);
+        if let Some(i) = self.reads.iter().position(|&x| x == id) {
+            self.reads.swap_remove(i);
         }
-        self.intr += 1;
-        let d = &mut self.block.devs[r.dev as usize];
+        let d = &mut self.devs[r.dev as usize];
         // This request's completion, wherever it is among those in flight.
         match d.inflight.binary_search(&r.done_at) {
             Ok(i) => {
@@ -218,36 +218,21 @@ impl Kernel {
         }
         d.bytes_done[r.dir as usize] += r.bytes;
         d.ios_done[r.dir as usize] += 1;
-        match r.kind {
-            ReqKind::PageRead { mapping, index, n } => self.end_page_read(mapping, index, n),
-            ReqKind::Writeback { mapping, index, n } => {
-                self.end_page_writeback(mapping, index, n);
-                self.note_written(r.dev, r.bytes);
-            }
-            ReqKind::Direct => {
-                if r.dir == Dir::Write {
-                    self.note_written(r.dev, r.bytes);
-                }
-            }
-            ReqKind::SwapOut { slot, n } => self.swap_out_done(slot, n),
-            ReqKind::SwapIn { slot, n } => self.swap_in_done(slot, n),
+        let wrote = match r.kind {
+            ReqKind::Writeback { .. } => true,
+            ReqKind::Direct => r.dir == Dir::Write,
+            _ => false,
+        };
+        if wrote {
+            self.note_written(r.dev, r.bytes, now);
         }
-        // What reached the disk survives a crash (fs/persist.rs).
-        self.fs_io_done(&r);
-        // Submitters waiting for a request slot or for writeback to progress.
-        if let Some(f) = self.block.devs[r.dev as usize].flusher {
-            if self.flusher_waits_for_slot(f) {
-                self.wake(f);
-            }
-        }
-        self.wake_writeback_waiters();
+        r
     }
 
     /// wb_update_write_bandwidth: a running average over ~3 s of the measured write rate,
     /// updated every 200 ms while writeback is going on.
-    fn note_written(&mut self, dev: u32, bytes: u64) {
-        let now = self.now;
-        let d = &mut self.block.devs[dev as usize];
+    fn note_written(&mut self, dev: u32, bytes: u64, now: Ns) {
+        let d = &mut self.devs[dev as usize];
         d.bw_written += bytes;
         let elapsed = now.saturating_sub(d.bw_stamp);
         const INTERVAL: Ns = NS_PER_SEC / 5;

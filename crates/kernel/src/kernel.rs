@@ -1,6 +1,6 @@
 //! The simulated machine: its state and the event loop that runs tasks on CPUs.
 
-use crate::block::Block;
+use crate::block::{Block, Dir, ReqKind};
 use crate::fs::Fs;
 use crate::mm::{KernelOwner, MappingKind, Mm, PAGE_SIZE, SLAB_DENTRY, SLAB_KMALLOC};
 use crate::profile::Profile;
@@ -505,6 +505,42 @@ impl Kernel {
         t.rss_anon = 0;
         t.rss_file = 0;
         t.rss_shmem = 0;
+    }
+
+    // ---- Block I/O ------------------------------------------------------------------------
+
+    /// Submit one request at byte offset `pos` of device `dev` (submit_bio); returns its
+    /// completion time, when the kernel handles its completion (`io_done`).
+    pub fn submit_bio(&mut self, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>) -> Ns {
+        let (id, done_at) = self.block.submit(self.now, dev, dir, pos, bytes, kind, task);
+        self.events.push(done_at, Event::IoDone(id));
+        match dir {
+            Dir::Read => self.vm.add(memtwin_procfs::VmItem::Pgpgin, bytes / 1024),
+            Dir::Write => self.vm.add(memtwin_procfs::VmItem::Pgpgout, bytes / 1024),
+        }
+        done_at
+    }
+
+    /// A request completed: the block layer's accounting, then the page cache's end_io.
+    fn io_done(&mut self, id: u32) {
+        let r = self.block.complete(id, self.now);
+        self.intr += 1;
+        match r.kind {
+            ReqKind::PageRead { mapping, index, n } => self.end_page_read(mapping, index, n),
+            ReqKind::Writeback { mapping, index, n } => self.end_page_writeback(mapping, index, n),
+            ReqKind::Direct => {}
+            ReqKind::SwapOut { slot, n } => self.swap_out_done(slot, n),
+            ReqKind::SwapIn { slot, n } => self.swap_in_done(slot, n),
+        }
+        // What reached the disk survives a crash (fs/persist.rs).
+        self.fs_io_done(&r);
+        // Submitters waiting for a request slot or for writeback to progress.
+        if let Some(f) = self.block.devs[r.dev as usize].flusher {
+            if self.flusher_waits_for_slot(f) {
+                self.wake(f);
+            }
+        }
+        self.wake_writeback_waiters();
     }
 
     // ---- The event loop -------------------------------------------------------------------
