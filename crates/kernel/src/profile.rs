@@ -124,13 +124,6 @@ pub struct Profile {
     /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
     /// Frames per receive interrupt.
     pub rx_frames_per_irq: u32,
-    /// Per-CPU page sets in front of the zone lock (struct per_cpu_pageset, 2.6+): the
-    /// allocator takes the zone lock once per pcp batch (rmqueue_bulk). 2.4 takes it for
-    /// every page.
-    pub per_cpu_pagesets: bool,
-    /// Per-CPU LRU add caches (lru_add_pvec, 2.6+; struct lru_pvecs / folio_batch in
-    /// 5.x/6.x) of PAGEVEC_SIZE pages: lru_lock is taken once per batch. 0: none (2.4).
-    pub lru_add_batch: u32,
 }
 
 impl Profile {
@@ -175,14 +168,6 @@ impl Profile {
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
-            per_cpu_pagesets: kernel != Linux24,
-            // PAGEVEC_SIZE: 14 in 2.6.39 (pagevec of 14 pointers), 15 since 4.x
-            // (PAGEVEC_SIZE 15; folio_batch of 15 in 6.x).
-            lru_add_batch: match kernel {
-                Linux24 => 0,
-                Linux2639 => 14,
-                _ => 15,
-            },
         }
     }
     pub fn name(&self) -> &'static str {
