@@ -72,8 +72,26 @@ impl PsiEra {
 struct PsiCpu {
     tasks: [u32; 5],
     state_mask: u8,
+    /// Since when the CPU has been in `state_mask` (psi_group_cpu.state_start).
+    state_start: Ns,
     /// Time in each state (and non-idle) since the last collection.
     times: [Ns; 7],
+}
+
+impl PsiCpu {
+    /// record_times: the time since `state_start` goes to the states the CPU was in.
+    fn record_times(&mut self, now: Ns) {
+        let dt = now.saturating_sub(self.state_start);
+        self.state_start = now.max(self.state_start);
+        if dt == 0 || self.state_mask == 0 {
+            return;
+        }
+        for s in 0..=PSI_NONIDLE {
+            if self.state_mask & (1 << s) != 0 {
+                self.times[s] += dt;
+            }
+        }
+    }
 }
 
 /// calc_load: one step of the fixed-point exponential decay towards `active`.
@@ -125,7 +143,7 @@ pub struct Psi {
     pub era: PsiEra,
     cpus: Vec<PsiCpu>,
     cpu_owner: Vec<Option<TaskId>>,
-    /// Time up to which states have been summed.
+    /// The time of the last update (states are summed lazily, per CPU, up to here).
     last: Ns,
     /// total[PSI_AVGS][s], ns.
     pub total: [u64; NR_STATES],
@@ -158,32 +176,18 @@ impl Psi {
         self.last = now;
         self.avg_last_update = now;
         self.avg_next_update = now + PSI_PERIOD_NS;
-    }
-
-    /// Sum `dt` of the current states into every CPU's times.
-    fn accumulate(&mut self, dt: Ns) {
-        if dt == 0 {
-            return;
-        }
         for c in &mut self.cpus {
-            let m = c.state_mask;
-            if m == 0 {
-                continue;
-            }
-            for s in 0..=PSI_NONIDLE {
-                if m & (1 << s) != 0 {
-                    c.times[s] += dt;
-                }
-            }
+            c.state_start = now;
         }
     }
 
-    /// collect_percpu_times: fold the CPUs' times into the totals, weighting each CPU by its
-    /// non-idle time.
-    fn collect(&mut self) {
+    /// collect_percpu_times at `now`: fold the CPUs' times into the totals, weighting each
+    /// CPU by its non-idle time.
+    fn collect(&mut self, now: Ns) {
         let mut deltas = [0u128; NR_STATES];
         let mut nonidle_total = 0u128;
         for c in &mut self.cpus {
+            c.record_times(now);
             let nonidle = c.times[PSI_NONIDLE] as u128;
             nonidle_total += nonidle;
             for (s, d) in deltas.iter_mut().enumerate() {
@@ -208,9 +212,11 @@ impl Psi {
         }
     }
 
-    fn change(&mut self, cpu: u32, clear: u8, set: u8) {
+    /// psi_group_change at `now`: close the CPU's current states, then move the counts.
+    fn change(&mut self, cpu: u32, clear: u8, set: u8, now: Ns) {
         let era = self.era;
         let c = &mut self.cpus[cpu as usize];
+        c.record_times(now);
         for b in 0..5 {
             if clear & (1 << b) != 0 {
                 c.tasks[b] -= 1;
@@ -269,11 +275,9 @@ impl Kernel {
             if next < self.psi.last {
                 next = self.psi.last;
             }
-            let dt = next - self.psi.last;
-            self.psi.accumulate(dt);
             self.psi.last = next;
             if next == self.psi.avg_next_update {
-                self.psi.collect();
+                self.psi.collect(next);
                 self.psi.update_averages(next);
             }
             let mut i = 0;
@@ -327,11 +331,12 @@ impl Kernel {
         if old == new && old_cpu == cpu {
             return;
         }
+        let now = self.psi.last;
         if old != 0 && old_cpu != u32::MAX {
-            self.psi.change(old_cpu, old, 0);
+            self.psi.change(old_cpu, old, 0, now);
         }
         if new != 0 {
-            self.psi.change(cpu, 0, new);
+            self.psi.change(cpu, 0, new, now);
         }
         let d = &mut self.tasks[tid as usize].delay;
         d.psi_flags = new;
@@ -390,7 +395,7 @@ impl Kernel {
         }
         self.delayacct_flush();
         // psi_show: bring the totals up to date first (collect_percpu_times).
-        self.psi.collect();
+        self.psi.collect(self.now);
         Some(self.psi.show(res))
     }
 
@@ -401,7 +406,7 @@ impl Kernel {
             return None;
         }
         self.delayacct_flush();
-        self.psi.collect();
+        self.psi.collect(self.now);
         let mut t = self.psi.total.map(|x| x / 1000);
         if self.psi.era == PsiEra::V6 {
             t[PSI_CPU_FULL] = 0;
@@ -475,18 +480,20 @@ mod tests {
     fn totals_weight_cpus_by_nonidle_time() {
         // CPU 0 fully memory-stalled for 1 s, CPU 1 busy (not stalled) for 1 s: some = 0.5 s.
         let mut p = Psi::new(PsiEra::V6, 2);
-        p.change(0, 0, TSK_MEMSTALL);
-        p.change(1, 0, TSK_RUNNING | TSK_ONCPU);
-        p.accumulate(NS_PER_SEC);
-        p.collect();
+        p.change(0, 0, TSK_MEMSTALL, 0);
+        p.change(1, 0, TSK_RUNNING | TSK_ONCPU, 0);
+        p.collect(NS_PER_SEC);
         assert_eq!(p.total[PSI_MEM_SOME], NS_PER_SEC / 2);
         assert_eq!(p.total[PSI_MEM_FULL], NS_PER_SEC / 2);
         assert_eq!(p.total[PSI_IO_SOME], 0);
         // An idle CPU does not dilute: CPU 0 alone stalled, CPU 1 idle -> 100 %.
         let mut p = Psi::new(PsiEra::V6, 2);
-        p.change(0, 0, TSK_IOWAIT);
-        p.accumulate(NS_PER_SEC);
-        p.collect();
+        p.change(0, 0, TSK_IOWAIT, 0);
+        p.collect(NS_PER_SEC);
+        // Half a second more with CPU 0 running instead: no new stall, total unchanged.
+        p.change(0, TSK_IOWAIT, TSK_RUNNING | TSK_ONCPU, NS_PER_SEC);
+        p.collect(NS_PER_SEC * 3 / 2);
+        assert_eq!(p.total[PSI_IO_SOME], NS_PER_SEC);
         assert_eq!(p.total[PSI_IO_SOME], NS_PER_SEC);
         assert_eq!(p.total[PSI_IO_FULL], NS_PER_SEC);
     }
