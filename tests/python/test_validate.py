@@ -329,3 +329,39 @@ def test_cgroup_limits_written_for_each_version(tmp_path, monkeypatch, version):
         os.unlink(os.path.join(cg.path, n))  # a real cgroup's files vanish with it
     assert session.close() == []
     assert not os.path.exists(cg.path) and not os.path.exists(session.tmp)
+
+
+# --- --twin-memcg ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version, files", [
+    (1, ["memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.swappiness"]),
+    (2, ["memory.max", "memory.swap.max"]),
+])
+def test_twin_memcg_wraps_the_script_in_a_cgroup_with_the_real_limits(version, files):
+    text = "cat /proc/self/cgroup\n"
+    wrapped, sets, skip = validate.memcg_wrap(text, [], 1000 << 20, 512 << 20, 60, version)
+    lines = wrapped.splitlines()
+    assert lines[skip:] == ["cat /proc/self/cgroup"]
+    assert any(f"echo {1000 << 20} >" in l for l in lines[:skip])
+    for f in files:
+        assert any(l.endswith(f) for l in lines[:skip]), (f, lines)
+    assert lines[skip - 1].startswith("echo $$ > ")
+    assert "ram=4000M" in sets and (("cgroup=v1" in sets) == (version == 1))
+    twin = validate.run_twin(wrapped, "t.sh", str(MACHINE), sets, 0)
+    cg = twin["commands"][skip]["output"]
+    assert cg == ("4:memory:/validate\n1:name=systemd:/\n0::/\n" if version == 1 else "0::/validate\n")
+    assert all(c["exit_status"] == 0 for c in twin["commands"])
+
+
+@needs_cgroup
+def test_validate_twin_memcg_oom_kills_on_both_sides(tmp_path):
+    rep = _validate(tmp_path, "memcg-oom", "--twin-memcg")
+    assert rep["cgroup"]["twin_in_memcg"] is True
+    hog = rep["commands"][0]
+    assert hog["twin"]["exit_status"] == 137
+    assert "Memory cgroup out of memory: Killed process" in hog["twin"]["output"]
+    assert hog["real"][0]["exit_status"] != 0
+    # Both swapped up to the memory+swap limit before the kill.
+    sw = _figure(rep, 0, "pswpout")
+    assert sw["verdict"] == OK and sw["real"] > 100000

@@ -463,3 +463,18 @@ fn the_container_scenarios_expected_transcripts_are_current() {
         assert!(r.transcript == want, "{name}: the transcript differs from {path} (regenerate it with `memtwin run scenarios/{name}.sh > scenarios/{name}.expected` if the change is intended):\n{}", r.transcript);
     }
 }
+
+#[test]
+fn a_cgroup_setting_other_than_v1_or_v2_is_refused() {
+    let e = memtwin_scenario::run(&RunOptions {
+        script_path: Some("t.sh".into()),
+        script_text: Some("free\n".into()),
+        machine: "default".into(),
+        sets: vec!["cgroup=v3".into()],
+        ..Default::default()
+    })
+    .err()
+    .expect("refused")
+    .message;
+    assert!(e.contains("cgroup") && e.contains("\"v1\"") && e.contains("\"v2\""), "{e}");
+}
