@@ -85,8 +85,8 @@ pub struct Kernel {
     pub swap_areas: Vec<crate::mm::swapfile::SwapArea>,
     pub swap_map: crate::mm::swapfile::SwapMap,
     /// Swap slots being written / read: slot -> (mapping, index).
-    pub swap_wb: std::collections::HashMap<u32, (u32, u32)>,
-    pub swap_rd: std::collections::HashMap<u32, (u32, u32)>,
+    pub swap_wb: std::collections::HashMap<u32, (u32, u64)>,
+    pub swap_rd: std::collections::HashMap<u32, (u32, u64)>,
     /// Swap writes queued by the reclaim pass in progress.
     pub swap_pending_buf: Vec<u32>,
     /// The idle system's binaries and shared libraries (mapped, executable).

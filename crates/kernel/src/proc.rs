@@ -132,7 +132,7 @@ impl Kernel {
             (VmItem::NrUnevictable, mm.lru_len(Lru::Unevictable)),
             (VmItem::NrSlabReclaimable, s.slab_reclaimable),
             (VmItem::NrSlabUnreclaimable, s.slab_unreclaimable),
-            (VmItem::WorkingsetNodes, mm.shadow_nodes.len()),
+            (VmItem::WorkingsetNodes, mm.shadow_nodes()),
             (VmItem::NrAnonPages, s.anon),
             (VmItem::NrMapped, s.mapped),
             (VmItem::NrFilePages, s.file_pages),
