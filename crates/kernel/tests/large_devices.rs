@@ -81,7 +81,11 @@ fn write_at(k: &mut Kernel, path: &'static str, pos: u64, len: u64) {
             k.sys_close(me, f).unwrap();
             return None;
         }
-        let r = k.sys_write(me, f, (len - done).min(MIB)).unwrap();
+        // A write far into a file can run out of filesystem space (ENOSPC): it ends there.
+        let Ok(r) = k.sys_write(me, f, (len - done).min(MIB)) else {
+            k.sys_close(me, f).unwrap();
+            return None;
+        };
         done += r.bytes;
         Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
     })

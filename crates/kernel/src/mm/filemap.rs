@@ -13,14 +13,13 @@ impl Kernel {
     /// entry in the slot means the page was evicted before: workingset_refault decides
     /// whether it comes back active. `locked`: the page is being read (not yet uptodate).
     pub fn filemap_add_page(&mut self, m: u32, index: u64, p: Pfn, locked: bool) {
-        let prev = self.mm.slot(m, index);
+        let prev = super::decode_slot(self.mm.set_slot(m, index, encode_page(p)));
         debug_assert!(!matches!(prev, Slot::Page(_)), "slot already holds a page");
         self.mm.pages.set_owner(p, m, index);
         if locked {
             self.mm.pages.set_locked(p);
         }
         let kind = self.mm.mappings[m as usize].kind;
-        self.mm.set_slot(m, index, encode_page(p));
         let space = &mut self.mm.mappings[m as usize];
         space.nrpages += 1;
         let file = !space.swap_backed();
@@ -123,7 +122,9 @@ impl Kernel {
                     self.mm.set_slot(m, index, encode_shadow(s));
                     self.mm.mappings[m as usize].nrshadows += 1;
                 }
-                None => self.mm.set_slot(m, index, 0),
+                None => {
+                    self.mm.set_slot(m, index, 0);
+                }
             },
             (false, slot) => {
                 self.mm.set_slot(m, index, 0);

@@ -309,7 +309,7 @@ impl Mm {
     }
 
     /// The entry at `index` of mapping `m` (xa_load on mapping->i_pages).
-    #[inline]
+    #[inline(always)]
     pub fn slot(&self, m: u32, index: u64) -> Slot {
         decode_slot(self.mappings[m as usize].i_pages.load(&self.xa, index))
     }
@@ -321,19 +321,20 @@ impl Mm {
             _ => None,
         }
     }
-    /// Store the encoded entry `e` at `index` of mapping `m` (0 erases it). The caller keeps
-    /// the mapping's counts (nrpages, nrshadows, nr_swapped).
-    #[inline]
-    pub fn set_slot(&mut self, m: u32, index: u64, e: u32) {
+    /// Store the encoded entry `e` at `index` of mapping `m` (0 erases it) and return the
+    /// entry it replaced. The caller keeps the mapping's counts (nrpages, nrshadows,
+    /// nr_swapped).
+    #[inline(always)]
+    pub fn set_slot(&mut self, m: u32, index: u64, e: u32) -> u32 {
         let s = &mut self.mappings[m as usize];
         if e != 0 && index >= s.extent {
             s.extent = (index + 1).max(s.extent * 3 / 2).max(64);
         }
-        s.i_pages.store(&mut self.xa, index, e);
+        s.i_pages.store(&mut self.xa, index, e)
     }
     /// The first entry of mapping `m` at an index in [from, end), with its index: ranges
     /// are walked in O(entries present) (xa_find).
-    #[inline]
+    #[inline(always)]
     pub fn next_slot(&self, m: u32, from: u64, end: u64) -> Option<(u64, Slot)> {
         self.mappings[m as usize].i_pages.find(&self.xa, from, end).map(|(i, e)| (i, decode_slot(e)))
     }

@@ -81,6 +81,12 @@ impl XaNode {
     fn last(&self) -> u64 {
         self.index + ((XA_CHUNK_SIZE as u64) << self.shift) - 1
     }
+    /// Whether workingset_update_node would change this node's shadow-list membership.
+    #[inline(always)]
+    fn needs_update(&self) -> bool {
+        let shadow_only = self.count > 0 && self.count == self.nr_values;
+        self.flags & TRACK_SHADOWS != 0 && shadow_only != (self.flags & ON_LRU != 0)
+    }
     pub fn count(&self) -> u32 {
         self.count as u32
     }
@@ -98,13 +104,13 @@ impl XaNode {
     }
 }
 
-/// Nodes allocated per arena chunk (a chunk is 18 KiB: growing the arena never copies it).
+/// Nodes the arena grows by at least (18 KiB), and at most a quarter of its size at a time.
 const CHUNK_NODES: usize = 64;
 
 /// The node arena of every tree of a machine, with its free list and the workingset
 /// shadow-node list (a list_lru of leaf nodes holding only shadow entries).
 pub struct XaNodes {
-    chunks: Vec<Box<[XaNode]>>,
+    nodes: Vec<XaNode>,
     free: u32,
     live: u64,
     lru_head: u32,
@@ -114,7 +120,7 @@ pub struct XaNodes {
 
 impl Default for XaNodes {
     fn default() -> Self {
-        XaNodes { chunks: Vec::new(), free: NO_NODE, live: 0, lru_head: NO_NODE, lru_tail: NO_NODE, lru_len: 0 }
+        XaNodes { nodes: Vec::new(), free: NO_NODE, live: 0, lru_head: NO_NODE, lru_tail: NO_NODE, lru_len: 0 }
     }
 }
 
@@ -122,13 +128,13 @@ impl Default for XaNodes {
 pub const NODE_BYTES: u64 = std::mem::size_of::<XaNode>() as u64;
 
 impl XaNodes {
-    #[inline]
+    #[inline(always)]
     pub fn node(&self, id: u32) -> &XaNode {
-        &self.chunks[id as usize / CHUNK_NODES][id as usize % CHUNK_NODES]
+        &self.nodes[id as usize]
     }
-    #[inline]
+    #[inline(always)]
     fn node_mut(&mut self, id: u32) -> &mut XaNode {
-        &mut self.chunks[id as usize / CHUNK_NODES][id as usize % CHUNK_NODES]
+        &mut self.nodes[id as usize]
     }
     /// Nodes in use by every tree.
     pub fn live(&self) -> u64 {
@@ -136,11 +142,11 @@ impl XaNodes {
     }
     /// Nodes the arena holds (in use or free): its host memory is this times NODE_BYTES.
     pub fn allocated(&self) -> u64 {
-        (self.chunks.len() * CHUNK_NODES) as u64
+        self.nodes.capacity() as u64
     }
     /// Host bytes of the arena.
     pub fn host_bytes(&self) -> u64 {
-        self.allocated() * NODE_BYTES + (self.chunks.capacity() * std::mem::size_of::<Box<[XaNode]>>()) as u64
+        self.allocated() * NODE_BYTES
     }
     /// Leaf nodes holding only shadow entries (the shadow_nodes list_lru).
     pub fn shadow_nodes(&self) -> u64 {
@@ -153,11 +159,13 @@ impl XaNodes {
 
     fn alloc(&mut self, owner: u32, track: bool, shift: u8, index: u64, parent: u32, offset: u8) -> u32 {
         if self.free == NO_NODE {
-            let base = (self.chunks.len() * CHUNK_NODES) as u32;
-            assert!(base < NO_NODE - CHUNK_NODES as u32, "page-cache index node arena full");
-            self.chunks.push(vec![XaNode::EMPTY; CHUNK_NODES].into_boxed_slice());
+            let base = self.nodes.len() as u32;
+            let grow = (self.nodes.len() / 4).max(CHUNK_NODES);
+            assert!((base as usize + grow) < NO_NODE as usize, "page-cache index node arena full");
+            self.nodes.reserve_exact(grow);
+            self.nodes.resize(base as usize + grow, XaNode::EMPTY);
             // Chain the new nodes onto the free list, lowest first out.
-            for i in (0..CHUNK_NODES as u32).rev() {
+            for i in (0..grow as u32).rev() {
                 let id = base + i;
                 let next = self.free;
                 self.node_mut(id).parent = next;
@@ -167,8 +175,15 @@ impl XaNodes {
         let id = self.free;
         let n = self.node_mut(id);
         let next = n.parent;
-        debug_assert!(n.flags & FREE != 0 && n.count == 0);
-        *n = XaNode { shift, index, parent, owner, offset, flags: if track { TRACK_SHADOWS } else { 0 }, ..XaNode::EMPTY };
+        // A free node's slots are all empty (`release`): only the header is written.
+        debug_assert!(n.flags & FREE != 0 && n.count == 0 && n.slots.iter().all(|&e| e == 0));
+        n.index = index;
+        n.parent = parent;
+        n.owner = owner;
+        n.shift = shift;
+        n.offset = offset;
+        n.nr_values = 0;
+        n.flags = if track { TRACK_SHADOWS } else { 0 };
         self.free = next;
         self.live += 1;
         id
@@ -180,7 +195,7 @@ impl XaNodes {
         }
         let free = self.free;
         let n = self.node_mut(id);
-        n.slots = [0; XA_CHUNK_SIZE];
+        debug_assert!(n.slots.iter().all(|&e| e == 0), "a node is freed empty");
         n.count = 0;
         n.nr_values = 0;
         n.flags = FREE;
@@ -192,7 +207,7 @@ impl XaNodes {
     /// workingset_update_node: a leaf of a page-cache tree whose entries are all shadows
     /// goes on the shadow list (at the tail: list_lru_add); one that holds a page again, or
     /// nothing, comes off it (list_lru_del).
-    #[inline]
+    #[inline(never)]
     fn update_node(&mut self, id: u32) {
         let n = self.node(id);
         if n.flags & TRACK_SHADOWS == 0 || n.shift != 0 {
@@ -251,12 +266,17 @@ impl XaNodes {
 #[derive(Debug)]
 pub struct XArray {
     root: u32,
+    /// The leaf last used and the first index it covers (NO_BASE: none).
     last: Cell<u32>,
+    last_base: Cell<u64>,
     owner: u32,
     track: bool,
     /// Entries present.
     nr: u64,
 }
+
+/// No cached leaf (never a leaf's first index, which is a multiple of 64).
+const NO_BASE: u64 = u64::MAX;
 
 #[inline]
 fn is_value(e: u32) -> u8 {
@@ -268,7 +288,7 @@ impl XArray {
     /// workingset shadow list (page-cache trees of files and block devices:
     /// mapping_set_update, not shmem).
     pub const fn new(owner: u32, track_shadows: bool) -> XArray {
-        XArray { root: NO_NODE, last: Cell::new(NO_NODE), owner, track: track_shadows, nr: 0 }
+        XArray { root: NO_NODE, last: Cell::new(NO_NODE), last_base: Cell::new(NO_BASE), owner, track: track_shadows, nr: 0 }
     }
     pub fn is_empty(&self) -> bool {
         self.root == NO_NODE
@@ -278,13 +298,33 @@ impl XArray {
         self.nr
     }
 
+    #[inline]
+    fn set_last(&self, leaf: u32, base: u64) {
+        self.last.set(leaf);
+        self.last_base.set(base);
+    }
+    #[inline]
+    fn forget_last(&self) {
+        self.last.set(NO_NODE);
+        self.last_base.set(NO_BASE);
+    }
+    /// The cached leaf, if it covers `index`.
+    #[inline(always)]
+    fn cached(&self, index: u64) -> Option<u32> {
+        (index & !XA_CHUNK_MASK == self.last_base.get()).then(|| self.last.get())
+    }
+
     /// The leaf that covers `index`, if the tree has one (xas_load's walk).
     #[inline]
     fn leaf(&self, a: &XaNodes, index: u64) -> Option<u32> {
-        let c = self.last.get();
-        if c != NO_NODE && a.node(c).index == index & !XA_CHUNK_MASK {
+        if let Some(c) = self.cached(index) {
             return Some(c);
         }
+        self.walk(a, index)
+    }
+
+    #[inline(never)]
+    fn walk(&self, a: &XaNodes, index: u64) -> Option<u32> {
         if self.root == NO_NODE {
             return None;
         }
@@ -296,7 +336,7 @@ impl XArray {
         loop {
             let n = a.node(node);
             if n.shift == 0 {
-                self.last.set(node);
+                self.set_last(node, n.index);
                 return Some(node);
             }
             let e = n.slots[((index >> n.shift) & XA_CHUNK_MASK) as usize];
@@ -308,21 +348,33 @@ impl XArray {
     }
 
     /// xa_load: the entry at `index` (0: none).
-    #[inline]
+    #[inline(always)]
     pub fn load(&self, a: &XaNodes, index: u64) -> u32 {
-        match self.leaf(a, index) {
+        if let Some(c) = self.cached(index) {
+            return a.node(c).slots[(index & XA_CHUNK_MASK) as usize];
+        }
+        if self.root == NO_NODE {
+            return 0;
+        }
+        match self.walk(a, index) {
             Some(l) => a.node(l).slots[(index & XA_CHUNK_MASK) as usize],
             None => 0,
         }
     }
 
     /// xa_store: put `entry` at `index` (0 erases). Returns the entry it replaced.
+    #[inline(always)]
     pub fn store(&mut self, a: &mut XaNodes, index: u64, entry: u32) -> u32 {
         if entry == 0 {
             return self.erase(a, index);
         }
-        assert!(index <= XA_MAX_INDEX, "page index {index} beyond the index's range");
-        let leaf = self.create_leaf(a, index);
+        let leaf = match self.cached(index) {
+            Some(c) => c,
+            None => {
+                assert!(index <= XA_MAX_INDEX, "page index {index} beyond the index's range");
+                self.create_leaf(a, index)
+            }
+        };
         let off = (index & XA_CHUNK_MASK) as usize;
         let n = a.node_mut(leaf);
         let old = n.slots[off];
@@ -331,14 +383,17 @@ impl XArray {
             n.count += 1;
             self.nr += 1;
         }
-        n.nr_values = n.nr_values + is_value(entry) - is_value(old);
         if is_value(entry) != is_value(old) || old == 0 {
-            a.update_node(leaf);
+            n.nr_values = n.nr_values + is_value(entry) - is_value(old);
+            if n.needs_update() {
+                a.update_node(leaf);
+            }
         }
         old
     }
 
     /// xa_erase: empty the slot at `index`, freeing nodes left empty. Returns the old entry.
+    #[inline(always)]
     pub fn erase(&mut self, a: &mut XaNodes, index: u64) -> u32 {
         let Some(leaf) = self.leaf(a, index) else { return 0 };
         let off = (index & XA_CHUNK_MASK) as usize;
@@ -353,7 +408,7 @@ impl XArray {
         self.nr -= 1;
         if n.count == 0 {
             self.delete_node(a, leaf);
-        } else {
+        } else if n.needs_update() {
             a.update_node(leaf);
         }
         old
@@ -361,11 +416,8 @@ impl XArray {
 
     /// The leaf covering `index`, created with the path to it (xas_create), growing the
     /// tree's height first if `index` is beyond the root (xas_expand).
+    #[inline(never)]
     fn create_leaf(&mut self, a: &mut XaNodes, index: u64) -> u32 {
-        let c = self.last.get();
-        if c != NO_NODE && a.node(c).index == index & !XA_CHUNK_MASK {
-            return c;
-        }
         if self.root == NO_NODE {
             let mut shift = 0u32;
             while index >> shift > XA_CHUNK_MASK {
@@ -390,7 +442,7 @@ impl XArray {
         loop {
             let n = a.node(node);
             if n.shift == 0 {
-                self.last.set(node);
+                self.set_last(node, n.index);
                 return node;
             }
             let shift = n.shift;
@@ -411,6 +463,7 @@ impl XArray {
 
     /// xas_delete_node: free an empty node and every ancestor it leaves empty, then shrink
     /// the tree's height (xas_shrink).
+    #[inline(never)]
     fn delete_node(&mut self, a: &mut XaNodes, node: u32) {
         let mut node = node;
         loop {
@@ -420,7 +473,7 @@ impl XArray {
                 (n.parent, n.offset as usize)
             };
             if self.last.get() == node {
-                self.last.set(NO_NODE);
+                self.forget_last();
             }
             a.release(node);
             if parent == NO_NODE {
@@ -449,6 +502,7 @@ impl XArray {
             let child = r.slots[0] - 1;
             let old = self.root;
             a.node_mut(child).parent = NO_NODE;
+            a.node_mut(old).slots[0] = 0;
             a.release(old);
             self.root = child;
         }
@@ -456,13 +510,27 @@ impl XArray {
 
     /// xa_find: the first entry at an index in [from, end), with its index. Visits only
     /// nodes that hold entries; a run of calls moving forward stays in the cached leaf.
+    #[inline(always)]
     pub fn find(&self, a: &XaNodes, from: u64, end: u64) -> Option<(u64, u32)> {
+        if let Some(c) = self.cached(from) {
+            // Within the cached leaf first: the next entry of a dense range is there.
+            let n = a.node(c);
+            let start = (from & XA_CHUNK_MASK) as usize;
+            if let Some(off) = n.slots[start..].iter().position(|&e| e != 0) {
+                let i = n.index + (start + off) as u64;
+                return (i < end).then(|| (i, n.slots[start + off]));
+            }
+        }
+        self.find_slow(a, from, end)
+    }
+
+    #[inline(never)]
+    fn find_slow(&self, a: &XaNodes, from: u64, end: u64) -> Option<(u64, u32)> {
         if self.root == NO_NODE || from >= end {
             return None;
         }
         let mut index = from;
-        let c = self.last.get();
-        let mut node = if c != NO_NODE && a.node(c).index == from & !XA_CHUNK_MASK {
+        let mut node = if let Some(c) = self.cached(from) {
             c
         } else {
             if from > a.node(self.root).last() {
@@ -483,7 +551,7 @@ impl XArray {
                         if i >= end {
                             return None;
                         }
-                        self.last.set(node);
+                        self.set_last(node, n.index);
                         return Some((i, e));
                     }
                     index = index.max(n.index + ((off as u64) << n.shift));
@@ -521,15 +589,16 @@ impl XArray {
         if self.root != NO_NODE {
             let mut stack = vec![self.root];
             while let Some(id) = stack.pop() {
-                let n = a.node(id);
+                let n = a.node_mut(id);
                 if n.shift > 0 {
                     stack.extend(n.slots.iter().filter(|&&e| e != 0).map(|&e| e - 1));
                 }
+                n.slots = [0; XA_CHUNK_SIZE];
                 a.release(id);
             }
         }
         self.root = NO_NODE;
-        self.last.set(NO_NODE);
+        self.forget_last();
         self.nr = 0;
     }
 
