@@ -325,6 +325,20 @@ impl XArray {
 
     #[inline(never)]
     fn walk(&self, a: &XaNodes, index: u64) -> Option<u32> {
+        // A sibling of the cached leaf (the next 64 pages of a sequential run) is one step
+        // from their common parent, not a walk from the root.
+        let c = self.last.get();
+        if c != NO_NODE && (index ^ self.last_base.get()) >> (2 * XA_CHUNK_SHIFT) == 0 {
+            let parent = a.node(c).parent;
+            if parent != NO_NODE {
+                let e = a.node(parent).slots[((index >> XA_CHUNK_SHIFT) & XA_CHUNK_MASK) as usize];
+                if e == 0 {
+                    return None;
+                }
+                self.set_last(e - 1, index & !XA_CHUNK_MASK);
+                return Some(e - 1);
+            }
+        }
         if self.root == NO_NODE {
             return None;
         }
