@@ -25,9 +25,9 @@ pub enum Dir {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReqKind {
     /// Page-cache read of `n` pages of `mapping` from `index`: the pages become uptodate.
-    PageRead { mapping: u32, index: u32, n: u32 },
+    PageRead { mapping: u32, index: u64, n: u32 },
     /// Writeback of `n` pages: PG_writeback is cleared.
-    Writeback { mapping: u32, index: u32, n: u32 },
+    Writeback { mapping: u32, index: u64, n: u32 },
     /// O_DIRECT transfer: nothing to do to the page cache.
     Direct,
     /// Swap-out of `n` contiguous swap slots.
@@ -114,12 +114,12 @@ impl Block {
     }
 
     /// Requests in flight that cover page `index` of `mapping` (a read in progress).
-    pub fn read_completion(&self, mapping: u32, index: u32) -> Option<Ns> {
+    pub fn read_completion(&self, mapping: u32, index: u64) -> Option<Ns> {
         self.reads
             .iter()
             .map(|&i| &self.reqs[i as usize])
             .filter_map(|r| match r.kind {
-                ReqKind::PageRead { mapping: m, index: i, n } if m == mapping && index >= i && index < i + n => Some(r.done_at),
+                ReqKind::PageRead { mapping: m, index: i, n } if m == mapping && index >= i && index < i + n as u64 => Some(r.done_at),
                 _ => None,
             })
             .min()

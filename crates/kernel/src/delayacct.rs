@@ -250,7 +250,7 @@ impl Kernel {
     /// when it was evicted is thrashing (folio_wait_bit_common / filemap_read_folio check
     /// PG_workingset); any other is plain block I/O.
     pub(crate) fn wait_on_page_reason(&mut self, tid: TaskId, m: u32, index: u64, p: crate::mm::page::Pfn) {
-        let r = if self.mm.mappings[m as usize].swap_cache_slot(index).is_some() {
+        let r = if self.mm.swap_cache_slot(m, index).is_some() {
             WaitReason::Swapin
         } else if self.mm.pages.workingset(p) {
             WaitReason::Thrashing

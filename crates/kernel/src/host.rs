@@ -6,30 +6,45 @@
 //!
 //! * the frame table: `Pages::HOST_BYTES_PER_PAGE` (16 B) per page frame, plus the LRU list
 //!   heads (`mm::page`);
-//! * the page-cache index: every resident page has a u32 slot in its address_space's dense
-//!   vector, whose capacity can reach twice its length (`Vec` doubling), so up to 8 B per page
-//!   frame (`AddressSpace::slots`); with swap configured, swap-backed mappings also keep a u32
-//!   swap-cache slot per index (`AddressSpace::swap_cache`), up to 8 B more;
+//! * the page index (`mm::xarray`): every resident page has an entry in its address
+//!   space's radix tree. Cached densely (files read or written in runs, anonymous memory),
+//!   64 pages share one 288-byte leaf, plus 1/64 of that for the levels above: about 4.6 B
+//!   per page (`tree_bytes`). With swap configured, swap-backed pages in the swap cache also
+//!   have an entry in their mapping's swap-cache tree (as much again);
 //! * swap: the swap map's u32 per slot, a u16 compressed size per zram slot
 //!   (`mm::swapfile::SwapMap`), the stack of freed slots (a u32 each, up to 8 B), and the
-//!   swapped-out page's own slot in its mapping and swap-cache slot (8 B each);
+//!   swapped-out page's swap entry in its mapping's tree (dense: as a page);
 //! * a fixed part: tasks, the event queue, mapping descriptors, the series of a short run,
 //!   the Python interpreter and the extension (measured on a small run: `FIXED_BYTES`).
 //!
 //! Not covered: the series grows by about 1.3 KB per simulated second (bounded by the run's
-//! simulated-time limit), captured output and the transcript (bounded by the output limit),
-//! and files much larger than RAM whose page-cache index is sparse (4 B per page of file
-//! size, bounded by the disks).
+//! simulated-time limit), captured output and the transcript (bounded by the output limit);
+//! sparse caching, where a page alone in its 64-page range of the file costs a whole leaf
+//! (288 B) and, the first in its range of 2^12, 2^18 ... pages, the interior nodes above it
+//! (at most 5 more for a 16 TiB device; bounded by the pages cached, never by the file or
+//! device size); and the shadow entries of evicted pages, whose nodes the shadow shrinker
+//! keeps to at most one per 8 page frames (`mm::workingset`: at most 36 B per frame, reached
+//! only when much more than RAM was streamed through the cache).
 
 use crate::mm::NR_ALL_SENTINELS;
 use crate::mm::page::Pages;
+use crate::mm::xarray::{NODE_BYTES, XA_CHUNK_SIZE};
 use crate::mm::PAGE_SIZE;
 use memtwin_machine::{Machine, SwapKind};
 
-/// Bytes of the page-cache index per page: a u32 slot, capacity up to twice the length.
-pub const INDEX_BYTES_PER_PAGE: u64 = 8;
-/// Bytes of swap-cache index per swap-backed page (u32, sized like the page index).
-pub const SWAP_CACHE_BYTES_PER_PAGE: u64 = 8;
+/// Host bytes of the radix-tree nodes holding `entries` entries at consecutive indices (a
+/// leaf per 64 entries, a node per 64 nodes on each level above), plus one arena chunk of
+/// 64 nodes allocated ahead.
+pub fn tree_bytes(entries: u64) -> u64 {
+    let fanout = XA_CHUNK_SIZE as u64;
+    let mut level = entries.div_ceil(fanout);
+    let mut nodes = level;
+    while level > 1 {
+        level = level.div_ceil(fanout);
+        nodes += level;
+    }
+    (nodes + fanout).saturating_mul(NODE_BYTES)
+}
 /// Swap map: u32 state per slot, and the u32 stack of freed slots (capacity up to twice its
 /// length); zram adds a u16 compressed size.
 pub const SWAP_MAP_BYTES_PER_SLOT: u64 = 4 + 8;
@@ -66,14 +81,11 @@ pub fn estimate(machine: &Machine) -> HostEstimate {
     let mut swap = 0u64;
     for s in &machine.swaps {
         let slots = (s.size_bytes / PAGE_SIZE).saturating_sub(1);
-        let per = SWAP_MAP_BYTES_PER_SLOT
-            + if matches!(s.kind, SwapKind::Zram { .. }) { ZRAM_BYTES_PER_SLOT } else { 0 }
-            + INDEX_BYTES_PER_PAGE
-            + SWAP_CACHE_BYTES_PER_PAGE;
-        swap = swap.saturating_add(slots.saturating_mul(per));
+        let per = SWAP_MAP_BYTES_PER_SLOT + if matches!(s.kind, SwapKind::Zram { .. }) { ZRAM_BYTES_PER_SLOT } else { 0 };
+        swap = swap.saturating_add(slots.saturating_mul(per)).saturating_add(tree_bytes(slots));
     }
-    let per_frame = INDEX_BYTES_PER_PAGE + if has_swap { SWAP_CACHE_BYTES_PER_PAGE } else { 0 };
-    HostEstimate { frames: frame_table_bytes(frames), page_index: frames.saturating_mul(per_frame), swap, fixed: FIXED_BYTES }
+    let page_index = tree_bytes(frames).saturating_mul(if has_swap { 2 } else { 1 });
+    HostEstimate { frames: frame_table_bytes(frames), page_index, swap, fixed: FIXED_BYTES }
 }
 
 /// Host memory available to this process, in bytes, and where the figure comes from:
@@ -119,7 +131,10 @@ mod tests {
         let e = estimate(&m);
         let frames = m.mem_total_bytes() / PAGE_SIZE;
         assert_eq!(e.frames, (frames + NR_ALL_SENTINELS as u64) * 16);
-        assert_eq!(e.page_index, frames * 8);
+        assert_eq!(e.page_index, tree_bytes(frames));
+        // About 4.6 B per densely cached page: a 288-byte node per 64 pages, and 1/64 more.
+        let per_page = e.page_index as f64 / frames as f64;
+        assert!((4.5..4.8).contains(&per_page), "{per_page} B per page");
         assert_eq!(e.swap, 0);
         // Doubling RAM doubles the per-page parts.
         let twice = format!("ram={}", m.ram_bytes * 2);
@@ -127,6 +142,16 @@ mod tests {
         let e2 = estimate(&m);
         let frames2 = m.mem_total_bytes() / PAGE_SIZE;
         assert_eq!(e2.frames - e.frames, (frames2 - frames) * 16);
+    }
+
+    #[test]
+    fn tree_bytes_counts_every_level() {
+        let n = NODE_BYTES;
+        assert_eq!(n, 288);
+        assert_eq!(tree_bytes(0), 64 * n);
+        assert_eq!(tree_bytes(64), 65 * n);
+        assert_eq!(tree_bytes(65), (2 + 1 + 64) * n);
+        assert_eq!(tree_bytes(64 * 64 * 64), (4096 + 64 + 1 + 64) * n);
     }
 
     #[test]

@@ -143,8 +143,8 @@ pub struct WritebackState {
 pub struct SwapState {
     pub areas: Vec<crate::mm::swapfile::SwapArea>,
     /// Swap slots being written / read: slot -> (mapping, index).
-    pub wb: std::collections::HashMap<u32, (u32, u32)>,
-    pub rd: std::collections::HashMap<u32, (u32, u32)>,
+    pub wb: std::collections::HashMap<u32, (u32, u64)>,
+    pub rd: std::collections::HashMap<u32, (u32, u64)>,
     /// Swap writes queued by the reclaim pass in progress.
     pub pending_buf: Vec<u32>,
     /// zram devices set up with zramctl: (disk size, compression algorithm).

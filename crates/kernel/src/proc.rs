@@ -136,7 +136,7 @@ impl Kernel {
             (VmItem::NrIsolatedFile, s.isolated_file),
             (VmItem::NrSlabReclaimable, mm.kernel.slab(true)),
             (VmItem::NrSlabUnreclaimable, mm.kernel.slab(false)),
-            (VmItem::WorkingsetNodes, mm.shadow_nodes.len()),
+            (VmItem::WorkingsetNodes, mm.shadow_nodes()),
             (VmItem::NrAnonPages, s.anon),
             (VmItem::NrMapped, s.mapped),
             (VmItem::NrFilePages, s.file_pages),

@@ -78,7 +78,7 @@ fn boot_profile(preset: &str, profile: &str) -> Kernel {
 fn first_page(k: &Kernel, path: &str) -> u32 {
     let ino = k.fs.lookup(path).unwrap();
     let m = k.fs.inodes[ino as usize].mapping;
-    k.mm.mappings[m as usize].page(0).unwrap()
+    k.mm.page(m, 0).unwrap()
 }
 
 /// Since 4.7 (bbddabe2e436, "only do access activations on reads") a write does not mark
@@ -158,16 +158,16 @@ fn refault_within_workingset_activates() {
     k.run_until(t, &mut |k| k.mm.stat.dirty + k.mm.stat.writeback == 0);
     let ino = k.fs.lookup("/root/f").unwrap();
     let m = k.fs.inodes[ino as usize].mapping;
-    let p = k.mm.mappings[m as usize].page(0).unwrap();
+    let p = k.mm.page(m, 0).unwrap();
     // Evict it as reclaim would, leaving a shadow.
     let shadow = k.workingset_eviction(p);
     k.page_cache_delete(p, Some(shadow));
-    assert!(matches!(k.mm.mappings[m as usize].slot(0), Slot::Shadow(_)));
+    assert!(matches!(k.mm.slot(m, 0), Slot::Shadow(_)));
     let before = k.vm.get(VmItem::WorkingsetActivateFile);
     read_file(&mut k, "/root/f");
     assert_eq!(k.vm.get(VmItem::WorkingsetRefaultFile), 1);
     assert_eq!(k.vm.get(VmItem::WorkingsetActivateFile), before + 1, "distance 1 is within the active list");
-    let p2 = k.mm.mappings[m as usize].page(0).unwrap();
+    let p2 = k.mm.page(m, 0).unwrap();
     assert_eq!(k.mm.pages.lru(p2), Lru::ActiveFile);
 }
 
@@ -380,7 +380,7 @@ fn swapped_page_is_rotated_then_stolen() {
                     let freed = k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
                     assert_eq!(freed, n, "the next pass frees them");
                     assert_eq!(k.vm.get(VmItem::PgstealAnon) - steal0, n, "counted as stolen now");
-                    assert!(matches!(k.mm.mappings[map as usize].slot(0), Slot::Swap(_)));
+                    assert!(matches!(k.mm.slot(map, 0), Slot::Swap(_)));
                     Some(Step::Cpu { user: 0, sys: 0 })
                 }
                 _ => None,
@@ -404,7 +404,7 @@ fn no_refault_detection_before_3_15() {
     let m = k.fs.inodes[ino as usize].mapping;
     let shadow = k.workingset_eviction(p);
     k.page_cache_delete(p, Some(shadow));
-    assert_eq!(k.mm.mappings[m as usize].slot(0), Slot::Empty, "no shadow entry");
+    assert_eq!(k.mm.slot(m, 0), Slot::Empty, "no shadow entry");
     read_file(&mut k, "/root/f");
     assert_eq!(k.vm.get(VmItem::WorkingsetRefaultFile), 0);
     assert_eq!(k.vm.get(VmItem::WorkingsetNodes), 0);
@@ -421,7 +421,7 @@ fn shadow_nodes_are_trimmed_to_the_shrinker_limit() {
     let limit = k.mm.managed >> 3;
     let mb = 2 * (limit * 64 * 4096 >> 20);
     write_file(&mut k, "/root/big", mb);
-    let nodes = k.mm.shadow_nodes.len();
+    let nodes = k.mm.shadow_nodes();
     assert!(nodes <= limit, "{nodes} shadow nodes > limit {limit}");
     assert!(k.vm.get(VmItem::WorkingsetNodereclaim) > 0, "the shrinker freed nodes");
     k.mm.check_invariants().unwrap();

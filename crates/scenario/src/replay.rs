@@ -144,7 +144,7 @@ impl Program for Replay {
             }
             let index = self.batch[self.next].id;
             if !self.counted {
-                let cached = matches!(k.mm.mappings[self.mapping as usize].slot(index), Slot::Page(_));
+                let cached = matches!(k.mm.slot(self.mapping, index), Slot::Page(_));
                 self.shared.borrow_mut().stats.count(PAGE as u32, cached);
                 self.counted = true;
             }
@@ -262,7 +262,7 @@ pub fn replay_kernel(o: &KernelReplay) -> Result<KernelReplayResult, RunError> {
     let file = format!("{}/{FILE_NAME}", mount.at.trim_end_matches('/'));
     if max_id > memtwin_kernel::mm::page::MAX_INDEX {
         return Err(err(format!(
-            "{}: page id {max_id} is beyond what --policy kernel can index (ids 0 .. {} : the frame table keeps 28 bits of file page index); the plain policies take any 64-bit id",
+            "{}: page id {max_id} is beyond what --policy kernel can index (ids 0 .. {}: a file's pages end at MAX_LFS_FILESIZE, 8 EiB); the plain policies take any 64-bit id",
             o.path,
             memtwin_kernel::mm::page::MAX_INDEX
         )));

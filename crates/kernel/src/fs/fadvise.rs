@@ -32,8 +32,10 @@ impl Kernel {
         }
         let mut dropped = 0;
         let lookup_ns = self.machine.cpu_model.page_cache_ns;
-        for index in 0..self.mm.mappings[m as usize].slots.len() as u64 {
-            if let Slot::Page(p) = self.mm.mappings[m as usize].slot(index) {
+        let mut at = 0;
+        while let Some((index, slot)) = self.mm.next_slot(m, at, u64::MAX) {
+            at = index + 1;
+            if let Slot::Page(p) = slot {
                 let pg = &self.mm.pages;
                 if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
                     continue;
@@ -63,8 +65,13 @@ mod tests {
 
     fn cached_pages(k: &Kernel, path: &str) -> u64 {
         let m = k.fs.inodes[k.fs.lookup(path).unwrap() as usize].mapping;
-        let s = &k.mm.mappings[m as usize];
-        (0..s.slots.len() as u64).filter(|&i| matches!(s.slot(i), Slot::Page(_))).count() as u64
+        let mut n = 0;
+        let mut at = 0;
+        while let Some((i, s)) = k.mm.next_slot(m, at, u64::MAX) {
+            n += matches!(s, Slot::Page(_)) as u64;
+            at = i + 1;
+        }
+        n
     }
 
     /// Dirty pages survive DONTNEED (their writeback is started); once clean they go.

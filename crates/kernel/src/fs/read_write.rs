@@ -273,8 +273,9 @@ impl Kernel {
     }
 
     fn reserve_blocks(&mut self, ino: u32, pos: u64, len: u64) -> Result<u64, Errno> {
-        // The page index of a frame has 28 bits: files end at 1 TiB here (s_maxbytes).
-        let max_bytes = (crate::mm::page::MAX_INDEX + 1) * PAGE_SIZE;
+        // s_maxbytes: MAX_LFS_FILESIZE (generic_write_check_limits); the filesystem's free
+        // space is the limit that matters below it.
+        let max_bytes = crate::mm::page::MAX_LFS_FILESIZE;
         if pos >= max_bytes {
             return Err(Errno::EFBIG);
         }
@@ -370,7 +371,7 @@ impl Kernel {
         while at < end {
             let index = at / PAGE_SIZE;
             let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
-            let slot = self.mm.mappings[m as usize].slot(index);
+            let slot = self.mm.slot(m, index);
             if shmem {
                 // shmem_file_read_iter: a hole reads as the zero page (nothing is
                 // allocated); a swapped-out page is swapped in first (shmem_swapin_folio),
@@ -403,7 +404,7 @@ impl Kernel {
                     at += chunk;
                 }
                 Slot::Page(p) => {
-                    let t = self.block.read_completion(m, index as u32).unwrap_or(self.now + 1);
+                    let t = self.block.read_completion(m, index).unwrap_or(self.now + 1);
                     self.wait_on_page_reason(tid, m, index, p);
                     wait = Some(Step::SleepUntil { t, io: true });
                     break;
@@ -505,7 +506,7 @@ impl Kernel {
             if shmem {
                 // shmem_write_begin -> shmem_get_folio(SGP_WRITE): a swapped-out page is
                 // swapped in (and its swap copy dropped) before it is written.
-                let slot = self.mm.mappings[m as usize].slot(index);
+                let slot = self.mm.slot(m, index);
                 let busy = matches!(slot, Slot::Page(p) if self.mm.pages.locked(p));
                 if busy || matches!(slot, Slot::Swap(_)) {
                     match self.touch(tid, m, index, true) {
@@ -517,7 +518,7 @@ impl Kernel {
                     }
                 }
             }
-            let p = match self.mm.mappings[m as usize].slot(index) {
+            let p = match self.mm.slot(m, index) {
                 Slot::Page(p) => p,
                 _ => match self.page_cache_alloc(tid) {
                     Ok(p) => {
@@ -532,7 +533,7 @@ impl Kernel {
             };
             if self.mm.pages.locked(p) {
                 // A read of this page is in flight; wait for it.
-                let t = self.block.read_completion(m, index as u32).unwrap_or(self.now + 1);
+                let t = self.block.read_completion(m, index).unwrap_or(self.now + 1);
                 wait = Some(Step::SleepUntil { t, io: true });
                 break;
             }

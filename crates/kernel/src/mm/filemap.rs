@@ -13,16 +13,14 @@ impl Kernel {
     /// entry in the slot means the page was evicted before: workingset_refault decides
     /// whether it comes back active. `locked`: the page is being read (not yet uptodate).
     pub fn filemap_add_page(&mut self, m: u32, index: u64, p: Pfn, locked: bool) {
-        let prev = self.mm.mappings[m as usize].slot(index);
+        let prev = super::decode_slot(self.mm.set_slot(m, index, encode_page(p)));
         debug_assert!(!matches!(prev, Slot::Page(_)), "slot already holds a page");
-        self.mm.pages.set_owner(p, m, index as u32);
+        self.mm.pages.set_owner(p, m, index);
         if locked {
             self.mm.pages.set_locked(p);
         }
         let kind = self.mm.mappings[m as usize].kind;
-        self.mm.shadow_nodes.page_added(m, index);
         let space = &mut self.mm.mappings[m as usize];
-        space.set_slot(index, encode_page(p));
         space.nrpages += 1;
         let file = !space.swap_backed();
         let mut active = false;
@@ -34,7 +32,7 @@ impl Kernel {
             Slot::Swap(slot) => {
                 // Swap-in: the page joins the swap cache, keeping its slot.
                 space.nr_swapped -= 1;
-                space.set_swap_cache_slot(index, Some(slot));
+                self.mm.set_swap_cache_slot(m, index, Some(slot));
                 if let Some(shadow) = self.swap_shadow(slot) {
                     active = self.workingset_refault(p, shadow, file);
                 }
@@ -93,7 +91,7 @@ impl Kernel {
     /// already cancelled by the caller.
     pub fn page_cache_delete(&mut self, p: Pfn, shadow: Option<u32>) {
         let m = self.mm.pages.mapping(p);
-        let index = self.mm.pages.index(p) as u64;
+        let index = self.mm.pages.index(p);
         if self.mm.pages.dirty(p) {
             self.cancel_dirty_page(p);
         }
@@ -104,35 +102,37 @@ impl Kernel {
             self.mm.mappings[m as usize].nr_writeback -= 1;
         }
         let kind = self.mm.mappings[m as usize].kind;
-        let swap_slot = self.mm.mappings[m as usize].swap_cache_slot(index);
+        let swap_slot = self.mm.swap_cache_slot(m, index);
         if swap_slot.is_some() {
-            self.mm.mappings[m as usize].set_swap_cache_slot(index, None);
+            self.mm.set_swap_cache_slot(m, index, None);
         }
         let evicting = shadow.is_some();
         let swapped_to = if evicting { swap_slot } else { None };
         // No shadow entries before 3.15 (refault detection, mm/workingset.c).
         let shadow = shadow.filter(|_| self.profile.workingset);
-        let space = &mut self.mm.mappings[m as usize];
         match (evicting, swap_slot) {
             (true, Some(slot)) => {
                 // Reclaim of a swap-cache page: the swap entry replaces it, and the swap
                 // slot keeps the workingset shadow (shadows live in the swap cache).
-                space.set_slot(index, super::encode_swap(slot));
-                space.nr_swapped += 1;
+                self.mm.set_slot(m, index, super::encode_swap(slot));
+                self.mm.mappings[m as usize].nr_swapped += 1;
                 if let Some(s) = shadow {
                     self.set_swap_shadow(slot, s);
                 }
             }
             (true, None) => match shadow {
                 Some(s) => {
-                    space.set_slot(index, encode_shadow(s));
-                    space.nrshadows += 1;
-                    self.shadow_node_added(m, index);
+                    // page_cache_delete -> xas_store(shadow): the leaf joins the shadow
+                    // list if it now holds only shadows (workingset_update_node).
+                    self.mm.set_slot(m, index, encode_shadow(s));
+                    self.mm.mappings[m as usize].nrshadows += 1;
                 }
-                None => space.set_slot(index, 0),
+                None => {
+                    self.mm.set_slot(m, index, 0);
+                }
             },
             (false, slot) => {
-                space.set_slot(index, 0);
+                self.mm.set_slot(m, index, 0);
                 if let Some(slot) = slot {
                     self.swap_free(slot);
                 }
@@ -171,25 +171,24 @@ impl Kernel {
     }
 
     /// truncate_inode_pages_range(from, end): every page and shadow from `from` on goes.
+    /// The walk visits the entries present only (find_lock_entries), not every index.
     pub fn truncate_mapping(&mut self, m: u32, from: u64) {
-        let len = self.mm.mappings[m as usize].slots.len() as u64;
-        for index in from..len {
-            match self.mm.mappings[m as usize].slot(index) {
+        let mut at = from;
+        while let Some((index, slot)) = self.mm.next_slot(m, at, u64::MAX) {
+            match slot {
                 Slot::Page(p) => self.page_cache_delete(p, None),
                 Slot::Shadow(_) => {
-                    let s = &mut self.mm.mappings[m as usize];
-                    s.set_slot(index, 0);
-                    s.nrshadows -= 1;
-                    self.mm.shadow_nodes.page_added(m, index);
+                    self.mm.set_slot(m, index, 0);
+                    self.mm.mappings[m as usize].nrshadows -= 1;
                 }
                 Slot::Swap(slot) => {
-                    let s = &mut self.mm.mappings[m as usize];
-                    s.set_slot(index, 0);
-                    s.nr_swapped -= 1;
+                    self.mm.set_slot(m, index, 0);
+                    self.mm.mappings[m as usize].nr_swapped -= 1;
                     self.swap_free(slot);
                 }
                 Slot::Empty => {}
             }
+            at = index + 1;
         }
         let s = &mut self.mm.mappings[m as usize];
         if s.nr_dirty == 0 {
@@ -201,11 +200,12 @@ impl Kernel {
     /// synchronously first in the kernel; here their dirtiness is cancelled and the write
     /// that follows carries the data).
     pub fn invalidate_range(&mut self, m: u32, start: u64, end: u64) {
-        let len = self.mm.mappings[m as usize].slots.len() as u64;
-        for index in start..end.min(len) {
-            if let Slot::Page(p) = self.mm.mappings[m as usize].slot(index) {
+        let mut at = start;
+        while let Some((index, slot)) = self.mm.next_slot(m, at, end) {
+            if let Slot::Page(p) = slot {
                 self.page_cache_delete(p, None);
             }
+            at = index + 1;
         }
     }
 
@@ -293,21 +293,21 @@ impl Kernel {
     }
 
     /// The read of `n` pages from `index` finished: the pages are uptodate and unlocked.
-    pub(crate) fn end_page_read(&mut self, m: u32, index: u32, n: u32) {
-        for i in index..index + n {
-            if let Some(p) = self.mm.mappings[m as usize].page(i as u64) {
+    pub(crate) fn end_page_read(&mut self, m: u32, index: u64, n: u32) {
+        for i in index..index + n as u64 {
+            if let Some(p) = self.mm.page(m, i) {
                 self.mm.pages.clear_locked(p);
             }
         }
     }
 
     /// folio_end_writeback for each page of a completed writeback request.
-    pub(crate) fn end_page_writeback(&mut self, m: u32, index: u32, n: u32) {
+    pub(crate) fn end_page_writeback(&mut self, m: u32, index: u64, n: u32) {
         if !self.mm.mappings[m as usize].live {
             return;
         }
-        for i in index..index + n {
-            if let Some(p) = self.mm.mappings[m as usize].page(i as u64) {
+        for i in index..index + n as u64 {
+            if let Some(p) = self.mm.page(m, i) {
                 if self.mm.pages.writeback(p) {
                     self.mm.pages.clear_writeback(p);
                     self.mm.stat.writeback -= 1;
@@ -330,8 +330,11 @@ impl Kernel {
                 if !s.live || s.swap_backed() || s.mapped {
                     continue;
                 }
-                for index in 0..s.slots.len() as u64 {
-                    if let Slot::Page(p) = self.mm.mappings[m as usize].slot(index) {
+                // invalidate_mapping_pages walks the entries present, not every index.
+                let mut at = 0;
+                while let Some((index, slot)) = self.mm.next_slot(m, at, u64::MAX) {
+                    at = index + 1;
+                    if let Slot::Page(p) = slot {
                         let pg = &self.mm.pages;
                         if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
                             continue;

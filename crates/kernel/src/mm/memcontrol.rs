@@ -916,8 +916,10 @@ impl Kernel {
             if !s.live || s.nrpages == 0 {
                 continue;
             }
-            for (index, &e) in s.slots.iter().enumerate() {
-                let Slot::Page(p) = super::decode_slot(e) else { continue };
+            let mut at = 0;
+            while let Some((index, slot)) = self.mm.next_slot(mi as u32, at, u64::MAX) {
+                at = index + 1;
+                let Slot::Page(p) = slot else { continue };
                 let id = self.memcg.page_memcg(p, mi as u32) as usize;
                 let st = &mut out[id];
                 match s.kind {
@@ -937,7 +939,7 @@ impl Kernel {
                 if self.mm.pages.writeback(p) && !s.swap_backed() {
                     st.file_writeback += 1;
                 }
-                if s.swap_backed() && s.swap_cache_slot(index as u64).is_some() {
+                if s.swap_backed() && self.mm.swap_cache_slot(mi as u32, index).is_some() {
                     st.swapcached += 1;
                 }
                 match self.mm.pages.lru(p) {

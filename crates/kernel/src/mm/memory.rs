@@ -32,7 +32,7 @@ impl Kernel {
         let mut done = 0;
         for i in 0..n {
             let idx = vpage + i;
-            if self.mm.mappings[m as usize].page(idx).is_some() {
+            if self.mm.page(m, idx).is_some() {
                 done += 1;
                 continue;
             }

@@ -19,10 +19,12 @@ pub mod util;
 pub mod vmscan;
 pub mod vmscan_memcg;
 pub mod workingset;
+pub mod xarray;
 
 use lru::{FreeArea, Lruvec, LruvecId, MAX_LRUVECS, NR_LRU_LISTS, NR_SENTINELS, ROOT_LRUVEC};
 use memtwin_engine::Ns;
 use page::{Lru, Pages, Pfn};
+use xarray::{XArray, XaNodes};
 
 pub use page_alloc::Watermarks;
 
@@ -89,12 +91,19 @@ pub fn encode_swap(slot: u32) -> u32 {
     SHADOW_BIT | SWAP_BIT | slot
 }
 
-/// struct address_space, reduced: the page index (an xarray in the kernel, a dense vector
-/// here), counts, and the inode's writeback state.
-#[derive(Clone, Debug)]
+/// struct address_space, reduced: the page index (`i_pages`, a sparse radix tree keyed by
+/// the 64-bit page index: `mm::xarray`), counts, and the inode's writeback state. The
+/// trees' nodes live in the machine's arena (`Mm::xa`): read and change entries through
+/// `Mm::slot`, `Mm::set_slot`, `Mm::next_slot` and the swap-cache equivalents.
+#[derive(Debug)]
 pub struct AddressSpace {
     pub kind: MappingKind,
-    pub slots: Vec<u32>,
+    /// The page index: `Slot` entries (page, shadow, swap entry) by page index.
+    pub i_pages: XArray,
+    /// One past the last index the index was grown to cover: at least the highest index
+    /// ever stored + 1, grown by half again at a time (at least 64), never shrunk while the
+    /// mapping lives. Writeback's cyclic scan wraps here (`writeback_mapping`).
+    pub extent: u64,
     pub nrpages: u64,
     pub nrshadows: u64,
     pub nr_dirty: u64,
@@ -102,13 +111,13 @@ pub struct AddressSpace {
     /// When the inode went from clean to dirty (inode->dirtied_when); 0 when clean.
     pub dirtied_when: Ns,
     /// Where the next writeback of this inode starts (mapping->writeback_index).
-    pub wb_index: u32,
+    pub wb_index: u64,
     /// Block device holding the data, and the byte offset of index 0 on it.
     pub dev: Option<u32>,
     pub disk_base: u64,
-    /// For swap-backed pages in the swap cache: the swap slot (+1) they also occupy,
-    /// by index (allocated when the mapping first swaps).
-    pub swap_cache: Vec<u32>,
+    /// For swap-backed pages in the swap cache: the swap slot (+1) they also occupy, by
+    /// index (the swap address space's xarray, kept per mapping here).
+    pub swap_cache: XArray,
     /// Swap entries held (pages swapped out) and pages in the swap cache.
     pub nr_swapped: u64,
     pub nr_swapcache: u64,
@@ -126,10 +135,15 @@ pub struct AddressSpace {
 }
 
 impl AddressSpace {
-    pub fn new(kind: MappingKind, dev: Option<u32>, disk_base: u64) -> AddressSpace {
+    /// A new, empty address_space whose id is `id`.
+    pub fn new(id: u32, kind: MappingKind, dev: Option<u32>, disk_base: u64) -> AddressSpace {
+        // mapping_set_update: the shadow-node list tracks page-cache trees of files and
+        // block devices, not shmem's (nor anon memory's, which has no page cache).
+        let track = matches!(kind, MappingKind::File | MappingKind::BlockDev);
         AddressSpace {
             kind,
-            slots: Vec::new(),
+            i_pages: XArray::new(id, track),
+            extent: 0,
             nrpages: 0,
             nrshadows: 0,
             nr_dirty: 0,
@@ -138,7 +152,7 @@ impl AddressSpace {
             wb_index: 0,
             dev,
             disk_base,
-            swap_cache: Vec::new(),
+            swap_cache: XArray::new(id, false),
             nr_swapped: 0,
             nr_swapcache: 0,
             content: Content::Text,
@@ -149,33 +163,7 @@ impl AddressSpace {
             live: true,
         }
     }
-    #[inline]
-    pub fn slot(&self, index: u64) -> Slot {
-        match self.slots.get(index as usize) {
-            Some(&e) => decode_slot(e),
-            None => Slot::Empty,
-        }
-    }
-    #[inline]
-    pub fn page(&self, index: u64) -> Option<Pfn> {
-        match self.slot(index) {
-            Slot::Page(p) => Some(p),
-            _ => None,
-        }
-    }
-    #[inline]
-    pub fn set_slot(&mut self, index: u64, e: u32) {
-        let i = index as usize;
-        if i >= self.slots.len() {
-            if e == 0 {
-                return;
-            }
-            let want = (i + 1).max(self.slots.len() * 3 / 2).max(64);
-            self.slots.resize(want, 0);
-        }
-        self.slots[i] = e;
-    }
-    /// Swap-backed memory is reclaimed by swapping, not by dropping.
+/// Swap-backed memory is reclaimed by swapping, not by dropping.
     pub fn swap_backed(&self) -> bool {
         matches!(self.kind, MappingKind::Anon | MappingKind::Shmem)
     }
@@ -190,35 +178,6 @@ pub enum Content {
     Text,
     /// Random bytes: incompressible.
     Random,
-}
-
-impl AddressSpace {
-    /// The swap slot of a swap-cache page at `index`, if any.
-    #[inline]
-    pub fn swap_cache_slot(&self, index: u64) -> Option<u32> {
-        match self.swap_cache.get(index as usize) {
-            Some(&s) if s != 0 => Some(s - 1),
-            _ => None,
-        }
-    }
-    #[inline]
-    pub fn set_swap_cache_slot(&mut self, index: u64, slot: Option<u32>) {
-        let i = index as usize;
-        let v = slot.map_or(0, |s| s + 1);
-        if i >= self.swap_cache.len() {
-            if v == 0 {
-                return;
-            }
-            self.swap_cache.resize((i + 1).max(self.slots.len()), 0);
-        }
-        let old = self.swap_cache[i];
-        self.swap_cache[i] = v;
-        match (old != 0, v != 0) {
-            (false, true) => self.nr_swapcache += 1,
-            (true, false) => self.nr_swapcache -= 1,
-            _ => {}
-        }
-    }
 }
 
 /// Node-wide page counts that are not list lengths (enum node_stat_item).
@@ -352,8 +311,9 @@ pub struct Mm {
     pub stat: NodeStat,
     /// Dirty inodes in dirtying order (the b_dirty list): (dirtied_when, mapping).
     pub dirty_inodes: std::collections::VecDeque<(Ns, u32)>,
-    /// Nodes of the page-cache trees that hold only shadow entries (workingset.c).
-    pub shadow_nodes: workingset::ShadowNodes,
+    /// The nodes of every address space's page index and swap-cache index, with the
+    /// workingset list of leaves that hold only shadow entries (`mm::xarray`).
+    pub xa: XaNodes,
     /// PGDAT_WRITEBACK: kswapd found only pages under writeback at the inactive tail.
     pub pgdat_writeback: bool,
 }
@@ -381,7 +341,7 @@ impl Mm {
         let kernel = KernelPages::new(&mut pages, nr + NR_SENTINELS);
         let mut mappings = Vec::with_capacity(1024);
         // Mapping 0 is "no mapping".
-        let mut none = AddressSpace::new(MappingKind::File, None, 0);
+        let mut none = AddressSpace::new(0, MappingKind::File, None, 0);
         none.live = false;
         mappings.push(none);
         Ok(Mm {
@@ -397,7 +357,7 @@ impl Mm {
             free_mapping_ids: Vec::new(),
             stat: NodeStat::default(),
             dirty_inodes: std::collections::VecDeque::new(),
-            shadow_nodes: workingset::ShadowNodes::default(),
+            xa: XaNodes::default(),
             pgdat_writeback: false,
         })
     }
@@ -505,14 +465,13 @@ impl Mm {
 
     /// A new, empty address_space.
     pub fn new_mapping(&mut self, kind: MappingKind, dev: Option<u32>, disk_base: u64) -> u32 {
-        let m = AddressSpace::new(kind, dev, disk_base);
         if let Some(id) = self.free_mapping_ids.pop() {
-            self.mappings[id as usize] = m;
+            self.mappings[id as usize] = AddressSpace::new(id, kind, dev, disk_base);
             id
         } else {
             let id = self.mappings.len() as u32;
             assert!(id <= page::MAX_MAPPING, "too many address spaces");
-            self.mappings.push(m);
+            self.mappings.push(AddressSpace::new(id, kind, dev, disk_base));
             id
         }
     }
@@ -521,9 +480,67 @@ impl Mm {
         let m = &mut self.mappings[id as usize];
         debug_assert_eq!(m.nrpages, 0);
         m.live = false;
-        m.slots = Vec::new();
-        m.swap_cache = Vec::new();
+        m.i_pages.destroy(&mut self.xa);
+        m.swap_cache.destroy(&mut self.xa);
+        m.extent = 0;
         self.free_mapping_ids.push(id);
+    }
+
+    /// The entry at `index` of mapping `m` (xa_load on mapping->i_pages).
+    #[inline(always)]
+    pub fn slot(&self, m: u32, index: u64) -> Slot {
+        decode_slot(self.mappings[m as usize].i_pages.load(&self.xa, index))
+    }
+    /// The page at `index` of mapping `m`, if one is cached there (filemap_get_entry).
+    #[inline]
+    pub fn page(&self, m: u32, index: u64) -> Option<Pfn> {
+        match self.slot(m, index) {
+            Slot::Page(p) => Some(p),
+            _ => None,
+        }
+    }
+    /// Store the encoded entry `e` at `index` of mapping `m` (0 erases it) and return the
+    /// entry it replaced. The caller keeps the mapping's counts (nrpages, nrshadows,
+    /// nr_swapped).
+    #[inline(always)]
+    pub fn set_slot(&mut self, m: u32, index: u64, e: u32) -> u32 {
+        let s = &mut self.mappings[m as usize];
+        if e != 0 && index >= s.extent {
+            s.extent = (index + 1).max(s.extent * 3 / 2).max(64);
+        }
+        s.i_pages.store(&mut self.xa, index, e)
+    }
+    /// The first entry of mapping `m` at an index in [from, end), with its index: ranges
+    /// are walked in O(entries present) (xa_find).
+    #[inline(always)]
+    pub fn next_slot(&self, m: u32, from: u64, end: u64) -> Option<(u64, Slot)> {
+        self.mappings[m as usize].i_pages.find(&self.xa, from, end).map(|(i, e)| (i, decode_slot(e)))
+    }
+    /// The swap slot of a swap-cache page at `index` of mapping `m`, if any.
+    #[inline]
+    pub fn swap_cache_slot(&self, m: u32, index: u64) -> Option<u32> {
+        match self.mappings[m as usize].swap_cache.load(&self.xa, index) {
+            0 => None,
+            s => Some(s - 1),
+        }
+    }
+    /// Record (or with None, forget) the swap slot of the swap-cache page at `index`.
+    pub fn set_swap_cache_slot(&mut self, m: u32, index: u64, slot: Option<u32>) {
+        let s = &mut self.mappings[m as usize];
+        let old = s.swap_cache.store(&mut self.xa, index, slot.map_or(0, |x| x + 1));
+        match (old != 0, slot.is_some()) {
+            (false, true) => s.nr_swapcache += 1,
+            (true, false) => s.nr_swapcache -= 1,
+            _ => {}
+        }
+    }
+    /// The first swap-cache entry of mapping `m` at an index >= `from`: (index, swap slot).
+    pub fn next_swap_cache(&self, m: u32, from: u64) -> Option<(u64, u32)> {
+        self.mappings[m as usize].swap_cache.find(&self.xa, from, u64::MAX).map(|(i, s)| (i, s - 1))
+    }
+    /// Leaves of the page-cache trees that hold only shadow entries (workingset_nodes).
+    pub fn shadow_nodes(&self) -> u64 {
+        self.xa.shadow_nodes()
     }
 
     /// Take a frame off the free list (no watermark checks: see page_alloc).
@@ -544,7 +561,7 @@ impl Mm {
         let p = self.take_free()?;
         let c = owner.code();
         debug_assert!(c < NR_KERNEL_OWNERS);
-        self.pages.set_owner(p, 0, c as u32);
+        self.pages.set_owner(p, 0, c as u64);
         let h = self.kernel.base + c as u32;
         let n = self.pages.next[h as usize];
         self.pages.next[p as usize] = n;
@@ -607,6 +624,20 @@ impl Mm {
         if in_cache < lru_pages || in_cache > lru_pages + self.isolated() {
             return Err(format!("{in_cache} pages in address spaces but {lru_pages} on LRU lists and {} isolated", self.isolated()));
         }
+        for (id, m) in self.mappings.iter().enumerate().filter(|(_, m)| m.live) {
+            if m.i_pages.len() != m.nrpages + m.nrshadows + m.nr_swapped {
+                return Err(format!(
+                    "mapping {id}: {} index entries but {} pages + {} shadows + {} swap entries",
+                    m.i_pages.len(),
+                    m.nrpages,
+                    m.nrshadows,
+                    m.nr_swapped
+                ));
+            }
+            if m.swap_cache.len() != m.nr_swapcache {
+                return Err(format!("mapping {id}: {} swap-cache entries but {} counted", m.swap_cache.len(), m.nr_swapcache));
+            }
+        }
         let dirty: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_dirty).sum();
         if dirty != self.stat.dirty {
             return Err(format!("per-mapping dirty {dirty} != node dirty {}", self.stat.dirty));
@@ -617,6 +648,52 @@ impl Mm {
         }
         Ok(())
     }
+    /// Walk every page index (O(entries)): each tree is well formed, each page entry names a
+    /// frame that records the same mapping and index and is on an LRU list, each frame on
+    /// an LRU list is in exactly one index, and the shadow list holds exactly the
+    /// shadow-only leaves. For tests and debugging.
+    pub fn check_index(&self) -> Result<(), String> {
+        let mut pages = 0u64;
+        let mut values = 0u64;
+        for (id, m) in self.mappings.iter().enumerate() {
+            if !m.live {
+                if !m.i_pages.is_empty() || !m.swap_cache.is_empty() {
+                    return Err(format!("released mapping {id} still has index nodes"));
+                }
+                continue;
+            }
+            m.i_pages.check(&self.xa).map_err(|e| format!("mapping {id}: {e}"))?;
+            m.swap_cache.check(&self.xa).map_err(|e| format!("mapping {id} swap cache: {e}"))?;
+            let mut at = 0;
+            while let Some((i, e)) = m.i_pages.find(&self.xa, at, u64::MAX) {
+                match decode_slot(e) {
+                    Slot::Page(p) => {
+                        if self.pages.mapping(p) != id as u32 || self.pages.index(p) != i {
+                            return Err(format!(
+                                "mapping {id} index {i} holds frame {p}, which records mapping {} index {}",
+                                self.pages.mapping(p),
+                                self.pages.index(p)
+                            ));
+                        }
+                        if matches!(self.pages.lru(p), Lru::None | Lru::Free) {
+                            return Err(format!("frame {p} at mapping {id} index {i} is on no LRU list"));
+                        }
+                        pages += 1;
+                    }
+                    Slot::Shadow(_) | Slot::Swap(_) => values += 1,
+                    Slot::Empty => unreachable!(),
+                }
+                at = i + 1;
+            }
+        }
+        let lru_pages = self.file_lru() + self.anon_lru() + self.lru_len(Lru::Unevictable) + self.isolated();
+        if pages != lru_pages {
+            return Err(format!("{pages} page entries in the indexes but {lru_pages} pages on LRU lists"));
+        }
+        let _ = values;
+        Ok(())
+    }
+
     /// Pages taken off the LRU by reclaim and not yet put back or freed
     /// (NR_ISOLATED_ANON + NR_ISOLATED_FILE).
     pub fn isolated(&self) -> u64 {

@@ -4,8 +4,13 @@
 //! * `next`, `prev`: the intrusive LRU (or free-list) links, as frame numbers;
 //! * `map`: the owning address_space id (26 bits) and 6 flag bits (reclaim, LRU list,
 //!   referenced, dirty);
-//! * `idx`: the page's index in its address_space (28 bits, 1 TiB files) and 4 flag bits
+//! * `idx`: the low 28 bits of the page's index in its address_space and 4 flag bits
 //!   (writeback, young, workingset, locked).
+//!
+//! Indices are 64-bit (`MAX_INDEX`: any byte offset of a 64-bit file): a page at an index of
+//! 2^28 or more (1 TiB and beyond in its file or block device) keeps the high bits of its
+//! index in a side table keyed by frame, `Pages::high`. Only such frames pay for it, and the
+//! entry goes whenever the frame is bound to another owner or freed (`set_owner`).
 //!
 //! Invariant: a frame is on exactly one list — the free list or one LRU list — or
 //! isolated for the length of one reclaim step.
@@ -81,9 +86,14 @@ const PG_YOUNG: u32 = 1 << 29;
 const PG_WORKINGSET: u32 = 1 << 30;
 const PG_LOCKED: u32 = 1 << 31;
 
-/// Largest address_space id and page index a frame can record.
+/// Largest address_space id a frame can record.
 pub const MAX_MAPPING: u32 = MAP_MASK;
-pub const MAX_INDEX: u64 = IDX_MASK as u64;
+/// Largest file size (MAX_LFS_FILESIZE on 64-bit: LLONG_MAX, include/linux/fs.h), and so
+/// the largest page index a file or block device can have; frames and the page index take
+/// every index up to it.
+pub const MAX_LFS_FILESIZE: u64 = i64::MAX as u64;
+pub const MAX_INDEX: u64 = MAX_LFS_FILESIZE / super::PAGE_SIZE;
+const _: () = assert!(MAX_INDEX <= super::xarray::XA_MAX_INDEX);
 
 /// The frame table. List heads are extra frames past the last real one (sentinels).
 pub struct Pages {
@@ -91,6 +101,9 @@ pub struct Pages {
     pub prev: Vec<Pfn>,
     map: Vec<u32>,
     idx: Vec<u32>,
+    /// index >> 28 of the frames whose index does not fit in `idx` (few: pages past 1 TiB
+    /// of their file). Looked up, never iterated.
+    high: std::collections::HashMap<Pfn, u64>,
     nr: u32,
 }
 
@@ -141,7 +154,7 @@ impl Pages {
             }
             Ok(unsafe { Vec::from_raw_parts(p, total, total) })
         }
-        Ok(Pages { next: filled(total, NIL)?, prev: filled(total, NIL)?, map: zeroed(total)?, idx: zeroed(total)?, nr })
+        Ok(Pages { next: filled(total, NIL)?, prev: filled(total, NIL)?, map: zeroed(total)?, idx: zeroed(total)?, high: Default::default(), nr })
     }
     pub fn nr(&self) -> u32 {
         self.nr
@@ -154,15 +167,32 @@ impl Pages {
         self.map[p as usize] & MAP_MASK
     }
     #[inline]
-    pub fn index(&self, p: Pfn) -> u32 {
-        self.idx[p as usize] & IDX_MASK
+    pub fn index(&self, p: Pfn) -> u64 {
+        let low = (self.idx[p as usize] & IDX_MASK) as u64;
+        if self.high.is_empty() {
+            return low;
+        }
+        match self.high.get(&p) {
+            Some(&h) => h << IDX_BITS | low,
+            None => low,
+        }
+    }
+    /// Frames whose index keeps its high bits in the side table.
+    pub fn high_index_frames(&self) -> usize {
+        self.high.len()
     }
     /// Bind a frame to (mapping, index), clearing every flag.
     #[inline]
-    pub fn set_owner(&mut self, p: Pfn, mapping: u32, index: u32) {
-        debug_assert!(mapping <= MAP_MASK && index <= IDX_MASK);
+    pub fn set_owner(&mut self, p: Pfn, mapping: u32, index: u64) {
+        debug_assert!(mapping <= MAP_MASK);
+        assert!(index <= MAX_INDEX, "page index {index} beyond {MAX_INDEX}");
         self.map[p as usize] = mapping & MAP_MASK;
-        self.idx[p as usize] = index & IDX_MASK;
+        self.idx[p as usize] = index as u32 & IDX_MASK;
+        if index > IDX_MASK as u64 {
+            self.high.insert(p, index >> IDX_BITS);
+        } else if !self.high.is_empty() {
+            self.high.remove(&p);
+        }
     }
     #[inline]
     pub fn lru(&self, p: Pfn) -> Lru {
@@ -203,14 +233,14 @@ mod tests {
     #[test]
     fn fields_do_not_interfere() {
         let mut p = Pages::new(4, 0);
-        p.set_owner(1, MAX_MAPPING, IDX_MASK);
+        p.set_owner(1, MAX_MAPPING, IDX_MASK as u64);
         p.set_lru(1, Lru::ActiveFile);
         p.set_dirty(1);
         p.set_locked(1);
         p.set_reclaim(1);
         assert!(p.reclaim(1));
         assert_eq!(p.mapping(1), MAX_MAPPING);
-        assert_eq!(p.index(1), IDX_MASK);
+        assert_eq!(p.index(1), IDX_MASK as u64);
         assert_eq!(p.lru(1), Lru::ActiveFile);
         assert!(p.dirty(1) && p.locked(1) && !p.referenced(1) && !p.writeback(1));
         p.clear_dirty(1);
@@ -222,5 +252,23 @@ mod tests {
         p.set_owner(1, 5, 7);
         assert_eq!(p.lru(1), Lru::None);
         assert!(!p.locked(1));
+    }
+
+    #[test]
+    fn indices_past_28_bits_keep_their_high_bits_until_the_frame_is_reowned() {
+        let mut p = Pages::new(4, 0);
+        let far = (15u64 << 40) / 4096 + 3; // a page at 15 TiB
+        p.set_owner(2, 9, far);
+        p.set_writeback(2);
+        p.set_owner(3, 9, 5);
+        assert_eq!(p.index(2), far);
+        assert!(p.writeback(2), "flags share the word with the low bits");
+        assert_eq!(p.index(3), 5);
+        assert_eq!(p.high_index_frames(), 1, "only the far frame pays for the side table");
+        p.set_owner(2, 0, 0);
+        assert_eq!(p.index(2), 0);
+        assert_eq!(p.high_index_frames(), 0, "freeing the frame clears its entry");
+        p.set_owner(1, 1, MAX_INDEX);
+        assert_eq!(p.index(1), MAX_INDEX);
     }
 }

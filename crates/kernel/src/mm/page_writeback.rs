@@ -195,8 +195,11 @@ impl Kernel {
             return 0;
         };
         let max_req = (self.block.devs[dev as usize].disk.model.max_request_bytes / PAGE_SIZE).max(1);
-        let len = self.mm.mappings[m as usize].slots.len() as u64;
-        let start = self.mm.mappings[m as usize].wb_index as u64;
+        // The cyclic scan runs from writeback_index to the end of the index and wraps.
+        // Only entries present are visited: a hole is one step that ends the current run
+        // (and the scan, when nothing is left dirty), then the walk jumps to the next entry.
+        let len = self.mm.mappings[m as usize].extent;
+        let start = self.mm.mappings[m as usize].wb_index;
         let base = self.mm.mappings[m as usize].disk_base;
         let mut written = 0;
         let mut run_start = 0u64;
@@ -218,8 +221,10 @@ impl Kernel {
             if written >= max {
                 break;
             }
-            let dirty_page = match self.mm.mappings[m as usize].slot(index) {
-                Slot::Page(p) if self.mm.pages.dirty(p) && !self.mm.pages.writeback(p) => Some(p),
+            let limit = if wrapped { start } else { len };
+            let next = self.mm.next_slot(m, index, limit);
+            let dirty_page = match next {
+                Some((i, Slot::Page(p))) if i == index && self.mm.pages.dirty(p) && !self.mm.pages.writeback(p) => Some(p),
                 _ => None,
             };
             match dirty_page {
@@ -251,6 +256,19 @@ impl Kernel {
                         index += 1;
                         break;
                     }
+                    match next {
+                        // A hole before the next entry: nothing in it changes the scan's
+                        // state, so go straight to that entry (or to the end of the range).
+                        Some((i, _)) if i > index => {
+                            index = i;
+                            continue;
+                        }
+                        None => {
+                            index = limit.max(index + 1);
+                            continue;
+                        }
+                        _ => {}
+                    }
                 }
             }
             index += 1;
@@ -259,7 +277,7 @@ impl Kernel {
             cost += self.submit_writeback(dev, m, base, run_start, run_len, tid);
         }
         let s = &mut self.mm.mappings[m as usize];
-        s.wb_index = if index >= len { 0 } else { index as u32 };
+        s.wb_index = if index >= len { 0 } else { index };
         if s.nr_dirty == 0 {
             s.dirtied_when = 0;
         }
@@ -271,7 +289,7 @@ impl Kernel {
     }
 
     fn submit_writeback(&mut self, dev: u32, m: u32, base: u64, index: u64, n: u64, tid: Option<TaskId>) -> Ns {
-        let kind = ReqKind::Writeback { mapping: m, index: index as u32, n: n as u32 };
+        let kind = ReqKind::Writeback { mapping: m, index, n: n as u32 };
         self.submit_bio(dev, Dir::Write, base + index * PAGE_SIZE, n * PAGE_SIZE, kind, tid);
         self.machine.cpu_model.io_request_ns
     }

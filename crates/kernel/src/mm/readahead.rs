@@ -126,7 +126,7 @@ impl Kernel {
         let mut index = start;
         let mut total = 0;
         while index < end {
-            let missing = !matches!(self.mm.mappings[m as usize].slot(index), Slot::Page(_));
+            let missing = !matches!(self.mm.slot(m, index), Slot::Page(_));
             if missing {
                 match self.page_cache_alloc(tid) {
                     Ok(p) => {
@@ -162,7 +162,7 @@ impl Kernel {
     }
 
     fn submit_read(&mut self, dev: u32, m: u32, base: u64, index: u64, n: u64, tid: TaskId) {
-        let kind = ReqKind::PageRead { mapping: m, index: index as u32, n: n as u32 };
+        let kind = ReqKind::PageRead { mapping: m, index, n: n as u32 };
         self.submit_bio(dev, Dir::Read, base + index * PAGE_SIZE, n * PAGE_SIZE, kind, Some(tid));
         self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
     }

@@ -57,8 +57,8 @@ impl Kernel {
     /// `swap_pending_buf`; zram compresses at once (charged through `reclaim_ns`).
     pub(crate) fn reclaim_swap_backed(&mut self, p: Pfn) -> SwapOut {
         let m = self.mm.pages.mapping(p);
-        let index = self.mm.pages.index(p) as u64;
-        let existing = self.mm.mappings[m as usize].swap_cache_slot(index);
+        let index = self.mm.pages.index(p);
+        let existing = self.mm.swap_cache_slot(m, index);
         if let Some(_slot) = existing {
             if !self.mm.pages.dirty(p) {
                 let shadow = self.workingset_eviction(p);
@@ -80,7 +80,7 @@ impl Kernel {
                     self.swap_free(s);
                     return SwapOut::Keep;
                 }
-                self.mm.mappings[m as usize].set_swap_cache_slot(index, Some(s));
+                self.mm.set_swap_cache_slot(m, index, Some(s));
                 s
             }
         };
@@ -107,7 +107,7 @@ impl Kernel {
             self.page_cache_delete(p, Some(shadow));
             return SwapOut::Freed;
         }
-        self.swap.wb.insert(slot, (m, index as u32));
+        self.swap.wb.insert(slot, (m, index));
         self.swap.pending_buf.push(slot);
         SwapOut::Writing
     }
@@ -141,7 +141,7 @@ impl Kernel {
     /// PG_reclaim, so it is rotated to the inactive tail (folio_rotate_reclaimable) and the
     /// next reclaim pass frees it (__remove_mapping), counting it as stolen then.
     pub(crate) fn end_swap_writeback(&mut self, m: u32, index: u64) {
-        let Some(p) = self.mm.mappings[m as usize].page(index) else { return };
+        let Some(p) = self.mm.page(m, index) else { return };
         if !self.mm.pages.writeback(p) {
             return;
         }
@@ -155,7 +155,7 @@ impl Kernel {
         for s in slot..slot + n {
             if let Some((m, index)) = self.swap.wb.remove(&s) {
                 if self.mm.mappings[m as usize].live {
-                    self.end_swap_writeback(m, index as u64);
+                    self.end_swap_writeback(m, index);
                 }
             }
         }
@@ -164,9 +164,9 @@ impl Kernel {
     pub(crate) fn swap_in_done(&mut self, slot: u32, n: u32) {
         for s in slot..slot + n {
             if let Some((m, index)) = self.swap.rd.remove(&s) {
-                if let Some(p) = self.mm.mappings[m as usize].page(index as u64) {
+                if let Some(p) = self.mm.page(m, index) {
                     self.mm.pages.clear_locked(p);
-                    self.shmem_swapin_done(m, index as u64, p);
+                    self.shmem_swapin_done(m, index, p);
                 }
             }
         }
@@ -179,8 +179,8 @@ impl Kernel {
         if self.mm.mappings[m as usize].kind != MappingKind::Shmem {
             return;
         }
-        if let Some(slot) = self.mm.mappings[m as usize].swap_cache_slot(index) {
-            self.mm.mappings[m as usize].set_swap_cache_slot(index, None);
+        if let Some(slot) = self.mm.swap_cache_slot(m, index) {
+            self.mm.set_swap_cache_slot(m, index, None);
             self.swap_free(slot);
             self.mm.pages.set_dirty(p);
         }
@@ -207,20 +207,20 @@ impl Kernel {
         // swap_cluster_readahead: the following slots, if they hold this mapping's next pages.
         let window = 1u32 << self.sysctl.page_cluster.min(10);
         let mut n = 1;
-        self.swap.rd.insert(slot, (m, index as u32));
+        self.swap.rd.insert(slot, (m, index));
         while n < window {
             let next = index + n as u64;
             if self.mm.nr_free() <= self.mm.wmark.low {
                 break;
             }
-            match self.mm.mappings[m as usize].slot(next) {
+            match self.mm.slot(m, next) {
                 Slot::Swap(s) if s == slot + n => {
                     let Some(q) = self.mm.take_free() else { break };
                     self.vm.inc(VmItem::PgallocNormal);
                     self.filemap_add_page(m, next, q, true);
                     self.vm.inc(VmItem::Pswpin);
                     self.vm.inc(VmItem::SwapRa);
-                    self.swap.rd.insert(s, (m, next as u32));
+                    self.swap.rd.insert(s, (m, next));
                     n += 1;
                 }
                 _ => break,
@@ -271,7 +271,7 @@ impl Kernel {
     /// An access by `tid` to page `index` of mapping `m` (handle_mm_fault when the page is
     /// not mapped, a plain memory access when it is). `Err` is the wait before retrying.
     pub fn touch(&mut self, tid: TaskId, m: u32, index: u64, write: bool) -> Result<(), Step> {
-        match self.mm.mappings[m as usize].slot(index) {
+        match self.mm.slot(m, index) {
             Slot::Page(p) => {
                 if self.mm.pages.locked(p) {
                     let t = self.page_io_completion(m, index).unwrap_or(self.now + 1).max(self.now + 1);
@@ -280,14 +280,13 @@ impl Kernel {
                 }
                 let first_touch = !self.mm.pages.young(p) && !self.mm.pages.referenced(p);
                 self.mm.pages.set_young(p);
-                let s = &self.mm.mappings[m as usize];
-                if s.swap_backed() {
-                    if let Some(slot) = s.swap_cache_slot(index) {
+                if self.mm.mappings[m as usize].swap_backed() {
+                    if let Some(slot) = self.mm.swap_cache_slot(m, index) {
                         // A write makes the swap copy stale (do_swap_page reuses the page
                         // and frees the slot); so does a full swap (try_to_free_swap).
                         if write || self.vm_swap_full() {
                             if !self.mm.pages.writeback(p) {
-                                self.mm.mappings[m as usize].set_swap_cache_slot(index, None);
+                                self.mm.set_swap_cache_slot(m, index, None);
                                 self.swap_free(slot);
                                 self.mm.pages.set_dirty(p);
                             }
@@ -339,7 +338,7 @@ impl Kernel {
 
     /// When the read of a locked page completes.
     fn page_io_completion(&self, m: u32, index: u64) -> Option<Ns> {
-        if let Some(slot) = self.mm.mappings[m as usize].swap_cache_slot(index) {
+        if let Some(slot) = self.mm.swap_cache_slot(m, index) {
             return self
                 .block
                 .reads
@@ -351,7 +350,7 @@ impl Kernel {
                 })
                 .min();
         }
-        self.block.read_completion(m, index as u32)
+        self.block.read_completion(m, index)
     }
 
     /// filemap_fault for a mapped file page not in the page cache: a major fault that reads
@@ -396,7 +395,7 @@ impl Kernel {
         let mut run: Option<(u64, u64)> = None;
         let mut done_at = self.now;
         for i in start..end {
-            let missing = !matches!(self.mm.mappings[m as usize].slot(i), Slot::Page(_));
+            let missing = !matches!(self.mm.slot(m, i), Slot::Page(_));
             if missing {
                 let p = match self.page_cache_alloc(tid) {
                     Ok(p) => p,
@@ -422,15 +421,15 @@ impl Kernel {
         if let Some((s, k)) = run {
             done_at = done_at.max(self.fault_submit(tid, dev, m, base, s, k));
         }
-        let t = self.block.read_completion(m, want as u32).unwrap_or(done_at).max(self.now + 1);
-        if let Slot::Page(p) = self.mm.mappings[m as usize].slot(want) {
+        let t = self.block.read_completion(m, want).unwrap_or(done_at).max(self.now + 1);
+        if let Slot::Page(p) = self.mm.slot(m, want) {
             self.wait_on_page_reason(tid, m, want, p);
         }
         Err(Step::SleepUntil { t, io: true })
     }
 
     fn fault_submit(&mut self, tid: TaskId, dev: u32, m: u32, base: u64, s: u64, k: u64) -> Ns {
-        let kind = ReqKind::PageRead { mapping: m, index: s as u32, n: k as u32 };
+        let kind = ReqKind::PageRead { mapping: m, index: s, n: k as u32 };
         self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
         self.account_read(tid, k * PAGE_SIZE);
         self.submit_bio(dev, Dir::Read, base + s * PAGE_SIZE, k * PAGE_SIZE, kind, Some(tid))
@@ -462,12 +461,20 @@ impl Kernel {
                 }
                 continue;
             };
-            if !m.live || m.nr_swapped == 0 || cur.index >= m.slots.len() as u64 {
+            if !m.live || m.nr_swapped == 0 {
                 cur.mapping += 1;
                 cur.index = 0;
                 continue;
             }
-            match super::decode_slot(m.slots[cur.index as usize]) {
+            // unuse_mapping walks the entries present (the swap entries and the pages
+            // readahead brought in), not every index.
+            let Some((index, slot)) = self.mm.next_slot(cur.mapping, cur.index, u64::MAX) else {
+                cur.mapping += 1;
+                cur.index = 0;
+                continue;
+            };
+            cur.index = index;
+            match slot {
                 Slot::Swap(slot) if slot >= start && slot < end => {
                     if n == budget {
                         break;
@@ -477,7 +484,7 @@ impl Kernel {
                     last = last.max(done);
                     n += 1;
                 }
-                Slot::Page(p) if n > 0 && self.mm.pages.locked(p) && m.swap_cache_slot(cur.index).is_some_and(|s| s >= start && s < end) => {
+                Slot::Page(p) if n > 0 && self.mm.pages.locked(p) && self.mm.swap_cache_slot(cur.mapping, cur.index).is_some_and(|s| s >= start && s < end) => {
                     // Read in by this batch's swap readahead: part of the batch's budget.
                     if n == budget {
                         break;
@@ -497,18 +504,19 @@ impl Kernel {
             if !self.mm.mappings[id].live || self.mm.mappings[id].nr_swapcache == 0 {
                 continue;
             }
-            for index in 0..self.mm.mappings[id].swap_cache.len() as u64 {
-                if let Some(slot) = self.mm.mappings[id].swap_cache_slot(index) {
-                    if slot >= start && slot < end {
-                        if let Some(p) = self.mm.mappings[id].page(index) {
-                            if self.mm.pages.writeback(p) {
-                                continue;
-                            }
-                            self.mm.pages.set_dirty(p);
+            let m = id as u32;
+            let mut at = 0;
+            while let Some((index, slot)) = self.mm.next_swap_cache(m, at) {
+                at = index + 1;
+                if slot >= start && slot < end {
+                    if let Some(p) = self.mm.page(m, index) {
+                        if self.mm.pages.writeback(p) {
+                            continue;
                         }
-                        self.mm.mappings[id].set_swap_cache_slot(index, None);
-                        self.swap_free(slot);
+                        self.mm.pages.set_dirty(p);
                     }
+                    self.mm.set_swap_cache_slot(m, index, None);
+                    self.swap_free(slot);
                 }
             }
         }

@@ -6,6 +6,7 @@
 use super::lru::{Lruvec, LruvecId};
 use super::page::{Lru, Pfn};
 use crate::profile::Profile;
+use super::xarray::XA_CHUNK_SHIFT;
 use crate::Kernel;
 use memtwin_procfs::VmItem;
 
@@ -15,31 +16,6 @@ const EVICTION_BITS: u32 = 29;
 const EVICTION_MASK: u64 = (1 << EVICTION_BITS) - 1;
 const WORKINGSET_BIT: u32 = 1 << EVICTION_BITS;
 
-/// Radix-tree nodes (xa_node, 64 slots) holding only shadow entries: the workingset
-/// list_lru that the shadow shrinker trims (workingset_update_node, count_shadow_nodes).
-#[derive(Default)]
-pub struct ShadowNodes {
-    /// (mapping, index >> XA_CHUNK_SHIFT) in the order they became shadow-only.
-    order: std::collections::VecDeque<(u32, u64)>,
-    members: std::collections::HashSet<(u32, u64)>,
-}
-
-const XA_CHUNK_SHIFT: u32 = 6;
-
-impl ShadowNodes {
-    pub fn len(&self) -> u64 {
-        self.members.len() as u64
-    }
-    pub fn is_empty(&self) -> bool {
-        self.members.is_empty()
-    }
-    /// A page entered the node: it is no longer shadow-only (workingset_update_node).
-    pub fn page_added(&mut self, m: u32, index: u64) {
-        if !self.members.is_empty() {
-            self.members.remove(&(m, index >> XA_CHUNK_SHIFT));
-        }
-    }
-}
 
 /// workingset_test_recent's decision: a refault at `distance` evictions/activations after
 /// the eviction comes back active if the page would have stayed resident with that much
@@ -68,54 +44,21 @@ pub fn refault_is_recent(distance: u64, lv: &Lruvec, prof: &Profile, file: bool,
 }
 
 impl Kernel {
-    /// workingset_update_node after a shadow was stored at `index` of mapping `m`: a node
-    /// whose entries are all shadows goes on the shadow list.
-    pub(crate) fn shadow_node_added(&mut self, m: u32, index: u64) {
-        let chunk = index >> XA_CHUNK_SHIFT;
-        if self.mm.shadow_nodes.members.contains(&(m, chunk)) || !self.node_shadow_only(m, chunk) {
-            return;
-        }
-        self.mm.shadow_nodes.members.insert((m, chunk));
-        self.mm.shadow_nodes.order.push_back((m, chunk));
-    }
-
-    fn node_shadow_only(&self, m: u32, chunk: u64) -> bool {
-        let s = &self.mm.mappings[m as usize];
-        if !s.live || s.swap_backed() {
-            return false;
-        }
-        let start = (chunk << XA_CHUNK_SHIFT) as usize;
-        let Some(slots) = s.slots.get(start..(start + (1 << XA_CHUNK_SHIFT)).min(s.slots.len())) else { return false };
-        let mut shadows = 0;
-        for &e in slots {
-            match super::decode_slot(e) {
-                super::Slot::Shadow(_) => shadows += 1,
-                super::Slot::Empty => {}
-                _ => return false,
-            }
-        }
-        shadows > 0
-    }
-
-    /// count_shadow_nodes + shadow_lru_isolate (the shadow-node shrinker, run with the
-    /// slab shrinkers from shrink_node): keep at most node_present_pages >> (XA_CHUNK_SHIFT
-    /// - 3) shadow-only nodes (~1.8% of memory in nodes); the oldest go first, and their
-    /// shadows with them (WORKINGSET_NODERECLAIM).
+    /// count_shadow_nodes + shadow_lru_isolate (the shadow-node shrinker, run with the slab
+    /// shrinkers from shrink_node). The shadow list holds the page-cache tree leaves whose
+    /// entries are all shadows (workingset_update_node keeps it as the trees change, see
+    /// `mm::xarray`); the shrinker keeps at most node_present_pages >> (XA_CHUNK_SHIFT - 3)
+    /// of them — a worst-case density of one shadow in 8 slots, about 1.8% of memory in
+    /// nodes — and frees the oldest first, their shadows with them (xa_delete_node,
+    /// WORKINGSET_NODERECLAIM).
     pub fn shrink_shadow_nodes(&mut self) {
         let max_nodes = self.mm.managed >> (XA_CHUNK_SHIFT - 3);
-        while self.mm.shadow_nodes.len() > max_nodes {
-            let Some((m, chunk)) = self.mm.shadow_nodes.order.pop_front() else { break };
-            if !self.mm.shadow_nodes.members.remove(&(m, chunk)) || !self.node_shadow_only(m, chunk) {
-                continue;
-            }
-            let start = chunk << XA_CHUNK_SHIFT;
-            let s = &mut self.mm.mappings[m as usize];
-            for index in start..start + (1 << XA_CHUNK_SHIFT) {
-                if let super::Slot::Shadow(_) = s.slot(index) {
-                    s.set_slot(index, 0);
-                    s.nrshadows -= 1;
-                }
-            }
+        while self.mm.xa.shadow_nodes() > max_nodes {
+            let Some(leaf) = self.mm.xa.oldest_shadow_node() else { break };
+            let m = self.mm.xa.node(leaf).owner();
+            let space = &mut self.mm.mappings[m as usize];
+            let n = space.i_pages.delete_leaf(&mut self.mm.xa, leaf);
+            space.nrshadows -= n as u64;
             self.vm.inc(VmItem::WorkingsetNodereclaim);
         }
     }

@@ -177,6 +177,12 @@ impl Dd {
         if !have_if {
             return Err("dd: reading standard input is not supported: give if=FILE (e.g. if=/dev/zero)".into());
         }
+        // An offset must fit in off_t (dd's skip/seek are multiplied out to a byte offset).
+        for (k, n, bs) in [("skip", d.skip, d.ibs), ("seek", d.seek, d.obs)] {
+            if n.checked_mul(bs).map_or(true, |b| b > i64::MAX as u64) {
+                return Err(format!("dd: invalid number: '{k}={n}': Value too large for defined data type (the byte offset {k} x block size must be below 8E)"));
+            }
+        }
         Ok(d)
     }
 

@@ -492,9 +492,13 @@ impl Program for Du {
 fn residency(k: &Kernel, path: &str) -> Option<(u64, u64, u32)> {
     let ino = k.fs.lookup(path)?;
     let i = &k.fs.inodes[ino as usize];
-    let m = &k.mm.mappings[i.mapping as usize];
     let pages = i.size.div_ceil(4096);
-    let res = (0..pages).filter(|&p| m.page(p).is_some()).count() as u64;
+    // Walk only the entries present (xa_find), not the whole range.
+    let (mut res, mut at) = (0u64, 0u64);
+    while let Some((idx, slot)) = k.mm.next_slot(i.mapping, at, pages) {
+        at = idx + 1;
+        res += matches!(slot, memtwin_kernel::mm::Slot::Page(_)) as u64;
+    }
     Some((res, pages, i.mapping))
 }
 
@@ -622,11 +626,10 @@ impl Program for Vmtouch {
             pages_t += pages;
             if self.verbose {
                 // 60 buckets: 'O' all resident, 'o' some, ' ' none.
-                let map = &k.mm.mappings[m as usize];
                 let mut bar = String::new();
                 for b in 0..60u64 {
                     let (lo, hi) = (b * pages / 60, ((b + 1) * pages / 60).max(b * pages / 60 + 1).min(pages));
-                    let n = (lo..hi).filter(|&i| map.page(i).is_some()).count() as u64;
+                    let n = (lo..hi).filter(|&i| k.mm.page(m, i).is_some()).count() as u64;
                     bar.push(if pages == 0 || n == 0 { ' ' } else if n == hi - lo { 'O' } else { 'o' });
                 }
                 out.push_str(&format!("{given}\n[{bar}] {res}/{pages}\n"));
@@ -704,7 +707,7 @@ impl Program for Pmap {
                     memtwin_kernel::mm::MappingKind::Shmem => "zero (deleted)".to_string(),
                     _ => k.fs.by_mapping.get(&m).map(|&ino| memtwin_kernel::fs::base_name(&k.fs.inodes[ino as usize].path).to_string()).unwrap_or_else(|| "libc.so.6".into()),
                 };
-                let kb = (s.slots.len() as u64 * 4).max(s.nrpages * 4);
+                let kb = (s.extent * 4).max(s.nrpages * 4);
                 let mode = if s.exec { "r-x--" } else if s.kind == memtwin_kernel::mm::MappingKind::Shmem { "rw-s-" } else { "r----" };
                 rows.push((addr, kb, s.nrpages * 4, s.nr_dirty * 4, mode, name));
                 addr += (kb * 1024).div_ceil(1 << 21) * (1 << 21) + (1 << 21);

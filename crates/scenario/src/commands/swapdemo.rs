@@ -370,7 +370,7 @@ impl Program for Memhog {
         // Run: execute its code in the system's shared libraries (mapped executable pages
         // stay young), then touch the working set, the first `active` fraction of its data.
         if let Some(lib) = k.system_libs {
-            let n = self.code_pages.min(k.mm.mappings[lib as usize].slots.len() as u64);
+            let n = self.code_pages.min(k.mm.mappings[lib as usize].extent);
             let end = (self.code_pos + BATCH).min(n);
             while self.code_pos < end {
                 if let Err(s) = k.touch(me, lib, self.code_pos, false) {
