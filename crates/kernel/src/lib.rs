@@ -11,6 +11,7 @@ pub mod host;
 mod kernel;
 pub mod mm;
 pub mod net;
+pub mod pipe;
 pub mod printk;
 pub mod proc;
 mod reboot;
