@@ -671,12 +671,12 @@ impl Lexer<'_> {
     fn read_heredoc(&mut self, tok: &mut Token, strip: bool) -> Result<(), ParseError> {
         let raw = self.src.get(tok.start..tok.end).unwrap_or("");
         let quoted = raw.contains(['\'', '"', '\\']);
-        let delim = match &tok.tok {
-            Tok::Word(w) => w.as_literal().ok_or_else(|| {
-                ParseError::new(tok.span, "a here-document delimiter must be plain text (as in << EOF or << 'EOF')")
-            })?,
-            _ => return Ok(()),
-        };
+        if !matches!(tok.tok, Tok::Word(_)) {
+            return Ok(());
+        }
+        // The delimiter is the word's text with quotes removed (no expansion: `<<$A` ends
+        // at a line `$A`).
+        let delim: String = raw.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
         let body_span = self.span();
         let mut body = String::new();
         loop {
@@ -722,8 +722,10 @@ impl Lexer<'_> {
                             _ => push_lit(&mut parts, "\\"),
                         }
                     }
-                    '$' => sub.lex_dollar(&mut parts, true)?,
-                    '`' => return Err(backquote_error(sub.span())),
+                    // Positions inside the body's copy are not the script's: an error
+                    // there is reported where the body starts.
+                    '$' => sub.lex_dollar(&mut parts, true).map_err(|e| ParseError::new(body_span, format!("in the here-document: {}", e.message)))?,
+                    '`' => return Err(backquote_error(body_span)),
                     _ => {
                         sub.bump();
                         push_char(&mut parts, c);
