@@ -51,6 +51,8 @@ pub struct Kernel {
     pub log: crate::printk::LogBuf,
     /// Captured output of redirected commands.
     pub buffers: Vec<String>,
+    /// Pipes (fs/pipe.c), by index; see `crate::pipe`.
+    pub pipes: Vec<crate::pipe::Pipe>,
     /// Interrupts since boot (/proc/stat intr).
     pub intr: u64,
     pub forks: u64,
@@ -232,6 +234,7 @@ impl Kernel {
             transcript: String::new(),
             log: Default::default(),
             buffers: Vec::new(),
+            pipes: Vec::new(),
             intr: 0,
             forks: 0,
             next_pid: 1,
@@ -380,6 +383,7 @@ impl Kernel {
         let tid = self.spawn_task(comm, cmdline, false, None, Some(program));
         self.tasks[tid as usize].stdout = stdout;
         self.tasks[tid as usize].stderr = stderr;
+        self.pipe_hold_ends(tid);
         tid
     }
 
@@ -401,15 +405,31 @@ impl Kernel {
             Sink::Terminal => self.transcript.push_str(text),
             Sink::Null => {}
             Sink::Buffer(i) => self.buffers[i as usize].push_str(text),
+            Sink::Pipe(_) => {}
         }
     }
     pub fn print(&mut self, tid: TaskId, text: &str) {
         let s = self.tasks[tid as usize].stdout;
+        if let Sink::Pipe(p) = s {
+            return self.pipe_write_text(tid, p, text.as_bytes());
+        }
         self.sink_write(s, text);
     }
     pub fn eprint(&mut self, tid: TaskId, text: &str) {
         let s = self.tasks[tid as usize].stderr;
+        if let Sink::Pipe(p) = s {
+            return self.pipe_write_text(tid, p, text.as_bytes());
+        }
         self.sink_write(s, text);
+    }
+    /// Write raw bytes to the task's standard output (a pipe takes them as they are;
+    /// elsewhere they are shown as text).
+    pub fn print_bytes(&mut self, tid: TaskId, data: &[u8]) {
+        let s = self.tasks[tid as usize].stdout;
+        if let Sink::Pipe(p) = s {
+            return self.pipe_write_text(tid, p, data);
+        }
+        self.sink_write(s, &String::from_utf8_lossy(data));
     }
     pub fn new_buffer(&mut self) -> u32 {
         self.buffers.push(String::new());
@@ -471,6 +491,7 @@ impl Kernel {
 
     fn do_exit(&mut self, tid: TaskId, code: i32) {
         self.reclaim_path_abort(tid);
+        self.pipe_release_ends(tid);
         for fd in 0..self.tasks[tid as usize].files.len() {
             if self.tasks[tid as usize].files[fd].is_some() {
                 let _ = self.sys_close(tid, fd);

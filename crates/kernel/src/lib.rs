@@ -13,6 +13,7 @@ pub mod host;
 mod kernel;
 pub mod mm;
 pub mod net;
+pub mod pipe;
 pub mod printk;
 pub mod proc;
 pub mod profile;

@@ -34,6 +34,8 @@ pub enum Sink {
     Null,
     /// A capture buffer (a redirected file), by index.
     Buffer(u32),
+    /// The write end of a pipe (`Kernel::pipes`), by index.
+    Pipe(u32),
 }
 
 pub struct Task {
@@ -49,6 +51,9 @@ pub struct Task {
     /// The file stdout is redirected to (`> PATH`, `>> PATH`: append), for programs that
     /// write data rather than text (cat of a device or file).
     pub stdout_file: Option<(String, bool)>,
+    /// Standard input is the read end of this pipe (otherwise it is the terminal, at end
+    /// of file for a script).
+    pub stdin_pipe: Option<u32>,
     /// Work charged during the current step, to be run as a CPU burst.
     pub pending_user: Ns,
     pub pending_sys: Ns,
@@ -122,6 +127,7 @@ impl Task {
             stdout: Sink::Terminal,
             stderr: Sink::Terminal,
             stdout_file: None,
+            stdin_pipe: None,
             pending_user: 0,
             pending_sys: 0,
             after_burst: None,

@@ -1,6 +1,7 @@
 //! Scenarios: the shell-like language, the built-in commands (workloads) and the runner
 //! that replays a script on a simulated machine.
 
+mod builtins;
 pub mod commands;
 mod guard;
 pub mod lang;
@@ -230,62 +231,169 @@ pub fn machine_directive(text: &str) -> Option<String> {
 }
 
 /// Check every command whose words are plain text before anything runs, so that a typo on
-/// the last line is reported at once with its line number.
-fn validate(items: &[lang::ListItem], file: &str) -> Result<(), RunError> {
+/// the last line is reported at once with its line number. Every problem is reported, one
+/// line each, in script order.
+fn validate(script: &lang::Script, file: &str) -> Result<(), RunError> {
+    let mut funcs = std::collections::BTreeSet::new();
+    collect_funcs(&script.items, &mut funcs);
+    let mut errors = Vec::new();
+    validate_list(&script.items, file, &funcs, &mut errors);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::bad_input(errors.join("\n")))
+    }
+}
+
+fn collect_funcs(items: &[lang::ListItem], out: &mut std::collections::BTreeSet<String>) {
     use lang::Command;
-    let captures = std::collections::HashMap::new();
-    let fail = |line: u32, m: String| RunError::bad_input(one_line(&format!("{file}:{line}: {m}")));
     for item in items {
-        if item.background
-            && (!item.and_or.rest.is_empty() || item.and_or.first.commands.len() != 1 || !matches!(item.and_or.first.commands[0], Command::Simple(_)))
-        {
-            return Err(fail(item.span.line, "only a single simple command can run in the background ('cmd &')".into()));
-        }
         let pipes = std::iter::once(&item.and_or.first).chain(item.and_or.rest.iter().map(|(_, p)| p));
         for p in pipes {
-            if p.commands.len() > 1 {
-                return Err(fail(p.span.line, "pipelines ('a | b') are not supported; redirect to a file or /dev/null instead".into()));
-            }
             for c in &p.commands {
                 match c {
-                    Command::Simple(sc) => {
-                        let words: Option<Vec<String>> = sc.words.iter().map(|w| w.as_literal()).collect();
-                        let Some(words) = words else { continue };
-                        let Some(name) = words.first() else { continue };
-                        let line = sc.span.line;
-                        if name == "echo" {
-                            for r in &sc.redirects {
-                                if let Some(t) = r.target.as_literal().filter(|t| t.starts_with("/proc/")) {
-                                    commands::proc_write(&t, "0").map_err(|m| fail(line, m))?;
-                                }
-                            }
-                        }
-                        if runner::BUILTINS.contains(&name.as_str()) {
-                            if name == "sleep" {
-                                commands::parse_sleep(&words[1..]).map_err(|m| fail(line, m))?;
-                            }
-                            if name == "timeout" && words.len() > 2 {
-                                commands::build(&words[2], &words[3..], "/root", &captures).map_err(|m| fail(line, m))?;
-                            }
-                            continue;
-                        }
-                        commands::build(name, &words[1..], "/root", &captures).map_err(|m| fail(line, m))?;
+                    Command::FuncDef(f) => {
+                        out.insert(f.name.clone());
+                        collect_funcs(&[lang::ListItem { and_or: lang::AndOr { first: lang::Pipeline { commands: vec![(*f.body).clone()], timed: false, time_posix: false, negated: false, source: String::new(), span: f.span }, rest: Vec::new() }, background: false, span: f.span }], out);
                     }
-                    Command::For(f) => validate(&f.body, file)?,
+                    Command::For(f) => collect_funcs(&f.body, out),
+                    Command::While(w) => {
+                        collect_funcs(&w.cond, out);
+                        collect_funcs(&w.body, out);
+                    }
                     Command::If(i) => {
                         for (c, b) in &i.branches {
-                            validate(c, file)?;
-                            validate(b, file)?;
+                            collect_funcs(c, out);
+                            collect_funcs(b, out);
                         }
                         if let Some(e) = &i.else_body {
-                            validate(e, file)?;
+                            collect_funcs(e, out);
                         }
                     }
+                    Command::Case(c) => {
+                        for (_, b) in &c.arms {
+                            collect_funcs(b, out);
+                        }
+                    }
+                    Command::Group(g) => collect_funcs(&g.body, out),
+                    Command::Simple(_) | Command::Arith(_) => {}
                 }
             }
         }
     }
-    Ok(())
+}
+
+fn validate_words(words: &[lang::Word], file: &str, funcs: &std::collections::BTreeSet<String>, errors: &mut Vec<String>) {
+    for w in words {
+        for p in &w.parts {
+            if let lang::WordPart::CmdSubst { script, .. } = p {
+                validate_list(&script.items, file, funcs, errors);
+            }
+        }
+    }
+}
+
+fn validate_command(c: &lang::Command, file: &str, funcs: &std::collections::BTreeSet<String>, errors: &mut Vec<String>) {
+    use lang::Command;
+    let captures = std::collections::HashMap::new();
+    let mut fail = |line: u32, m: String| errors.push(one_line(&format!("{file}:{line}: {m}")));
+    match c {
+        Command::Simple(sc) => {
+            let targets: Vec<lang::Word> = sc.redirects.iter().map(|r| r.target.clone()).collect();
+            let mut inner = Vec::new();
+            validate_words(&sc.words, file, funcs, &mut inner);
+            validate_words(&targets, file, funcs, &mut inner);
+            for (_, w) in &sc.assignments {
+                validate_words(std::slice::from_ref(w), file, funcs, &mut inner);
+            }
+            let words: Option<Vec<String>> = sc.words.iter().map(|w| w.as_literal()).collect();
+            let Some(words) = words else {
+                errors.append(&mut inner);
+                return;
+            };
+            let Some(name) = words.first() else {
+                errors.append(&mut inner);
+                return;
+            };
+            let line = sc.span.line;
+            if name == "echo" || name == "printf" {
+                for r in &sc.redirects {
+                    if let Some(t) = r.target.as_literal().filter(|t| t.starts_with("/proc/sys/")) {
+                        if let Err(m) = commands::proc_write(&t, "0") {
+                            fail(line, m);
+                        }
+                    }
+                }
+            }
+            let ctx = commands::text::Ctx { cwd: "/root", captures: &captures, k: None };
+            if funcs.contains(name) {
+            } else if runner::BUILTINS.contains(&name.as_str()) {
+                if name == "sleep" && !(words.len() == 2 && words[1] == "infinity") {
+                    if let Err(m) = commands::parse_sleep(&words[1..]) {
+                        fail(line, m);
+                    }
+                }
+                if name == "timeout" && words.len() > 2 {
+                    let r = match commands::text::build(&words[2], &words[3..], &ctx, commands::text::Input::Tty) {
+                        Some(r) => r.map(|_| ()),
+                        None => commands::build(&words[2], &words[3..], "/root", &captures).map(|_| ()),
+                    };
+                    if let Err(m) = r {
+                        fail(line, m);
+                    }
+                }
+            } else {
+                let r = match commands::text::build(name, &words[1..], &ctx, commands::text::Input::Tty) {
+                    Some(r) => r.map(|_| ()),
+                    None => commands::build(name, &words[1..], "/root", &captures).map(|_| ()),
+                };
+                if let Err(m) = r {
+                    fail(line, m);
+                }
+            }
+            errors.append(&mut inner);
+        }
+        Command::For(f) => {
+            validate_words(&f.words, file, funcs, errors);
+            validate_list(&f.body, file, funcs, errors);
+        }
+        Command::While(w) => {
+            validate_list(&w.cond, file, funcs, errors);
+            validate_list(&w.body, file, funcs, errors);
+        }
+        Command::If(i) => {
+            for (c, b) in &i.branches {
+                validate_list(c, file, funcs, errors);
+                validate_list(b, file, funcs, errors);
+            }
+            if let Some(e) = &i.else_body {
+                validate_list(e, file, funcs, errors);
+            }
+        }
+        Command::Case(c) => {
+            for (_, b) in &c.arms {
+                validate_list(b, file, funcs, errors);
+            }
+        }
+        Command::Group(g) => validate_list(&g.body, file, funcs, errors),
+        Command::FuncDef(f) => validate_command(&f.body, file, funcs, errors),
+        Command::Arith(_) => {}
+    }
+}
+
+fn validate_list(items: &[lang::ListItem], file: &str, funcs: &std::collections::BTreeSet<String>, errors: &mut Vec<String>) {
+    use lang::Command;
+    for item in items {
+        if item.background && (!item.and_or.rest.is_empty() || !item.and_or.first.commands.iter().all(|c| matches!(c, Command::Simple(_)))) {
+            errors.push(one_line(&format!("{file}:{}: only a command or a pipeline of commands can run in the background ('cmd &', 'a | b &')", item.span.line)));
+        }
+        let pipes = std::iter::once(&item.and_or.first).chain(item.and_or.rest.iter().map(|(_, p)| p));
+        for p in pipes {
+            for c in &p.commands {
+                validate_command(c, file, funcs, errors);
+            }
+        }
+    }
 }
 
 /// Replay a scenario. Deterministic for a given seed.
@@ -338,8 +446,10 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
         }
         (None, None) => (DEFAULT_SCENARIO_NAME.to_string(), DEFAULT_SCENARIO.to_string()),
     };
-    let script = lang::parse(&text).map_err(|e| err(one_line(&format!("{file}:{}:{}: {}", e.line, e.col, e.message))))?;
-    validate(&script.items, &file)?;
+    let script = lang::parse_all(&text).map_err(|es| {
+        err(es.iter().map(|e| one_line(&format!("{file}:{}:{}: {}", e.line, e.col, e.message))).collect::<Vec<_>>().join("\n"))
+    })?;
+    validate(&script, &file)?;
     let spec = if !opts.machine.is_empty() {
         opts.machine.clone()
     } else {

@@ -4,7 +4,7 @@
 //! the /proc counters are sampled into the series.
 
 use crate::commands::{self, Cmd};
-use crate::lang::{self, AndOr, Command, Connector, ListItem, Pipeline, RedirOp, SimpleCommand, Span};
+use crate::lang::{self, AndOr, Command, Connector, ListItem, Pipeline, RedirOp, Redirect, SimpleCommand, Span, Word, WordPart};
 use crate::{CommandRecord, RunError, Series};
 use memtwin_kernel::{Kernel, Ns, Sink, TaskId, NS_PER_SEC};
 use std::collections::HashMap;
@@ -13,7 +13,10 @@ use std::collections::HashMap;
 pub const MAX_SIM_NS: Ns = 7 * 24 * 3600 * NS_PER_SEC;
 
 /// Commands the shell itself carries out.
-pub const BUILTINS: &[&str] = &["true", ":", "false", "set", "export", "cd", "exit", "wait", "sleep", "crash", "reboot", "timeout"];
+pub const BUILTINS: &[&str] = &[
+    "true", ":", "false", "set", "export", "readonly", "declare", "typeset", "local", "unset", "shift", "cd", "pwd", "exit",
+    "return", "break", "continue", "wait", "kill", "read", "let", "test", "[", "[[", "sleep", "crash", "reboot", "timeout",
+];
 
 /// Why execution of the script stops early.
 enum Stop {
@@ -22,6 +25,11 @@ enum Stop {
     Error(RunError),
     /// A limit was reached or the run was interrupted (`Shell::guard` says which).
     Limit,
+    /// `break N` / `continue N`: leave / go on with the Nth enclosing loop.
+    Break(u32),
+    Continue(u32),
+    /// `return N` from a shell function.
+    Return(i32),
 }
 
 pub struct Shell {
@@ -34,8 +42,6 @@ pub struct Shell {
     cwd: String,
     /// Redirect targets captured as text: path -> buffer.
     captures: HashMap<String, u32>,
-    /// The process id of the last command started with `&` ($!).
-    last_bg_pid: Option<u32>,
     pub series: Series,
     /// One record per top-level command, in script order.
     pub commands: Vec<CommandRecord>,
@@ -45,6 +51,25 @@ pub struct Shell {
     reclaim_passes: [Vec<u64>; 2],
     /// Tasks of the commands being recorded: (task, index in `commands`).
     task_records: Vec<(TaskId, usize)>,
+    /// `$$`
+    shell_pid: u32,
+    /// `$!`
+    last_bg_pid: Option<u32>,
+    /// `$1`...
+    positional: Vec<String>,
+    funcs: HashMap<String, std::rc::Rc<Command>>,
+    /// Per running function: its `local` variables and their values outside.
+    locals: Vec<Vec<(String, Option<String>)>>,
+    func_depth: u32,
+    /// Default standard output and error of commands (a `$(...)` or a block's redirection
+    /// changes them).
+    out: Out,
+    err_out: Out,
+    /// The shell's standard input (`read`), when a block reads a file or a pipe.
+    stdin: Option<ShellIn>,
+    pipefail: bool,
+    /// Inside a condition (`if`, `while`, ...): `set -e` does not apply.
+    errexit_ok: u32,
     /// Limits and output streaming.
     pub(crate) guard: crate::guard::Guard,
 }
@@ -69,17 +94,29 @@ impl Shell {
             jobs: Vec::new(),
             cwd: "/root".to_string(),
             captures: HashMap::new(),
-            last_bg_pid: None,
             series: Series::default(),
             commands: Vec::new(),
             next_tick: 0,
             depth: 0,
             reclaim_passes: [Vec::new(), Vec::new()],
             task_records: Vec::new(),
+            shell_pid: 0,
+            last_bg_pid: None,
+            positional: Vec::new(),
+            funcs: HashMap::new(),
+            locals: Vec::new(),
+            func_depth: 0,
+            out: Out { sink: Sink::Terminal, file: None },
+            err_out: Out { sink: Sink::Terminal, file: None },
+            stdin: None,
+            pipefail: false,
+            errexit_ok: 0,
             guard: Default::default(),
         };
         s.vars.insert("HOME".into(), "/root".into());
         s.vars.insert("PWD".into(), "/root".into());
+        // The login shell's pid: the first after the system's own tasks.
+        s.shell_pid = s.k.tasks.iter().map(|t| t.pid).max().unwrap_or(0) + 1;
         s.sample();
         s
     }
@@ -95,6 +132,8 @@ impl Shell {
             Err(Stop::Exit(c)) => c,
             Err(Stop::Error(e)) => return Err(e),
             Err(Stop::Limit) => self.status,
+            Err(Stop::Break(_) | Stop::Continue(_)) => self.status,
+            Err(Stop::Return(c)) => c,
         };
         // The terminal session ends: whatever still runs in the background is stopped.
         for j in std::mem::take(&mut self.jobs) {
@@ -189,15 +228,10 @@ impl Shell {
         }
     }
 
-    fn wait_task(&mut self, span: Span, tid: TaskId) -> Result<i32, Stop> {
-        self.run_while(span, &mut |k| k.task_exited(tid))?;
-        Ok(self.collect(tid, true))
-    }
-
     /// waitpid: the exit status of an exited child; its task slot is released.
     /// `report_kill`: bash's own child (not one run under `timeout`) died of SIGKILL.
     fn collect(&mut self, tid: TaskId, report_kill: bool) -> i32 {
-        if report_kill && self.k.tasks[tid as usize].killed {
+        if report_kill && self.k.tasks[tid as usize].killed && self.k.tasks[tid as usize].exit_code == Some(137) {
             // bash reports a foreground job killed by SIGKILL.
             self.k.transcript.push_str("Killed\n");
         }
@@ -238,21 +272,137 @@ impl Shell {
         }
     }
 
-    // ---- Lists ------------------------------------------------------------------------
+    // ---- Variables and expansion ----------------------------------------------------------
 
     fn lookup(&self) -> impl Fn(&str) -> Option<String> + '_ {
-        move |name: &str| {
-            if name == "?" {
-                Some(self.status.to_string())
-            } else if name == "$" {
-                self.k.memcg.shell_pid.map(|p| p.to_string())
-            } else if name == "!" {
-                Some(self.last_bg_pid.map_or(String::new(), |p| p.to_string()))
-            } else {
-                self.vars.get(name).cloned()
+        move |name: &str| match name {
+            "?" => Some(self.status.to_string()),
+            "$" => Some(self.k.memcg.shell_pid.unwrap_or(self.shell_pid).to_string()),
+            "!" => self.last_bg_pid.map(|p| p.to_string()),
+            "#" => Some(self.positional.len().to_string()),
+            "@" | "*" => Some(self.positional.join(" ")),
+            "0" => Some(self.file.clone()),
+            n if n.len() == 1 && n.as_bytes()[0].is_ascii_digit() => {
+                self.positional.get(usize::from(n.as_bytes()[0] - b'1')).cloned()
             }
+            n if n.starts_with('#') && n.len() > 1 => {
+                Some(self.vars.get(&n[1..]).map_or(0, |v| v.chars().count()).to_string())
+            }
+            n => self.vars.get(n).cloned(),
         }
     }
+
+    /// Evaluate an arithmetic expression on the shell's variables.
+    fn arith(&mut self, span: Span, expr: &str) -> Result<i64, Stop> {
+        struct Vars<'a>(&'a mut Shell);
+        impl lang::arith::ArithVars for Vars<'_> {
+            fn get(&self, n: &str) -> Option<String> {
+                (self.0.lookup())(n)
+            }
+            fn set(&mut self, n: &str, v: i64) {
+                self.0.set_var(n, v.to_string());
+            }
+        }
+        // `$NAME` and `$(...)` inside are expanded first (bash expands the text, then
+        // evaluates it).
+        let text = if expr.contains("$(") {
+            let w = match lang::parse(&format!("echo \"{}\"", expr.replace('"', "\\\""))) {
+                Ok(s) => s,
+                Err(e) => return Err(Stop::Error(self.err(span, e.message))),
+            };
+            match w.items.first().map(|i| &i.and_or.first.commands[0]) {
+                Some(Command::Simple(c)) if c.words.len() == 2 => self.expand_word(&c.words[1])?,
+                _ => expr.to_string(),
+            }
+        } else {
+            expr.to_string()
+        };
+        match lang::arith::eval(&text, &mut Vars(self)) {
+            Ok(v) => Ok(v),
+            Err(m) => Err(Stop::Error(self.err(span, m))),
+        }
+    }
+
+    fn set_var(&mut self, name: &str, value: String) {
+        if let Some(frame) = self.locals.last_mut() {
+            if frame.iter().any(|(n, _)| n == name) {
+                // A local of the running function: `vars` holds its current value.
+            }
+        }
+        self.vars.insert(name.to_string(), value);
+    }
+
+    /// The values of a word's `$(...)` and `$((...))` parts (the commands run now).
+    fn part_values(&mut self, w: &Word) -> Result<lang::expand::PartValues, Stop> {
+        let mut vals = Vec::with_capacity(w.parts.len());
+        for p in &w.parts {
+            vals.push(match p {
+                WordPart::CmdSubst { script, .. } => Some(self.command_output(script)?),
+                WordPart::Arith { expr, .. } => Some(self.arith(w.span, expr)?.to_string()),
+                _ => None,
+            });
+        }
+        Ok(vals)
+    }
+
+    fn needs_run(w: &Word) -> bool {
+        w.parts.iter().any(|p| matches!(p, WordPart::CmdSubst { .. } | WordPart::Arith { .. }))
+    }
+
+    /// A word as one string (assignments, redirection targets, `case` words).
+    fn expand_word(&mut self, w: &Word) -> Result<String, Stop> {
+        if !Self::needs_run(w) {
+            return Ok(w.expand(&self.lookup()));
+        }
+        let vals = self.part_values(w)?;
+        Ok(w.expand_with(&self.lookup(), &vals))
+    }
+
+    /// Words to arguments: substitutions run, fields split, braces expanded.
+    fn expand_argv(&mut self, words: &[Word]) -> Result<Vec<String>, Stop> {
+        let mut out = Vec::new();
+        for w in words {
+            if Self::needs_run(w) {
+                let vals = self.part_values(w)?;
+                w.expand_fields_with(&self.lookup(), &vals, &mut out);
+            } else {
+                out.extend(w.expand_fields(&self.lookup()));
+            }
+        }
+        Ok(out)
+    }
+
+    /// `$(...)`: run the commands with their standard output captured; trailing newlines
+    /// are removed.
+    fn command_output(&mut self, script: &lang::Script) -> Result<String, Stop> {
+        let b = self.k.new_buffer();
+        let saved = std::mem::replace(&mut self.out, Out { sink: Sink::Buffer(b), file: None });
+        self.depth += 1;
+        let r = self.exec_list(&script.items);
+        self.depth -= 1;
+        self.out = saved;
+        let mut text = std::mem::take(&mut self.k.buffers[b as usize]);
+        match r {
+            Ok(()) | Err(Stop::Exit(_)) => {}
+            Err(e) => return Err(e),
+        }
+        while text.ends_with('\n') {
+            text.pop();
+        }
+        Ok(text)
+    }
+
+    /// A message the shell itself prints (bash's errors), to the given stream.
+    fn shell_err(&mut self, sink: Sink, msg: &str) {
+        match sink {
+            Sink::Terminal => self.k.transcript.push_str(msg),
+            Sink::Null => {}
+            Sink::Buffer(b) => self.k.buffers[b as usize].push_str(msg),
+            Sink::Pipe(p) => self.k.pipes[p as usize].buf.extend(msg.as_bytes()),
+        }
+    }
+
+    // ---- Lists ------------------------------------------------------------------------
 
     fn exec_list(&mut self, items: &[ListItem]) -> Result<(), Stop> {
         for item in items {
@@ -325,93 +475,103 @@ impl Shell {
     }
 
     fn exec_background(&mut self, item: &ListItem) -> Result<(), Stop> {
-        if !item.and_or.rest.is_empty() || item.and_or.first.commands.len() != 1 || item.and_or.first.timed {
-            return Err(Stop::Error(self.err(item.span, "only a single simple command can run in the background ('cmd &')")));
+        let p = &item.and_or.first;
+        if !item.and_or.rest.is_empty() || p.timed || !p.commands.iter().all(|c| matches!(c, Command::Simple(_))) {
+            return Err(Stop::Error(self.err(item.span, "only a command or a pipeline of commands can run in the background ('cmd &', 'a | b &')")));
         }
-        match &item.and_or.first.commands[0] {
-            Command::Simple(c) => {
-                if let Some(tid) = self.start_simple(c)? {
-                    self.jobs.push(tid);
-                    self.last_bg_pid = Some(self.k.pid_of(tid));
-                    if self.depth > 0 {
-                        // A job started inside a loop or `if` runs beside the commands
-                        // that follow: it is not counted in any record.
-                        self.task_records.retain(|&(t, _)| t != tid);
-                    }
-                }
-                self.status = 0;
-                Ok(())
+        let tids = self.start_pipeline(p, true)?;
+        if let Some(&last) = tids.last() {
+            self.last_bg_pid = Some(self.k.pid_of(last));
+            if self.depth > 0 {
+                // A job started inside a loop or `if` runs beside the commands that
+                // follow: it is not counted in any record.
+                self.task_records.retain(|&(t, _)| !tids.contains(&t));
             }
-            _ => Err(Stop::Error(self.err(item.span, "'for' and 'if' blocks cannot run in the background"))),
         }
+        self.jobs.extend(tids);
+        self.status = 0;
+        Ok(())
     }
 
     fn exec_and_or(&mut self, ao: &AndOr) -> Result<(), Stop> {
         let mut status = self.exec_pipeline(&ao.first)?;
-        for (c, p) in &ao.rest {
+        let mut last_ran = 0;
+        for (i, (c, p)) in ao.rest.iter().enumerate() {
             let run = match c {
                 Connector::And => status == 0,
                 Connector::Or => status != 0,
             };
             if run {
                 status = self.exec_pipeline(p)?;
+                last_ran = i + 1;
             }
         }
         self.status = status;
-        if self.errexit && status != 0 {
+        let negated_last = if last_ran == 0 { ao.first.negated } else { ao.rest[last_ran - 1].1.negated };
+        if last_ran != ao.rest.len() {
+            // The failing command was not the last of the list.
+            return Ok(());
+        }
+        // set -e ignores a failing command that is not the last of an && / || list, and a
+        // negated pipeline.
+        if self.errexit && status != 0 && self.errexit_ok == 0 && !negated_last {
             return Err(Stop::Exit(status));
         }
         Ok(())
     }
 
     fn exec_pipeline(&mut self, p: &Pipeline) -> Result<i32, Stop> {
-        if p.commands.len() > 1 {
-            return Err(Stop::Error(self.err(p.span, "pipelines ('a | b') are not supported; redirect to a file or /dev/null instead")));
-        }
         let start = self.k.now;
         let (u0, s0) = self.children_cpu();
-        let status = match &p.commands[0] {
-            Command::Simple(c) => self.exec_simple(c)?,
-            Command::For(f) => {
-                let words = lang::expand_words(&f.words, &self.lookup());
-                self.depth += 1;
-                for w in words {
-                    self.vars.insert(f.var.clone(), w);
-                    let r = self.exec_list(&f.body);
-                    if r.is_err() {
-                        self.depth -= 1;
-                        return r.map(|_| 0);
-                    }
+        let mut status = if p.commands.len() == 1 {
+            self.exec_command(&p.commands[0])?
+        } else if p.commands.iter().all(|c| matches!(c, Command::Simple(_))) {
+            let tids = self.start_pipeline(p, false)?;
+            self.wait_pipeline(p.span, &tids)?
+        } else {
+            // A loop or block in a pipeline (`cmd | while read x; do ...; done | tail -1`):
+            // the shell runs it itself, so the pipeline runs in stages: each stage's output
+            // is kept and is the next stage's input. Runs of plain commands are one stage of
+            // concurrent tasks.
+            let mut stages: Vec<Vec<Command>> = Vec::new();
+            for c in &p.commands {
+                match (c, stages.last_mut()) {
+                    (Command::Simple(_), Some(last)) if matches!(last.last(), Some(Command::Simple(_))) => last.push(c.clone()),
+                    _ => stages.push(vec![c.clone()]),
                 }
-                self.depth -= 1;
-                self.status
             }
-            Command::If(i) => {
-                self.depth += 1;
-                let mut ran = false;
-                let saved = self.errexit;
-                for (cond, body) in &i.branches {
-                    self.errexit = false;
-                    let r = self.exec_list(cond);
-                    self.errexit = saved;
-                    r?;
-                    if self.status == 0 {
-                        self.exec_list(body)?;
-                        ran = true;
-                        break;
-                    }
+            let n = stages.len();
+            let mut input: Option<String> = None;
+            let mut status = 0;
+            for (i, stage) in stages.into_iter().enumerate() {
+                let b = if i + 1 < n { Some(self.k.new_buffer()) } else { None };
+                let saved_out = b.map(|b| std::mem::replace(&mut self.out, Out { sink: Sink::Buffer(b), file: None }));
+                let saved_in = match input.take() {
+                    Some(text) => Some(self.stdin.replace(ShellIn { text, pos: 0 })),
+                    None => None,
+                };
+                let r = if stage.len() == 1 && !matches!(stage[0], Command::Simple(_)) {
+                    self.exec_command(&stage[0])
+                } else {
+                    let sub = Pipeline { commands: stage, timed: false, negated: false, ..p.clone() };
+                    self.start_pipeline(&sub, false).and_then(|t| self.wait_pipeline(p.span, &t))
+                };
+                if let Some(si) = saved_in {
+                    self.stdin = si;
                 }
-                if !ran {
-                    if let Some(e) = &i.else_body {
-                        self.exec_list(e)?;
-                    } else {
-                        self.status = 0;
-                    }
+                if let Some(o) = saved_out {
+                    self.out = o;
                 }
-                self.depth -= 1;
-                self.status
+                status = r?;
+                if let Some(b) = b {
+                    input = Some(std::mem::take(&mut self.k.buffers[b as usize]));
+                }
             }
+            status
         };
+        if p.negated {
+            status = i32::from(status == 0);
+        }
         if p.timed {
             let real = self.k.now - start;
             let (u1, s1) = self.children_cpu();
@@ -421,144 +581,625 @@ impl Shell {
         Ok(status)
     }
 
+    /// Start every command of a pipeline as a task, connected by pipes. Built-ins of the
+    /// shell that have no program run at once (and write nothing to the pipe).
+    fn start_pipeline(&mut self, p: &Pipeline, background: bool) -> Result<Vec<TaskId>, Stop> {
+        let n = p.commands.len();
+        let mut tids = Vec::new();
+        let mut prev: Option<u32> = None;
+        for (i, c) in p.commands.iter().enumerate() {
+            let Command::Simple(c) = c else { continue };
+            let next = if i + 1 < n { Some(self.k.pipe_create()) } else { None };
+            let io = PipeIo { stdin: prev, stdout: next, as_task: n > 1 || background };
+            if let Some(t) = self.start_simple(c, io)? {
+                tids.push(t);
+            }
+            prev = next;
+        }
+        Ok(tids)
+    }
+
+    /// Wait for every task of a pipeline; the status is the last one's (with `set -o
+    /// pipefail`: the last non-zero one).
+    fn wait_pipeline(&mut self, span: Span, tids: &[TaskId]) -> Result<i32, Stop> {
+        if tids.is_empty() {
+            return Ok(self.status);
+        }
+        let all: Vec<TaskId> = tids.to_vec();
+        self.run_while(span, &mut |k| all.iter().all(|&t| k.task_exited(t)))?;
+        let mut status = 0;
+        let mut fail = 0;
+        for &t in tids {
+            status = self.collect(t, true);
+            if status != 0 {
+                fail = status;
+            }
+        }
+        Ok(if self.pipefail { fail } else { status })
+    }
+
     /// CPU time of all finished user tasks (the shell's children), as the kernel
     /// accumulates it when each exits.
     fn children_cpu(&self) -> (u64, u64) {
         (self.k.children_utime, self.k.children_stime)
     }
 
+    // ---- Compound commands ------------------------------------------------------------
+
+    fn exec_command(&mut self, cmd: &Command) -> Result<i32, Stop> {
+        match cmd {
+            Command::Simple(c) => self.exec_simple(c),
+            Command::FuncDef(f) => {
+                self.funcs.insert(f.name.clone(), std::rc::Rc::new((*f.body).clone()));
+                self.status = 0;
+                Ok(0)
+            }
+            Command::Arith(a) => {
+                let v = self.arith(a.span, &a.expr)?;
+                self.status = i32::from(v == 0);
+                Ok(self.status)
+            }
+            other => {
+                let redirects = other.redirects().to_vec();
+                let span = other.span();
+                self.with_redirects(span, &redirects, |sh| sh.exec_compound(other))
+            }
+        }
+    }
+
+    /// Run `f` with the shell's input and output redirected for a whole block.
+    fn with_redirects(&mut self, span: Span, redirects: &[Redirect], f: impl FnOnce(&mut Shell) -> Result<i32, Stop>) -> Result<i32, Stop> {
+        if redirects.is_empty() {
+            return f(self);
+        }
+        let saved_out = self.out.clone();
+        let saved_err = self.err_out.clone();
+        let saved_in = self.stdin.clone();
+        let r = (|| {
+            for r in redirects {
+                let target = self.expand_word(&r.target)?;
+                match r.op {
+                    RedirOp::In | RedirOp::HereDoc => {
+                        let text = if r.op == RedirOp::HereDoc { target } else { self.file_text(r.span, &target)? };
+                        self.stdin = Some(ShellIn { text, pos: 0 });
+                    }
+                    RedirOp::Out | RedirOp::Append | RedirOp::OutErr | RedirOp::AppendErr => {
+                        let o = self.open_out(r.span, &target, matches!(r.op, RedirOp::Append | RedirOp::AppendErr))?;
+                        if r.fd == 2 || matches!(r.op, RedirOp::OutErr | RedirOp::AppendErr) {
+                            self.err_out = o.clone();
+                        }
+                        if r.fd == 1 {
+                            self.out = o;
+                        }
+                    }
+                    RedirOp::DupOut => match (r.fd, target.as_str()) {
+                        (2, "1") => self.err_out = self.out.clone(),
+                        (1, "2") => self.out = self.err_out.clone(),
+                        _ => {}
+                    },
+                }
+            }
+            Ok(())
+        })();
+        let r = r.and_then(|()| f(self));
+        self.out = saved_out;
+        self.err_out = saved_err;
+        self.stdin = saved_in;
+        let _ = span;
+        r
+    }
+
+    fn exec_compound(&mut self, cmd: &Command) -> Result<i32, Stop> {
+        self.depth += 1;
+        let r = self.exec_compound_inner(cmd);
+        self.depth -= 1;
+        r
+    }
+
+    /// Run a loop body; `Ok(true)` when a `break` ends the loop.
+    fn loop_body(&mut self, body: &[ListItem]) -> Result<bool, Stop> {
+        match self.exec_list(body) {
+            Ok(()) => Ok(false),
+            Err(Stop::Break(n)) if n > 1 => Err(Stop::Break(n - 1)),
+            Err(Stop::Break(_)) => Ok(true),
+            Err(Stop::Continue(n)) if n > 1 => Err(Stop::Continue(n - 1)),
+            Err(Stop::Continue(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Run a condition list: `set -e` does not apply inside it.
+    fn condition(&mut self, cond: &[ListItem]) -> Result<i32, Stop> {
+        self.errexit_ok += 1;
+        let r = self.exec_list(cond);
+        self.errexit_ok -= 1;
+        r?;
+        Ok(self.status)
+    }
+
+    fn exec_compound_inner(&mut self, cmd: &Command) -> Result<i32, Stop> {
+        match cmd {
+            Command::For(f) => {
+                let words = self.expand_argv(&f.words)?;
+                self.status = 0;
+                for w in words {
+                    self.set_var(&f.var, w);
+                    if self.loop_body(&f.body)? {
+                        break;
+                    }
+                }
+                Ok(self.status)
+            }
+            Command::While(w) => {
+                let mut last = 0;
+                loop {
+                    let c = self.condition(&w.cond)?;
+                    if (c == 0) == w.until {
+                        break;
+                    }
+                    let brk = self.loop_body(&w.body)?;
+                    last = self.status;
+                    if brk {
+                        break;
+                    }
+                    // A loop that does nothing but test would spin without time passing.
+                    if self.guard.poll(&self.k, true, false) {
+                        return Err(Stop::Limit);
+                    }
+                }
+                self.status = last;
+                Ok(last)
+            }
+            Command::If(i) => {
+                for (cond, body) in &i.branches {
+                    if self.condition(cond)? == 0 {
+                        self.exec_list(body)?;
+                        return Ok(self.status);
+                    }
+                }
+                match &i.else_body {
+                    Some(e) => self.exec_list(e)?,
+                    None => self.status = 0,
+                }
+                Ok(self.status)
+            }
+            Command::Case(c) => {
+                let word = self.expand_word(&c.word)?;
+                self.status = 0;
+                for (patterns, body) in &c.arms {
+                    for p in patterns {
+                        let pat = self.expand_word(p)?;
+                        if crate::builtins::glob_match(&pat, &word) {
+                            self.exec_list(body)?;
+                            return Ok(self.status);
+                        }
+                    }
+                }
+                Ok(0)
+            }
+            Command::Group(g) => {
+                if g.subshell {
+                    let (vars, cwd, funcs) = (self.vars.clone(), self.cwd.clone(), self.funcs.clone());
+                    let r = self.exec_list(&g.body);
+                    self.vars = vars;
+                    self.cwd = cwd;
+                    self.funcs = funcs;
+                    match r {
+                        Ok(()) => {}
+                        // `exit` in a subshell leaves the subshell only.
+                        Err(Stop::Exit(c)) => self.status = c,
+                        Err(e) => return Err(e),
+                    }
+                } else {
+                    self.exec_list(&g.body)?;
+                }
+                Ok(self.status)
+            }
+            Command::Simple(_) | Command::FuncDef(_) | Command::Arith(_) => self.exec_command(cmd),
+        }
+    }
+
     // ---- Simple commands ----------------------------------------------------------------
 
     fn exec_simple(&mut self, c: &SimpleCommand) -> Result<i32, Stop> {
-        match self.start_simple(c)? {
+        match self.start_simple(c, PipeIo::default())? {
             Some(tid) => {
-                let st = self.wait_task(c.span, tid)?;
+                self.run_while(c.span, &mut |k| k.task_exited(tid))?;
+                let st = self.collect(tid, true);
+                self.status = st;
                 Ok(st)
             }
             None => Ok(self.status),
         }
     }
 
-    /// Resolve redirections: (stdout, stderr, path written by `>` if any).
-    fn redirections(&mut self, c: &SimpleCommand) -> Result<(Sink, Sink, Option<String>), Stop> {
-        let mut out = Sink::Terminal;
-        let mut err = Sink::Terminal;
-        let mut target_path = None;
-        for r in &c.redirects {
-            let target = r.target.expand(&self.lookup());
-            let sink_for = |s: &mut Shell, path: &str, append: bool| -> Sink {
-                if path == "/dev/null" {
-                    return Sink::Null;
-                }
-                let abs = memtwin_kernel::fs::normalize(&s.cwd, path);
-                let buf = match s.captures.get(&abs) {
-                    Some(&b) => b,
-                    None => {
-                        let b = s.k.new_buffer();
-                        s.captures.insert(abs, b);
-                        b
-                    }
-                };
-                if !append {
-                    s.k.buffers[buf as usize].clear();
-                }
-                Sink::Buffer(buf)
+    /// The text of a file for the shell (`< file` on a block, `read`): a file written by a
+    /// redirection, a /proc file, or a file whose data is not text (read as empty).
+    fn file_text(&mut self, span: Span, target: &str) -> Result<String, Stop> {
+        let abs = memtwin_kernel::fs::normalize(&self.cwd, target);
+        if let Some(t) = crate::commands::text::proc_text(&self.k, &abs) {
+            return Ok(t);
+        }
+        if !self.k.fs.exists(&abs) {
+            return Err(Stop::Error(self.err(span, format!("bash: {target}: No such file or directory"))));
+        }
+        Ok(self.captures.get(&abs).map(|&b| self.k.buffers[b as usize].clone()).unwrap_or_default())
+    }
+
+    /// A file opened for writing by a redirection: its capture buffer (the text written to
+    /// it), truncated unless appending. The file itself is created or truncated by the
+    /// task that writes it (see `commands::text::FileOut`).
+    fn open_out(&mut self, span: Span, target: &str, append: bool) -> Result<Out, Stop> {
+        if target == "/dev/null" {
+            return Ok(Out { sink: Sink::Null, file: None });
+        }
+        if target == "/dev/stdout" {
+            return Ok(self.out.clone());
+        }
+        if target == "/dev/stderr" {
+            return Ok(self.err_out.clone());
+        }
+        let abs = memtwin_kernel::fs::normalize(&self.cwd, target);
+        if abs.starts_with("/proc/") || abs.starts_with("/sys/") {
+            return Err(Stop::Error(self.err(span, format!("redirecting a block or a command other than echo/printf to '{abs}' is not supported"))));
+        }
+        let exists = self.k.fs.exists(&abs);
+        let buf = match self.captures.get(&abs) {
+            Some(&b) => b,
+            None => {
+                let b = self.k.new_buffer();
+                self.captures.insert(abs.clone(), b);
+                b
+            }
+        };
+        if !append || !exists {
+            self.k.buffers[buf as usize].clear();
+        }
+        Ok(Out { sink: Sink::Buffer(buf), file: Some((abs, append)) })
+    }
+
+    /// Start a simple command. Shell built-ins run at once (None); others become a task.
+    fn start_simple(&mut self, c: &SimpleCommand, io: PipeIo) -> Result<Option<TaskId>, Stop> {
+        let words = self.expand_argv(&c.words)?;
+        if words.is_empty() {
+            for (name, w) in &c.assignments {
+                let v = self.expand_word(w)?;
+                self.set_var(name, v);
+            }
+            if c.redirects.is_empty() {
+                self.status = 0;
+                return Ok(None);
+            }
+        }
+        // Per-command assignments (`LC_ALL=C sort`) only matter to the command's environment;
+        // the programs here read none.
+        let red = self.redirections(c, &io)?;
+        if let Some(msg) = red.error {
+            // bash reports a redirection it cannot make and does not run the command.
+            self.shell_err(red.err, &msg);
+            self.status = 1;
+            return Ok(None);
+        }
+        let Some(name) = words.first().map(String::as_str) else {
+            // `> file` alone creates or truncates the file.
+            let tid = self.spawn_program(c, "bash", Box::new(crate::commands::text::Noop), &red, &io)?;
+            return self.finish_start(c, tid, &io);
+        };
+        let args = &words[1..];
+        self.check_cgroup_use(c, &words, red.proc_target.as_deref())?;
+        if io.as_task
+            && matches!(name, "exit" | "return" | "break" | "continue" | "cd" | "export" | "set" | "local" | "unset" | "shift" | "readonly" | "declare" | "typeset" | "read" | "let")
+        {
+            // In a pipeline or in the background bash runs these in a subshell: the shell
+            // itself is not changed.
+            self.status = 0;
+            return Ok(None);
+        }
+        if let Some(r) = self.builtin(c, name, args, &red, &io)? {
+            if r.is_none() && (red.out_file.is_some() || red.err_file.is_some()) && c.redirects.iter().any(|r| matches!(r.op, RedirOp::Out | RedirOp::Append | RedirOp::OutErr | RedirOp::AppendErr)) {
+                // `: > f`, `true > f`: the shell opens (creates, truncates) the file anyway.
+                let status = self.status;
+                let tid = self.spawn_program(c, "bash", Box::new(crate::commands::text::Noop), &red, &io)?;
+                self.run_while(c.span, &mut |k| k.task_exited(tid))?;
+                self.collect(tid, false);
+                self.status = status;
+            }
+            return Ok(r);
+        }
+        if let Some(body) = self.funcs.get(name).cloned() {
+            if io.as_task {
+                return Err(Stop::Error(self.err(c.span, format!("shell function '{name}' cannot run in a pipeline or in the background here (call it directly)"))));
+            }
+            let saved_pos = std::mem::replace(&mut self.positional, args.to_vec());
+            self.locals.push(Vec::new());
+            let saved = (self.out.clone(), self.err_out.clone());
+            self.apply_simple_redirects(&red);
+            self.depth += 1;
+            self.func_depth += 1;
+            let r = if self.func_depth > 100 {
+                Err(Stop::Error(self.err(c.span, format!("{name}: maximum function nesting level exceeded (100)"))))
+            } else {
+                self.exec_command(&body)
             };
+            self.func_depth -= 1;
+            self.depth -= 1;
+            (self.out, self.err_out) = saved;
+            self.positional = saved_pos;
+            if let Some(frame) = self.locals.pop() {
+                for (n, old) in frame.into_iter().rev() {
+                    match old {
+                        Some(v) => self.vars.insert(n, v),
+                        None => self.vars.remove(&n),
+                    };
+                }
+            }
+            match r {
+                Ok(st) => self.status = st,
+                Err(Stop::Return(st)) => self.status = st,
+                Err(e) => return Err(e),
+            }
+            return Ok(None);
+        }
+        let cmd = self.build(c, name, args, &red)?;
+        let comm = commands::comm_of(name, args);
+        let tid = self.spawn_program(c, &comm, cmd, &red, &io)?;
+        self.finish_start(c, tid, &io)
+    }
+
+    fn finish_start(&mut self, _c: &SimpleCommand, tid: TaskId, _io: &PipeIo) -> Result<Option<TaskId>, Stop> {
+        Ok(Some(tid))
+    }
+
+    /// For a function call: its redirections apply to the commands of its body.
+    fn apply_simple_redirects(&mut self, red: &Redirs) {
+        self.out = Out { sink: red.out, file: red.out_file.clone() };
+        self.err_out = Out { sink: red.err, file: red.err_file.clone() };
+    }
+
+    /// A command's program: a text tool, or one of the built-in commands.
+    fn build(&mut self, c: &SimpleCommand, name: &str, args: &[String], red: &Redirs) -> Result<Cmd, Stop> {
+        if name == "tee" {
+            // tee's files get their text like a redirection's.
+            for a in args.iter().filter(|a| !a.starts_with('-')) {
+                let append = args.iter().any(|a| a == "-a" || a == "--append");
+                self.open_out(c.span, a, append)?;
+            }
+        }
+        // The text of files removed since it was written is gone.
+        let k = &self.k;
+        let captures: HashMap<String, u32> = self.captures.iter().filter(|(p, _)| k.fs.exists(p)).map(|(p, &b)| (p.clone(), b)).collect();
+        let ctx = commands::text::Ctx { cwd: &self.cwd, captures: &captures, k: Some(&self.k) };
+        if name == "cat" && matches!(red.out, Sink::Pipe(_)) {
+            // Into a pipe, cat passes the bytes on (a data file's are NUL bytes).
+            return commands::text::build_cat(args, &ctx, red.stdin.clone()).map_err(|m| Stop::Error(self.err(c.span, m)));
+        }
+        if let Some(r) = commands::text::build(name, args, &ctx, red.stdin.clone()) {
+            return r.map_err(|m| Stop::Error(self.err(c.span, m)));
+        }
+        commands::build(name, args, &self.cwd, &captures).map_err(|m| Stop::Error(self.err(c.span, m)))
+    }
+
+    /// Spawn a program with the command's standard streams.
+    fn spawn_program(&mut self, c: &SimpleCommand, comm: &str, cmd: Cmd, red: &Redirs, io: &PipeIo) -> Result<TaskId, Stop> {
+        let mut cmd = cmd;
+        if let Some((path, append)) = &red.out_file {
+            cmd = Box::new(commands::text::FileOut::new(cmd, path.clone(), *append, red.out));
+        }
+        let cmdline = c.source.clone();
+        let tid = self.k.spawn(comm, &cmdline, cmd, red.out, red.err);
+        if !self.commands.is_empty() {
+            // The record of the command being run collects this task's accounting.
+            self.task_records.push((tid, self.commands.len() - 1));
+        }
+        if let Some((path, append)) = &red.out_file {
+            // cat writes the data it reads straight to the file.
+            let _ = append;
+            self.k.tasks[tid as usize].stdout_file = Some((path.clone(), true));
+        }
+        match (&red.stdin, io.stdin) {
+            (commands::text::Input::Pipe, Some(p)) => self.k.attach_stdin_pipe(tid, p),
+            (commands::text::Input::Pipe, None) => {}
+            _ => {}
+        }
+        Ok(tid)
+    }
+
+    /// Resolve redirections for a simple command.
+    fn redirections(&mut self, c: &SimpleCommand, io: &PipeIo) -> Result<Redirs, Stop> {
+        use commands::text::Input;
+        let mut red = Redirs {
+            out: self.out.sink,
+            out_file: self.out.file.clone().map(|(p, _)| (p, true)),
+            err: self.err_out.sink,
+            err_file: None,
+            stdin: match (io.stdin, &self.stdin) {
+                (Some(_), _) => Input::Pipe,
+                (None, Some(si)) => Input::Text(si.text.get(si.pos..).unwrap_or("").to_string()),
+                (None, None) => Input::Tty,
+            },
+            proc_target: None,
+            error: None,
+        };
+        if let Some(p) = io.stdout {
+            red.out = Sink::Pipe(p);
+            red.out_file = None;
+        }
+        for r in &c.redirects {
+            let target = self.expand_word(&r.target)?;
             match r.op {
-                RedirOp::Out | RedirOp::Append => {
+                RedirOp::HereDoc => red.stdin = Input::Text(target),
+                RedirOp::In => {
                     let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
+                    if crate::commands::text::proc_text(&self.k, &abs).is_some() {
+                        red.stdin = Input::File(abs);
+                    } else if !self.k.fs.exists(&abs) && !abs.starts_with("/dev/") {
+                        red.error = Some(format!("bash: {target}: No such file or directory\n"));
+                    } else {
+                        red.stdin = match self.captures.get(&abs) {
+                            Some(&b) => Input::Buffer(b),
+                            None => Input::File(abs),
+                        };
+                    }
+                }
+                RedirOp::Out | RedirOp::Append | RedirOp::OutErr | RedirOp::AppendErr => {
+                    let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
+                    let append = matches!(r.op, RedirOp::Append | RedirOp::AppendErr);
                     let cgroup = commands::cgroup::is_cgroup_path(&abs);
                     if (abs.starts_with("/sys/") || abs == "/sys") && !cgroup {
                         return Err(Stop::Error(self.err(r.span, format!("writing to '{abs}' is not modelled (sysfs is not, except the cgroup files under /sys/fs/cgroup; /proc/sys/... sysctls are)"))));
                     }
-                    let sink = if abs.starts_with("/proc/") || cgroup {
-                        target_path = Some(abs);
-                        Sink::Null
+                    let (sink, file) = if cgroup {
+                        red.proc_target = Some(abs);
+                        (Sink::Null, None)
+                    } else if abs.starts_with("/proc/") {
+                        match commands::text::special_write_check(&abs) {
+                            Ok(()) => {
+                                red.proc_target = Some(abs);
+                                (Sink::Null, None)
+                            }
+                            Err(msg) => {
+                                red.error = Some(format!("bash: {target}: {msg}\n"));
+                                (Sink::Null, None)
+                            }
+                        }
                     } else {
-                        sink_for(self, &target, r.op == RedirOp::Append)
+                        let o = self.open_out(r.span, &target, append)?;
+                        (o.sink, o.file)
                     };
+                    let both = matches!(r.op, RedirOp::OutErr | RedirOp::AppendErr);
                     match r.fd {
-                        1 => out = sink,
-                        2 => err = sink,
-                        _ => return Err(Stop::Error(self.err(r.span, format!("redirection of file descriptor {} is not supported (1 and 2 are)", r.fd)))),
+                        1 => {
+                            red.out = sink;
+                            red.out_file = file.clone();
+                        }
+                        2 => {
+                            red.err = sink;
+                            red.err_file = file.clone();
+                        }
+                        0 => return Err(Stop::Error(self.err(r.span, "redirecting standard input for writing is not supported (0> file)"))),
+                        fd => return Err(Stop::Error(self.err(r.span, format!("redirection of file descriptor {fd} is not supported (0, 1 and 2 are)")))),
+                    }
+                    if both {
+                        red.err = sink;
+                        red.err_file = file;
                     }
                 }
-                RedirOp::OutErr => {
-                    let sink = sink_for(self, &target, false);
-                    out = sink;
-                    err = sink;
-                }
                 RedirOp::DupOut => {
-                    let from = match target.as_str() {
-                        "1" => out,
-                        "2" => err,
+                    let (sink, file) = match target.as_str() {
+                        "1" => (red.out, red.out_file.clone()),
+                        "2" => (red.err, red.err_file.clone()),
                         _ => return Err(Stop::Error(self.err(r.span, format!("'>&{target}' is not supported (>&1 and >&2 are)")))),
                     };
                     match r.fd {
-                        1 => out = from,
-                        2 => err = from,
+                        1 => {
+                            red.out = sink;
+                            red.out_file = file;
+                        }
+                        2 => {
+                            red.err = sink;
+                            red.err_file = file;
+                        }
                         _ => return Err(Stop::Error(self.err(r.span, "only file descriptors 1 and 2 can be redirected"))),
                     }
                 }
-                RedirOp::In => {
-                    return Err(Stop::Error(self.err(r.span, "input redirection ('<') is not supported")));
-                }
             }
         }
-        Ok((out, err, target_path))
+        Ok(red)
     }
 
-    /// Start a simple command. Shell built-ins run at once (None); others become a task.
-    fn start_simple(&mut self, c: &SimpleCommand) -> Result<Option<TaskId>, Stop> {
-        let words = lang::expand_words(&c.words, &self.lookup());
-        if words.is_empty() {
-            for (name, w) in &c.assignments {
-                let v = w.expand(&self.lookup());
-                self.vars.insert(name.clone(), v);
-            }
-            self.status = 0;
-            return Ok(None);
-        }
-        let (out, err, proc_target) = self.redirections(c)?;
-        let name = words[0].as_str();
-        self.check_cgroup_use(c, &words, proc_target.as_deref())?;
-        let args = &words[1..];
+    /// The shell's own commands. `Ok(Some(r))`: handled (`r` is the task if one was
+    /// started); `Ok(None)`: not a built-in.
+    fn builtin(&mut self, c: &SimpleCommand, name: &str, args: &[String], red: &Redirs, io: &PipeIo) -> Result<Option<Option<TaskId>>, Stop> {
+        let done = |sh: &mut Shell, st: i32| -> Result<Option<Option<TaskId>>, Stop> {
+            sh.status = st;
+            Ok(Some(None))
+        };
         match name {
-            "true" | ":" => {
-                self.status = 0;
-                return Ok(None);
-            }
-            "false" => {
-                self.status = 1;
-                return Ok(None);
-            }
+            "true" | ":" => return done(self, 0),
+            "false" => return done(self, 1),
             "set" => {
-                for a in args {
-                    match a.as_str() {
+                let mut i = 0;
+                while i < args.len() {
+                    match args[i].as_str() {
                         "-e" => self.errexit = true,
                         "+e" => self.errexit = false,
                         "-u" | "+u" | "-x" | "+x" => {}
-                        o => return Err(Stop::Error(self.err(c.span, format!("set: unsupported option '{o}' (supported: -e, +e)")))),
+                        "-o" | "+o" if args.get(i + 1).map(String::as_str) == Some("pipefail") => {
+                            self.pipefail = args[i] == "-o";
+                            i += 1;
+                        }
+                        "-o" | "+o" if args.get(i + 1).map(String::as_str) == Some("errexit") => {
+                            self.errexit = args[i] == "-o";
+                            i += 1;
+                        }
+                        "-eo" if args.get(i + 1).map(String::as_str) == Some("pipefail") => {
+                            self.errexit = true;
+                            self.pipefail = true;
+                            i += 1;
+                        }
+                        "--" => {
+                            self.positional = args[i + 1..].to_vec();
+                            break;
+                        }
+                        o => return Err(Stop::Error(self.err(c.span, format!("set: unsupported option '{o}' (supported: -e, +e, -o pipefail, -o errexit, -- ARGS)")))),
                     }
+                    i += 1;
                 }
-                self.status = 0;
-                return Ok(None);
+                return done(self, 0);
             }
-            "export" => {
+            "export" | "readonly" | "declare" | "typeset" | "local" => {
                 for a in args {
-                    if let Some((k, v)) = a.split_once('=') {
-                        self.vars.insert(k.to_string(), v.to_string());
+                    if a.starts_with('-') {
+                        if name == "export" && a == "-n" {
+                            continue;
+                        }
+                        return Err(Stop::Error(self.err(c.span, format!("{name}: options are not supported ('{a}')"))));
+                    }
+                    let (k, v) = match a.split_once('=') {
+                        Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                        None => (a.clone(), None),
+                    };
+                    if name == "local" {
+                        let old = self.vars.get(&k).cloned();
+                        match self.locals.last_mut() {
+                            Some(frame) => frame.push((k.clone(), old)),
+                            None => {
+                                self.shell_err(red.err, "bash: local: can only be used in a function\n");
+                                return done(self, 1);
+                            }
+                        }
+                        self.vars.insert(k, v.unwrap_or_default());
+                    } else if let Some(v) = v {
+                        self.vars.insert(k, v);
                     }
                 }
-                self.status = 0;
-                return Ok(None);
+                return done(self, 0);
+            }
+            "unset" => {
+                for a in args.iter().filter(|a| !a.starts_with('-')) {
+                    self.vars.remove(a);
+                    self.funcs.remove(a);
+                }
+                return done(self, 0);
+            }
+            "shift" => {
+                let n: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1);
+                if n > self.positional.len() {
+                    return done(self, 1);
+                }
+                self.positional.drain(..n);
+                return done(self, 0);
             }
             "cd" => {
                 let dir = args.first().cloned().unwrap_or_else(|| "/root".into());
-                self.cwd = memtwin_kernel::fs::normalize(&self.cwd, &dir);
+                let abs = memtwin_kernel::fs::normalize(&self.cwd, &dir);
+                if !self.k.fs.is_dir(&abs) && self.k.fs.exists(&abs) {
+                    self.shell_err(red.err, &format!("bash: cd: {dir}: Not a directory\n"));
+                    return done(self, 1);
+                }
+                self.cwd = abs;
                 self.vars.insert("PWD".into(), self.cwd.clone());
-                self.status = 0;
-                return Ok(None);
+                return done(self, 0);
             }
             "exit" => {
                 // bash: the status is N & 255 (`exit 300` is 44, `exit -1` is 255); a
@@ -575,52 +1216,170 @@ impl Shell {
                 };
                 return Err(Stop::Exit(code));
             }
+            "return" => {
+                let code = args.first().and_then(|a| a.parse::<i64>().ok()).map_or(self.status, |n| (n & 255) as i32);
+                if self.func_depth == 0 {
+                    self.shell_err(red.err, "bash: return: can only `return' from a function or sourced script\n");
+                    return done(self, 1);
+                }
+                return Err(Stop::Return(code));
+            }
+            "break" | "continue" => {
+                let n = args.first().and_then(|a| a.parse::<u32>().ok()).unwrap_or(1).max(1);
+                return Err(if name == "break" { Stop::Break(n) } else { Stop::Continue(n) });
+            }
             "wait" => {
                 let jobs = std::mem::take(&mut self.jobs);
+                let mut last = 0;
                 for j in jobs {
-                    self.wait_task(c.span, j)?;
+                    self.run_while(c.span, &mut |k| k.task_exited(j))?;
+                    last = self.collect(j, false);
                 }
-                self.status = 0;
-                return Ok(None);
+                // `wait` with no operand returns 0; `wait $!` the job's status.
+                return done(self, if args.is_empty() { 0 } else { last });
             }
-            "crash" | "reboot" => return self.builtin_restart(c, name == "reboot", args),
-            "sleep" => {
+            "kill" => return self.builtin_kill(c, args, red).map(|st| {
+                self.status = st;
+                Some(None)
+            }),
+            "read" => return self.builtin_read(c, args).map(|st| {
+                self.status = st;
+                Some(None)
+            }),
+            "let" => {
+                let mut v = 0;
+                for a in args {
+                    v = self.arith(c.span, a)?;
+                }
+                return done(self, i32::from(v == 0));
+            }
+            "test" | "[" | "[[" => {
+                let mut a: Vec<String> = args.to_vec();
+                if name != "test" {
+                    let close = if name == "[" { "]" } else { "]]" };
+                    if a.last().map(String::as_str) != Some(close) {
+                        self.shell_err(red.err, &format!("bash: {name}: missing `{close}'\n"));
+                        return done(self, 2);
+                    }
+                    a.pop();
+                }
+                let exists = |p: &str| -> crate::builtins::FileKind {
+                    let abs = memtwin_kernel::fs::normalize(&self.cwd, p);
+                    crate::builtins::file_kind(&self.k, &abs, &self.captures)
+                };
+                let r = if name == "[[" { crate::builtins::eval_dbracket(&a, &exists) } else { crate::builtins::eval_test(&a, &exists) };
+                return match r {
+                    Ok(b) => done(self, i32::from(!b)),
+                    Err(m) => {
+                        self.shell_err(red.err, &format!("bash: {name}: {m}\n"));
+                        done(self, 2)
+                    }
+                };
+            }
+            "crash" | "reboot" => return self.builtin_restart(c, name == "reboot", args).map(Some),
+            "sleep" if !io.as_task => {
                 let secs = commands::parse_sleep(args).map_err(|m| Stop::Error(self.err(c.span, m)))?;
                 self.advance(c.span, secs)?;
-                self.status = 0;
-                return Ok(None);
+                return done(self, 0);
             }
-            "echo" if proc_target.is_some() => {
-                let path = proc_target.unwrap_or_default();
-                let value = args.iter().filter(|a| *a != "-n").cloned().collect::<Vec<_>>().join(" ");
-                let cmd = commands::proc_write(&path, &value).map_err(|m| Stop::Error(self.err(c.span, m)))?;
-                return self.spawn(c, "bash", cmd, out, err).map(Some);
+            "echo" | "printf" if red.proc_target.is_some() => {
+                let path = red.proc_target.clone().unwrap_or_default();
+                let value = if name == "echo" {
+                    args.iter().filter(|a| *a != "-n" && *a != "-e").cloned().collect::<Vec<_>>().join(" ")
+                } else {
+                    commands::text::printf_format(args).0.trim_end().to_string()
+                };
+                if path.starts_with("/proc/sys/") {
+                    let cmd = commands::proc_write(&path, &value).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+                    let tid = self.k.spawn("bash", &c.source, cmd, red.out, red.err);
+                    return Ok(Some(Some(tid)));
+                }
+                return Err(Stop::Error(self.err(c.span, format!("writing to '{path}' is not modelled (the /proc/sys/... sysctls are)"))));
+            }
+            "timeout" if !io.as_task => return self.start_timeout(c, args, red).map(Some),
+            "pwd" => {
+                let cmd: Cmd = Box::new(crate::commands::text::Emit::new(format!("{}\n", self.cwd)));
+                let tid = self.spawn_program(c, "pwd", cmd, red, io)?;
+                return Ok(Some(Some(tid)));
             }
             _ => {}
         }
-        if proc_target.is_some() {
-            return Err(Stop::Error(self.err(c.span, "only 'echo VALUE > /proc/sys/...' or '> /sys/fs/cgroup/...' can write to /proc and /sys")));
+        if red.proc_target.is_some() {
+            return Err(Stop::Error(self.err(c.span, "only 'echo VALUE > /proc/sys/...' (or printf) or '> /sys/fs/cgroup/...' can write to /proc and /sys")));
         }
-        if name == "timeout" {
-            return self.start_timeout(c, args, out, err);
-        }
-        // kill %N: the shell turns a job number into its process id.
-        let job_args: Vec<String>;
-        let args = if name == "kill" {
-            job_args = args
-                .iter()
-                .map(|a| match a.strip_prefix('%').and_then(|n| n.parse::<usize>().ok()) {
-                    Some(n) if n >= 1 && n <= self.jobs.len() && !self.k.task_exited(self.jobs[n - 1]) => self.k.pid_of(self.jobs[n - 1]).to_string(),
-                    _ => a.clone(),
+        Ok(None)
+    }
+
+    /// `kill [-SIGNAL] PID|%JOB...`: the task dies with status 128 + the signal.
+    fn builtin_kill(&mut self, c: &SimpleCommand, args: &[String], red: &Redirs) -> Result<i32, Stop> {
+        let mut sig = 15;
+        let mut st = 0;
+        for a in args {
+            if let Some(s) = a.strip_prefix('-') {
+                sig = match s.trim_start_matches("SIG") {
+                    "9" | "KILL" => 9,
+                    "15" | "TERM" => 15,
+                    "2" | "INT" => 2,
+                    "1" | "HUP" => 1,
+                    "s" => continue,
+                    other => return Err(Stop::Error(self.err(c.span, format!("kill: unsupported signal '{other}' (supported: -9/-KILL, -15/-TERM, -2/-INT, -1/-HUP)")))),
+                };
+                continue;
+            }
+            let tid = if let Some(j) = a.strip_prefix('%') {
+                j.parse::<usize>().ok().and_then(|n| self.jobs.get(n.wrapping_sub(1)).copied())
+            } else {
+                a.parse::<u32>().ok().and_then(|pid| {
+                    (0..self.k.tasks.len()).map(|i| i as TaskId).find(|&t| self.k.tasks[t as usize].pid == pid && !self.k.task_exited(t) && !self.k.tasks[t as usize].kthread)
                 })
-                .collect();
-            &job_args[..]
-        } else {
-            args
+            };
+            match tid {
+                Some(t) if !self.k.task_exited(t) => self.k.kill(t, 128 + sig),
+                _ => {
+                    self.shell_err(red.err, &format!("bash: kill: ({a}) - No such process\n"));
+                    st = 1;
+                }
+            }
+        }
+        Ok(st)
+    }
+
+    /// `read [-r] NAME...`: one line of the shell's standard input (a block's `< file` or
+    /// the output of the commands piped into a loop), split on blanks.
+    fn builtin_read(&mut self, c: &SimpleCommand, args: &[String]) -> Result<i32, Stop> {
+        let mut names = Vec::new();
+        for a in args {
+            match a.as_str() {
+                "-r" => {}
+                o if o.starts_with('-') => return Err(Stop::Error(self.err(c.span, format!("read: unsupported option '{o}' (supported: read [-r] NAME...)")))),
+                n => names.push(n.to_string()),
+            }
+        }
+        if names.is_empty() {
+            names.push("REPLY".into());
+        }
+        let Some(si) = self.stdin.as_mut() else { return Ok(1) };
+        let rest = si.text.get(si.pos..).unwrap_or("");
+        if rest.is_empty() {
+            return Ok(1);
+        }
+        let (line, adv) = match rest.find('\n') {
+            Some(i) => (rest[..i].to_string(), i + 1),
+            None => (rest.to_string(), rest.len()),
         };
-        let cmd = commands::build(name, args, &self.cwd, &self.captures).map_err(|m| Stop::Error(self.err(c.span, m)))?;
-        let comm = commands::comm_of(name, args);
-        self.spawn(c, &comm, cmd, out, err).map(Some)
+        si.pos += adv;
+        let mut fields: Vec<&str> = Vec::new();
+        let mut rem = line.trim_start_matches([' ', '\t']);
+        for _ in 0..names.len().saturating_sub(1) {
+            let end = rem.find([' ', '\t']).unwrap_or(rem.len());
+            fields.push(&rem[..end]);
+            rem = rem[end..].trim_start_matches([' ', '\t']);
+        }
+        fields.push(rem.trim_end_matches([' ', '\t']));
+        for (n, v) in names.iter().zip(fields.iter().chain(std::iter::repeat(&""))) {
+            self.set_var(n, v.to_string());
+        }
+        Ok(0)
     }
 
     /// Cgroup paths and commands on a kernel without control groups (2.4), and cgroup
@@ -654,7 +1413,7 @@ impl Shell {
 
     /// `timeout DURATION CMD...` (coreutils): run CMD, kill it with SIGTERM when DURATION
     /// has passed; the status is then 124. Runs in the foreground here.
-    fn start_timeout(&mut self, c: &SimpleCommand, args: &[String], out: Sink, err: Sink) -> Result<Option<TaskId>, Stop> {
+    fn start_timeout(&mut self, c: &SimpleCommand, args: &[String], red: &Redirs) -> Result<Option<TaskId>, Stop> {
         let Some((dur, rest)) = args.split_first() else {
             return Err(Stop::Error(self.err(c.span, "timeout: missing operand (timeout DURATION COMMAND...)")));
         };
@@ -662,10 +1421,10 @@ impl Shell {
             return Err(Stop::Error(self.err(c.span, "timeout: missing command (timeout DURATION COMMAND...)")));
         };
         let limit = commands::parse_sleep(std::slice::from_ref(dur)).map_err(|m| Stop::Error(self.err(c.span, m.replace("sleep", "timeout"))))?;
-        let cmd = commands::build(name, cargs, &self.cwd, &self.captures).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+        let cmd = self.build(c, name, cargs, red)?;
         let comm = commands::comm_of(name, cargs);
-        let tid = self.spawn(c, &comm, cmd, out, err)?;
-        let deadline = self.k.now + limit;
+        let tid = self.spawn_program(c, &comm, cmd, red, &PipeIo::default())?;
+        let deadline = self.k.now.saturating_add(limit);
         self.run_while_until(c.span, deadline, &mut |k| k.task_exited(tid) || k.now >= deadline)?;
         if !self.k.task_exited(tid) {
             self.k.kill(tid, 124);
@@ -678,30 +1437,47 @@ impl Shell {
         self.status = self.collect(tid, false);
         Ok(None)
     }
+}
 
-    fn spawn(&mut self, c: &SimpleCommand, comm: &str, cmd: Cmd, out: Sink, err: Sink) -> Result<TaskId, Stop> {
-        let cmdline = c.source.clone();
-        let tid = self.k.spawn(comm, &cmdline, cmd, out, err);
-        if !self.commands.is_empty() {
-            self.task_records.push((tid, self.commands.len() - 1));
-        }
-        if let Sink::Buffer(_) = out {
-            // The last stdout redirection names the file data goes to.
-            for r in c.redirects.iter().rev() {
-                let append = match r.op {
-                    RedirOp::Out if r.fd == 1 => false,
-                    RedirOp::Append if r.fd == 1 => true,
-                    RedirOp::OutErr => false,
-                    _ => continue,
-                };
-                let target = r.target.expand(&self.lookup());
-                let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
-                self.k.tasks[tid as usize].stdout_file = Some((abs, append));
-                break;
-            }
-        }
-        Ok(tid)
-    }
+/// Where a command's output goes by default: the terminal, a `$(...)` capture, or the file
+/// a block is redirected to.
+#[derive(Clone, Debug)]
+struct Out {
+    sink: Sink,
+    /// The file written (absolute path, append).
+    file: Option<(String, bool)>,
+}
+
+/// The shell's standard input for `read`: text and how much was read.
+#[derive(Clone, Debug)]
+struct ShellIn {
+    text: String,
+    pos: usize,
+}
+
+/// A command's place in a pipeline.
+#[derive(Clone, Copy, Debug, Default)]
+struct PipeIo {
+    /// Read end of the pipe from the previous command.
+    stdin: Option<u32>,
+    /// Write end of the pipe to the next command.
+    stdout: Option<u32>,
+    /// Runs as a task alongside others (pipeline or background): built-ins that would
+    /// block the shell (sleep, timeout) run as programs.
+    as_task: bool,
+}
+
+/// A simple command's resolved redirections.
+struct Redirs {
+    out: Sink,
+    out_file: Option<(String, bool)>,
+    err: Sink,
+    err_file: Option<(String, bool)>,
+    stdin: crate::commands::text::Input,
+    /// `> /proc/sys/...`: the file written by echo.
+    proc_target: Option<String>,
+    /// A redirection that fails (bash prints this and does not run the command).
+    error: Option<String>,
 }
 
 /// Close a record's breakdown: its wall time runs from the start to the end of its last

@@ -134,10 +134,31 @@ fn unknown_sysctl_in_a_script() {
 }
 
 #[test]
-fn pipelines_are_not_supported() {
-    let e = script_err("p.sh", "echo a\nfree --old | free --old\n");
+fn unknown_commands_in_pipelines_name_their_line() {
+    // Pipelines run; an unknown command in one is reported before anything runs.
+    let e = script_err("p.sh", "echo a\nfree --old | nosuchtool -x\n");
     assert_prefix(&e, "p.sh:2: ");
-    assert!(e.contains("pipeline"), "{e}");
+    assert!(e.contains("unknown command 'nosuchtool'") && e.contains("grep"), "{e}");
+}
+
+#[test]
+fn every_error_of_a_script_is_reported() {
+    // Unknown commands and options: one line each, in script order, before the run.
+    let r = run_text("m.sh", "echo ok\nfrobnicate\nvmstat 1 | grep --bogus x\nwhile true; do nosuch; done\n");
+    let e = r.err().expect("an error").message;
+    let lines: Vec<&str> = e.lines().collect();
+    assert_eq!(lines.len(), 3, "{e}");
+    assert_prefix(lines[0], "m.sh:2: unknown command 'frobnicate'");
+    assert_prefix(lines[1], "m.sh:3: grep: unsupported option '--bogus'");
+    assert_prefix(lines[2], "m.sh:4: unknown command 'nosuch'");
+    // Syntax errors: each with line and column; the scan goes on after each.
+    let r = run_text("s.sh", "for i in 1 2\necho $i\ndone\necho fine\nif true; then echo\nfi fi\ncase x in\n");
+    let e = r.err().expect("an error").message;
+    let lines: Vec<&str> = e.lines().collect();
+    assert!(lines.len() >= 2, "{e}");
+    assert_prefix(lines[0], "s.sh:2:1: expected 'do'");
+    assert!(lines.iter().all(|l| l.starts_with("s.sh:")), "{e}");
+    assert!(lines.iter().any(|l| l.starts_with("s.sh:6:")), "{e}");
 }
 
 // ---- The machine --------------------------------------------------------------------------
@@ -411,7 +432,10 @@ proptest! {
             Err(why) => prop_assert!(false, "{why} on script {text:?}"),
             Ok(Ok(res)) => {
                 prop_assert!(res.sim_seconds >= 0.0);
-                prop_assert_eq!(res.series.t_s.len() as f64, res.sim_seconds.floor() + 1.0, "one sample per second");
+                // A sample at 0 s and at every whole second, and one at the end of a last,
+                // partial second.
+                let partial = if res.sim_seconds > res.sim_seconds.floor() { 1.0 } else { 0.0 };
+                prop_assert_eq!(res.series.t_s.len() as f64, res.sim_seconds.floor() + 1.0 + partial, "one sample per second");
             }
             Ok(Err(e)) => {
                 // The machine is fine, so every error is about the script: it names the file.

@@ -72,6 +72,34 @@ fn check_list(src: &str, items: &[ListItem]) -> Result<(), TestCaseError> {
                                 stack.push(e);
                             }
                         }
+                        Command::While(w) => {
+                            prop_assert!(!w.cond.is_empty() && !w.body.is_empty());
+                            stack.push(&w.cond);
+                            stack.push(&w.body);
+                        }
+                        Command::Case(c) => {
+                            check_word(src, &c.word)?;
+                            for (pats, body) in &c.arms {
+                                prop_assert!(!pats.is_empty());
+                                for p in pats {
+                                    check_word(src, p)?;
+                                }
+                                stack.push(body);
+                            }
+                        }
+                        Command::Group(g) => {
+                            prop_assert!(!g.body.is_empty());
+                            stack.push(&g.body);
+                        }
+                        Command::FuncDef(f) => {
+                            prop_assert!(!f.name.is_empty());
+                            check_span(src, f.body.span(), "function body")?;
+                        }
+                        Command::Arith(a) => prop_assert!(src.contains(a.expr.as_str())),
+                    }
+                    for r in cmd.redirects() {
+                        check_span(src, r.span, "redirect")?;
+                        prop_assert!(r.fd <= 9);
                     }
                 }
             }
@@ -92,7 +120,22 @@ fn check(src: &str) -> Result<(), TestCaseError> {
         }
     }
     // Deterministic.
-    prop_assert_eq!(parse(src), result);
+    prop_assert_eq!(parse(src), result.clone());
+    // Reporting every error: the first is `parse`'s, all point inside the input, in order.
+    match (parse_all(src), result) {
+        (Ok(a), Ok(b)) => prop_assert_eq!(a, b),
+        (Err(all), Err(first)) => {
+            prop_assert!(!all.is_empty());
+            prop_assert_eq!(&all[0], &first);
+            for e in &all {
+                check_span(src, e.span(), "error")?;
+            }
+            for w in all.windows(2) {
+                prop_assert!(w[0].span() <= w[1].span(), "errors out of order: {} then {}", w[0], w[1]);
+            }
+        }
+        (a, b) => prop_assert!(false, "parse_all {:?} disagrees with parse {:?}", a.is_ok(), b.is_ok()),
+    }
     Ok(())
 }
 
@@ -122,6 +165,17 @@ const TOKENS: &[&str] = &[
     "}",
     "{",
     "$(",
+    "$((",
+    "))",
+    "{1..3}",
+    "{a,b}",
+    "{9223372036854775807..-9223372036854775808}",
+    "<<EOF",
+    "<<-'EOF'",
+    "EOF",
+    "${#A}",
+    "$!",
+    "$@",
     "`",
     "$$",
     "$1",
@@ -212,6 +266,22 @@ const FRAGMENTS: &[&str] = &[
     "A=1 B=$A\n",
     "\n",
     "# c\n",
+    "while [ $i -lt 3 ]; do ",
+    "until false; do ",
+    "case $x in a|b) ",
+    "*) ",
+    ";; ",
+    "esac\n",
+    "f() { ",
+    "function g { ",
+    "}\n",
+    "( ",
+    ") ",
+    "{ ",
+    "echo $(echo $((1 + 2)) {1..3}) | grep -c 1; ",
+    "cat <<EOF\nhi $x\nEOF\n",
+    "(( i += 1 ))\n",
+    "[[ $a == b* && -n $c ]]; ",
 ];
 
 fn fragment_soup(max: usize) -> impl Strategy<Value = String> {
@@ -230,6 +300,12 @@ const SIMPLE: &[&str] = &[
     "set -e",
     "echo ${A}x \"$?\" >&2",
     "cmd &> all",
+    "echo $(date) \"$((1 + 2))\" {1..3}",
+    "cat <<< \"x $y\"",
+    "[[ $a == b* ]]",
+    "(( i++ ))",
+    "read -r line",
+    "grep -E 'a|b' f | wc -l",
 ];
 
 /// Whole valid scripts, built from the grammar (nested for/if, pipelines, and-or lists).
@@ -251,6 +327,12 @@ fn valid_script() -> impl Strategy<Value = String> {
             }),
             (inner.clone(), inner.clone(), prop::sample::select(&[" | ", " && ", " ||\n "][..]))
                 .prop_map(|(a, b, op)| format!("{a}{op}{b}")),
+            (list.clone(), list.clone(), any::<bool>()).prop_map(|(c, b, until)| {
+                format!("{} {c}do {b}done", if until { "until" } else { "while" })
+            }),
+            (list.clone(), list.clone()).prop_map(|(a, b)| format!("case $x in\n a|b) {a};;\n *) {b};;\nesac")),
+            list.clone().prop_map(|b| format!("f() {{ {b}}}")),
+            list.clone().prop_map(|b| format!("( {b})")),
         ]
     });
     let timed = (cmd, any::<bool>()).prop_map(|(c, t)| if t { format!("time -p {c}") } else { c });

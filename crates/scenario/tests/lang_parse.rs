@@ -354,40 +354,16 @@ fn spans_after_comments_and_continuations() {
 
 #[test]
 fn error_display_is_line_col_message() {
-    let e = err("echo ok\nwhile true; do x; done");
+    let e = err("echo ok\nselect x in a; do b; done");
     assert_eq!(e.to_string(), format!("2:1: {}", e.message));
     assert_eq!(e.span(), Span::new(2, 1));
 }
 
 /// (script, line, col, part of the message)
 const ERRORS: &[(&str, u32, u32, &str)] = &[
-    (
-        "echo a\nwhile true; do x; done",
-        2,
-        1,
-        "'while' loops are not supported (supported: for, if, &&, ||, ;, &, |, redirections)",
-    ),
-    ("\n\n  until false; do x; done", 3, 3, "'until' loops are not supported"),
-    ("case $x in\n a) b;;\nesac", 1, 1, "'case' statements are not supported"),
     ("select x in a; do b; done", 1, 1, "'select'"),
-    ("function f { x; }", 1, 1, "function definitions"),
-    ("ok\nf() { x; }", 2, 2, "function definitions"),
-    ("{ a; b; }", 1, 1, "brace groups"),
-    ("a\n( cd /tmp; ls )", 2, 1, "subshells"),
-    ("((i++))", 1, 1, "arithmetic commands"),
-    ("! grep x f", 1, 1, "'!' negation is not supported"),
-    ("[[ -f x ]] && y", 1, 1, "'[[ ... ]]' tests are not supported"),
-    ("cat <<EOF\nhello\nEOF", 1, 5, "here-documents ('<<') are not supported"),
-    ("x\ncat <<-EOF\nEOF", 2, 5, "here-documents"),
-    ("tr a b <<< abc", 1, 8, "here-strings"),
-    ("echo $(date)", 1, 6, "command substitution '$(...)' is not supported"),
     ("echo \"now: `date`\"", 1, 12, "backquotes"),
-    ("echo $((1 + 2))", 1, 6, "arithmetic expansion"),
     ("echo ${X:-def}", 1, 6, "parameter expansion operators"),
-    ("echo ${#X}", 1, 6, "parameter expansion operators"),
-    ("echo $#", 1, 6, "special parameter '$#'"),
-    ("sleep 1 & kill $@", 1, 16, "special parameter '$@'"),
-    ("echo $1", 1, 6, "positional parameters"),
     ("echo 'a'\necho b'c\nd", 2, 7, "unterminated single quote (opened here)"),
     ("x=1\necho \"abc\n\ndef", 2, 6, "unterminated double quote (opened here)"),
     ("echo ${X", 1, 6, "unterminated '${'"),
@@ -404,7 +380,7 @@ const ERRORS: &[(&str, u32, u32, &str)] = &[
     ("if true\nx\nfi", 3, 1, "expected 'then' after the condition of the 'if' started at line 1"),
     ("if then x; fi", 1, 4, "expected a condition after 'if'"),
     ("if a; then fi", 1, 12, "expected a command after 'then'"),
-    ("echo\ndone", 2, 1, "unexpected 'done' (there is no open 'for' loop)"),
+    ("echo\ndone", 2, 1, "unexpected 'done' (there is no open loop)"),
     ("fi", 1, 1, "unexpected 'fi' (there is no open 'if')"),
     ("a\n; b", 2, 1, "expected a command, found ';'"),
     ("a ;; b", 1, 3, "';;'"),
@@ -417,8 +393,6 @@ const ERRORS: &[(&str, u32, u32, &str)] = &[
     ("a | time b", 1, 5, "'time' is only accepted at the start of a pipeline"),
     ("time", 1, 5, "expected a command after 'time', found end of input"),
     ("time -v dd", 1, 6, "'time' accepts only -p"),
-    ("a |& b", 1, 3, "'|&' is not supported"),
-    ("a &>> f", 1, 3, "'&>>' is not supported"),
     ("echo >", 1, 7, "expected a file name after '>', found end of input"),
     ("echo > ; x", 1, 8, "expected a file name after '>', found ';'"),
     ("echo 2>&x", 1, 9, "'>&' must be followed by a file descriptor number 0-9"),
@@ -426,13 +400,19 @@ const ERRORS: &[(&str, u32, u32, &str)] = &[
     ("echo 10>f", 1, 6, "file descriptor 10 is out of range"),
     ("cat <&3", 1, 5, "'<&'"),
     ("diff <(a) <(b)", 1, 6, "process substitution"),
-    ("for i in 1; do x; done > log", 1, 24, "redirecting a whole 'for' or 'if' block is not supported"),
-    ("if a; then b; fi 2>&1", 1, 18, "redirecting a whole 'for' or 'if' block"),
     ("for i in 1; do x; done extra", 1, 24, "unexpected 'extra' after the end of a command"),
     ("echo (x)", 1, 6, "unexpected '('"),
     ("a )", 1, 3, "unexpected ')'"),
     ("echo $'x\\n'", 1, 6, "ANSI-C quoting"),
-    ("\nfor i in {1..10}; do x; done", 2, 10, "brace expansion '{1..10}' is not supported"),
+    ("case x in a) b;& esac", 1, 15, "';&'"),
+    ("while true; do x; od", 1, 21, "expected 'done' to close the 'while' started at line 1"),
+    ("case x in\n a b) c;;\nesac", 2, 4, "expected '|' or ')' after a pattern"),
+    ("f() x", 1, 5, "expected '{' to start the body of function 'f'"),
+    ("echo $(( 1 + 2 )", 1, 6, "unterminated '$(('"),
+    ("for ((i=0;i<3;i++)); do x; done", 1, 1, "C-style"),
+    ("{ a; b", 1, 7, "expected '}' to close the '{' started at line 1"),
+    ("( a", 1, 4, "expected ')' to close the '(' started at line 1"),
+    ("echo $(for)", 1, 11, "expected a variable name after 'for'"),
 ];
 
 #[test]
@@ -454,7 +434,7 @@ fn unsupported_constructs_and_syntax_errors() {
 #[test]
 fn first_error_in_source_order_wins() {
     // The parser error on line 1 comes before the lexical error on line 2.
-    let e = err("while x; do y; done\necho 'open");
+    let e = err("select x in a; do y; done\necho 'open");
     assert_eq!(e.line, 1);
     let e = err("echo 'open\nwhile x; do y; done");
     assert_eq!((e.line, e.message.contains("single quote")), (1, true));

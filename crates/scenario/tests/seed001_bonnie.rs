@@ -127,7 +127,11 @@ fn check(doc: Documented) {
     let hdd_rows = vmstat_rows(t, "/root/vmstat-hdd.txt");
     assert!(ram_rows.len() >= 3 && hdd_rows.len() >= 3);
     assert!(ram_rows.iter().all(|r| r.wa == 0), "{}: wa during the RAM-disk run:\n{t}", doc.machine);
-    assert!(ram_rows.iter().all(|r| r.bi == 0 && r.bo == 0), "{}: the RAM disk does no block I/O", doc.machine);
+    // The RAM disk does no block I/O; what reaches the disk is vmstat's own log (the
+    // redirection writes /root/vmstat-ramdisk.txt, under 4 KiB: one page once its dirty
+    // data expires).
+    let bo: u64 = ram_rows.iter().map(|r| r.bo).sum();
+    assert!(ram_rows.iter().all(|r| r.bi == 0) && bo <= 8, "{}: the RAM disk does no block I/O (bo {bo} KiB)", doc.machine);
     let busy = 100 / m.cpus as u64;
     assert!(
         ram_rows[1..].iter().any(|r| r.us + r.sy + 1 >= busy),

@@ -16,13 +16,15 @@ mod procfiles;
 mod stress;
 mod swapdemo;
 mod sysctl;
+pub mod text;
 
 use memtwin_kernel::{Ns, Program, NS_PER_SEC};
 use std::collections::HashMap;
 
 pub type Cmd = Box<dyn Program>;
 
-/// Every command a scenario can use (shell built-ins included).
+/// The programs of `build` (the text tools are in `text::TEXT_COMMANDS`, the shell's own
+/// commands in the runner's `BUILTINS`); see [`supported`] for the whole list.
 pub const SUPPORTED: &[&str] = &[
     "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iotop", "top",
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
@@ -87,8 +89,20 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "stress-ng" | "stress" => stress::StressVm::parse(name, args).map(|d| Box::new(d) as Cmd),
         "nice" | "renice" => Err(format!("{name}: not modelled: the scheduler gives every task the same weight (no nice levels), so a niced command would run as any other")),
         "ionice" => Err("ionice: not modelled: the block model has no I/O scheduling classes or priorities, so the setting would have no effect".into()),
-        _ => Err(format!("unknown command '{name}' (supported: {})", SUPPORTED.join(", "))),
+        _ => Err(format!("unknown command '{name}' (supported: {})", supported().join(", "))),
     }
+}
+
+/// Every command a scenario can use: programs, text tools and the shell's built-ins, each
+/// once, in this order. The README's "Built-in commands:" list is this list (a test checks).
+pub fn supported() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for &n in SUPPORTED.iter().chain(text::TEXT_COMMANDS).chain(crate::runner::BUILTINS) {
+        if !out.contains(&n) {
+            out.push(n);
+        }
+    }
+    out
 }
 
 /// The name a command's task shows in ps/top (`memhog --comm NAME`).

@@ -36,6 +36,14 @@ pub enum WordPart {
     Var(String),
     /// A `$NAME` / `${NAME}` / `$?` inside double quotes: never split.
     QuotedVar(String),
+    /// `$(...)`: the commands' standard output, trailing newlines removed. Split like a
+    /// variable unless `quoted`.
+    CmdSubst { script: Box<Script>, quoted: bool },
+    /// `$((...))`: the expression's text, evaluated at run time (see [`crate::lang::arith`]).
+    Arith { expr: String, quoted: bool },
+    /// An unquoted brace expansion (`{1..3}`, `{a,b}`): the word becomes one word per
+    /// alternative, in order.
+    Brace(Vec<String>),
 }
 
 /// One shell word, e.g. `of="$DIR/test"`.
@@ -57,7 +65,7 @@ impl Word {
         for part in &self.parts {
             match part {
                 WordPart::Lit(s) => out.push_str(s),
-                WordPart::Var(_) | WordPart::QuotedVar(_) => return None,
+                _ => return None,
             }
         }
         Some(out)
@@ -105,6 +113,8 @@ pub struct Pipeline {
     pub commands: Vec<Command>,
     /// Prefixed by the `time` keyword.
     pub timed: bool,
+    /// Prefixed by `!`: the status is inverted.
+    pub negated: bool,
     /// `time -p` (POSIX output format).
     pub time_posix: bool,
     /// The original text of the pipeline (including a `time` prefix), trimmed. Line
@@ -118,6 +128,16 @@ pub enum Command {
     Simple(SimpleCommand),
     For(ForLoop),
     If(IfClause),
+    /// `while LIST; do LIST; done` / `until ...`
+    While(WhileLoop),
+    Case(CaseClause),
+    /// `name() { ...; }` / `function name { ...; }`
+    FuncDef(FuncDef),
+    /// `{ LIST; }` (`subshell`: false) or `( LIST )` (`subshell`: true: variables and the
+    /// directory set inside are restored after it).
+    Group(Group),
+    /// `(( EXPR ))`: status 0 if the value is not zero.
+    Arith(ArithCommand),
 }
 
 impl Command {
@@ -126,6 +146,24 @@ impl Command {
             Command::Simple(c) => c.span,
             Command::For(f) => f.span,
             Command::If(i) => i.span,
+            Command::While(w) => w.span,
+            Command::Case(c) => c.span,
+            Command::FuncDef(f) => f.span,
+            Command::Group(g) => g.span,
+            Command::Arith(a) => a.span,
+        }
+    }
+
+    /// Redirections written after a compound command (`done > f`, `} < f`).
+    pub fn redirects(&self) -> &[Redirect] {
+        match self {
+            Command::Simple(c) => &c.redirects,
+            Command::For(f) => &f.redirects,
+            Command::If(i) => &i.redirects,
+            Command::While(w) => &w.redirects,
+            Command::Case(c) => &c.redirects,
+            Command::Group(g) => &g.redirects,
+            Command::FuncDef(_) | Command::Arith(_) => &[],
         }
     }
 }
@@ -157,6 +195,11 @@ pub enum RedirOp {
     DupOut,
     /// `&> file` or `>& file`: stdout and stderr to the file (fd is 1).
     OutErr,
+    /// `&>> file`: stdout and stderr appended to the file.
+    AppendErr,
+    /// `<< WORD` here-document or `<<< word` here-string: the target is the text itself
+    /// (expanded as in double quotes unless the delimiter was quoted).
+    HereDoc,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -173,6 +216,7 @@ pub struct ForLoop {
     pub var: String,
     pub words: Vec<Word>,
     pub body: Vec<ListItem>,
+    pub redirects: Vec<Redirect>,
     pub span: Span,
 }
 
@@ -182,5 +226,46 @@ pub struct IfClause {
     /// (condition, body) of the `if` and of each `elif`, in order.
     pub branches: Vec<(Vec<ListItem>, Vec<ListItem>)>,
     pub else_body: Option<Vec<ListItem>>,
+    pub redirects: Vec<Redirect>,
+    pub span: Span,
+}
+
+/// `while COND; do BODY; done` (`until`: runs while COND fails).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WhileLoop {
+    pub until: bool,
+    pub cond: Vec<ListItem>,
+    pub body: Vec<ListItem>,
+    pub redirects: Vec<Redirect>,
+    pub span: Span,
+}
+
+/// `case WORD in PATTERN[|PATTERN]...) LIST ;; ... esac`
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CaseClause {
+    pub word: Word,
+    pub arms: Vec<(Vec<Word>, Vec<ListItem>)>,
+    pub redirects: Vec<Redirect>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FuncDef {
+    pub name: String,
+    pub body: Box<Command>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    pub subshell: bool,
+    pub body: Vec<ListItem>,
+    pub redirects: Vec<Redirect>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArithCommand {
+    pub expr: String,
     pub span: Span,
 }

@@ -2,9 +2,34 @@
 //!
 //! Unset variables expand to the empty string. An unquoted `$VAR` is split on blanks
 //! (space, tab, newline) into several arguments, and vanishes when its value is empty;
-//! a quoted `"$VAR"` always stays one argument. No globbing, tilde or brace expansion.
+//! a quoted `"$VAR"` always stays one argument. `$(...)` and `$((...))` are split like
+//! variables; their values are computed by the caller (the shell runs the commands) and
+//! handed in per part (see [`Word::expand_fields_with`]). Brace expansion comes first and
+//! makes one word per alternative. No globbing or tilde expansion.
 
 use super::ast::{Word, WordPart};
+
+/// Values of a word's `$(...)` / `$((...))` parts, by part index (others are ignored).
+pub type PartValues = Vec<Option<String>>;
+
+/// Values computed from the lookup alone: `$((...))` evaluated read-only, `$(...)` empty.
+pub fn static_values(word: &Word, lookup: &dyn Fn(&str) -> Option<String>) -> PartValues {
+    struct Ro<'a>(&'a dyn Fn(&str) -> Option<String>);
+    impl super::arith::ArithVars for Ro<'_> {
+        fn get(&self, n: &str) -> Option<String> {
+            (self.0)(n)
+        }
+        fn set(&mut self, _: &str, _: i64) {}
+    }
+    word.parts
+        .iter()
+        .map(|p| match p {
+            WordPart::Arith { expr, .. } => Some(super::arith::eval(expr, &mut Ro(lookup)).map(|v| v.to_string()).unwrap_or_default()),
+            WordPart::CmdSubst { .. } => Some(String::new()),
+            _ => None,
+        })
+        .collect()
+}
 
 fn is_ifs(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n')
@@ -14,8 +39,13 @@ impl Word {
     /// The word as one string, with no field splitting (for assignments, redirection
     /// targets, ...). Unset variables expand to "".
     pub fn expand(&self, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+        self.expand_with(lookup, &static_values(self, lookup))
+    }
+
+    /// [`Word::expand`] with the values of `$(...)` / `$((...))` parts given.
+    pub fn expand_with(&self, lookup: &dyn Fn(&str) -> Option<String>, values: &PartValues) -> String {
         let mut out = String::new();
-        for part in &self.parts {
+        for (i, part) in self.parts.iter().enumerate() {
             match part {
                 WordPart::Lit(s) => out.push_str(s),
                 WordPart::Var(name) | WordPart::QuotedVar(name) => {
@@ -23,6 +53,12 @@ impl Word {
                         out.push_str(&v);
                     }
                 }
+                WordPart::CmdSubst { .. } | WordPart::Arith { .. } => {
+                    if let Some(Some(v)) = values.get(i) {
+                        out.push_str(v);
+                    }
+                }
+                WordPart::Brace(alts) => out.push_str(&alts.join(" ")),
             }
         }
         out
@@ -37,10 +73,43 @@ impl Word {
     }
 
     fn expand_fields_into(&self, lookup: &dyn Fn(&str) -> Option<String>, out: &mut Vec<String>) {
+        self.expand_fields_with(lookup, &static_values(self, lookup), out);
+    }
+
+    /// The fields of the word with the values of its `$(...)` / `$((...))` parts given.
+    pub fn expand_fields_with(&self, lookup: &dyn Fn(&str) -> Option<String>, values: &PartValues, out: &mut Vec<String>) {
+        // Brace expansion first: one word per alternative (left to right, nested braces in
+        // the later parts vary fastest).
+        if let Some(bi) = self.parts.iter().position(|p| matches!(p, WordPart::Brace(_))) {
+            if let WordPart::Brace(alts) = &self.parts[bi] {
+                for alt in alts {
+                    let mut w = self.clone();
+                    w.parts[bi] = WordPart::Lit(alt.clone());
+                    w.expand_fields_with(lookup, values, out);
+                }
+            }
+            return;
+        }
         let mut cur = String::new();
         // Whether `cur` is a field already (it may be empty, e.g. from `""`).
         let mut started = false;
-        for part in &self.parts {
+        for (i, part) in self.parts.iter().enumerate() {
+            let computed;
+            let part = match part {
+                WordPart::CmdSubst { quoted, .. } | WordPart::Arith { quoted, .. } => {
+                    computed = values.get(i).cloned().flatten().unwrap_or_default();
+                    if *quoted {
+                        cur.push_str(&computed);
+                        started = true;
+                        continue;
+                    }
+                    &WordPart::Var(String::new())
+                }
+                p => {
+                    computed = String::new();
+                    p
+                }
+            };
             match part {
                 WordPart::Lit(s) => {
                     cur.push_str(s);
@@ -52,8 +121,9 @@ impl Word {
                     }
                     started = true;
                 }
+                WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Brace(_) => {}
                 WordPart::Var(name) => {
-                    let v = lookup(name).unwrap_or_default();
+                    let v = if name.is_empty() { computed.clone() } else { lookup(name).unwrap_or_default() };
                     if v.is_empty() {
                         continue;
                     }

@@ -1,13 +1,16 @@
-//! The scenario language: a small POSIX-shell subset.
+//! The scenario language: bash's common part (see docs/shell.md).
 //!
 //! Supported: comments, line continuations, words with '...', "..." and backslash quoting,
-//! `NAME=value` assignments, `$NAME` / `${NAME}` / `$?` expansion (performed at run time,
-//! see [`expand_words`]), lists with `;`, newline, `&&`, `||`, `&`, pipelines `a | b`, the
-//! `time [-p]` prefix, redirections (`> f`, `>> f`, `< f`, `N> f`, `N>&M`, `&> f`), `for NAME
-//! in WORDS; do ...; done` and `if ...; then ...; [elif ...;] [else ...;] fi`.
-//! Everything else (while/until/case, functions, subshells, brace groups, here-documents,
-//! command substitution, ...) is a [`ParseError`] that says what is accepted.
+//! `NAME=value` assignments, `$NAME` / `${NAME}` / `${#NAME}` / `$?` / `$!` / `$$` / `$#` /
+//! `$1`..`$9` / `$@`, `$(...)`, `$((...))` and brace expansion (performed at run time, see
+//! [`expand_words`]), lists with `;`, newline, `&&`, `||`, `&`, pipelines `a | b` and `|&`,
+//! `!`, the `time [-p]` prefix, redirections (`> f`, `>> f`, `< f`, `N> f`, `N>&M`, `&> f`,
+//! `&>> f`, here-documents and here-strings), `for`, `while`, `until`, `if`, `case`,
+//! functions, `{ ...; }`, `( ... )`, `(( ... ))` and `[[ ... ]]`, with redirections after a
+//! block. Everything else (backquotes, parameter operators, process substitution, ...) is a
+//! [`ParseError`] that says what is accepted; [`parse_all`] reports every error of a script.
 
+pub mod arith;
 pub mod ast;
 pub mod expand;
 mod lexer;
@@ -48,7 +51,13 @@ impl fmt::Display for ParseError {
 
 impl std::error::Error for ParseError {}
 
-/// Parse a whole script.
+/// Parse a whole script; the first error if there are any (see [`parse_all`]).
 pub fn parse(src: &str) -> Result<Script, ParseError> {
-    parser::Parser::new(src).parse_script()
+    parse_all(src).map_err(|mut e| e.swap_remove(0))
+}
+
+/// Parse a whole script, reporting every syntax error (in source order; the scan goes on
+/// at the next line after each, and stops at a lexical error such as an open quote).
+pub fn parse_all(src: &str) -> Result<Script, Vec<ParseError>> {
+    parser::Parser::new(src).parse_script_all()
 }

@@ -8,11 +8,13 @@ use super::lexer::{tokenize, Op, Tok, Token};
 use super::{ParseError, MAX_NESTING};
 
 /// What the language accepts, quoted in error messages about unsupported constructs.
-const SUPPORTED: &str = "supported: for, if, &&, ||, ;, &, |, redirections";
-const SUPPORTED_REDIRECTS: &str = "supported: > file, >> file, < file, 2> file, 2>&1, >&2, &> file";
+const SUPPORTED: &str =
+    "supported: for, while, until, if, case, functions, { ...; }, ( ... ), (( ... )), [[ ... ]], !, &&, ||, ;, &, |, redirections";
+const SUPPORTED_REDIRECTS: &str =
+    "supported: > file, >> file, < file, 2> file, 2>&1, >&2, &> file, &>> file, << EOF, <<< word";
 
 /// Reserved words that end a command list.
-const CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done"];
+const CLOSERS: &[&str] = &["then", "elif", "else", "fi", "do", "done", "esac", "}"];
 
 /// A cheap view of the current token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +67,88 @@ impl<'a> Parser<'a> {
         let eof = Token { tok: Tok::Eof, span: Span::new(1, 1), start: src.len(), end: src.len() };
         let eof = toks.last().map(|t| Token { tok: Tok::Eof, ..t.clone() }).unwrap_or(eof);
         Parser { src, toks, i: 0, depth: 0, last_end: 0, eof }
+    }
+
+    /// A parser over tokens already made from `src` (the inside of a `$(...)`).
+    pub(crate) fn from_tokens(src: &'a str, toks: Vec<Token>) -> Parser<'a> {
+        let eof = Token { tok: Tok::Eof, span: Span::new(1, 1), start: src.len(), end: src.len() };
+        let eof = toks.last().map(|t| Token { tok: Tok::Eof, ..t.clone() }).unwrap_or(eof);
+        Parser { src, toks, i: 0, depth: 0, last_end: 0, eof }
+    }
+
+    /// Parse the whole script, going on after an error at the next line so that every
+    /// error is reported (a lexical error ends the scan).
+    pub(crate) fn parse_script_all(mut self) -> Result<Script, Vec<ParseError>> {
+        let mut errors: Vec<ParseError> = Vec::new();
+        let mut items = Vec::new();
+        loop {
+            match self.parse_list() {
+                Ok(mut more) => {
+                    items.append(&mut more);
+                    match self.look() {
+                        Ok((Kind::Eof, _)) => break,
+                        Ok((kind, span)) => {
+                            let msg = match kind {
+                                Kind::Word(w) => {
+                                    let why = match w {
+                                        "do" | "done" => "there is no open loop",
+                                        "then" | "elif" | "else" | "fi" => "there is no open 'if'",
+                                        "esac" => "there is no open 'case'",
+                                        "}" => "there is no open '{'",
+                                        _ => "expected a command",
+                                    };
+                                    format!("unexpected '{w}' ({why})")
+                                }
+                                Kind::Op(Op::RParen) => "unexpected ')' (there is no open '(')".to_string(),
+                                other => format!("unexpected {}", Self::describe(other)),
+                            };
+                            errors.push(ParseError::new(span, msg));
+                        }
+                        Err(e) => {
+                            errors.push(e);
+                            break;
+                        }
+                    }
+                }
+                Err(e) => {
+                    let lexical = matches!(self.cur().tok, Tok::Error(_));
+                    errors.push(e);
+                    if lexical {
+                        break;
+                    }
+                }
+            }
+            // Recover: skip to the next line, and past lines that only close a block.
+            self.depth = 0;
+            loop {
+                match &self.cur().tok {
+                    Tok::Eof | Tok::Error(_) => break,
+                    Tok::Newline => {
+                        self.bump();
+                        match self.kind() {
+                            Ok(Kind::Word(w)) if CLOSERS.contains(&w) => continue,
+                            _ => break,
+                        }
+                    }
+                    _ => {
+                        self.bump();
+                    }
+                }
+            }
+            if let Tok::Error(e) = &self.cur().tok {
+                errors.push(e.clone());
+                break;
+            }
+            if matches!(self.cur().tok, Tok::Eof) {
+                break;
+            }
+        }
+        if errors.is_empty() {
+            Ok(Script { items })
+        } else {
+            errors.dedup();
+            Err(errors)
+        }
     }
 
     fn cur(&self) -> &Token {
@@ -158,10 +242,13 @@ impl<'a> Parser<'a> {
                 let why = match w {
                     "do" | "done" => "there is no open 'for' loop",
                     "then" | "elif" | "else" | "fi" => "there is no open 'if'",
+                    "esac" => "there is no open 'case'",
+                    "}" => "there is no open '{'",
                     _ => "expected a command",
                 };
                 Err(ParseError::new(span, format!("unexpected '{w}' ({why})")))
             }
+            Kind::Op(Op::RParen) => Err(ParseError::new(span, "unexpected ')' (there is no open '(')")),
             other => Err(ParseError::new(span, format!("unexpected {}", Self::describe(other)))),
         }
     }
@@ -174,7 +261,7 @@ impl<'a> Parser<'a> {
             self.skip_newlines()?;
             let (kind, span) = self.look()?;
             match kind {
-                Kind::Eof => break,
+                Kind::Eof | Kind::Op(Op::RParen | Op::DSemi) => break,
                 Kind::Word(w) if CLOSERS.contains(&w) => break,
                 _ => {}
             }
@@ -189,15 +276,8 @@ impl<'a> Parser<'a> {
                 Kind::Op(Op::Semi) | Kind::Newline => {
                     self.bump();
                 }
-                Kind::Eof => {}
+                Kind::Eof | Kind::Op(Op::RParen | Op::DSemi) => {}
                 Kind::Word(w) if CLOSERS.contains(&w) => {}
-                Kind::Io(_) => return Err(self.compound_redirect_error()),
-                Kind::Op(op) if op.is_redirect() => return Err(self.compound_redirect_error()),
-                Kind::Op(Op::RParen) => {
-                    return Err(
-                        self.error_here(format!("unexpected ')' (subshells '( ... )' are not supported; {SUPPORTED})"))
-                    )
-                }
                 other => {
                     return Err(self.error_here(format!(
                         "unexpected {} after the end of a command (expected ';', '&', '&&', '||', '|' or a newline)",
@@ -210,10 +290,20 @@ impl<'a> Parser<'a> {
         Ok(items)
     }
 
-    fn compound_redirect_error(&self) -> ParseError {
-        self.error_here(format!(
-            "redirecting a whole 'for' or 'if' block is not supported (redirect the commands inside it; {SUPPORTED_REDIRECTS})"
-        ))
+    /// Redirections written after a compound command.
+    fn parse_trailing_redirects(&mut self) -> Result<Vec<Redirect>, ParseError> {
+        let mut out = Vec::new();
+        loop {
+            let (kind, span) = self.look()?;
+            match kind {
+                Kind::Io(fd) => {
+                    self.bump();
+                    out.push(self.parse_redirect(Some(fd), span)?);
+                }
+                Kind::Op(op) if op.is_redirect() => out.push(self.parse_redirect(None, span)?),
+                _ => return Ok(out),
+            }
+        }
     }
 
     fn parse_and_or(&mut self) -> Result<AndOr, ParseError> {
@@ -263,34 +353,117 @@ impl<'a> Parser<'a> {
                 }
             }
         }
+        let mut negated = false;
+        while self.at_word("!")? {
+            self.bump();
+            negated = !negated;
+            ctx = Some("'!'");
+        }
         let mut commands = vec![self.parse_command(ctx)?];
-        while self.kind()? == Kind::Op(Op::Pipe) {
+        loop {
+            let (kind, pspan) = self.look()?;
+            match kind {
+                Kind::Op(Op::Pipe) => {}
+                Kind::Op(Op::PipeAmp) => {
+                    // `a |& b` is `a 2>&1 | b`.
+                    let dup = Redirect { fd: 2, op: RedirOp::DupOut, target: Word::literal("1", pspan), span: pspan };
+                    match commands.last_mut() {
+                        Some(Command::Simple(c)) => c.redirects.push(dup),
+                        Some(Command::For(c)) => c.redirects.push(dup),
+                        Some(Command::If(c)) => c.redirects.push(dup),
+                        Some(Command::While(c)) => c.redirects.push(dup),
+                        Some(Command::Case(c)) => c.redirects.push(dup),
+                        Some(Command::Group(c)) => c.redirects.push(dup),
+                        _ => {}
+                    }
+                }
+                _ => break,
+            }
             self.bump();
             self.skip_newlines()?;
             commands.push(self.parse_command(Some("'|'"))?);
         }
-        Ok(Pipeline { commands, timed, time_posix, source: self.source_from(start), span })
+        Ok(Pipeline { commands, timed, time_posix, negated, source: self.source_from(start), span })
     }
 
     fn parse_command(&mut self, after: Option<&str>) -> Result<Command, ParseError> {
         let (kind, span) = self.look()?;
         let unsupported = |what: String| Err(ParseError::new(span, format!("{what} ({SUPPORTED})")));
         match kind {
-            Kind::Word("for") => self.parse_for().map(Command::For),
-            Kind::Word("if") => self.parse_if().map(Command::If),
-            Kind::Word(w @ ("while" | "until")) => unsupported(format!("'{w}' loops are not supported")),
-            Kind::Word("case") => unsupported("'case' statements are not supported".into()),
+            Kind::Word("for") => {
+                if matches!(self.toks.get(self.i + 1).map(|t| &t.tok), Some(Tok::Op(Op::LParen))) {
+                    return unsupported("C-style 'for ((i=0; i<N; i++))' loops are not supported (write 'for i in $(seq 0 9)' or 'for i in {0..9}')".into());
+                }
+                let mut f = self.parse_for()?;
+                f.redirects = self.parse_trailing_redirects()?;
+                Ok(Command::For(f))
+            }
+            Kind::Word("if") => {
+                let mut i = self.parse_if()?;
+                i.redirects = self.parse_trailing_redirects()?;
+                Ok(Command::If(i))
+            }
+            Kind::Word(w @ ("while" | "until")) => {
+                let until = w == "until";
+                let mut l = self.parse_while(until)?;
+                l.redirects = self.parse_trailing_redirects()?;
+                Ok(Command::While(l))
+            }
+            Kind::Word("case") => {
+                let mut c = self.parse_case()?;
+                c.redirects = self.parse_trailing_redirects()?;
+                Ok(Command::Case(c))
+            }
             Kind::Word("select") => unsupported("'select' loops are not supported".into()),
-            Kind::Word("function") => unsupported("function definitions are not supported".into()),
-            Kind::Word("{") => unsupported("brace groups '{ ...; }' are not supported".into()),
-            Kind::Word("}") => unsupported("unexpected '}': brace groups are not supported".into()),
-            Kind::Word("!") => unsupported("'!' negation is not supported".into()),
-            Kind::Word("[[") => unsupported("'[[ ... ]]' tests are not supported (use '[ ... ]' or 'test')".into()),
+            Kind::Word("function") => {
+                self.bump();
+                let name = match self.kind()? {
+                    Kind::Word(w) if is_name(w) || w.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) => w.to_string(),
+                    other => return Err(self.error_here(format!("expected a function name after 'function', found {}", Self::describe(other)))),
+                };
+                self.bump();
+                if self.kind()? == Kind::Op(Op::LParen) {
+                    self.bump();
+                    if self.kind()? != Kind::Op(Op::RParen) {
+                        return Err(self.error_here(format!("expected ')' after 'function {name}('")));
+                    }
+                    self.bump();
+                }
+                self.parse_func_body(name, span)
+            }
+            Kind::Word("{") => {
+                self.bump();
+                self.enter_block("{", span)?;
+                let body = self.parse_list()?;
+                if body.is_empty() {
+                    return Err(self.error_here(format!("expected a command inside '{{ ... }}' started at line {}", span.line)));
+                }
+                if !self.at_word("}")? {
+                    let found = Self::describe(self.kind()?);
+                    return Err(self.error_here(format!("expected '}}' to close the '{{' started at line {}, found {found}", span.line)));
+                }
+                self.bump();
+                self.depth -= 1;
+                let redirects = self.parse_trailing_redirects()?;
+                Ok(Command::Group(Group { subshell: false, body, redirects, span }))
+            }
+            Kind::Word("[[") => self.parse_dbracket().map(Command::Simple),
             Kind::Word("time") => unsupported("'time' is only accepted at the start of a pipeline".into()),
             Kind::Word(w) if CLOSERS.contains(&w) || w == "esac" => Err(ParseError::new(
                 span,
                 format!("expected a command{}, found '{w}'", after.map(|a| format!(" after {a}")).unwrap_or_default()),
             )),
+            Kind::Word(w)
+                if is_name(w)
+                    && matches!(self.toks.get(self.i + 1).map(|t| &t.tok), Some(Tok::Op(Op::LParen)))
+                    && matches!(self.toks.get(self.i + 2).map(|t| &t.tok), Some(Tok::Op(Op::RParen))) =>
+            {
+                let name = w.to_string();
+                self.bump();
+                self.bump();
+                self.bump();
+                self.parse_func_body(name, span)
+            }
             Kind::Word(_) | Kind::Io(_) => self.parse_simple().map(Command::Simple),
             Kind::Op(op) if op.is_redirect() => self.parse_simple().map(Command::Simple),
             Kind::Op(Op::LParen) => {
@@ -298,9 +471,22 @@ impl<'a> Parser<'a> {
                 let double =
                     matches!(next, Some(t) if matches!(t.tok, Tok::Op(Op::LParen)) && t.start == self.cur().end);
                 if double {
-                    unsupported("arithmetic commands '(( ... ))' are not supported".into())
+                    self.parse_arith_command(span)
                 } else {
-                    unsupported("subshells '( ... )' are not supported".into())
+                    self.bump();
+                    self.enter_block("(", span)?;
+                    let body = self.parse_list()?;
+                    if body.is_empty() {
+                        return Err(self.error_here(format!("expected a command inside '( ... )' started at line {}", span.line)));
+                    }
+                    if self.kind()? != Kind::Op(Op::RParen) {
+                        let found = Self::describe(self.kind()?);
+                        return Err(self.error_here(format!("expected ')' to close the '(' started at line {}, found {found}", span.line)));
+                    }
+                    self.bump();
+                    self.depth -= 1;
+                    let redirects = self.parse_trailing_redirects()?;
+                    Ok(Command::Group(Group { subshell: true, body, redirects, span }))
                 }
             }
             other => Err(ParseError::new(
@@ -351,13 +537,7 @@ impl<'a> Parser<'a> {
                 }
                 Kind::Op(op) if op.is_redirect() => redirects.push(self.parse_redirect(None, tspan)?),
                 Kind::Op(Op::LParen) => {
-                    let next_is_rparen =
-                        matches!(self.toks.get(self.i + 1), Some(t) if matches!(t.tok, Tok::Op(Op::RParen)));
-                    let msg = if words.len() == 1 && assignments.is_empty() && next_is_rparen {
-                        format!("function definitions ('name() {{ ... }}') are not supported ({SUPPORTED})")
-                    } else {
-                        format!("unexpected '(' (subshells and grouping are not supported; quote it as '(' to pass it as an argument; {SUPPORTED})")
-                    };
+                    let msg = format!("unexpected '(' (quote it as '(' to pass it as an argument; {SUPPORTED})");
                     return Err(ParseError::new(tspan, msg));
                 }
                 _ => break,
@@ -384,6 +564,8 @@ impl<'a> Parser<'a> {
             Op::DGreat => (RedirOp::Append, 1),
             Op::Less => (RedirOp::In, 0),
             Op::GreatAnd => (RedirOp::DupOut, 1),
+            Op::AndDGreat => (RedirOp::AppendErr, 1),
+            Op::DLess | Op::DLessDash | Op::TLess => (RedirOp::HereDoc, 0),
             _ => (RedirOp::OutErr, 1),
         };
         let raw = match self.kind()? {
@@ -420,8 +602,197 @@ impl<'a> Parser<'a> {
                 rop = RedirOp::OutErr;
             }
         }
-        let target = self.bump_word();
+        let mut target = self.bump_word();
+        if op == Op::TLess {
+            // A here-string is the word and a newline.
+            target.parts.push(WordPart::Lit("\n".into()));
+        }
         Ok(Redirect { fd: fd.unwrap_or(default_fd), op: rop, target, span })
+    }
+
+    fn parse_func_body(&mut self, name: String, span: Span) -> Result<Command, ParseError> {
+        self.skip_newlines()?;
+        self.enter_block("function", span)?;
+        let body = match self.kind()? {
+            Kind::Word("{" | "if" | "for" | "while" | "until" | "case") | Kind::Op(Op::LParen) => self.parse_command(Some("the function name"))?,
+            other => {
+                return Err(self.error_here(format!(
+                    "expected '{{' to start the body of function '{name}', found {}",
+                    Self::describe(other)
+                )))
+            }
+        };
+        self.depth -= 1;
+        Ok(Command::FuncDef(FuncDef { name, body: Box::new(body), span }))
+    }
+
+    /// `(( EXPR ))`: the text up to the matching `))`.
+    fn parse_arith_command(&mut self, span: Span) -> Result<Command, ParseError> {
+        let start = self.cur().start + 2;
+        let text = self.src.get(start..).unwrap_or("");
+        let mut depth = 0i32;
+        let mut end = None;
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            match bytes[i] {
+                b'(' => depth += 1,
+                b')' if depth == 0 => {
+                    if bytes.get(i + 1) == Some(&b')') {
+                        end = Some(i);
+                    }
+                    break;
+                }
+                b')' => depth -= 1,
+                b'\n' => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        let Some(end) = end else {
+            return Err(ParseError::new(span, "unterminated '((' (expected '))' on the same line)"));
+        };
+        let expr = text.get(..end).unwrap_or("").to_string();
+        let stop = start + end + 2;
+        while self.cur().start < stop && !matches!(self.cur().tok, Tok::Eof | Tok::Error(_)) {
+            self.bump();
+        }
+        self.last_end = stop;
+        Ok(Command::Arith(ArithCommand { expr, span }))
+    }
+
+    /// `[[ ... ]]`: a simple command whose operators (`&&`, `||`, `<`, `>`, `(`, `)`) are
+    /// its arguments, run by the `[[` built-in.
+    fn parse_dbracket(&mut self) -> Result<SimpleCommand, ParseError> {
+        let (_, span) = self.look()?;
+        let start = self.cur().start;
+        let mut words = vec![self.bump_word()];
+        loop {
+            let (kind, tspan) = self.look()?;
+            match kind {
+                Kind::Word("]]") => {
+                    words.push(self.bump_word());
+                    break;
+                }
+                Kind::Word(_) => words.push(self.bump_word()),
+                Kind::Op(op @ (Op::AndIf | Op::OrIf | Op::Less | Op::Great | Op::LParen | Op::RParen)) => {
+                    self.bump();
+                    words.push(Word::literal(op.as_str(), tspan));
+                }
+                Kind::Io(n) => {
+                    self.bump();
+                    words.push(Word::literal(n.to_string(), tspan));
+                }
+                other => {
+                    return Err(self.error_here(format!(
+                        "expected ']]' to close the '[[' started at line {}, found {}",
+                        span.line,
+                        Self::describe(other)
+                    )))
+                }
+            }
+        }
+        let redirects = self.parse_trailing_redirects()?;
+        Ok(SimpleCommand { assignments: Vec::new(), words, redirects, source: self.source_from(start), span })
+    }
+
+    fn parse_while(&mut self, until: bool) -> Result<WhileLoop, ParseError> {
+        let kw = if until { "until" } else { "while" };
+        let span = self.bump().span;
+        self.enter_block(kw, span)?;
+        let line = span.line;
+        let cond = self.parse_list()?;
+        if cond.is_empty() {
+            let found = Self::describe(self.kind()?);
+            return Err(self.error_here(format!("expected a condition after '{kw}', found {found}")));
+        }
+        if !self.at_word("do")? {
+            let found = Self::describe(self.kind()?);
+            return Err(self.error_here(format!("expected 'do' after the condition of the '{kw}' started at line {line}, found {found}")));
+        }
+        self.bump();
+        let body = self.parse_list()?;
+        if body.is_empty() {
+            let found = Self::describe(self.kind()?);
+            return Err(self.error_here(format!("expected a command in the body of the '{kw}' started at line {line}, found {found}")));
+        }
+        if !self.at_word("done")? {
+            let found = Self::describe(self.kind()?);
+            return Err(self.error_here(format!("expected 'done' to close the '{kw}' started at line {line}, found {found}")));
+        }
+        self.bump();
+        self.depth -= 1;
+        Ok(WhileLoop { until, cond, body, redirects: Vec::new(), span })
+    }
+
+    fn parse_case(&mut self) -> Result<CaseClause, ParseError> {
+        let span = self.bump().span;
+        self.enter_block("case", span)?;
+        let line = span.line;
+        let word = match self.kind()? {
+            Kind::Word(_) => self.bump_word(),
+            other => return Err(self.error_here(format!("expected a word after 'case', found {}", Self::describe(other)))),
+        };
+        self.skip_newlines()?;
+        if !self.at_word("in")? {
+            let found = Self::describe(self.kind()?);
+            return Err(self.error_here(format!("expected 'in' after 'case WORD', found {found}")));
+        }
+        self.bump();
+        let mut arms = Vec::new();
+        loop {
+            self.skip_newlines()?;
+            if self.at_word("esac")? {
+                self.bump();
+                break;
+            }
+            if self.kind()? == Kind::Op(Op::LParen) {
+                self.bump();
+            }
+            let mut patterns = Vec::new();
+            loop {
+                match self.kind()? {
+                    Kind::Word(_) => patterns.push(self.bump_word()),
+                    other => {
+                        return Err(self.error_here(format!(
+                            "expected a pattern in the 'case' started at line {line}, found {}",
+                            Self::describe(other)
+                        )))
+                    }
+                }
+                match self.kind()? {
+                    Kind::Op(Op::Pipe) => {
+                        self.bump();
+                    }
+                    Kind::Op(Op::RParen) => {
+                        self.bump();
+                        break;
+                    }
+                    other => {
+                        return Err(self.error_here(format!(
+                            "expected '|' or ')' after a pattern of the 'case' started at line {line}, found {}",
+                            Self::describe(other)
+                        )))
+                    }
+                }
+            }
+            let body = self.parse_list()?;
+            arms.push((patterns, body));
+            match self.kind()? {
+                Kind::Op(Op::DSemi) => {
+                    self.bump();
+                }
+                Kind::Word("esac") => {}
+                other => {
+                    return Err(self.error_here(format!(
+                        "expected ';;' or 'esac' in the 'case' started at line {line}, found {}",
+                        Self::describe(other)
+                    )))
+                }
+            }
+        }
+        self.depth -= 1;
+        Ok(CaseClause { word, arms, redirects: Vec::new(), span })
     }
 
     fn enter_block(&mut self, what: &str, span: Span) -> Result<(), ParseError> {
@@ -507,7 +878,7 @@ impl<'a> Parser<'a> {
         }
         self.bump();
         self.depth -= 1;
-        Ok(ForLoop { var, words, body, span })
+        Ok(ForLoop { var, words, body, redirects: Vec::new(), span })
     }
 
     fn parse_if(&mut self) -> Result<IfClause, ParseError> {
@@ -571,7 +942,7 @@ impl<'a> Parser<'a> {
             }
         }
         self.depth -= 1;
-        Ok(IfClause { branches, else_body, span })
+        Ok(IfClause { branches, else_body, redirects: Vec::new(), span })
     }
 }
 
