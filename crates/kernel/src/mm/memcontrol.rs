@@ -1063,6 +1063,7 @@ impl Kernel {
         let id = self.task_memcg(tid);
         self.memcg.cgs[id as usize].high_throttled_ns += ns;
         // schedule_timeout_killable: a sleep the memory-pressure accounting counts.
+        self.set_wait_reason(tid, crate::delayacct::WaitReason::MemcgHigh);
         crate::task::Step::SleepUntil { t: self.now + ns, io: false }
     }
 

@@ -50,7 +50,7 @@ impl Kernel {
         let cm = &self.machine.cpu_model;
         let ns = sc.nr_scanned * cm.reclaim_scan_ns + sc.nr_reclaimed * (cm.page_cache_ns + cm.page_alloc_ns);
         if let Some(t) = tid {
-            self.charge_sys(t, ns);
+            self.charge_sys_for(t, ns, crate::delayacct::SysWork::Reclaim);
             self.reclaim.stats.record(false, ns, 0);
         }
         sc
