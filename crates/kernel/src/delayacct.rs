@@ -32,9 +32,9 @@ pub enum WaitReason {
     /// Waiting for the read of a page that was part of the workingset when it was evicted
     /// (delayacct_thrashing_start/end in folio_wait_bit_common / filemap_read_folio).
     Thrashing,
-    /// Waiting for a contended lock (filled by the lock model).
+    /// Asleep on a contended sleeping lock (a mutex or rwsem; none is modelled yet).
     Lock,
-    /// Throttled above memory.high (mem_cgroup_handle_over_high; filled by the memcg model).
+    /// Throttled above memory.high (mem_cgroup_handle_over_high's penalty sleep).
     MemcgHigh,
     /// A voluntary sleep: waiting for a timer, a child, more work (not a delay).
     Sleep,
@@ -52,7 +52,7 @@ pub enum SysWork {
     Zram,
     /// Copying or zeroing data between user buffers and the page cache.
     Copy,
-    /// Spinning on a contended lock (filled by the lock model).
+    /// Spinning on a contended spinlock (reclaim's lru_lock).
     LockSpin,
 }
 
