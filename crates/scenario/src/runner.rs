@@ -1289,12 +1289,12 @@ impl Shell {
                 } else {
                     commands::text::printf_format(args).0.trim_end().to_string()
                 };
-                if path.starts_with("/proc/sys/") {
+                if path.starts_with("/proc/sys/") || commands::cgroup::is_cgroup_path(&path) {
                     let cmd = commands::proc_write(&path, &value).map_err(|m| Stop::Error(self.err(c.span, m)))?;
                     let tid = self.k.spawn("bash", &c.source, cmd, red.out, red.err);
                     return Ok(Some(Some(tid)));
                 }
-                return Err(Stop::Error(self.err(c.span, format!("writing to '{path}' is not modelled (the /proc/sys/... sysctls are)"))));
+                return Err(Stop::Error(self.err(c.span, format!("writing to '{path}' is not modelled (the /proc/sys/... sysctls and the /sys/fs/cgroup files are)"))));
             }
             "timeout" if !io.as_task => return self.start_timeout(c, args, red).map(Some),
             "pwd" => {
@@ -1312,6 +1312,11 @@ impl Shell {
 
     /// `kill [-SIGNAL] PID|%JOB...`: the task dies with status 128 + the signal.
     fn builtin_kill(&mut self, c: &SimpleCommand, args: &[String], red: &Redirs) -> Result<i32, Stop> {
+        if args.is_empty() {
+            // bash's kill builtin without operands.
+            self.shell_err(red.err, "bash: kill: usage: kill [-s sigspec | -n signum | -sigspec] pid | jobspec ... or kill -l [sigspec]\n");
+            return Ok(2);
+        }
         let mut sig = 15;
         let mut st = 0;
         for a in args {

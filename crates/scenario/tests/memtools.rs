@@ -225,7 +225,6 @@ fn bad_options_name_the_line_and_what_is_accepted() {
         ("true\nps -o foo\n", "t.sh:2: ps: error: unknown user-defined format specifier \"foo\""),
         ("stress-ng --vm 1 --vm-method prime-incdec\n", "is not modelled"),
         ("stress --cpu 2\n", "only --vm workers are modelled"),
-        ("kill\n", "kill: usage"),
         ("fallocate /x\n", "fallocate: no length argument specified"),
         ("cat /proc/buddyinfo\n", "not modelled: the model keeps free pages on one list"),
         ("dmesg --level=loud\n", "unknown level 'loud'"),
