@@ -50,7 +50,9 @@ pub struct Shell {
     /// Reclaim passes of the kernels that a crash or reboot replaced.
     reclaim_passes: [Vec<u64>; 2],
     /// Tasks of the commands being recorded: (task, index in `commands`).
-    task_records: Vec<(TaskId, usize)>,
+    /// Tasks of the commands being recorded: (task, index in `commands`, whether its time
+    /// is the record's breakdown — false for the members of a pipeline before the last).
+    task_records: Vec<(TaskId, usize, bool)>,
     /// `$$`
     shell_pid: u32,
     /// `$!`
@@ -243,8 +245,8 @@ impl Shell {
 
     /// Add task `tid`'s accounting to the record of the command that ran it.
     fn account_task(&mut self, tid: TaskId) {
-        let Some(i) = self.task_records.iter().position(|&(t, _)| t == tid) else { return };
-        let (_, ri) = self.task_records.swap_remove(i);
+        let Some(i) = self.task_records.iter().position(|&(t, _, _)| t == tid) else { return };
+        let (_, ri, timed) = self.task_records.swap_remove(i);
         let a = self.k.task_acct(tid);
         let oom = a.killed && self.k.tasks[tid as usize].exit_code == Some(137);
         let rec = &mut self.commands[ri];
@@ -258,16 +260,18 @@ impl Shell {
         rec.min_flt += a.min_flt;
         rec.maj_flt += a.maj_flt;
         rec.oom_kills += oom as u32;
-        let wall = rec.breakdown.wall_ns;
-        rec.breakdown.add(&a.breakdown);
-        rec.breakdown.wall_ns = wall;
+        if timed {
+            let wall = rec.breakdown.wall_ns;
+            rec.breakdown.add(&a.breakdown);
+            rec.breakdown.wall_ns = wall;
+        }
         rec.job_end_ns = rec.job_end_ns.max(a.end_ns);
         finish_breakdown(rec);
     }
 
     /// Account every task still alive (end of the run, or the machine going away).
     fn account_all(&mut self) {
-        while let Some(&(tid, _)) = self.task_records.last() {
+        while let Some(&(tid, _, _)) = self.task_records.last() {
             self.account_task(tid);
         }
     }
@@ -485,7 +489,7 @@ impl Shell {
             if self.depth > 0 {
                 // A job started inside a loop or `if` runs beside the commands that
                 // follow: it is not counted in any record.
-                self.task_records.retain(|&(t, _)| !tids.contains(&t));
+                self.task_records.retain(|&(t, _, _)| !tids.contains(&t));
             }
         }
         self.jobs.extend(tids);
@@ -595,6 +599,13 @@ impl Shell {
                 tids.push(t);
             }
             prev = next;
+        }
+        // The members run side by side: the record's breakdown follows the last one (whose
+        // status is the pipeline's); the others count in its CPU, I/O and fault totals.
+        if let Some((_, side)) = tids.split_last() {
+            for r in self.task_records.iter_mut().filter(|r| side.contains(&r.0)) {
+                r.2 = false;
+            }
         }
         Ok(tids)
     }
@@ -989,7 +1000,7 @@ impl Shell {
         let tid = self.k.spawn(comm, &cmdline, cmd, red.out, red.err);
         if !self.commands.is_empty() {
             // The record of the command being run collects this task's accounting.
-            self.task_records.push((tid, self.commands.len() - 1));
+            self.task_records.push((tid, self.commands.len() - 1, true));
         }
         if let Some((path, append)) = &red.out_file {
             // cat writes the data it reads straight to the file.
