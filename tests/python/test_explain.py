@@ -59,11 +59,12 @@ def test_explain_attributes_seed000_dd_to_parts_summing_to_its_wall_time():
 
 def test_records_carry_the_breakdown_and_it_sums_exactly():
     r = memtwin.run(path=SEED000)
-    assert r.commands, "one record per command"
-    for c in r.commands:
-        b = c["breakdown"]
+    assert r.records, "one record per command"
+    for c in r.records:
+        # The records flatten the core's breakdown mapping as breakdown.<part> (results.py).
+        b = {k[len("breakdown."):]: v for k, v in c.items() if k.startswith("breakdown.")}
         assert set(b) == PART_FIELDS | {"wall_ns"}, sorted(b)
-        assert sum(b[k] for k in PART_FIELDS) == b["wall_ns"], (c["source"], b)
+        assert sum(b[k] for k in PART_FIELDS) == b["wall_ns"], (c["command"], b)
         assert b["wall_ns"] == c["job_end_ns"] - c["start_ns"]
         if not c["background"]:
             assert b["wall_ns"] == c["end_ns"] - c["start_ns"]
@@ -71,7 +72,7 @@ def test_records_carry_the_breakdown_and_it_sums_exactly():
                     "write_bytes", "min_flt", "maj_flt", "oom_kills"):
             assert isinstance(c[key], int) and c[key] >= 0, (key, c[key])
         assert isinstance(c["throughput_bytes_per_s"], float)
-    dd = next(c for c in r.commands if c["source"] == DD)
+    dd = next(c for c in r.records if c["command"] == DD)
     assert dd["wchar"] == 512 << 20
     assert 150e6 < dd["throughput_bytes_per_s"] < 500e6
     assert set(r.pressure_total_us) == {"io_some", "io_full", "memory_some", "memory_full", "cpu_some", "cpu_full"}
