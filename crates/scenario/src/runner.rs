@@ -1289,7 +1289,7 @@ impl Shell {
                 } else {
                     commands::text::printf_format(args).0.trim_end().to_string()
                 };
-                if path.starts_with("/proc/sys/") {
+                if path.starts_with("/proc/sys/") || commands::cgroup::is_cgroup_path(&path) {
                     let cmd = commands::proc_write(&path, &value).map_err(|m| Stop::Error(self.err(c.span, m)))?;
                     let tid = self.k.spawn("bash", &c.source, cmd, red.out, red.err);
                     return Ok(Some(Some(tid)));

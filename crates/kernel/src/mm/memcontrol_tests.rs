@@ -76,7 +76,10 @@ fn anon(k: &mut Kernel, cg: MemcgId, pages: u64) -> TaskId {
 }
 
 fn cg(k: &mut Kernel, parent: MemcgId, name: &str) -> MemcgId {
-    k.memcg.create(parent, name).unwrap()
+    let id = k.memcg.create(parent, name).unwrap();
+    let lv = k.mm.new_lruvec().unwrap();
+    k.memcg.set_lruvec(id, lv);
+    id
 }
 
 #[test]

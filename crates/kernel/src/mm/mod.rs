@@ -391,11 +391,51 @@ impl Mm {
         self.free_lruvec_ids.push(id);
     }
 
-    /// folio_lruvec: the lruvec a page is charged to. Every page belongs to the root
-    /// lruvec until memory cgroups charge pages to their own.
+    /// folio_lruvec: the lruvec of the memory cgroup a page is charged to (the root
+    /// lruvec until a cgroup charges it), kept per frame.
     #[inline]
-    pub fn page_lruvec(&self, _p: Pfn) -> LruvecId {
-        ROOT_LRUVEC
+    pub fn page_lruvec(&self, p: Pfn) -> LruvecId {
+        self.pages.lruvec_of(p)
+    }
+
+    /// The page is now charged to the cgroup of lruvec `id` (commit_charge,
+    /// mem_cgroup_move_account): a page on an LRU list moves to the same list of `id`, at
+    /// the head; an isolated page goes back to `id`'s lists when reclaim puts it back.
+    pub fn set_page_lruvec(&mut self, p: Pfn, id: LruvecId) {
+        let old = self.pages.lruvec_of(p);
+        if old == id {
+            return;
+        }
+        let l = self.pages.lru(p);
+        let listed = !matches!(l, Lru::None | Lru::Isolated | Lru::Free);
+        if listed {
+            self.lruvecs[old as usize].del(&mut self.pages, p);
+        }
+        self.pages.set_lruvec_of(p, id);
+        if listed {
+            self.lruvecs[id as usize].add_head(&mut self.pages, p, l);
+        }
+    }
+
+    /// Move every page of lruvec `from` to lruvec `to` and free `from` (the LRU part of
+    /// memcg reparenting on offline): each list of `from` joins the tail of the same list of
+    /// `to` in its order, and pages isolated by reclaim go back to `to` when put back.
+    pub fn reparent_lruvec(&mut self, from: LruvecId, to: LruvecId) {
+        for l in Lru::EVICTABLE.iter().copied().chain([Lru::Unevictable]) {
+            while let Some(p) = self.lruvecs[from as usize].first(&self.pages, l) {
+                self.lruvecs[from as usize].del(&mut self.pages, p);
+                self.pages.set_lruvec_of(p, to);
+                self.lruvecs[to as usize].add_tail(&mut self.pages, p, l);
+            }
+        }
+        if self.pages.has_lruvecs() {
+            for p in 0..self.pages.nr() {
+                if self.pages.lruvec_of(p) == from {
+                    self.pages.set_lruvec_of(p, to);
+                }
+            }
+        }
+        self.free_lruvec(from);
     }
     #[inline]
     pub fn lruvec(&self, id: LruvecId) -> &Lruvec {
@@ -553,6 +593,7 @@ impl Mm {
     pub fn put_free(&mut self, p: Pfn) {
         debug_assert_eq!(self.pages.lru(p), Lru::None);
         self.pages.set_owner(p, 0, 0);
+        self.pages.set_lruvec_of(p, ROOT_LRUVEC);
         self.free.add_tail(&mut self.pages, p);
     }
 
