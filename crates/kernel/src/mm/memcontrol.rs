@@ -327,6 +327,14 @@ impl MemCgroups {
         }
         self.lruvec_memcg[i] = id;
     }
+    /// The lruvec of the cgroup page `p` is being charged to (allocated, not yet added).
+    #[inline]
+    pub fn charging_lruvec(&self, p: Pfn) -> Option<LruvecId> {
+        match self.pending {
+            Some((q, id)) if q == p => Some(self.cgs[id as usize].lruvec),
+            _ => None,
+        }
+    }
     /// lruvec_memcg: the cgroup whose lruvec `lv` is.
     #[inline]
     pub fn lruvec_memcg(&self, lv: LruvecId) -> MemcgId {

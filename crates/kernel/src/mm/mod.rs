@@ -49,9 +49,17 @@ pub enum MappingKind {
 }
 
 /// A slot of an address_space (u32): 0 is empty; bit 31 clear: a page (frame + 1); bits
-/// 31..30 = 10: the shadow of an evicted page; 11: a swap entry (the page is in swap).
+/// 31..30 = 10: the shadow of an evicted page of the root lruvec; 11: bit 29 clear, a swap
+/// entry (the page is in swap); bit 29 set, the shadow of a page evicted from a memory
+/// cgroup's lruvec (its 29 low bits).
 const SHADOW_BIT: u32 = 1 << 31;
 const SWAP_BIT: u32 = 1 << 30;
+const MEMCG_SHADOW_BIT: u32 = 1 << 29;
+/// In a shadow value (`Slot::Shadow`, swap shadows): the shadow records a cgroup's lruvec
+/// in its 29 low bits (`mm::workingset`).
+pub const SHADOW_MEMCG: u32 = 1 << 30;
+/// Swap slots a slot entry can name.
+pub const MAX_SWAP_SLOTS: u64 = MEMCG_SHADOW_BIT as u64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -70,7 +78,11 @@ pub fn decode_slot(e: u32) -> Slot {
     } else if e & SHADOW_BIT == 0 {
         Slot::Page(e - 1)
     } else if e & SWAP_BIT != 0 {
-        Slot::Swap(e & !(SHADOW_BIT | SWAP_BIT))
+        if e & MEMCG_SHADOW_BIT != 0 {
+            Slot::Shadow(SHADOW_MEMCG | (e & (MEMCG_SHADOW_BIT - 1)))
+        } else {
+            Slot::Swap(e & !(SHADOW_BIT | SWAP_BIT))
+        }
     } else {
         Slot::Shadow(e & !SHADOW_BIT)
     }
@@ -82,12 +94,14 @@ pub fn encode_page(p: Pfn) -> u32 {
 /// `eviction` must fit in 30 bits (workingset keeps 29 bits of clock plus a flag).
 #[inline]
 pub fn encode_shadow(eviction: u32) -> u32 {
-    debug_assert!(eviction & SWAP_BIT == 0);
+    if eviction & SHADOW_MEMCG != 0 {
+        return SHADOW_BIT | SWAP_BIT | MEMCG_SHADOW_BIT | (eviction & (MEMCG_SHADOW_BIT - 1));
+    }
     SHADOW_BIT | (eviction & !(SHADOW_BIT | SWAP_BIT))
 }
 #[inline]
 pub fn encode_swap(slot: u32) -> u32 {
-    debug_assert!(slot < SWAP_BIT);
+    debug_assert!(slot < MEMCG_SHADOW_BIT);
     SHADOW_BIT | SWAP_BIT | slot
 }
 
