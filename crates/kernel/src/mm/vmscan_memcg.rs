@@ -130,9 +130,8 @@ impl Kernel {
                 }
                 let n = (*nr).min(SWAP_CLUSTER_MAX);
                 *nr -= n;
-                let r = self.memcg_shrink_list(id, file, n, sc);
-                reclaimed_here += r;
-                sc.nr_reclaimed += r;
+                // (shrink_inactive_list has added what it reclaimed to sc.)
+                reclaimed_here += self.memcg_shrink_list(id, file, n, sc);
             }
             if sc.nr_congested > 0 || reclaimed_here >= sc.nr_to_reclaim {
                 break;
