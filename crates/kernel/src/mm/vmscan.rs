@@ -23,7 +23,8 @@ pub struct ScanControl {
     pub nr_scanned: u64,
     pub priority: u32,
     pub kswapd: bool,
-    /// The memory cgroup whose limit is being enforced; None: global reclaim of the node.
+    /// The memory cgroup whose limit is being enforced, by its lruvec id; None: global
+    /// reclaim of the node.
     pub target_mem_cgroup: Option<u16>,
     pub may_deactivate_anon: bool,
     pub may_deactivate_file: bool,
@@ -50,7 +51,8 @@ impl ScanControl {
     }
     /// The lruvec whose state steers this reclaim (mem_cgroup_lruvec(target_mem_cgroup,
     /// pgdat)): the root lruvec for global reclaim, the target cgroup's otherwise. On this
-    /// single-node model an lruvec id is its memory cgroup's id.
+    /// single-node model `target_mem_cgroup` holds the target cgroup's lruvec id
+    /// (`MemCgroups::lruvec_memcg` maps it back to the cgroup).
     pub fn target_lruvec(&self) -> LruvecId {
         self.target_mem_cgroup.unwrap_or(ROOT_LRUVEC)
     }
