@@ -202,10 +202,16 @@ impl Kernel {
         if self.cgroup_files(parent).contains(&name.as_str()) || name.contains(char::is_whitespace) {
             return Err(Errno::EEXIST.into());
         }
-        self.memcg.create(parent, &name).map_err(|e| match e {
-            "File exists" => CgError::Errno(Errno::EEXIST),
-            _ => CgError::Errno(Errno::ENOSPC),
+        // mem_cgroup_alloc -> init_memcg_lruvec: the cgroup's own LRU lists on the node.
+        let Some(lv) = self.mm.new_lruvec() else { return Err(Errno::ENOSPC.into()) };
+        let id = self.memcg.create(parent, &name).map_err(|e| {
+            self.mm.free_lruvec(lv);
+            match e {
+                "File exists" => CgError::Errno(Errno::EEXIST),
+                _ => CgError::Errno(Errno::ENOSPC),
+            }
         })?;
+        self.memcg.set_lruvec(id, lv);
         Ok(())
     }
 
@@ -225,6 +231,11 @@ impl Kernel {
         if self.memcg.shell == id {
             return Err(Errno::EBUSY.into());
         }
+        // Offline: the cgroup's LRU pages join its parent's lists (reparenting), then its
+        // lruvec goes.
+        let parent = self.memcg.cgs[id as usize].parent.expect("not the root");
+        let (from, to) = (self.memcg.cgs[id as usize].lruvec, self.memcg.cgs[parent as usize].lruvec);
+        self.mm.reparent_lruvec(from, to);
         self.memcg.remove(id);
         Ok(())
     }

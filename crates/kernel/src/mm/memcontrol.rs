@@ -14,6 +14,7 @@
 //! so the representation is exact per page (what the kernel keeps in folio->memcg_data).
 //! Swap entries remember their cgroup per slot (2 bytes a slot, as swap_cgroup does).
 
+use super::lru::LruvecId;
 use super::page::{Lru, Pfn};
 use super::{MappingKind, Slot, PAGE_SIZE};
 use crate::Kernel;
@@ -157,8 +158,8 @@ pub struct MemCgroup {
     pub nr_shmem: u64,
     /// Swap entries whose page is not in memory (v1 memsw counts memory + these).
     pub nr_swapped_out: u64,
-    /// Which lruvec of the node holds this cgroup's pages (0: the node's own).
-    pub lruvec: usize,
+    /// The lruvec of this cgroup on the node (mem_cgroup_lruvec; 0: the root's).
+    pub lruvec: LruvecId,
     /// Workingset eviction clock of this cgroup's lruvec (lruvec->nonresident_age).
     pub nonresident_age: u64,
     /// File workingset activations at the end of the last reclaim cycle in it.
@@ -209,6 +210,8 @@ pub struct MemCgroups {
     pending: Option<(Pfn, MemcgId)>,
     /// The cgroup of each swap slot (swap_cgroup), SWAP_OUT set while the page is out.
     swap_memcg: Vec<u16>,
+    /// The cgroup owning each lruvec of the node (lruvec_memcg), by lruvec id.
+    lruvec_memcg: Vec<MemcgId>,
     /// systemd-run's unit counter (run-rXXXX.scope names).
     pub scopes: u64,
     /// The cgroup of the scenario's shell: where the commands it starts begin.
@@ -230,6 +233,7 @@ impl MemCgroups {
             exceptions: HashMap::new(),
             pending: None,
             swap_memcg: Vec::new(),
+            lruvec_memcg: vec![ROOT_MEMCG],
             scopes: 0,
             shell: ROOT_MEMCG,
             shell_pid: None,
@@ -304,10 +308,37 @@ impl MemCgroups {
                 *s = (*s & SWAP_OUT) | parent;
             }
         }
+        let lv = self.cgs[id as usize].lruvec;
+        if lv != 0 {
+            self.lruvec_memcg[lv as usize] = ROOT_MEMCG;
+        }
         let c = &mut self.cgs[id as usize];
         c.online = false;
         c.path.clear();
         self.free_ids.push(id);
+    }
+
+    /// Give cgroup `id` lruvec `lv` (created with it).
+    pub fn set_lruvec(&mut self, id: MemcgId, lv: LruvecId) {
+        self.cgs[id as usize].lruvec = lv;
+        let i = lv as usize;
+        if self.lruvec_memcg.len() <= i {
+            self.lruvec_memcg.resize(i + 1, ROOT_MEMCG);
+        }
+        self.lruvec_memcg[i] = id;
+    }
+    /// The lruvec of the cgroup page `p` is being charged to (allocated, not yet added).
+    #[inline]
+    pub fn charging_lruvec(&self, p: Pfn) -> Option<LruvecId> {
+        match self.pending {
+            Some((q, id)) if q == p => Some(self.cgs[id as usize].lruvec),
+            _ => None,
+        }
+    }
+    /// lruvec_memcg: the cgroup whose lruvec `lv` is.
+    #[inline]
+    pub fn lruvec_memcg(&self, lv: LruvecId) -> MemcgId {
+        self.lruvec_memcg.get(lv as usize).copied().unwrap_or(ROOT_MEMCG)
     }
 
     /// id and its ancestors, nearest first (the root last, when included).
@@ -722,6 +753,9 @@ impl Kernel {
             self.memcg.counter_charge(id, 1);
         }
         self.memcg.commit(p, m, kind, empty, id);
+        // commit_charge: the page belongs to its cgroup's lruvec from now on.
+        let lv = self.memcg.cgs[id as usize].lruvec;
+        self.mm.set_page_lruvec(p, lv);
         if let Slot::Shadow(_) | Slot::Swap(_) = prev {
             let file = !self.mm.mappings[m as usize].swap_backed();
             let v = &mut self.memcg.cgs[id as usize].vm;

@@ -76,7 +76,10 @@ fn anon(k: &mut Kernel, cg: MemcgId, pages: u64) -> TaskId {
 }
 
 fn cg(k: &mut Kernel, parent: MemcgId, name: &str) -> MemcgId {
-    k.memcg.create(parent, name).unwrap()
+    let id = k.memcg.create(parent, name).unwrap();
+    let lv = k.mm.new_lruvec().unwrap();
+    k.memcg.set_lruvec(id, lv);
+    id
 }
 
 #[test]
@@ -237,4 +240,138 @@ fn a_cgroup_below_min_is_never_reclaimed() {
     let sc = k.try_to_free_mem_cgroup_pages(p, 256, None, true);
     assert!(sc.nr_reclaimed >= 256);
     let _ = PAGE_SIZE;
+}
+
+// ---- Per-cgroup lruvecs (mem_cgroup_lruvec) ------------------------------------------------
+
+use crate::mm::lru::LruvecId;
+use crate::mm::page::{Lru, Pfn};
+use crate::mm::vmscan::ScanControl;
+
+fn lv(k: &Kernel, id: MemcgId) -> LruvecId {
+    k.memcg.cgs[id as usize].lruvec
+}
+/// Let the flushers write the dirty pages back (dirty_expire_centisecs and more).
+fn settle(k: &mut Kernel) {
+    let until = k.now + 60 * NS_PER_SEC;
+    k.run_until(until, &mut |_| false);
+}
+fn lists(k: &Kernel, id: LruvecId) -> Vec<Vec<Pfn>> {
+    Lru::EVICTABLE.iter().map(|&l| k.mm.lruvec(id).collect(&k.mm.pages, l)).collect()
+}
+
+#[test]
+fn pages_of_two_cgroups_land_on_two_lruvecs() {
+    let mut k = boot();
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    let b = cg(&mut k, ROOT_MEMCG, "b");
+    append(&mut k, a, "/root/fa", 1 << 20);
+    append(&mut k, b, "/root/fb", 2 << 20);
+    let (la, lb) = (lv(&k, a), lv(&k, b));
+    assert!(la != 0 && lb != 0 && la != lb);
+    assert_eq!(k.mm.lruvec(la).file_lru(), 256);
+    assert_eq!(k.mm.lruvec(lb).file_lru(), 512);
+    for (id, l) in [(a, la), (b, lb)] {
+        for p in lists(&k, l).concat() {
+            assert_eq!(k.page_memcg(p), id, "a page on {id}'s lruvec is charged to it");
+            assert_eq!(k.mm.page_lruvec(p), l);
+        }
+    }
+    // b touching a's file adds b's pages to b's lruvec (exceptions to the file's owner).
+    append(&mut k, b, "/root/fa", 1 << 20);
+    assert_eq!(k.mm.lruvec(la).file_lru(), 256);
+    assert_eq!(k.mm.lruvec(lb).file_lru(), 768);
+}
+
+#[test]
+fn cgroup_reclaim_leaves_the_other_cgroups_lists_untouched() {
+    let mut k = boot();
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    let b = cg(&mut k, ROOT_MEMCG, "b");
+    append(&mut k, a, "/root/fa", 8 << 20);
+    append(&mut k, b, "/root/fb", 8 << 20);
+    settle(&mut k);
+    let before_b = lists(&k, lv(&k, b));
+    let before_a = k.mm.lruvec(lv(&k, a)).file_lru();
+    let sc = k.try_to_free_mem_cgroup_pages(a, 256, None, false);
+    assert!(sc.nr_reclaimed >= 256, "{sc:?}");
+    assert_eq!(k.mm.lruvec(lv(&k, a)).file_lru(), before_a - sc.nr_reclaimed);
+    assert_eq!(lists(&k, lv(&k, b)), before_b, "b's lists are not scanned or reordered");
+    assert_eq!(k.memcg.cgs[a as usize].vm.pgsteal_direct, sc.nr_reclaimed);
+    assert_eq!(k.memcg.cgs[b as usize].vm.pgscan_direct, 0);
+}
+
+#[test]
+fn memory_low_protects_a_cgroup_from_global_reclaim() {
+    let mut k = boot();
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    let b = cg(&mut k, ROOT_MEMCG, "b");
+    append(&mut k, a, "/root/fa", 8 << 20);
+    append(&mut k, b, "/root/fb", 8 << 20);
+    settle(&mut k);
+    k.memcg.cgs[a as usize].memory.low = 1 << 20;
+    let before_a = lists(&k, lv(&k, a));
+    let before_b = k.mm.lruvec(lv(&k, b)).file_lru();
+    let mut sc = ScanControl { nr_to_reclaim: 1 << 20, priority: 0, ..Default::default() };
+    k.shrink_node(&mut sc);
+    assert!(sc.memcg_low_skipped);
+    assert_eq!(lists(&k, lv(&k, a)), before_a, "a below memory.low is skipped");
+    assert!(k.mm.lruvec(lv(&k, b)).file_lru() < before_b / 2, "b is reclaimed");
+    assert!(k.memcg.cgs[b as usize].vm.pgscan_direct > 0, "global reclaim counts in b's memory.stat");
+    assert_eq!(k.memcg.cgs[a as usize].events_local[MemcgEvent::Low as usize], 0);
+    // The low-reclaim retry reclaims a too, and counts memory.events low.
+    let mut sc = ScanControl { nr_to_reclaim: 1 << 20, priority: 0, memcg_low_reclaim: true, ..Default::default() };
+    k.shrink_node(&mut sc);
+    assert!(k.mm.lruvec(lv(&k, a)).file_lru() < 2048);
+    assert_eq!(k.memcg.cgs[a as usize].events_local[MemcgEvent::Low as usize], 1);
+}
+
+#[test]
+fn rmdir_moves_the_cgroups_pages_to_its_parents_lruvec() {
+    let mut k = boot();
+    k.cgroup_mkdir("/sys/fs/cgroup/p").unwrap();
+    k.cgroup_write(0, "/sys/fs/cgroup/p/cgroup.subtree_control", "+memory").unwrap();
+    k.cgroup_mkdir("/sys/fs/cgroup/p/c").unwrap();
+    let p = k.memcg.lookup("/p").unwrap();
+    let c = k.memcg.lookup("/p/c").unwrap();
+    append(&mut k, p, "/root/fp", 1 << 20);
+    append(&mut k, c, "/root/fc", 2 << 20);
+    let (lp, lc) = (lv(&k, p), lv(&k, c));
+    let child = lists(&k, lc);
+    let parent = lists(&k, lp);
+    k.cgroup_rmdir("/sys/fs/cgroup/p/c").unwrap();
+    assert!(!k.mm.lruvec(lc).live);
+    assert_eq!(k.mm.lruvec(lp).file_lru(), 768);
+    for (i, (pl, cl)) in parent.iter().zip(&child).enumerate() {
+        // The child's list joins the tail of the parent's, in its order.
+        let want: Vec<Pfn> = pl.iter().chain(cl).copied().collect();
+        assert_eq!(k.mm.lruvec(lp).collect(&k.mm.pages, Lru::EVICTABLE[i]), want);
+    }
+    for q in child.concat() {
+        assert_eq!(k.page_memcg(q), p);
+        assert_eq!(k.mm.page_lruvec(q), lp);
+    }
+}
+
+#[test]
+fn a_refault_is_judged_against_the_lruvec_that_evicted_the_page() {
+    let mut k = boot();
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    append(&mut k, a, "/root/fa", 4 << 20);
+    let la = lv(&k, a);
+    let pages = k.mm.lruvec(la).collect(&k.mm.pages, Lru::InactiveFile);
+    for &q in &pages[..512] {
+        k.mm.lru_move_head(q, Lru::ActiveFile);
+    }
+    let p = pages[600];
+    let shadow = k.workingset_eviction(p);
+    let order = crate::mm::workingset::bucket_order(k.mm.managed);
+    assert_eq!(crate::mm::workingset::unpack_shadow(shadow, order).0, la, "the shadow records a's lruvec");
+    // Evictions elsewhere (the root's clock) do not make a's refault distant.
+    k.mm.lruvec_mut(0).nonresident_age += 1 << 20;
+    assert!(k.workingset_refault(p, shadow, true), "distance on a's clock is within a's 512 active pages");
+    // Evictions in a do.
+    let shadow = k.workingset_eviction(p);
+    k.mm.lruvec_mut(la).nonresident_age += 4096;
+    assert!(!k.workingset_refault(p, shadow, true), "4096 evictions in a exceed a's workingset");
 }

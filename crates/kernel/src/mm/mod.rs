@@ -49,9 +49,17 @@ pub enum MappingKind {
 }
 
 /// A slot of an address_space (u32): 0 is empty; bit 31 clear: a page (frame + 1); bits
-/// 31..30 = 10: the shadow of an evicted page; 11: a swap entry (the page is in swap).
+/// 31..30 = 10: the shadow of an evicted page of the root lruvec; 11: bit 29 clear, a swap
+/// entry (the page is in swap); bit 29 set, the shadow of a page evicted from a memory
+/// cgroup's lruvec (its 29 low bits).
 const SHADOW_BIT: u32 = 1 << 31;
 const SWAP_BIT: u32 = 1 << 30;
+const MEMCG_SHADOW_BIT: u32 = 1 << 29;
+/// In a shadow value (`Slot::Shadow`, swap shadows): the shadow records a cgroup's lruvec
+/// in its 29 low bits (`mm::workingset`).
+pub const SHADOW_MEMCG: u32 = 1 << 30;
+/// Swap slots a slot entry can name.
+pub const MAX_SWAP_SLOTS: u64 = MEMCG_SHADOW_BIT as u64;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
@@ -70,7 +78,11 @@ pub fn decode_slot(e: u32) -> Slot {
     } else if e & SHADOW_BIT == 0 {
         Slot::Page(e - 1)
     } else if e & SWAP_BIT != 0 {
-        Slot::Swap(e & !(SHADOW_BIT | SWAP_BIT))
+        if e & MEMCG_SHADOW_BIT != 0 {
+            Slot::Shadow(SHADOW_MEMCG | (e & (MEMCG_SHADOW_BIT - 1)))
+        } else {
+            Slot::Swap(e & !(SHADOW_BIT | SWAP_BIT))
+        }
     } else {
         Slot::Shadow(e & !SHADOW_BIT)
     }
@@ -82,12 +94,14 @@ pub fn encode_page(p: Pfn) -> u32 {
 /// `eviction` must fit in 30 bits (workingset keeps 29 bits of clock plus a flag).
 #[inline]
 pub fn encode_shadow(eviction: u32) -> u32 {
-    debug_assert!(eviction & SWAP_BIT == 0);
+    if eviction & SHADOW_MEMCG != 0 {
+        return SHADOW_BIT | SWAP_BIT | MEMCG_SHADOW_BIT | (eviction & (MEMCG_SHADOW_BIT - 1));
+    }
     SHADOW_BIT | (eviction & !(SHADOW_BIT | SWAP_BIT))
 }
 #[inline]
 pub fn encode_swap(slot: u32) -> u32 {
-    debug_assert!(slot < SWAP_BIT);
+    debug_assert!(slot < MEMCG_SHADOW_BIT);
     SHADOW_BIT | SWAP_BIT | slot
 }
 
@@ -391,11 +405,51 @@ impl Mm {
         self.free_lruvec_ids.push(id);
     }
 
-    /// folio_lruvec: the lruvec a page is charged to. Every page belongs to the root
-    /// lruvec until memory cgroups charge pages to their own.
+    /// folio_lruvec: the lruvec of the memory cgroup a page is charged to (the root
+    /// lruvec until a cgroup charges it), kept per frame.
     #[inline]
-    pub fn page_lruvec(&self, _p: Pfn) -> LruvecId {
-        ROOT_LRUVEC
+    pub fn page_lruvec(&self, p: Pfn) -> LruvecId {
+        self.pages.lruvec_of(p)
+    }
+
+    /// The page is now charged to the cgroup of lruvec `id` (commit_charge,
+    /// mem_cgroup_move_account): a page on an LRU list moves to the same list of `id`, at
+    /// the head; an isolated page goes back to `id`'s lists when reclaim puts it back.
+    pub fn set_page_lruvec(&mut self, p: Pfn, id: LruvecId) {
+        let old = self.pages.lruvec_of(p);
+        if old == id {
+            return;
+        }
+        let l = self.pages.lru(p);
+        let listed = !matches!(l, Lru::None | Lru::Isolated | Lru::Free);
+        if listed {
+            self.lruvecs[old as usize].del(&mut self.pages, p);
+        }
+        self.pages.set_lruvec_of(p, id);
+        if listed {
+            self.lruvecs[id as usize].add_head(&mut self.pages, p, l);
+        }
+    }
+
+    /// Move every page of lruvec `from` to lruvec `to` and free `from` (the LRU part of
+    /// memcg reparenting on offline): each list of `from` joins the tail of the same list of
+    /// `to` in its order, and pages isolated by reclaim go back to `to` when put back.
+    pub fn reparent_lruvec(&mut self, from: LruvecId, to: LruvecId) {
+        for l in Lru::EVICTABLE.iter().copied().chain([Lru::Unevictable]) {
+            while let Some(p) = self.lruvecs[from as usize].first(&self.pages, l) {
+                self.lruvecs[from as usize].del(&mut self.pages, p);
+                self.pages.set_lruvec_of(p, to);
+                self.lruvecs[to as usize].add_tail(&mut self.pages, p, l);
+            }
+        }
+        if self.pages.has_lruvecs() {
+            for p in 0..self.pages.nr() {
+                if self.pages.lruvec_of(p) == from {
+                    self.pages.set_lruvec_of(p, to);
+                }
+            }
+        }
+        self.free_lruvec(from);
     }
     #[inline]
     pub fn lruvec(&self, id: LruvecId) -> &Lruvec {
@@ -553,6 +607,7 @@ impl Mm {
     pub fn put_free(&mut self, p: Pfn) {
         debug_assert_eq!(self.pages.lru(p), Lru::None);
         self.pages.set_owner(p, 0, 0);
+        self.pages.set_lruvec_of(p, ROOT_LRUVEC);
         self.free.add_tail(&mut self.pages, p);
     }
 

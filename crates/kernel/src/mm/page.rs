@@ -104,6 +104,10 @@ pub struct Pages {
     /// index >> 28 of the frames whose index does not fit in `idx` (few: pages past 1 TiB
     /// of their file). Looked up, never iterated.
     high: std::collections::HashMap<Pfn, u64>,
+    /// The lruvec of each frame's memory cgroup (folio_memcg -> mem_cgroup_lruvec), 2 bytes
+    /// per frame, allocated when the first page is charged to a cgroup's own lruvec; empty:
+    /// every page is on the root lruvec.
+    lruvec: Vec<u16>,
     nr: u32,
 }
 
@@ -154,10 +158,30 @@ impl Pages {
             }
             Ok(unsafe { Vec::from_raw_parts(p, total, total) })
         }
-        Ok(Pages { next: filled(total, NIL)?, prev: filled(total, NIL)?, map: zeroed(total)?, idx: zeroed(total)?, high: Default::default(), nr })
+        Ok(Pages { next: filled(total, NIL)?, prev: filled(total, NIL)?, map: zeroed(total)?, idx: zeroed(total)?, high: Default::default(), lruvec: Vec::new(), nr })
     }
     pub fn nr(&self) -> u32 {
         self.nr
+    }
+    /// The lruvec page `p` belongs to (folio_lruvec).
+    #[inline]
+    pub fn lruvec_of(&self, p: Pfn) -> u16 {
+        if self.lruvec.is_empty() { 0 } else { self.lruvec[p as usize] }
+    }
+    /// Record the lruvec of page `p` (the caller moves it between lists).
+    #[inline]
+    pub fn set_lruvec_of(&mut self, p: Pfn, id: u16) {
+        if self.lruvec.is_empty() {
+            if id == 0 {
+                return;
+            }
+            self.lruvec = vec![0; self.next.len()];
+        }
+        self.lruvec[p as usize] = id;
+    }
+    /// Whether any frame was ever given a lruvec other than the root's.
+    pub fn has_lruvecs(&self) -> bool {
+        !self.lruvec.is_empty()
     }
     /// Host bytes used per simulated frame by this table.
     pub const HOST_BYTES_PER_PAGE: usize = 16;

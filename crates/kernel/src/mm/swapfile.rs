@@ -100,8 +100,8 @@ impl Kernel {
         };
         let pages = (size_bytes / PAGE_SIZE).saturating_sub(1);
         let start = self.mm.swap_map.state.len() as u32;
-        if start as u64 + pages >= (1 << 30) {
-            return Err("swap space larger than 4 TiB is not modelled".into());
+        if start as u64 + pages >= super::MAX_SWAP_SLOTS {
+            return Err("swap space larger than 2 TiB is not modelled".into());
         }
         // A host that cannot hold the swap map is an error, not an abort.
         let oom = |e: std::collections::TryReserveError| format!("cannot allocate the swap map for {pages} slots: {e}");

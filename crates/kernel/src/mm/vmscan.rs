@@ -23,7 +23,8 @@ pub struct ScanControl {
     pub nr_scanned: u64,
     pub priority: u32,
     pub kswapd: bool,
-    /// The memory cgroup whose limit is being enforced; None: global reclaim of the node.
+    /// The memory cgroup whose limit is being enforced, by its lruvec id; None: global
+    /// reclaim of the node.
     pub target_mem_cgroup: Option<u16>,
     pub may_deactivate_anon: bool,
     pub may_deactivate_file: bool,
@@ -37,6 +38,10 @@ pub struct ScanControl {
     /// kswapd found pages it had marked for immediate reclaim still under writeback
     /// (shrink_folio_list case 1: nr_immediate).
     pub nr_immediate: u64,
+    /// A cgroup with pages was skipped for memory.low (memcg_low_skipped), and the retry
+    /// that reclaims such cgroups too (memcg_low_reclaim).
+    pub memcg_low_skipped: bool,
+    pub memcg_low_reclaim: bool,
 }
 
 impl ScanControl {
@@ -46,7 +51,8 @@ impl ScanControl {
     }
     /// The lruvec whose state steers this reclaim (mem_cgroup_lruvec(target_mem_cgroup,
     /// pgdat)): the root lruvec for global reclaim, the target cgroup's otherwise. On this
-    /// single-node model an lruvec id is its memory cgroup's id.
+    /// single-node model `target_mem_cgroup` holds the target cgroup's lruvec id
+    /// (`MemCgroups::lruvec_memcg` maps it back to the cgroup).
     pub fn target_lruvec(&self) -> LruvecId {
         self.target_mem_cgroup.unwrap_or(ROOT_LRUVEC)
     }
@@ -275,13 +281,25 @@ impl Kernel {
     }
 
     /// mem_cgroup_iter(target, prev): the lruvecs of the node that this reclaim scans, one
-    /// after the other: the target cgroup and its descendants, or every lruvec for global
-    /// reclaim. Only the root lruvec exists until memory cgroups add theirs.
+    /// after the other in the cgroups' pre-order (css_next_descendant_pre): the target
+    /// cgroup and its descendants, or every cgroup from the root for global reclaim.
     pub fn mem_cgroup_iter(&self, sc: &ScanControl, prev: Option<LruvecId>) -> Option<LruvecId> {
-        match prev {
-            None => Some(sc.target_lruvec()),
-            Some(_) => None,
+        if !self.memcg.active() {
+            return match prev {
+                None => Some(sc.target_lruvec()),
+                Some(_) => None,
+            };
         }
+        let root = self.memcg.lruvec_memcg(sc.target_lruvec());
+        let order = self.memcg.subtree(root);
+        let next = match prev {
+            None => 0,
+            Some(lv) => {
+                let m = self.memcg.lruvec_memcg(lv);
+                order.iter().position(|&c| c == m).map_or(order.len(), |i| i + 1)
+            }
+        };
+        order.get(next).map(|&c| self.memcg.cgs[c as usize].lruvec)
     }
 
     /// snapshot_refaults: remember the workingset activations seen so far in the lruvecs
@@ -480,6 +498,11 @@ impl Kernel {
                 PathStep::Continue
             }
             RState::ShrinkNode => {
+                if self.memcg.active() {
+                    // shrink_node_memcgs: effective protection of the reclaimed subtree.
+                    let root = self.memcg.lruvec_memcg(path.sc.target_lruvec());
+                    self.memcg_calculate_protection(root);
+                }
                 let node = self.node_numbers();
                 prepare_scan_count(self.mm.lruvec(path.sc.target_lruvec()), &node, &mut path.sc);
                 match self.mem_cgroup_iter(&path.sc, None) {
@@ -493,7 +516,41 @@ impl Kernel {
             }
             RState::ShrinkLruvec => {
                 let id = path.lruvec;
+                let memcg = self.memcg.lruvec_memcg(id);
+                // shrink_node_memcgs (6.1): memory.min keeps a cgroup out of reclaim;
+                // memory.low too, unless nothing else was reclaimable (the retry with
+                // memcg_low_reclaim), which counts MEMCG_LOW.
+                if self.memcg_below_min(memcg) {
+                    path.state = RState::NextLruvec;
+                    return PathStep::Continue;
+                }
+                if self.memcg_below_low(memcg) {
+                    if !path.sc.memcg_low_reclaim {
+                        path.sc.memcg_low_skipped = true;
+                        path.state = RState::NextLruvec;
+                        return PathStep::Continue;
+                    }
+                    self.memcg.event(memcg, super::memcontrol::MemcgEvent::Low);
+                }
                 path.nr = self.get_scan_count(id, &path.sc);
+                if memcg != super::memcontrol::ROOT_MEMCG {
+                    // apply_proportional_protection (get_scan_count): scan the part of the
+                    // cgroup's lists above its protection, at least SWAP_CLUSTER_MAX.
+                    let protection = self.memcg_protection(memcg, path.sc.memcg_low_reclaim);
+                    if protection > 0 {
+                        let usage = self.memcg.cgs[memcg as usize].memory.usage.max(protection);
+                        let sizes = self.mm.lruvec(id).evictable_sizes();
+                        for (i, n) in path.nr.iter_mut().enumerate() {
+                            if *n == 0 {
+                                continue;
+                            }
+                            let size = sizes[i];
+                            let scan = (size - (size as u128 * protection as u128 / (usage as u128 + 1)) as u64).max(SWAP_CLUSTER_MAX.min(size));
+                            // The type split of get_scan_count applies to the reduced size.
+                            *n = ((*n as u128 * scan as u128) / size.max(1) as u128) as u64;
+                        }
+                    }
+                }
                 path.targets = path.nr;
                 path.reclaimed_here = 0;
                 // shrink_lruvec (3.11+): global direct reclaim at DEF_PRIORITY keeps
@@ -697,6 +754,15 @@ impl Kernel {
                 let until = self.block.next_completion().unwrap_or(self.now + 10 * NS_PER_MS).max(self.now + 1);
                 return PathStep::Sleep { until, io: true };
             }
+            if sc.nr_reclaimed == 0 && sc.memcg_low_skipped && !sc.memcg_low_reclaim {
+                // do_try_to_free_pages: "Untapped cgroup reserves? Don't OOM, retry."
+                path.sc.memcg_low_reclaim = true;
+                path.sc.memcg_low_skipped = false;
+                path.sc.priority = DEF_PRIORITY;
+                path.node_passes = 0;
+                path.state = RState::DoTryToFreePages;
+                return PathStep::Continue;
+            }
             self.snapshot_refaults(&sc);
         }
         if path.timed && tid.is_some() {
@@ -741,6 +807,13 @@ impl Kernel {
             self.vm.inc(VmItem::Pgdeactivate);
         }
         self.vm.add(VmItem::Pgrefill, scanned);
+        let memcg = self.memcg.lruvec_memcg(path.lruvec);
+        if memcg != super::memcontrol::ROOT_MEMCG {
+            let deactivated = path.putback.iter().filter(|&&(_, pl, _)| !pl.is_active()).count() as u64;
+            let v = &mut self.memcg.cgs[memcg as usize].vm;
+            v.pgrefill += scanned;
+            v.pgdeactivate += deactivated;
+        }
         let t = file as usize;
         let lv = self.mm.lruvec_mut(path.lruvec);
         lv.recent_scanned[t] += scanned;
@@ -895,6 +968,18 @@ impl Kernel {
         };
         self.vm.add(scan_item, scanned);
         self.vm.add(steal_item, reclaimed);
+        // The same events counted in the lruvec's cgroup (count_memcg_events).
+        let memcg = self.memcg.lruvec_memcg(path.lruvec);
+        if memcg != super::memcontrol::ROOT_MEMCG {
+            let v = &mut self.memcg.cgs[memcg as usize].vm;
+            if path.sc.kswapd {
+                v.pgscan_kswapd += scanned;
+                v.pgsteal_kswapd += reclaimed;
+            } else {
+                v.pgscan_direct += scanned;
+                v.pgsteal_direct += reclaimed;
+            }
+        }
         self.vm.add(if file { VmItem::PgscanFile } else { VmItem::PgscanAnon }, scanned);
         self.vm.add(if file { VmItem::PgstealFile } else { VmItem::PgstealAnon }, reclaimed);
         let t = file as usize;

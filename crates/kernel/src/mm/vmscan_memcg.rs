@@ -3,20 +3,18 @@
 //! cgroups in mem_cgroup_iter order, skipping those protected by memory.min and memory.low
 //! and scaling the scan of the partly protected ones (mem_cgroup_protection).
 //!
-//! The node's LRU lists are shared by all cgroups here: a cgroup's pages are taken from
-//! the shared inactive lists, tail first (they keep their LRU order), and handed to the
-//! same shrink_inactive_list / shrink_active_list that global reclaim runs, so every
-//! per-page rule (references, dirty and writeback pages, swap-out, shadow entries) is the
-//! one global reclaim applies. Pages of other cgroups are passed over without being moved.
+//! Each cgroup has its own lruvec (mem_cgroup_lruvec): cgroup reclaim scans the lruvecs of
+//! the target's subtree only, with the same shrink_inactive_list / shrink_active_list that
+//! global reclaim runs, so every per-page rule (references, dirty and writeback pages,
+//! swap-out, shadow entries) is the one global reclaim applies, and other cgroups' lists
+//! are never touched.
 
 use super::memcontrol::{MemcgId, ROOT_MEMCG};
-use super::page::{Lru, Pfn};
-use super::lru::ROOT_LRUVEC;
+use super::page::Lru;
 use super::vmscan::ScanControl;
 use super::{DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use crate::Kernel;
 use memtwin_engine::TaskId;
-use memtwin_procfs::VmItem;
 
 impl Kernel {
     /// try_to_free_mem_cgroup_pages: reclaim at least max(nr_pages, SWAP_CLUSTER_MAX) from
@@ -86,8 +84,9 @@ impl Kernel {
     /// SCAN_FRACT split by swappiness. Returns (anon, file) pages to scan.
     fn memcg_scan_count(&self, id: MemcgId, sc: &ScanControl, low_reclaim: bool, may_swap: bool) -> (u64, u64) {
         let c = &self.memcg.cgs[id as usize];
-        let file_size = c.nr_file - c.nr_shmem.min(c.nr_file);
-        let anon_size = c.nr_anon + c.nr_shmem;
+        // lruvec_lru_size of the cgroup's lruvec.
+        let lv = self.mm.lruvec(c.lruvec);
+        let (file_size, anon_size) = (lv.file_lru(), lv.anon_lru());
         let protection = self.memcg_protection(id, low_reclaim);
         let scale = |size: u64| -> u64 {
             let s = if protection > 0 {
@@ -131,9 +130,8 @@ impl Kernel {
                 }
                 let n = (*nr).min(SWAP_CLUSTER_MAX);
                 *nr -= n;
-                let r = self.memcg_shrink_list(id, file, n, sc);
-                reclaimed_here += r;
-                sc.nr_reclaimed += r;
+                // (shrink_inactive_list has added what it reclaimed to sc.)
+                reclaimed_here += self.memcg_shrink_list(id, file, n, sc);
             }
             if sc.nr_congested > 0 || reclaimed_here >= sc.nr_to_reclaim {
                 break;
@@ -141,62 +139,24 @@ impl Kernel {
         }
     }
 
-    /// Age and evict up to `n` pages of cgroup `id` of one type: its pages at the tail of
-    /// the shared inactive list go to the tail in their order and shrink_inactive_list
-    /// takes them; when the cgroup has too few inactive pages there, its active pages are
-    /// deactivated first (inactive_is_low for its lruvec).
+    /// Age and evict up to `n` pages of cgroup `id` of one type from its own lruvec: when
+    /// its inactive list is short of `n`, its active pages are deactivated first
+    /// (inactive_is_low for its lruvec).
     fn memcg_shrink_list(&mut self, id: MemcgId, file: bool, n: u64, sc: &mut ScanControl) -> u64 {
+        let lv = self.memcg.cgs[id as usize].lruvec;
         let inactive = Lru::of(file, false);
         let active = Lru::of(file, true);
-        let got = self.memcg_isolate_tail(id, inactive, n);
+        let got = self.mm.lruvec(lv).len(inactive).min(n);
         if got < n {
-            let deact = self.memcg_isolate_tail(id, active, n - got);
+            let deact = self.mm.lruvec(lv).len(active).min(n - got);
             if deact > 0 {
-                let before = self.vm.get(VmItem::Pgdeactivate);
-                self.shrink_active_list(ROOT_LRUVEC, deact, active, sc);
-                let d = self.vm.get(VmItem::Pgdeactivate) - before;
-                let v = &mut self.memcg.cgs[id as usize].vm;
-                v.pgrefill += deact;
-                v.pgdeactivate += d;
+                self.shrink_active_list(lv, deact, active, sc);
             }
         }
-        let got = if got < n { self.memcg_isolate_tail(id, inactive, n) } else { got };
+        let got = self.mm.lruvec(lv).len(inactive).min(n);
         if got == 0 {
             return 0;
         }
-        let (s0, r0) = (self.vm.get(VmItem::PgscanDirect), self.vm.get(VmItem::PgstealDirect));
-        let r = self.shrink_inactive_list(ROOT_LRUVEC, got, inactive, sc);
-        let v = &mut self.memcg.cgs[id as usize].vm;
-        v.pgscan_direct += self.vm.get(VmItem::PgscanDirect) - s0;
-        v.pgsteal_direct += self.vm.get(VmItem::PgstealDirect) - r0;
-        r
-    }
-
-    /// Move up to `n` of cgroup `id`'s pages nearest the tail of list `l` to the tail, in
-    /// their order; returns how many.
-    fn memcg_isolate_tail(&mut self, id: MemcgId, l: Lru, n: u64) -> u64 {
-        let nr = self.mm.managed as Pfn;
-        let mut found: Vec<Pfn> = Vec::with_capacity(n as usize);
-        let mut p = match self.mm.lruvec(ROOT_LRUVEC).tail(&self.mm.pages, l) {
-            Some(p) => p,
-            None => return 0,
-        };
-        loop {
-            if p >= nr {
-                break;
-            }
-            if self.page_memcg(p) == id {
-                found.push(p);
-                if found.len() as u64 >= n {
-                    break;
-                }
-            }
-            p = self.mm.pages.prev[p as usize];
-        }
-        // found[0] is nearest the tail: move the farthest first so the nearest ends last.
-        for &q in found.iter().rev() {
-            self.mm.lruvecs[ROOT_LRUVEC as usize].move_tail(&mut self.mm.pages, q, l);
-        }
-        found.len() as u64
+        self.shrink_inactive_list(lv, got, inactive, sc)
     }
 }

@@ -15,6 +15,37 @@ use memtwin_procfs::VmItem;
 const EVICTION_BITS: u32 = 29;
 const EVICTION_MASK: u64 = (1 << EVICTION_BITS) - 1;
 const WORKINGSET_BIT: u32 = 1 << EVICTION_BITS;
+/// A shadow of a cgroup's page (`SHADOW_MEMCG` set) packs, as pack_shadow does, the
+/// lruvec id (MEMCG_ID_BITS: MAX_LRUVECS ids), PG_workingset and the eviction clock in
+/// MEMCG_EVICTION_BITS, in buckets of 2^bucket_order evictions.
+const MEMCG_EVICTION_BITS: u32 = 18;
+const MEMCG_ID_BITS: u32 = 10;
+const MEMCG_WORKINGSET_BIT: u32 = 1 << (MEMCG_EVICTION_BITS + MEMCG_ID_BITS);
+const _: () = assert!(1 << MEMCG_ID_BITS == super::lru::MAX_LRUVECS);
+const _: () = assert!(MEMCG_EVICTION_BITS + MEMCG_ID_BITS + 1 == 29);
+
+/// workingset_init: the eviction clock of a cgroup shadow counts buckets of 2^order
+/// evictions so that the clock spans all of memory (fls_long(totalram_pages - 1) bits).
+pub fn bucket_order(managed: u64) -> u32 {
+    let max_order = 64 - managed.saturating_sub(1).leading_zeros();
+    max_order.saturating_sub(MEMCG_EVICTION_BITS)
+}
+
+/// pack_shadow for a page of lruvec `id` (not the root's).
+pub fn pack_memcg_shadow(id: LruvecId, age: u64, order: u32, workingset: bool) -> u32 {
+    let eviction = ((age >> order) & ((1 << MEMCG_EVICTION_BITS) - 1)) as u32;
+    super::SHADOW_MEMCG | if workingset { MEMCG_WORKINGSET_BIT } else { 0 } | (id as u32) << MEMCG_EVICTION_BITS | eviction
+}
+
+/// unpack_shadow: (lruvec id, eviction clock, clock mask, workingset).
+pub fn unpack_shadow(shadow: u32, order: u32) -> (LruvecId, u64, u64, bool) {
+    if shadow & super::SHADOW_MEMCG == 0 {
+        return (0, (shadow & !WORKINGSET_BIT) as u64 & EVICTION_MASK, EVICTION_MASK, shadow & WORKINGSET_BIT != 0);
+    }
+    let id = ((shadow >> MEMCG_EVICTION_BITS) & ((1 << MEMCG_ID_BITS) - 1)) as LruvecId;
+    let eviction = ((shadow & ((1 << MEMCG_EVICTION_BITS) - 1)) as u64) << order;
+    (id, eviction, (1u64 << (MEMCG_EVICTION_BITS + order)) - 1, shadow & MEMCG_WORKINGSET_BIT != 0)
+}
 
 
 /// workingset_test_recent's decision: a refault at `distance` evictions/activations after
@@ -76,30 +107,40 @@ impl Kernel {
         self.workingset_age(id, 1);
     }
 
-    /// workingset_eviction: the shadow entry for page `p`, evicted now from its lruvec.
+    /// workingset_eviction: the shadow entry for page `p`, evicted now from its lruvec; it
+    /// records the lruvec (the memcg id of pack_shadow) unless that is the root's.
     pub fn workingset_eviction(&mut self, p: Pfn) -> u32 {
         let id = self.mm.page_lruvec(p);
         self.workingset_age(id, 1);
-        let ws = if self.mm.pages.workingset(p) { WORKINGSET_BIT } else { 0 };
-        (self.mm.lruvec(id).nonresident_age & EVICTION_MASK) as u32 | ws
+        let age = self.mm.lruvec(id).nonresident_age;
+        let workingset = self.mm.pages.workingset(p);
+        if id != 0 {
+            return pack_memcg_shadow(id, age, bucket_order(self.mm.managed), workingset);
+        }
+        let ws = if workingset { WORKINGSET_BIT } else { 0 };
+        (age & EVICTION_MASK) as u32 | ws
     }
 
-    /// workingset_refault: returns whether the page comes back active. The shadow does
-    /// not record its cgroup yet: the eviction lruvec is taken to be the lruvec the page is
-    /// charged to now (the same while pages do not move between cgroups).
+    /// workingset_refault: returns whether the page comes back active. The refault distance
+    /// is measured on the clock of the lruvec the page was evicted from and compared with
+    /// that lruvec's lists (eviction_lruvec); the activation counts in the lruvec the page
+    /// is charged to now. A shadow of a cgroup that is gone is no refault (6.1).
     pub fn workingset_refault(&mut self, p: Pfn, shadow: u32, file: bool) -> bool {
-        let eviction = (shadow & !WORKINGSET_BIT) as u64;
-        let was_workingset = shadow & WORKINGSET_BIT != 0;
-        let id = self.mm.page_lruvec(p);
-        let refault = self.mm.lruvec(id).nonresident_age & EVICTION_MASK;
-        let distance = refault.wrapping_sub(eviction) & EVICTION_MASK;
+        let (eviction_lv, eviction, mask, was_workingset) = unpack_shadow(shadow, bucket_order(self.mm.managed));
+        if !self.mm.lruvecs.get(eviction_lv as usize).is_some_and(|l| l.live) {
+            return false;
+        }
+        // The lruvec of the charge being made (the page joins its cgroup's lists next).
+        let id = self.memcg.charging_lruvec(p).unwrap_or(eviction_lv);
+        let refault = self.mm.lruvec(eviction_lv).nonresident_age & mask;
+        let distance = refault.wrapping_sub(eviction) & mask;
         if !file && !self.profile.anon_workingset {
             // Anon pages have no refault detection before 5.9.
             return false;
         }
         self.vm.inc(if file { VmItem::WorkingsetRefaultFile } else { VmItem::WorkingsetRefaultAnon });
         let swap_usable = self.swap_available();
-        if !refault_is_recent(distance, self.mm.lruvec(id), &self.profile, file, swap_usable) {
+        if !refault_is_recent(distance, self.mm.lruvec(eviction_lv), &self.profile, file, swap_usable) {
             return false;
         }
         self.workingset_age(id, 1);
