@@ -402,6 +402,11 @@ impl Dcache {
         }
     }
 
+    /// Host bytes the cache takes now (its arrays' capacity, the hash and the ring).
+    pub fn host_bytes(&self) -> usize {
+        self.parent.capacity() * (4 * 5 + 1) + self.buckets.capacity() * 4 + self.lru.capacity() * 4
+    }
+
     /// Live dentries (for tests and invariants).
     pub fn live(&self) -> u64 {
         self.nr_dentry

@@ -125,6 +125,11 @@ impl Icache {
         i
     }
 
+    /// Host bytes the cache takes now (its arrays' capacity, the hash and the ring).
+    pub fn host_bytes(&self) -> usize {
+        self.ino.capacity() * (4 * 4 + 1) + self.buckets.capacity() * 4 + self.lru.capacity() * 4
+    }
+
     pub fn ino(&self, i: u32) -> u32 {
         self.ino[i as usize]
     }

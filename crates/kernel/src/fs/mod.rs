@@ -12,6 +12,8 @@
 pub mod dcache;
 mod fadvise;
 pub mod inode;
+pub mod namei;
+pub mod vfs;
 mod namespace;
 mod persist;
 mod read_write;
