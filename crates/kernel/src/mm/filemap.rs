@@ -347,22 +347,8 @@ impl Kernel {
         }
         if what & 2 != 0 {
             self.vm.inc(VmItem::DropSlab);
-            freed += self.shrink_slab_all();
+            freed += self.drop_slab();
         }
         freed
-    }
-
-    /// Free the reclaimable slab that no one holds (dentries and inodes of unused files).
-    fn shrink_slab_all(&mut self) -> u64 {
-        // Unused dentries/inodes of an idle system are about half of the reclaimable slab.
-        let n = self.mm.kernel.slab(true) / 2;
-        let mut left = n;
-        for (id, c) in super::SLAB_CACHES.iter().enumerate() {
-            while c.reclaimable && left > 0 && self.mm.free_last_kernel_page(super::KernelOwner::Slab(id as u16)) {
-                left -= 1;
-            }
-        }
-        self.vm.add(VmItem::SlabsScanned, n * 16);
-        n
     }
 }
