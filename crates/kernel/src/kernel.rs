@@ -2,7 +2,7 @@
 
 use crate::block::{Block, Dir, ReqKind};
 use crate::fs::Fs;
-use crate::mm::{KernelOwner, MappingKind, Mm, PAGE_SIZE, SLAB_DENTRY, SLAB_KMALLOC};
+use crate::mm::{KernelOwner, MappingKind, Mm, PAGE_SIZE};
 use crate::profile::Profile;
 use crate::task::{Program, Sink, Step, Task};
 use memtwin_engine::{EventQueue, Ns, Rng, RunState, Sched, TaskId, NS_PER_MS};
@@ -86,6 +86,8 @@ pub struct Kernel {
     pub psi: crate::psi::Psi,
     /// The dentry and inode caches of the generated trees (fs/vfs.rs, fs/namei.rs).
     pub vfs: crate::fs::vfs::Vfs,
+    /// Registered shrinkers and the locks of slab reclaim (mm/shrinker.rs).
+    pub shrink: crate::mm::shrinker::Shrinkers,
 }
 
 /// Reclaim's tasks, paths in progress, locks, waiters and statistics.
@@ -107,6 +109,9 @@ pub struct ReclaimState {
     pub deferred: Vec<crate::mm::page::Pfn>,
     /// Extra CPU work of the batch being decided (zram compression, request submission).
     pub pass_ns: Ns,
+    /// Slab pages freed by shrinkers since the reclaim that runs them last looked
+    /// (current->reclaim_state->reclaimed_slab).
+    pub reclaimed_slab: u64,
     pub stats: ReclaimStats,
 }
 
@@ -254,10 +259,12 @@ impl Kernel {
             profile: Profile::of(machine.kernel),
             psi,
             vfs: crate::fs::vfs::Vfs::new(machine.kernel, &machine.cpu_model),
+            shrink: Default::default(),
             machine,
         };
         k.boot_devices()?;
         k.boot_memory();
+        k.boot_trees().map_err(KernelError)?;
         k.boot_swap().map_err(KernelError)?;
         k.spawn_kernel_threads();
         Ok(k)
@@ -275,7 +282,6 @@ impl Kernel {
             self.fs.mount(m, &self.block).map_err(KernelError)?;
         }
         self.mount_boot_defaults();
-        self.boot_trees().map_err(KernelError)?;
         Ok(())
     }
 
@@ -284,10 +290,14 @@ impl Kernel {
     fn boot_memory(&mut self) {
         let managed = self.mm.managed;
         // Slab at boot: dentries, inodes, kmalloc caches of an idle system (~1% of RAM,
-        // at most 64 MiB), two fifths reclaimable.
+        // at most 64 MiB), two fifths reclaimable; half of the reclaimable part is unused
+        // dentries and inodes of files no one holds open (what drop_caches 2 frees).
         let slab = (managed / 100).min(64 * 1024 * 1024 / PAGE_SIZE);
-        self.take_kernel_pages(slab * 2 / 5, KernelOwner::Slab(SLAB_DENTRY));
-        self.take_kernel_pages(slab - slab * 2 / 5, KernelOwner::Slab(SLAB_KMALLOC));
+        self.kmem_cache_init();
+        let recl = slab * 2 / 5;
+        let boot = self.mm.slab.boot_caches(self.machine.kernel == memtwin_machine::KernelProfile::Linux24);
+        let unused = self.mm.boot_populate_slab(boot, recl, slab - recl, recl / 2);
+        self.shrink.boot_dentries = unused.into();
         self.take_kernel_pages((self.machine.cpus as u64 * 4).max(16), KernelOwner::KernelStack);
         let anon_pages = self.machine.boot_anon_bytes / PAGE_SIZE;
         self.take_kernel_pages(anon_pages / 128 + 8, KernelOwner::PageTables);
@@ -791,5 +801,23 @@ impl Kernel {
             return;
         }
         self.run_task(tid);
+    }
+}
+
+impl Kernel {
+    /// kmem_cache_init: the era's allocator and boot caches; the shrinkers registered at
+    /// boot (workingset_init's shadow-node shrinker; the dcache's).
+    fn kmem_cache_init(&mut self) {
+        self.mm.slab = crate::mm::slab::Slabs::new(self.profile.slab_allocator, self.machine.cpus);
+        self.mm.slab.kmem_cache_init(self.machine.kernel == memtwin_machine::KernelProfile::Linux24);
+        use crate::mm::shrinker::{ShrinkerKind, DEFAULT_SEEKS};
+        // Registration order is list order: super_block shrinkers (dcache) come before
+        // the workingset one, registered later in boot.
+        self.register_shrinker(ShrinkerKind::BootDentries, "sb-dentries", DEFAULT_SEEKS);
+        if self.profile.workingset {
+            // workingset_init: seeks 0 ("shadow nodes are cheap to recreate": 6.x sets
+            // DEFAULT_SEEKS since 4.19; the model trims to the limit either way).
+            self.register_shrinker(ShrinkerKind::ShadowNodes, "mm-shadow", DEFAULT_SEEKS);
+        }
     }
 }

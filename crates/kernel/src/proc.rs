@@ -64,7 +64,7 @@ impl Kernel {
         let mut available = free - totalreserve;
         let pagecache = self.mm.file_lru() as i64;
         available += pagecache - (pagecache / 2).min(wlow);
-        let reclaimable = self.mm.kernel.slab(true) as i64;
+        let reclaimable = self.mm.slab.pages(true) as i64;
         available += reclaimable - (reclaimable / 2).min(wlow);
         available.max(0) as u64
     }
@@ -102,10 +102,10 @@ impl Kernel {
             anon_pages: kb(s.anon),
             mapped: kb(s.mapped),
             shmem: kb(s.shmem),
-            kreclaimable: kb(k.slab(true)),
-            slab: kb(k.slab(true) + k.slab(false)),
-            sreclaimable: kb(k.slab(true)),
-            sunreclaim: kb(k.slab(false)),
+            kreclaimable: kb(self.mm.slab.pages(true)),
+            slab: kb(self.mm.slab.pages(true) + self.mm.slab.pages(false)),
+            sreclaimable: kb(self.mm.slab.pages(true)),
+            sunreclaim: kb(self.mm.slab.pages(false)),
             kernel_stack: kb(k.count(KernelOwner::KernelStack)),
             page_tables: kb(k.count(KernelOwner::PageTables)),
             commit_limit: kb(mm.managed * self.sysctl.overcommit_ratio as u64 / 100) + swap_total,
@@ -134,8 +134,8 @@ impl Kernel {
             (VmItem::NrUnevictable, mm.lru_len(Lru::Unevictable)),
             (VmItem::NrIsolatedAnon, s.isolated_anon),
             (VmItem::NrIsolatedFile, s.isolated_file),
-            (VmItem::NrSlabReclaimable, mm.kernel.slab(true)),
-            (VmItem::NrSlabUnreclaimable, mm.kernel.slab(false)),
+            (VmItem::NrSlabReclaimable, mm.slab.pages(true)),
+            (VmItem::NrSlabUnreclaimable, mm.slab.pages(false)),
             (VmItem::WorkingsetNodes, mm.shadow_nodes()),
             (VmItem::NrAnonPages, s.anon),
             (VmItem::NrMapped, s.mapped),

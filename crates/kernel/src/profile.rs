@@ -124,6 +124,9 @@ pub struct Profile {
     /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
     /// Frames per receive interrupt.
     pub rx_frames_per_irq: u32,
+    /// The slab allocator the era's kernels are built with: SLAB (mm/slab.c) on 2.4 and
+    /// 2.6.39, SLUB (mm/slub.c) on 5.x/6.x.
+    pub slab_allocator: crate::mm::slab::SlabAllocator,
 }
 
 impl Profile {
@@ -168,6 +171,7 @@ impl Profile {
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
+            slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
         }
     }
     pub fn name(&self) -> &'static str {

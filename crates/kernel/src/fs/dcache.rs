@@ -76,11 +76,12 @@ pub struct Dcache {
     name_ids: HashMap<String, u32>,
 }
 
-/// Inodes whose last dentry reference went away (the caller iputs them), and dentries freed.
+/// Inodes whose last dentry reference went away (the caller iputs them), and the slots of
+/// the dentries freed (the caller frees their slab objects).
 #[derive(Default, Debug)]
 pub struct Killed {
     pub iput: Vec<u32>,
-    pub freed: u64,
+    pub freed: Vec<u32>,
 }
 
 impl Dcache {
@@ -309,7 +310,7 @@ impl Dcache {
             self.release(d);
         }
         self.nr_dentry -= 1;
-        out.freed += 1;
+        out.freed.push(d);
         parent
     }
 
@@ -348,7 +349,7 @@ impl Dcache {
     /// freed with the ancestors it was the last to pin. Inodes to iput go to `out`.
     pub fn prune(&mut self, nr: u64, out: &mut Killed) -> PruneResult {
         let mut r = PruneResult::default();
-        let freed0 = out.freed;
+        let freed0 = out.freed.len() as u64;
         // Second-chance entries rejoin the head after the pass in their old order (2.6.39
         // list_move()s each to a `referenced` list and splices it back at the head; 6.x's
         // LRU_ROTATE moves each to the young end at once: the same order once the pass
@@ -381,7 +382,7 @@ impl Dcache {
         for &d in referenced.iter() {
             self.lru.push_front(d);
         }
-        r.freed = out.freed - freed0;
+        r.freed = out.freed.len() as u64 - freed0;
         r
     }
 

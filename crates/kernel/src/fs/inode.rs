@@ -249,14 +249,14 @@ impl Icache {
     /// inodes from the LRU's tail. In use: dropped from the list. I_REFERENCED: cleared,
     /// moved to the head. With pages: `invalidate` drops them (returns how many), and the
     /// iput that follows marks it referenced again (2.6.39 iput_final), so it stays at the
-    /// tail to be rotated by the next step and freed on a later pass. Else freed: its
-    /// mapping (if any) is pushed to `freed_mappings` for the caller to release.
+    /// tail to be rotated by the next step and freed on a later pass. Else freed: its slot
+    /// and mapping (NIL if none) are pushed to `freed` for the caller to release.
     pub fn prune(
         &mut self,
         nr: u64,
         rule: IputRule,
         invalidate: &mut dyn FnMut(u32) -> u64,
-        freed_mappings: &mut Vec<u32>,
+        freed: &mut Vec<(u32, u32)>,
     ) -> IpruneResult {
         let mut r = IpruneResult::default();
         while r.scanned < nr {
@@ -292,8 +292,8 @@ impl Icache {
                     self.lru.push_back(i);
                     continue;
                 }
-                freed_mappings.push(self.mapping[s]);
             }
+            freed.push((i, self.mapping[s]));
             self.state[s] &= !I_LRU;
             self.nr_unused -= 1;
             self.unhash(i);
@@ -351,7 +351,7 @@ mod tests {
         assert_eq!((r.rotated, r.reap, r.freed), (2, 3, 0));
         let r = c.prune(1, R, &mut inv, &mut fm);
         assert_eq!(r.freed, 1);
-        assert_eq!(fm, vec![42]);
+        assert_eq!(fm, vec![(a, 42)]);
     }
 
     #[test]

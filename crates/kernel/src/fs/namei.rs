@@ -15,12 +15,14 @@
 use super::dcache::{Killed, NameKey, NIL};
 use super::namespace::{FileKind, Stat};
 use super::read_write::Errno;
-use super::vfs::{inodes_per_slab_page, GenTree, Node, SuperBlock, DENTRIES_PER_SLAB_PAGE};
-use crate::mm::{KernelOwner, MappingKind, Slot, PAGE_SIZE, SLAB_VFS_DENTRY, SLAB_VFS_INODE};
+use super::vfs::{GenTree, Node, SuperBlock};
+use crate::mm::shrinker::ShrinkLock;
+use crate::mm::slab::ObjHandle;
+use crate::mm::{MappingKind, Slot, PAGE_SIZE};
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId};
-use memtwin_procfs::VmItem;
+
 
 /// A file handle: the super block and the inode number (what an NFS file handle holds).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -77,6 +79,13 @@ fn parent_of_node(t: &GenTree, n: Node) -> Option<(u32, u64, u64)> {
     }
 }
 
+fn set_obj(v: &mut Vec<u64>, slot: u32, h: ObjHandle) {
+    if v.len() <= slot as usize {
+        v.resize(slot as usize + 1, 0);
+    }
+    v[slot as usize] = h.raw();
+}
+
 fn name_hash(key: NameKey) -> u64 {
     let h = (key as u64 ^ 0x5bd1_e995).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     h ^ (h >> 33)
@@ -86,6 +95,9 @@ impl Kernel {
     /// Super blocks for the machine's `[[tree]]`s: each tree's directory exists from boot
     /// on its disk filesystem, and its root dentry and inode are cached and pinned.
     pub(crate) fn boot_trees(&mut self) -> Result<(), String> {
+        let linux24 = self.machine.kernel == memtwin_machine::KernelProfile::Linux24;
+        let dname = if linux24 { "dentry_cache" } else { "dentry" };
+        self.vfs.dentry_cache = self.mm.slab.find(dname).ok_or("no dentry slab cache")?;
         let trees = self.machine.trees.clone();
         for spec in trees {
             let at = super::normalize("/", &spec.at);
@@ -95,6 +107,13 @@ impl Kernel {
             let m = &self.fs.mounts[mi as usize];
             let Some(dev) = m.dev else {
                 return Err(format!("tree at {at}: {} is tmpfs; a generated tree lives on a disk filesystem (ext3, ext4, xfs)", m.at));
+            };
+            // The filesystem's inode cache (ext4_inode_cache, ext3_inode_cache; the generic
+            // inode_cache where the era has no such cache).
+            let fs_cache = format!("{}_inode_cache", m.fstype);
+            self.vfs.inode_cache = match self.mm.slab.find(&fs_cache) {
+                Some(c) => c,
+                None => self.mm.slab.find("inode_cache").ok_or("no inode slab cache")?,
             };
             if self.vfs.tree_of(&at).is_some() {
                 return Err(format!("tree at {at}: another tree already covers it"));
@@ -114,97 +133,46 @@ impl Kernel {
                 root: NIL,
                 dentry_lru_lock: memtwin_engine::LockQueue::new(memtwin_engine::LockKind::Spin),
                 inode_lru_lock: memtwin_engine::LockQueue::new(memtwin_engine::LockKind::Spin),
+                d_obj: Vec::new(),
+                i_obj: Vec::new(),
             };
+            // The root dentry and inode: pinned for the life of the mount.
             let root_ino = sb.tree.as_ref().unwrap().ino_of(Node::Dir { depth: 0, idx: 0 });
             let root = sb.dcache.d_alloc(NIL, 0);
             let ri = sb.icache.alloc(root_ino as u32);
             sb.dcache.d_instantiate(root, ri);
             sb.root = root;
+            let dh = self.mm.kmem_cache_alloc(self.vfs.dentry_cache).ok_or("no memory for the tree's root dentry")?;
+            let ih = self.mm.kmem_cache_alloc(self.vfs.inode_cache).ok_or("no memory for the tree's root inode")?;
+            set_obj(&mut sb.d_obj, root, dh);
+            set_obj(&mut sb.i_obj, ri, ih);
+            let idx = self.vfs.sbs.len() as u16;
             self.vfs.sbs.push(sb);
-            self.vfs.slab.dentries += 1;
-            self.vfs.slab.inodes += 1;
-        }
-        // The pinned roots' slab pages, taken at boot like the rest of the boot slab.
-        while (self.vfs.slab.dentry_pages.len() as u64) < self.vfs.slab.dentries.div_ceil(DENTRIES_PER_SLAB_PAGE) {
-            let Some(p) = self.mm.take_kernel(KernelOwner::Slab(SLAB_VFS_DENTRY)) else { break };
-            self.vfs.slab.dentry_pages.push(p);
-        }
-        while (self.vfs.slab.inode_pages.len() as u64) < self.inode_pages_needed(self.vfs.slab.inodes) {
-            let Some(p) = self.mm.take_kernel(KernelOwner::Slab(SLAB_VFS_INODE)) else { break };
-            self.vfs.slab.inode_pages.push(p);
-        }
-        Ok(())
-    }
-
-    fn inode_pages_needed(&self, inodes: u64) -> u64 {
-        (inodes as f64 / inodes_per_slab_page(self.machine.kernel)).ceil() as u64
-    }
-
-    // ---- Slab objects ----------------------------------------------------------------------
-
-    /// A slab page for the VFS caches (cache_grow / allocate_slab -> alloc_pages): from the
-    /// free list above the min watermark (kswapd woken below low), else through the
-    /// allocator's slow path (direct reclaim) as any allocation.
-    fn vfs_slab_page(&mut self, tid: TaskId, owner: KernelOwner) -> Result<u32, Step> {
-        let w = self.mm.wmark;
-        let free = self.mm.nr_free();
-        if free <= w.low {
-            self.wake_kswapd();
-        }
-        if free > w.min {
-            if let Some(p) = self.mm.take_kernel(owner) {
-                self.vm.inc(VmItem::PgallocNormal);
-                self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns);
-                return Ok(p);
+            use crate::mm::shrinker::{ShrinkerKind, DEFAULT_SEEKS};
+            if self.vfs.era.global_lru_locks {
+                // 2.6.39: the two global VFS shrinkers (dcache_shrinker, icache_shrinker).
+                self.register_shrinker(ShrinkerKind::Dcache, "dcache", DEFAULT_SEEKS);
+                self.register_shrinker(ShrinkerKind::Icache, "icache", DEFAULT_SEEKS);
+            } else {
+                // 3.1+: one per super block (alloc_super's s_shrink: super_cache_scan).
+                self.register_shrinker(ShrinkerKind::SuperBlock(idx), "sb-tree", DEFAULT_SEEKS);
             }
         }
-        let p = self.page_cache_alloc(tid)?;
-        // The frame becomes a slab page (not charged to a memory cgroup: no kmem accounting).
-        self.memcg_page_freed_unused(p);
-        self.mm.put_free(p);
-        self.mm.take_kernel(owner).ok_or(Step::Yield)
-    }
-
-    /// Make room for `nd` more dentries and `ni` more inodes (kmem_cache_alloc's refill):
-    /// the objects themselves are counted by `vfs_slab_commit`, which cannot fail.
-    fn vfs_slab_reserve(&mut self, tid: TaskId, nd: u64, ni: u64) -> Result<(), Step> {
-        let want_d = (self.vfs.slab.dentries + nd).div_ceil(DENTRIES_PER_SLAB_PAGE);
-        while (self.vfs.slab.dentry_pages.len() as u64) < want_d {
-            let p = self.vfs_slab_page(tid, KernelOwner::Slab(SLAB_VFS_DENTRY))?;
-            self.vfs.slab.dentry_pages.push(p);
-        }
-        let want_i = self.inode_pages_needed(self.vfs.slab.inodes + ni);
-        while (self.vfs.slab.inode_pages.len() as u64) < want_i {
-            let p = self.vfs_slab_page(tid, KernelOwner::Slab(SLAB_VFS_INODE))?;
-            self.vfs.slab.inode_pages.push(p);
-        }
         Ok(())
     }
 
-    fn vfs_slab_commit(&mut self, nd: u64, ni: u64) {
-        self.vfs.slab.dentries += nd;
-        self.vfs.slab.inodes += ni;
-    }
-
-    /// kmem_cache_free of `nd` dentries and `ni` inodes; returns the slab pages given back.
-    fn vfs_slab_free(&mut self, nd: u64, ni: u64) -> u64 {
-        self.vfs.slab.dentries -= nd;
-        self.vfs.slab.inodes -= ni;
-        let mut freed = 0;
-        let want_d = self.vfs.slab.dentries.div_ceil(DENTRIES_PER_SLAB_PAGE);
-        while self.vfs.slab.dentry_pages.len() as u64 > want_d {
-            let p = self.vfs.slab.dentry_pages.pop().unwrap();
-            self.mm.free_kernel_page(p);
-            freed += 1;
+    /// Free the slab objects of freed dentry slots and inode slots; slab pages given back.
+    fn vfs_free_objs(&mut self, sb: usize, dentries: &[u32], inodes: &[u32]) -> u64 {
+        let mut pages = 0;
+        for &d in dentries {
+            let h = ObjHandle::from_raw(self.vfs.sbs[sb].d_obj[d as usize]);
+            pages += self.kmem_cache_free(h);
         }
-        let want_i = self.inode_pages_needed(self.vfs.slab.inodes);
-        while self.vfs.slab.inode_pages.len() as u64 > want_i {
-            let p = self.vfs.slab.inode_pages.pop().unwrap();
-            self.mm.free_kernel_page(p);
-            freed += 1;
+        for &i in inodes {
+            let h = ObjHandle::from_raw(self.vfs.sbs[sb].i_obj[i as usize]);
+            pages += self.kmem_cache_free(h);
         }
-        self.vm.add(VmItem::Pgfree, freed);
-        freed
+        pages
     }
 
     // ---- Buffer cache ----------------------------------------------------------------------
@@ -244,7 +212,7 @@ impl Kernel {
 
     fn vfs_finish_kills(&mut self, sb: usize, k: Killed) -> u64 {
         let rule = self.vfs.era.iput;
-        let mut evicted = 0;
+        let mut evicted = Vec::new();
         for i in k.iput {
             let nrpages = self.vfs.sbs[sb].icache.mapping(i).map_or(0, |m| self.mm.mappings[m as usize].nrpages);
             let mapping = self.vfs.sbs[sb].icache.mapping(i);
@@ -252,10 +220,10 @@ impl Kernel {
                 if let Some(m) = mapping {
                     self.vfs_release_mapping(m);
                 }
-                evicted += 1;
+                evicted.push(i);
             }
         }
-        self.vfs_slab_free(k.freed, evicted)
+        self.vfs_free_objs(sb, &k.freed, &evicted)
     }
 
     /// Drop every page of a freed inode's mapping (truncate_inode_pages) and the mapping.
@@ -341,8 +309,17 @@ impl Kernel {
             }
         }
         let new_inode = (ino.is_some() && cached.is_none()) as u64;
-        self.vfs_slab_reserve(tid, 1, new_inode)?;
-        self.vfs_slab_commit(1, new_inode);
+        // d_alloc and alloc_inode: slab objects, which may wait for memory.
+        let ih = if new_inode == 1 { Some(self.kmem_cache_alloc(tid, self.vfs.inode_cache)?) } else { None };
+        let dh = match self.kmem_cache_alloc(tid, self.vfs.dentry_cache) {
+            Ok(h) => h,
+            Err(step) => {
+                if let Some(h) = ih {
+                    self.kmem_cache_free(h);
+                }
+                return Err(step.into());
+            }
+        };
         self.vfs.stats.lookup_misses += 1;
         let s = &mut self.vfs.sbs[sb];
         let d = s.dcache.d_alloc(dir, key);
@@ -354,8 +331,12 @@ impl Kernel {
                 }
                 None => s.icache.alloc(i as u32),
             };
+            if let Some(h) = ih {
+                set_obj(&mut s.i_obj, ii, h);
+            }
             s.dcache.d_instantiate(d, ii);
         }
+        set_obj(&mut s.d_obj, d, dh);
         self.charge_sys(tid, cost.d_alloc + new_inode * cost.inode_init);
         Ok(d)
     }
@@ -624,7 +605,7 @@ impl Kernel {
         let m = &mut self.fs.mounts[s.mount as usize];
         m.inodes_used -= 1;
         if let Some(ii) = s.dcache.d_delete(c) {
-            self.vfs_finish_kills(sb, Killed { iput: vec![ii], freed: 0 });
+            self.vfs_finish_kills(sb, Killed { iput: vec![ii], freed: Vec::new() });
         }
         self.charge_sys(tid, self.vfs.cost.syscall + self.vfs.cost.free_obj);
         self.vfs_dput(sb, c);
@@ -643,108 +624,134 @@ impl Kernel {
     /// nr_to_scan 0; 6.x super_cache_count): unused objects scaled by vfs_cache_pressure.
     pub fn vfs_shrink_count(&self) -> (u64, u64) {
         let (d, i) = self.vfs.nr_unused();
-        let p = self.sysctl.vfs_cache_pressure as u64;
-        // (nr_unused / 100) * sysctl_vfs_cache_pressure.
-        (d / 100 * p, i / 100 * p)
+        (self.vfs_pressure_ratio(d), self.vfs_pressure_ratio(i))
     }
 
-    /// Prune up to `nr` dentries (2.6.39 shrink_dcache_memory -> prune_dcache: each super
-    /// block its share by its unused count, under the global dcache_lru_lock; 6.x: the
-    /// dentry half of super_cache_scan under the super block's list_lru lock).
+    /// CPU time and lock wait the VFS shrinkers spent since the last call (for the reclaim
+    /// path that ran them).
+    pub fn vfs_take_shrink_cost(&mut self) -> (Ns, Ns) {
+        std::mem::take(&mut self.vfs.shrink_cost)
+    }
+
+    /// Take an LRU lock for `hold` after `busy` ns of this call's own work: the 2.6.39
+    /// global lock of the shrinker framework, or the super block's list_lru lock.
+    fn vfs_lru_lock(&mut self, sb: usize, inode: bool, busy: Ns, hold: Ns) -> Ns {
+        let at = self.now + busy;
+        let grant = if self.vfs.era.global_lru_locks {
+            let which = if inode { ShrinkLock::InodeLru } else { ShrinkLock::DcacheLru };
+            self.shrink.lock(which).acquire(at, hold)
+        } else if inode {
+            self.vfs.sbs[sb].inode_lru_lock.acquire(at, hold)
+        } else {
+            self.vfs.sbs[sb].dentry_lru_lock.acquire(at, hold)
+        };
+        grant - at
+    }
+
+    /// prune_dcache_sb: up to `nr` dentries of super block `sb` from its LRU's tail.
+    pub fn shrink_dcache_sb(&mut self, sb: usize, nr: u64, out: &mut ShrinkOutcome) {
+        let cost = self.vfs.cost;
+        let mut k = Killed::default();
+        let r = self.vfs.sbs[sb].dcache.prune(nr, &mut k);
+        let hold = r.scanned * cost.lru_hold;
+        let wait = self.vfs_lru_lock(sb, false, out.cpu_ns, hold);
+        out.lock_wait_ns += wait;
+        out.cpu_ns += wait + hold + r.freed * cost.free_obj;
+        out.scanned += r.scanned;
+        out.freed += r.freed;
+        self.vfs.stats.dentries_pruned += r.freed;
+        out.pages_freed += self.vfs_finish_kills(sb, k);
+    }
+
+    /// prune_icache (2.6.39, per super block share) / prune_icache_sb (6.x): up to `nr`
+    /// inodes from the LRU's tail, under the LRU lock; page cache of unused inodes
+    /// invalidated (pginodesteal / kswapd_inodesteal); freed inodes disposed of outside
+    /// the lock (dispose_list).
+    pub fn shrink_icache_sb(&mut self, sb: usize, nr: u64, kswapd: bool, out: &mut ShrinkOutcome) {
+        let cost = self.vfs.cost;
+        let rule = self.vfs.era.iput;
+        let mut ic = std::mem::take(&mut self.vfs.sbs[sb].icache);
+        let mut freed = Vec::new();
+        let mut inval = |m: u32| self.invalidate_mapping_pages(m);
+        let r = ic.prune(nr, rule, &mut inval, &mut freed);
+        self.vfs.sbs[sb].icache = ic;
+        if r.reap > 0 {
+            self.count_inodesteal(kswapd, r.reap);
+        }
+        let mut slots = Vec::with_capacity(freed.len());
+        for (i, m) in freed {
+            if m != NIL {
+                self.vfs_release_mapping(m);
+            }
+            slots.push(i);
+        }
+        let hold = r.scanned * cost.lru_hold + r.reap * self.machine.cpu_model.page_cache_ns;
+        let wait = self.vfs_lru_lock(sb, true, out.cpu_ns, hold);
+        out.lock_wait_ns += wait;
+        out.cpu_ns += wait + hold + r.freed * cost.free_obj;
+        out.scanned += r.scanned;
+        out.freed += r.freed;
+        self.vfs.stats.inodes_pruned += r.freed;
+        out.pages_freed += self.vfs_free_objs(sb, &[], &slots) + r.reap;
+    }
+
+    /// 2.6.39 shrink_dcache_memory -> prune_dcache: each super block prunes its share
+    /// (unused / prune_ratio + 1) under the global dcache_lru_lock.
     pub fn shrink_dcache(&mut self, nr: u64) -> ShrinkOutcome {
         let mut out = ShrinkOutcome::default();
         let total: u64 = self.vfs.sbs.iter().map(|s| s.dcache.nr_unused).sum();
         if total == 0 || nr == 0 {
             return out;
         }
-        let cost = self.vfs.cost;
-        // prune_dcache: every super block prunes its share, unused / prune_ratio + 1.
         let prune_ratio = if nr >= total { 1 } else { total / nr };
         for sb in 0..self.vfs.sbs.len() {
             let unused = self.vfs.sbs[sb].dcache.nr_unused;
             let share = if prune_ratio == 1 { unused } else { unused / prune_ratio + 1 };
-            if share == 0 {
-                continue;
+            if unused > 0 {
+                self.shrink_dcache_sb(sb, share, &mut out);
             }
-            let mut k = Killed::default();
-            let r = self.vfs.sbs[sb].dcache.prune(share, &mut k);
-            let hold = r.scanned * cost.lru_hold;
-            let lock = if self.vfs.era.global_lru_locks { &mut self.vfs.dcache_lru_lock } else { &mut self.vfs.sbs[sb].dentry_lru_lock };
-            let start = lock.acquire(self.now + out.cpu_ns, hold);
-            let wait = start - (self.now + out.cpu_ns);
-            out.lock_wait_ns += wait;
-            out.cpu_ns += wait + hold + r.freed * cost.free_obj;
-            out.scanned += r.scanned;
-            out.freed += r.freed;
-            self.vfs.stats.dentries_pruned += r.freed;
-            out.pages_freed += self.vfs_finish_kills(sb, k);
         }
+        self.note_shrink(&out);
         out
     }
 
-    /// Prune up to `nr` inodes (2.6.39 shrink_icache_memory -> prune_icache: iprune_sem for
-    /// read, inode_lru_lock held over the scan, freed inodes disposed of outside it, page
-    /// cache of unused inodes invalidated: pginodesteal / kswapd_inodesteal; 6.x: the inode
-    /// half of super_cache_scan).
+    /// 2.6.39 shrink_icache_memory -> prune_icache: iprune_sem for read, then the inode
+    /// LRU (global in 2.6.39: each super block's share of it here).
     pub fn shrink_icache(&mut self, kswapd: bool, nr: u64) -> ShrinkOutcome {
         let mut out = ShrinkOutcome::default();
         let total: u64 = self.vfs.sbs.iter().map(|s| s.icache.nr_unused).sum();
         if total == 0 || nr == 0 {
             return out;
         }
-        let cost = self.vfs.cost;
-        let rule = self.vfs.era.iput;
         self.vfs.iprune_sem_readers += 1;
         for sb in 0..self.vfs.sbs.len() {
             let unused = self.vfs.sbs[sb].icache.nr_unused;
-            let share = if self.vfs.era.global_lru_locks { nr * unused / total } else { unused.min(nr) };
-            if share == 0 {
-                continue;
+            let share = (nr * unused).div_ceil(total);
+            if share > 0 {
+                self.shrink_icache_sb(sb, share, kswapd, &mut out);
             }
-            let mut ic = std::mem::take(&mut self.vfs.sbs[sb].icache);
-            let mut freed_maps = Vec::new();
-            let mut inval = |m: u32| self.invalidate_mapping_pages(m);
-            let r = ic.prune(share, rule, &mut inval, &mut freed_maps);
-            self.vfs.sbs[sb].icache = ic;
-            for m in freed_maps {
-                self.vfs_release_mapping(m);
-            }
-            if r.reap > 0 {
-                self.vm.add(if kswapd { VmItem::KswapdInodesteal } else { VmItem::Pginodesteal }, r.reap);
-            }
-            let hold = r.scanned * cost.lru_hold + r.reap * self.machine.cpu_model.page_cache_ns;
-            let lock = if self.vfs.era.global_lru_locks { &mut self.vfs.inode_lru_lock } else { &mut self.vfs.sbs[sb].inode_lru_lock };
-            let start = lock.acquire(self.now + out.cpu_ns, hold);
-            let wait = start - (self.now + out.cpu_ns);
-            out.lock_wait_ns += wait;
-            out.cpu_ns += wait + hold + r.freed * cost.free_obj;
-            out.scanned += r.scanned;
-            out.freed += r.freed;
-            self.vfs.stats.inodes_pruned += r.freed;
-            out.pages_freed += self.vfs_slab_free(0, r.freed) + r.reap;
         }
         self.vfs.iprune_sem_readers -= 1;
+        self.note_shrink(&out);
         out
     }
 
-    /// drop_caches 2 (drop_slab): shrink every unused dentry and inode, pass after pass
-    /// (a pass clears the referenced bits it finds; the next frees those objects) until a
-    /// pass changes nothing. Returns the slab pages freed.
-    pub(crate) fn vfs_drop_slab(&mut self) -> u64 {
-        let mut pages = 0;
-        loop {
-            let (d, i) = self.vfs.nr_unused();
-            if d == 0 && i == 0 {
-                return pages;
-            }
-            // The writer of /proc/sys/vm/drop_caches, not kswapd.
-            let a = self.shrink_dcache(d.max(1));
-            let b = self.shrink_icache(false, i.max(1));
-            pages += a.pages_freed + b.pages_freed;
-            if a.freed + b.freed == 0 && self.vfs.nr_unused() == (d, i) {
-                return pages;
-            }
-        }
+    /// 6.x super_cache_scan: nr_to_scan split between dentries and inodes in proportion
+    /// to their counts (mult_frac), dentries first (they pin inodes).
+    pub fn super_cache_scan(&mut self, sb: usize, nr: u64, kswapd: bool) -> ShrinkOutcome {
+        let mut out = ShrinkOutcome::default();
+        let (d, i) = (self.vfs.sbs[sb].dcache.nr_unused, self.vfs.sbs[sb].icache.nr_unused);
+        let total = d + i + 1;
+        let (nd, ni) = (nr * d / total, nr * i / total);
+        self.shrink_dcache_sb(sb, nd, &mut out);
+        self.shrink_icache_sb(sb, ni, kswapd, &mut out);
+        self.note_shrink(&out);
+        out
+    }
+
+    fn note_shrink(&mut self, out: &ShrinkOutcome) {
+        self.vfs.shrink_cost.0 += out.cpu_ns;
+        self.vfs.shrink_cost.1 += out.lock_wait_ns;
     }
 }
 

@@ -5,7 +5,7 @@
 
 use super::dcache::{Dcache, DputRule};
 use super::inode::{Icache, IputRule};
-use memtwin_engine::{LockKind, LockQueue, Ns};
+use memtwin_engine::{LockQueue, Ns};
 use memtwin_machine::{CpuModel, KernelProfile, TreeSpec};
 
 /// Era rules of the VFS caches.
@@ -68,18 +68,8 @@ impl VfsCost {
     }
 }
 
-/// struct dentry on x86_64 (2.6.39 and 6.x alike): 192 bytes, 21 per 4 KiB slab page.
+/// struct dentry on x86_64 (2.6.39 and 6.x alike): 192 bytes.
 pub const DENTRY_SIZE: u64 = 192;
-pub const DENTRIES_PER_SLAB_PAGE: u64 = 21;
-/// ext3_inode_cache (2.6.39) / ext4_inode_cache (6.x) objects: ~800 and ~1100 bytes; 5
-/// and 3 per 4 KiB page of slab (SLAB packs order-0 pages; SLUB's order-3 slabs of ext4
-/// inodes hold 29 objects in 8 pages, ~3.6 per page).
-pub fn inodes_per_slab_page(k: KernelProfile) -> f64 {
-    match k {
-        KernelProfile::Linux2639 | KernelProfile::Linux24 => 5.0,
-        _ => 29.0 / 8.0,
-    }
-}
 
 /// The shape of a generated tree: directory levels and on-disk layout.
 #[derive(Clone, Debug)]
@@ -265,17 +255,9 @@ pub struct SuperBlock {
     /// 6.x: the per-node locks of s_dentry_lru and s_inode_lru (one node modelled).
     pub dentry_lru_lock: LockQueue,
     pub inode_lru_lock: LockQueue,
-}
-
-/// Slab objects of the VFS caches and the slab pages holding them, until the slab
-/// allocator gives them real caches: objects are packed densely into pages, a page is
-/// taken when the last is full and given back when the objects fit in one page less.
-#[derive(Clone, Debug, Default)]
-pub struct VfsSlab {
-    pub dentries: u64,
-    pub inodes: u64,
-    pub dentry_pages: Vec<u32>,
-    pub inode_pages: Vec<u32>,
+    /// The slab object of each dentry and inode slot (mm/slab.rs handles).
+    pub d_obj: Vec<u64>,
+    pub i_obj: Vec<u64>,
 }
 
 /// Counters of what the VFS did (for tests and the docs' derivations).
@@ -295,14 +277,18 @@ pub struct Vfs {
     pub era: VfsEra,
     pub cost: VfsCost,
     pub sbs: Vec<SuperBlock>,
-    /// 2.6.39's global locks: dcache_lru_lock, inode_lru_lock (spinlocks) and iprune_sem
-    /// (an rw_semaphore the shrinker takes for read; readers never wait for each other,
-    /// so only its holders are counted).
-    pub dcache_lru_lock: LockQueue,
-    pub inode_lru_lock: LockQueue,
+    /// 2.6.39's global dcache_lru_lock and inode_lru_lock are the shrinker framework's
+    /// (`ShrinkLock`); iprune_sem is taken for read by every pruner (readers never wait
+    /// for each other), so only its holders are counted here.
     pub iprune_sem_readers: u64,
-    pub slab: VfsSlab,
+    /// The slab caches of dentries and of the filesystem's inodes (dentry,
+    /// ext3_inode_cache / ext4_inode_cache), set at boot.
+    pub dentry_cache: u16,
+    pub inode_cache: u16,
     pub stats: VfsStats,
+    /// CPU time and lock wait of the shrinker calls since the reclaim path last took them
+    /// (`Kernel::vfs_take_shrink_cost`).
+    pub shrink_cost: (Ns, Ns),
 }
 
 impl Vfs {
@@ -311,11 +297,11 @@ impl Vfs {
             era: VfsEra::of(k),
             cost: VfsCost::of(cpu),
             sbs: Vec::new(),
-            dcache_lru_lock: LockQueue::new(LockKind::Spin),
-            inode_lru_lock: LockQueue::new(LockKind::Spin),
             iprune_sem_readers: 0,
-            slab: VfsSlab::default(),
+            dentry_cache: 0,
+            inode_cache: 0,
             stats: VfsStats::default(),
+            shrink_cost: (0, 0),
         }
     }
 

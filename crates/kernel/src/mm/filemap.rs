@@ -347,22 +347,8 @@ impl Kernel {
         }
         if what & 2 != 0 {
             self.vm.inc(VmItem::DropSlab);
-            freed += self.shrink_slab_all();
+            freed += self.drop_slab();
         }
         freed
-    }
-
-    /// Free the reclaimable slab that no one holds: the VFS's unused dentries and inodes
-    /// (fs/namei.rs), and the idle system's boot-time share of them.
-    fn shrink_slab_all(&mut self) -> u64 {
-        let vfs = self.vfs_drop_slab();
-        // Unused dentries/inodes of an idle system are about half of its boot slab.
-        let n = self.mm.kernel.count(super::KernelOwner::Slab(super::SLAB_DENTRY)) / 2;
-        let mut left = n;
-        while left > 0 && self.mm.free_last_kernel_page(super::KernelOwner::Slab(super::SLAB_DENTRY)) {
-            left -= 1;
-        }
-        self.vm.add(VmItem::SlabsScanned, n * 16);
-        n + vfs
     }
 }

@@ -13,6 +13,8 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_writeback;
 pub mod readahead;
+pub mod shrinker;
+pub mod slab;
 pub mod swap_state;
 pub mod swapfile;
 pub mod util;
@@ -218,34 +220,12 @@ pub enum KernelOwner {
     PageTables,
     /// Kernel stacks (KernelStack, NR_KERNEL_STACK_KB).
     KernelStack,
-    /// A slab page of cache `id` (`SLAB_CACHES`).
+    /// A slab page of cache `id` (`Mm::slab`).
     Slab(u16),
 }
 
-/// A slab cache: its name and whether its objects can be reclaimed (SLAB_RECLAIM_ACCOUNT:
-/// counted in SReclaimable, else SUnreclaim).
-#[derive(Clone, Copy, Debug)]
-pub struct SlabCache {
-    pub name: &'static str,
-    pub reclaimable: bool,
-}
-
-/// The slab caches the model keeps pages for. The dentry and inode caches are the
-/// reclaimable slab the shrinkers work on; kmalloc stands for the unreclaimable rest.
-pub const SLAB_CACHES: &[SlabCache] = &[
-    SlabCache { name: "dentry", reclaimable: true },
-    SlabCache { name: "kmalloc", reclaimable: false },
-    // The dentries and inodes the VFS caches (fs/vfs.rs); "dentry" above is the idle
-    // system's share at boot.
-    SlabCache { name: "vfs_dentry", reclaimable: true },
-    SlabCache { name: "vfs_inode", reclaimable: true },
-];
-pub const SLAB_DENTRY: u16 = 0;
-pub const SLAB_KMALLOC: u16 = 1;
-pub const SLAB_VFS_DENTRY: u16 = 2;
-pub const SLAB_VFS_INODE: u16 = 3;
 /// Kernel-page owners: Other, PageTables, KernelStack, then one per slab cache.
-const MAX_SLAB_CACHES: usize = 61;
+pub(crate) const MAX_SLAB_CACHES: usize = 61;
 const NR_KERNEL_OWNERS: usize = 3 + MAX_SLAB_CACHES;
 
 impl KernelOwner {
@@ -294,15 +274,6 @@ impl KernelPages {
     pub fn total(&self) -> u64 {
         self.nr.iter().sum()
     }
-    /// Slab pages of reclaimable (true) or unreclaimable (false) caches.
-    pub fn slab(&self, reclaimable: bool) -> u64 {
-        SLAB_CACHES
-            .iter()
-            .enumerate()
-            .filter(|(_, c)| c.reclaimable == reclaimable)
-            .map(|(i, _)| self.count(KernelOwner::Slab(i as u16)))
-            .sum()
-    }
 }
 
 /// Sentinel frames past the lruvecs' list heads: one per kernel-page owner.
@@ -336,6 +307,8 @@ pub struct Mm {
     pub xa: XaNodes,
     /// PGDAT_WRITEBACK: kswapd found only pages under writeback at the inactive tail.
     pub pgdat_writeback: bool,
+    /// The slab caches (`mm::slab`).
+    pub slab: slab::Slabs,
 }
 
 impl Mm {
@@ -379,6 +352,7 @@ impl Mm {
             dirty_inodes: std::collections::VecDeque::new(),
             xa: XaNodes::default(),
             pgdat_writeback: false,
+            slab: slab::Slabs::new(slab::SlabAllocator::Slub, 1),
         })
     }
 
@@ -786,17 +760,17 @@ mod tests {
     #[test]
     fn kernel_pages_know_their_owner_and_one_can_be_freed() {
         let mut mm = mm();
-        let a = mm.take_kernel(KernelOwner::Slab(SLAB_DENTRY)).unwrap();
+        let a = mm.take_kernel(KernelOwner::Slab(0)).unwrap();
         let b = mm.take_kernel(KernelOwner::PageTables).unwrap();
-        let c = mm.take_kernel(KernelOwner::Slab(SLAB_DENTRY)).unwrap();
+        let c = mm.take_kernel(KernelOwner::Slab(0)).unwrap();
         assert_eq!(mm.kernel_owner(b), KernelOwner::PageTables);
-        assert_eq!(mm.kernel.slab(true), 2);
+        assert_eq!(mm.kernel.count(KernelOwner::Slab(0)), 2);
         assert_eq!(mm.kernel.count(KernelOwner::PageTables), 1);
         mm.free_kernel_page(a);
-        assert_eq!(mm.kernel.slab(true), 1);
-        assert_eq!(mm.last_kernel_page(KernelOwner::Slab(SLAB_DENTRY)), Some(c));
-        assert!(mm.free_last_kernel_page(KernelOwner::Slab(SLAB_DENTRY)));
-        assert!(!mm.free_last_kernel_page(KernelOwner::Slab(SLAB_DENTRY)));
+        assert_eq!(mm.kernel.count(KernelOwner::Slab(0)), 1);
+        assert_eq!(mm.last_kernel_page(KernelOwner::Slab(0)), Some(c));
+        assert!(mm.free_last_kernel_page(KernelOwner::Slab(0)));
+        assert!(!mm.free_last_kernel_page(KernelOwner::Slab(0)));
         assert_eq!(mm.nr_free(), 4095);
         mm.check_invariants().unwrap();
     }

@@ -77,13 +77,20 @@ impl Kernel {
     /// it wake kswapd; below min the task reclaims itself (direct reclaim). `Err` is what
     /// the task does before trying again (throttled, or killed by the OOM killer).
     pub fn page_cache_alloc(&mut self, tid: TaskId) -> Result<Pfn, Step> {
+        self.alloc_pages_gate(tid, 1)?;
+        self.take_page(tid)
+    }
+
+    /// The watermark part of __alloc_pages for `n` frames: Ok when the task may take them
+    /// now (kswapd woken below low; direct reclaim below min, retried by the caller).
+    pub fn alloc_pages_gate(&mut self, tid: TaskId, n: u64) -> Result<(), Step> {
         let w = self.mm.wmark;
         let free = self.mm.nr_free();
-        if free <= w.low {
+        if free <= w.low + n - 1 {
             self.wake_kswapd();
         }
-        if free > w.min {
-            return self.take_page(tid);
+        if free > w.min + n - 1 {
+            return Ok(());
         }
         // __alloc_pages_slowpath -> __alloc_pages_direct_reclaim -> __perform_reclaim: one
         // allocstall per call of try_to_free_pages (do_try_to_free_pages). The reclaim is a
@@ -101,9 +108,9 @@ impl Kernel {
         };
         let sc = path.sc;
         let reclaimed = sc.nr_reclaimed;
-        if self.mm.nr_free() > w.min {
+        if self.mm.nr_free() > w.min + n - 1 {
             self.tasks[tid as usize].reclaim_retries = 0;
-            return self.take_page(tid);
+            return Ok(());
         }
         if reclaimed > 0 {
             self.tasks[tid as usize].reclaim_retries = 0;

@@ -4,6 +4,7 @@ use super::*;
 use crate::{Program, Sink};
 use memtwin_engine::NS_PER_SEC;
 use memtwin_machine::{KernelProfile, TreeSpec};
+use memtwin_procfs::VmItem;
 
 fn boot_with(files: u64, per_dir: u64, kernel: KernelProfile) -> Kernel {
     let mut m = memtwin_machine::preset("default").expect("preset");
@@ -53,8 +54,9 @@ fn run<T: 'static + Clone, F: FnMut(&mut Kernel, TaskId) -> VfsOp<T> + 'static>(
 fn buffers(k: &Kernel) -> u64 {
     k.mm.stat.buffers
 }
+/// Objects in use in the dentry and inode caches.
 fn vfs_slab(k: &Kernel) -> u64 {
-    k.mm.kernel.count(KernelOwner::Slab(SLAB_VFS_DENTRY)) + k.mm.kernel.count(KernelOwner::Slab(SLAB_VFS_INODE))
+    k.mm.slab.counts(k.vfs.dentry_cache).active_objs + k.mm.slab.counts(k.vfs.inode_cache).active_objs
 }
 
 #[test]
@@ -125,12 +127,16 @@ fn drop_caches_2_frees_unused_dentries_and_inodes() {
     let sb = &k.vfs.sbs[0];
     assert_eq!(sb.icache.nr_inodes, 1 + 1 + 4 + 400);
     let grown = vfs_slab(&k);
-    assert!(grown >= s0 + 400 / 21 + 400 / 5, "{s0} -> {grown}");
+    assert!(grown >= s0 + 2 * 405, "{s0} -> {grown}");
+    let slab_pages = k.mm.slab.pages(true);
     k.drop_caches(2);
     let sb = &k.vfs.sbs[0];
-    // Only the pinned root is left.
-    assert_eq!((sb.dcache.live(), sb.icache.nr_inodes), (1, 1));
-    assert_eq!(vfs_slab(&k), s0);
+    // Only the pinned root dentry is left. Of the inodes, fewer than 100 unused ones may
+    // stay: 2.6.39's count is (nr_unused / 100) * vfs_cache_pressure, 0 below 100.
+    assert_eq!(sb.dcache.live(), 1);
+    assert!(sb.icache.nr_inodes < 101, "{}", sb.icache.nr_inodes);
+    assert!(vfs_slab(&k) < s0, "the tree's objects and the idle system's unused ones go");
+    assert!(k.mm.slab.pages(true) < slab_pages);
 }
 
 #[test]
@@ -161,6 +167,9 @@ fn pages_pin_the_inode_on_6x() {
     let mut k = boot_with(1000, 100, KernelProfile::Linux6);
     let f = run(&mut k, |k, me| k.vfs_path_lookup(me, "/export/d1/f2")).unwrap();
     run(&mut k, move |k, me| k.vfs_read(me, f, 0, 8192)).unwrap();
+    // The first drop only clears the file dentry's DCACHE_REFERENCED (drop_slab stops
+    // when a pass frees nothing); the second frees the dentries and the directory inode.
+    k.drop_caches(2);
     k.drop_caches(2);
     // The file's inode keeps its pages and stays (mapping_shrinkable is false).
     assert_eq!(k.vfs.sbs[0].icache.nr_inodes, 2);
