@@ -8,8 +8,8 @@
 //! calls again after the step; what was cached by then is found in the caches.
 //!
 //! The operations (what nfsd drives, by file handle):
-//! `vfs_lookup`, `vfs_getattr`, `vfs_open`, `vfs_read`, `vfs_readdir`, `vfs_create`,
-//! `vfs_unlink`, `vfs_access`, and by path `vfs_path_lookup` / `vfs_stat`. Writes,
+//! `vfs_lookup`, `vfs_getattr`, `vfs_statat`, `vfs_open`, `vfs_read`, `vfs_readdir`,
+//! `vfs_create`, `vfs_unlink`, `vfs_access`, and by path `vfs_path_lookup` / `vfs_stat`. Writes,
 //! setattr and readlink are refused with EOPNOTSUPP / EINVAL (see docs/vfs.md).
 
 use super::dcache::{Killed, NameKey, NIL};
@@ -464,6 +464,24 @@ impl Kernel {
         let st = self.vfs_stat_of(sb, d);
         self.charge_sys(tid, self.vfs.cost.getattr);
         self.vfs_dput(sb, d);
+        Ok(st)
+    }
+
+    /// fstatat(dirfd, name): the lookup of one name in an open directory, then getattr
+    /// (what du, ls -l and find -printf do for every entry).
+    pub fn vfs_statat(&mut self, tid: TaskId, dir: Fh, name: &str) -> VfsOp<Stat> {
+        let (sb, d) = self.vfs_fh_dentry(tid, dir)?;
+        let c = self.vfs_lookup_one(tid, sb, d, name);
+        self.vfs_dput(sb, d);
+        let c = c?;
+        if self.vfs.sbs[sb].dcache.inode(c).is_none() {
+            self.vfs_dput(sb, c);
+            return Err(Errno::ENOENT.into());
+        }
+        self.vfs.stats.getattrs += 1;
+        let st = self.vfs_stat_of(sb, c);
+        self.charge_sys(tid, self.vfs.cost.syscall + self.vfs.cost.getattr);
+        self.vfs_dput(sb, c);
         Ok(st)
     }
 

@@ -303,11 +303,90 @@ pub struct Du {
     summarize: bool,
     apparent: bool,
     paths: Vec<(String, String)>,
+    /// The next operand, the exit status so far, and the walk of a generated tree in
+    /// progress (resumable: it waits for metadata reads and slab memory).
+    next: usize,
+    status: i32,
+    tree: Option<TreeDu>,
+}
+
+/// du over a generated file tree (fs/namei.rs): fts's walk as du does it — getdents of
+/// each directory, then fstatat of each entry — through the dentry and inode caches.
+struct TreeDu {
+    path: String,
+    given: String,
+    started: bool,
+    total: u64,
+    stack: Vec<DuFrame>,
+    lines: Vec<(String, u64)>,
+}
+
+struct DuFrame {
+    dir: memtwin_kernel::fs::namei::Fh,
+    shown: String,
+    cookie: Option<u64>,
+    entries: Vec<memtwin_kernel::fs::namei::DirEntry>,
+    at: usize,
+    bytes: u64,
+}
+
+impl TreeDu {
+    /// Advance the walk: Ok when done, Err(step) to wait first.
+    fn run(&mut self, k: &mut Kernel, me: TaskId, apparent: bool, summarize: bool) -> Result<(), Result<Step, String>> {
+        use memtwin_kernel::fs::namei::VfsErr;
+        let own = |st: &memtwin_kernel::fs::Stat| if apparent { st.size } else { st.blocks * 512 };
+        let fail = |e: VfsErr, what: &str| match e {
+            VfsErr::Wait(s) => Ok(s),
+            VfsErr::Errno(e) => Err(format!("du: cannot access '{what}': {}\n", e.strerror())),
+        };
+        if !self.started {
+            let st = k.vfs_stat(me, &self.path).map_err(|e| fail(e, &self.given))?;
+            let fh = k.vfs_path_lookup(me, &self.path).map_err(|e| fail(e, &self.given))?;
+            self.started = true;
+            self.total = own(&st);
+            if st.kind == memtwin_kernel::fs::FileKind::Directory {
+                self.stack.push(DuFrame { dir: fh, shown: self.given.clone(), cookie: Some(0), entries: Vec::new(), at: 0, bytes: own(&st) });
+            }
+        }
+        loop {
+            let Some(top) = self.stack.last_mut() else { return Ok(()) };
+            if top.at < top.entries.len() {
+                let e = &top.entries[top.at];
+                let st = k.vfs_statat(me, top.dir, &e.name).map_err(|err| fail(err, &format!("{}/{}", top.shown, e.name)))?;
+                top.at += 1;
+                if e.is_dir {
+                    let shown = format!("{}/{}", top.shown.trim_end_matches('/'), e.name);
+                    let dir = memtwin_kernel::fs::namei::Fh { sb: top.dir.sb, ino: e.ino };
+                    self.stack.push(DuFrame { dir, shown, cookie: Some(0), entries: Vec::new(), at: 0, bytes: own(&st) });
+                } else {
+                    top.bytes += own(&st);
+                }
+                continue;
+            }
+            if let Some(c) = top.cookie {
+                let (entries, next) = k.vfs_readdir(me, top.dir, c, 4096).map_err(|e| fail(e, &top.shown))?;
+                top.entries = entries;
+                top.at = 0;
+                top.cookie = next;
+                continue;
+            }
+            let done = self.stack.pop().unwrap();
+            match self.stack.last_mut() {
+                Some(parent) => {
+                    parent.bytes += done.bytes;
+                    if !summarize {
+                        self.lines.push((done.shown, done.bytes));
+                    }
+                }
+                None => self.total = done.bytes,
+            }
+        }
+    }
 }
 
 impl Du {
     pub fn parse(args: &[String], cwd: &str) -> Result<Du, String> {
-        let mut d = Du { human: false, summarize: false, apparent: false, paths: Vec::new() };
+        let mut d = Du { human: false, summarize: false, apparent: false, paths: Vec::new(), next: 0, status: 0, tree: None };
         for a in args {
             if a == "--apparent-size" {
                 d.apparent = true;
@@ -383,27 +462,50 @@ impl Du {
 
 impl Program for Du {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        let mut status = 0;
-        for (p, given) in self.paths.clone() {
+        let fmt = |human: bool, b: u64| if human { du_human(b) } else { b.div_ceil(1024).to_string() };
+        loop {
+            if let Some(w) = &mut self.tree {
+                match w.run(k, me, self.apparent, self.summarize) {
+                    Ok(()) => {
+                        let mut out = String::new();
+                        for (n, b) in std::mem::take(&mut w.lines) {
+                            out.push_str(&format!("{}\t{n}\n", fmt(self.human, b)));
+                        }
+                        out.push_str(&format!("{}\t{}\n", fmt(self.human, w.total), w.given));
+                        k.print(me, &out);
+                        self.tree = None;
+                    }
+                    Err(Ok(step)) => return step,
+                    Err(Err(msg)) => {
+                        k.eprint(me, &msg);
+                        self.status = 1;
+                        self.tree = None;
+                    }
+                }
+            }
+            let Some((p, given)) = self.paths.get(self.next).cloned() else { return Step::Exit(self.status) };
+            self.next += 1;
+            if k.vfs.tree_of(&p).is_some() {
+                self.tree = Some(TreeDu { path: p, given, started: false, total: 0, stack: Vec::new(), lines: Vec::new() });
+                continue;
+            }
             let st = match k.sys_stat(&p) {
                 Ok(s) => s,
                 Err(e) => {
                     k.eprint(me, &format!("du: cannot access '{given}': {}\n", e.strerror()));
-                    status = 1;
+                    self.status = 1;
                     continue;
                 }
             };
             let mut entries: Vec<(String, u64)> = Vec::new();
             let total = self.walk(k, &p, &given, &st, &mut entries);
-            let fmt = |b: u64| if self.human { du_human(b) } else { b.div_ceil(1024).to_string() };
             let mut out = String::new();
             for (n, b) in entries {
-                out.push_str(&format!("{}\t{n}\n", fmt(b)));
+                out.push_str(&format!("{}\t{n}\n", fmt(self.human, b)));
             }
-            out.push_str(&format!("{}\t{given}\n", fmt(total)));
+            out.push_str(&format!("{}\t{given}\n", fmt(self.human, total)));
             k.print(me, &out);
         }
-        Step::Exit(status)
     }
 }
 
