@@ -280,3 +280,65 @@ fn boot_slab_host_memory_stays_within_the_estimate() {
         assert!(used <= crate::host::slab_bytes(k.mm.managed), "{era}: {used} B");
     }
 }
+
+#[test]
+fn shrink_slab_2639_scans_whole_batches_and_defers_the_rest() {
+    let mut k = boot("linux-2.6.39");
+    let sc = ShrinkControl { gfp_fs: true, ..Default::default() };
+    let n = k.shrink.boot_dentries.len() as u64;
+    let max_pass = k.vfs_pressure_ratio(n);
+    let id = k.shrink.find(ShrinkerKind::BootDentries).unwrap();
+    // scanned and lru_pages chosen so that the target is 300 objects: two batches of 128
+    // run, 44 wait in shrinker->nr.
+    let lru_pages = max_pass * 4 * 32 / 2 / 300 - 1;
+    let want = delta_2639(0, 32, DEFAULT_SEEKS, max_pass, lru_pages);
+    let (freed, scanned) = k.shrink_slab(32, lru_pages, 0, &sc);
+    assert_eq!(scanned, want / SHRINK_BATCH * SHRINK_BATCH);
+    assert_eq!(freed, scanned);
+    assert_eq!(k.shrink.list[id as usize].nr_deferred, want % SHRINK_BATCH);
+    assert_eq!(k.vm.get(memtwin_procfs::VmItem::SlabsScanned), scanned);
+    // Without __GFP_FS the dcache is not pruned and the work is deferred.
+    let (f, _) = k.shrink_slab(32, lru_pages, 0, &ShrinkControl { gfp_fs: false, ..sc });
+    assert_eq!(f, 0);
+    assert!(k.shrink.list[id as usize].nr_deferred >= want);
+}
+
+#[test]
+fn do_shrink_slab_6x_scans_by_priority_and_keeps_nr_deferred() {
+    let mut k = boot("linux-6.x");
+    let sc = ShrinkControl { gfp_fs: true, ..Default::default() };
+    let id = k.shrink.find(ShrinkerKind::BootDentries).unwrap();
+    let freeable = k.shrinker_count(id, &sc);
+    // At DEF_PRIORITY a few thousand objects make a target below one batch: nothing is
+    // scanned, the delta is deferred.
+    let (total, delta) = delta_6(0, freeable, 12, DEFAULT_SEEKS);
+    assert!(total < SHRINK_BATCH && total < freeable, "{freeable} objects: target {total}");
+    let (freed, scanned) = k.shrink_slab(0, 0, 12, &sc);
+    assert_eq!((freed, scanned), (0, 0));
+    assert_eq!(k.shrink.list[id as usize].nr_deferred, delta);
+    // At priority 0 everything is scanned in batches (total_scan capped at 2 x freeable).
+    let (freed, _) = k.shrink_slab(0, 0, 0, &sc);
+    assert_eq!(freed, freeable);
+    assert!(k.shrink.boot_dentries.is_empty());
+    k.mm.slab.check().unwrap();
+}
+
+#[test]
+fn kmem_cache_alloc_takes_slab_pages_through_the_allocator() {
+    let mut k = boot("linux-6.x");
+    let c = k.mm.slab.kmem_cache_create("test_cache", 1024, 0, 0).unwrap();
+    let pps = k.mm.slab.cache(c).pages_per_slab();
+    let per = k.mm.slab.cache(c).objs_per_slab as u64;
+    let t = k.spawn_task("t", "t", false, None, None);
+    let pgalloc = k.vm.get(memtwin_procfs::VmItem::PgallocNormal);
+    let free = k.mm.nr_free();
+    let objs: Vec<_> = (0..per + 1).map(|_| k.kmem_cache_alloc(t, c).expect("memory is plentiful")).collect();
+    assert_eq!(k.mm.nr_free(), free - 2 * pps, "two slabs");
+    assert_eq!(k.vm.get(memtwin_procfs::VmItem::PgallocNormal), pgalloc + 2 * pps);
+    assert_eq!(k.mm.kernel.count(KernelOwner::Slab(c)), 2 * pps);
+    for h in objs {
+        k.kmem_cache_free(h);
+    }
+    assert_eq!(k.mm.slab.counts(c).active_objs, 0);
+    k.mm.check_invariants().unwrap();
+}
