@@ -342,3 +342,31 @@ fn kmem_cache_alloc_takes_slab_pages_through_the_allocator() {
     assert_eq!(k.mm.slab.counts(c).active_objs, 0);
     k.mm.check_invariants().unwrap();
 }
+
+#[test]
+fn slab_reclaim_path_costs_cpu_time_per_object_scanned() {
+    use super::vmscan::PathStep;
+    let mut k = boot("linux-6.x");
+    let t = k.spawn_task("t", "t", false, None, None);
+    let n = k.shrink.boot_dentries.len() as u64;
+    // Priority 0: every unused dentry is scanned, in batches of SHRINK_BATCH.
+    k.start_slab_reclaim(t, 0, 0, 0);
+    let (mut sys, mut bursts) = (0, 0);
+    loop {
+        match k.reclaim_path_run(t) {
+            PathStep::Burst { sys: s } => {
+                sys += s;
+                bursts += 1;
+            }
+            PathStep::Done => break,
+            s => panic!("unexpected {s:?}"),
+        }
+    }
+    assert!(k.shrink.boot_dentries.is_empty());
+    let scanned = k.vm.get(memtwin_procfs::VmItem::SlabsScanned);
+    assert!(scanned >= n);
+    assert_eq!(sys, scanned * k.shrinker_obj_ns());
+    assert_eq!(bursts, scanned.div_ceil(SHRINK_BATCH));
+    let path = k.reclaim.take_done(t).expect("a finished path");
+    assert!(path.sc.nr_reclaimed > 0, "freed slab pages count as reclaimed");
+}

@@ -382,6 +382,22 @@ impl Kernel {
         self.reclaim.set_path(tid, ReclaimPath::new(sc, true, true, self.now));
     }
 
+    /// Start a reclaim of slab only for `tid`: one shrink_slab pass at `priority` (its
+    /// shrinker states, no LRU scanning), run by the task like direct reclaim and collected
+    /// the same way (`ReclaimState::take_done`). `nr_scanned` and `lru_pages` feed 2.6.39's
+    /// target formula. For reclaim methods that separate slab from page reclaim.
+    pub fn start_slab_reclaim(&mut self, tid: TaskId, priority: u32, nr_scanned: u64, lru_pages: u64) {
+        let sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, priority, ..Default::default() };
+        let mut path = ReclaimPath::new(sc, false, true, self.now);
+        let ssc = super::shrinker::ShrinkControl { gfp_fs: true, ..Default::default() };
+        let mut plan = Vec::new();
+        self.shrink_slab_plan(nr_scanned, lru_pages, priority as i32, &ssc, &mut plan);
+        path.shrink_plan = plan;
+        path.node_passes = 1;
+        path.state = RState::DoShrinkSlab;
+        self.reclaim.set_path(tid, path);
+    }
+
     /// Start one kswapd pass (kswapd_shrink_node) for `tid`.
     pub fn start_kswapd_pass(&mut self, tid: TaskId, sc: ScanControl) {
         self.reclaim.set_path(tid, ReclaimPath::new(sc, false, true, self.now));
