@@ -452,6 +452,12 @@ impl Kernel {
     /// their lists, those it reclaimed to the free list.
     pub(crate) fn reclaim_path_abort(&mut self, tid: TaskId) {
         let Some(mut path) = self.reclaim.paths.get_mut(tid as usize).and_then(|p| p.take()) else { return };
+        if path.timed && !path.done() {
+            // The invocation ends here: it is recorded with the time it took so far (one
+            // record per try_to_free_pages, as allocstall counts it).
+            let t = self.now.saturating_sub(path.start);
+            self.reclaim.stats.record(path.sc.kswapd, t, path.lock_wait_ns);
+        }
         let l = path.batch_l;
         let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
         path.putback = pending;
