@@ -136,7 +136,6 @@ pub const KNOWN: &[&str] = &[
 /// `--set`, a warning on stderr (status 1, the script goes on) for `sysctl -w` and
 /// `echo > /proc/sys/...`.
 pub const NOT_MODELLED: &[(&str, &str, &str)] = &[
-    ("vm.vfs_cache_pressure", "100", "dentry and inode cache shrinking is not modelled"),
     ("vm.split_reclaim", "0", "split reclaim is not modelled yet"),
     ("vm.slab_reclaim_start_percent", "50", "slab shrinkers are not modelled yet"),
     ("net.ipv4.tcp_wmem", "4096 16384 4194304", "TCP send buffers are not modelled (ftp only receives)"),
@@ -222,6 +221,8 @@ impl Sysctls {
             "vm.dirty_expire_centisecs" => self.dirty_expire_centisecs = int(n, v)?,
             "vm.min_free_kbytes" => self.min_free_kbytes = Some(ranged(n, v, 0, u32::MAX as u64)?),
             "vm.watermark_scale_factor" => self.watermark_scale_factor = ranged(n, v, 1, 3000)? as u32,
+            // proc_dointvec_minmax with extra1 = SYSCTL_ZERO.
+            "vm.vfs_cache_pressure" => self.vfs_cache_pressure = ranged(n, v, 0, i32::MAX as u64)? as u32,
             "vm.page-cluster" | "vm.page_cluster" => self.page_cluster = ranged(n, v, 0, 31)? as u32,
             "vm.overcommit_memory" => self.overcommit_memory = ranged(n, v, 0, 2)? as u32,
             "vm.overcommit_ratio" => self.overcommit_ratio = int(n, v)?,

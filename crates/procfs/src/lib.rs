@@ -4,9 +4,11 @@
 //! Nothing here knows how the numbers came about; everything here is a snapshot.
 
 mod meminfo;
+mod slabinfo;
 mod vmstat;
 
 pub use meminfo::{MemInfo, MeminfoExtra, MeminfoLayout};
+pub use slabinfo::{parse_slabinfo, slabinfo, SlabInfo, SlabinfoVersion};
 pub use vmstat::{VmItem, VmStat, VM_ITEMS};
 
 /// CPU time split as in /proc/stat, in nanoseconds summed over all CPUs.

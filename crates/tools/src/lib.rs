@@ -29,6 +29,7 @@ pub mod dmesg;
 pub mod free;
 pub mod ps;
 pub mod sar;
+pub mod slabtop;
 pub mod table;
 pub mod iotop;
 pub mod top;
@@ -36,6 +37,7 @@ pub mod vmstat;
 
 pub use dmesg::{dmesg, parse_dmesg_args, DmesgOptions, DmesgRecord, DmesgTime};
 pub use ps::{parse_ps_args, ps, uptime_line, PsOptions, PsTaskExtra};
+pub use slabtop::{parse_slabtop_args, slabtop_once, vmstat_slabs, SlabSort, SlabtopOptions};
 pub use sar::{sar_average, sar_banner, sar_header, sar_row, SarReport};
 pub use table::{size_to_human, smartcols};
 pub use free::{free, free_repeated, parse_free_args, FreeOptions, FreeUnit};

@@ -90,6 +90,8 @@ pub enum VmstatMode {
     Stats,
     /// `-f`: forks since boot.
     Forks,
+    /// `-m`: the slab caches (`slabtop::vmstat_slabs`).
+    Slabs,
 }
 
 /// What `vmstat`'s command line asked for.
@@ -212,6 +214,7 @@ pub fn parse_vmstat_args(args: &[String]) -> Result<VmstatOptions, String> {
     let mut o = VmstatOptions::default();
     let mut stats = false;
     let mut forks = false;
+    let mut slabs = false;
     let mut unmodelled: Option<&str> = None;
     let mut g = GetoptLong::new("vmstat", args, "afmnsdDp:S:wthVy", VMSTAT_LONGOPTS);
     for r in g.by_ref() {
@@ -228,7 +231,7 @@ pub fn parse_vmstat_args(args: &[String]) -> Result<VmstatOptions, String> {
             'd' => unmodelled = unmodelled.or(Some("-d (disk statistics)")),
             'D' => unmodelled = unmodelled.or(Some("-D (disk summary)")),
             'p' => unmodelled = unmodelled.or(Some("-p (partition statistics)")),
-            'm' => unmodelled = unmodelled.or(Some("-m (slabinfo)")),
+            'm' => slabs = true,
             'a' => o.active = true,
             // vmstat.c runs fork_format() and exits as soon as it sees -f.
             'f' => {
@@ -282,13 +285,20 @@ pub fn parse_vmstat_args(args: &[String]) -> Result<VmstatOptions, String> {
     if it.next().is_some() {
         return Err(usage_text().to_string());
     }
+    if slabs && unmodelled.is_none() && !stats {
+        if o.has_delay {
+            return Err("vmstat: -m with a delay is not supported by memtwin; supported: vmstat -m (one table)".to_string());
+        }
+        o.mode = VmstatMode::Slabs;
+        return Ok(o);
+    }
     if let Some(what) = unmodelled {
         if stats {
             return Err(usage_text().to_string());
         }
         return Err(format!(
-            "vmstat: {what} is not supported by memtwin (no block-device or slab statistics are modelled); \
-             supported: vmstat [-a] [-n] [-S k|K|m|M] [-t] [-w] [-y] [delay [count]], vmstat -s, vmstat -f"
+            "vmstat: {what} is not supported by memtwin (no block-device statistics are modelled); \
+             supported: vmstat [-a] [-n] [-S k|K|m|M] [-t] [-w] [-y] [delay [count]], vmstat -s, vmstat -f, vmstat -m"
         ));
     }
     if stats {
@@ -599,6 +609,8 @@ pub fn vmstat_report(snaps: &[Snapshot], o: &VmstatOptions) -> String {
     match o.mode {
         VmstatMode::Stats => return vmstat_stats(first, o),
         VmstatMode::Forks => return vmstat_forks(first),
+        // The caches are not part of a snapshot: see slabtop::vmstat_slabs.
+        VmstatMode::Slabs => return String::new(),
         VmstatMode::Rows => {}
     }
     let mut out = vmstat_header(o);

@@ -15,6 +15,8 @@ pub mod page_writeback;
 pub mod readahead;
 pub mod shrinker;
 pub mod slab;
+#[cfg(test)]
+mod slab_tests;
 pub mod swap_state;
 pub mod swapfile;
 pub mod util;

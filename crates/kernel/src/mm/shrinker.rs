@@ -19,6 +19,10 @@
 //! * Counters: `slabs_scanned` here; `pginodesteal` / `kswapd_inodesteal` are counted by
 //!   the inode shrinker through `Kernel::count_inodesteal(kswapd, n)`.
 //!
+//! * `Kernel::start_slab_reclaim(tid, priority, nr_scanned, lru_pages)`: a reclaim path
+//!   that runs only the shrinkers (for reclaim that separates slab from page reclaim),
+//!   collected like direct reclaim with `ReclaimState::take_done`.
+//!
 //! In a reclaim path the shrinkers run as states of `ReclaimPath` (`RState::ShrinkSlab`,
 //! `RState::DoShrinkSlab`): one batch per step, each costing CPU time per object scanned
 //! (`shrinker_obj_ns`) plus any lock wait.

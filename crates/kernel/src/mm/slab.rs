@@ -553,6 +553,22 @@ impl Slabs {
         self.caches.iter().position(|c| c.name == name).map(|i| i as CacheId)
     }
 
+    /// Room for `n` more slabs in `c`'s arrays (boot knows how many it fills).
+    pub fn reserve_slabs(&mut self, c: CacheId, n: u64) {
+        let k = &mut self.caches[c as usize];
+        let n = n as usize;
+        let objs = k.objs_per_slab as usize;
+        let total = k.s_inuse.len() + n;
+        k.s_frames.reserve_exact(n << k.order);
+        k.s_inuse.reserve_exact(n);
+        k.s_free.reserve_exact(n);
+        k.s_list.reserve_exact(n);
+        k.s_next.reserve_exact(n);
+        k.s_prev.reserve_exact(n);
+        k.obj_next.reserve_exact(n * objs);
+        k.obj_used.reserve_exact((total * objs).div_ceil(64).saturating_sub(k.obj_used.len()));
+    }
+
     /// Register `c` as the kmalloc cache for requests up to `size` bytes.
     pub fn add_kmalloc(&mut self, size: u32, c: CacheId) {
         let at = self.kmalloc.partition_point(|&(s, _)| s < size);
@@ -688,6 +704,24 @@ impl Slabs {
                 n
             }
         }
+    }
+
+    /// Host bytes the caches' arrays hold (capacity, not length).
+    pub fn host_bytes(&self) -> u64 {
+        self.caches
+            .iter()
+            .map(|k| {
+                (k.s_frames.capacity() * 4
+                    + k.s_inuse.capacity() * 2
+                    + k.s_free.capacity() * 2
+                    + k.s_list.capacity()
+                    + k.s_next.capacity() * 4
+                    + k.s_prev.capacity() * 4
+                    + k.obj_next.capacity() * 2
+                    + k.obj_used.capacity() * 8
+                    + k.desc_free.capacity() * 4) as u64
+            })
+            .sum()
     }
 
     /// Check every cache's lists against its counts (tests and debug checks).
@@ -987,8 +1021,10 @@ impl Mm {
             if recl {
                 let unused = (unused / pps).min(left / pps);
                 let used = left / pps - unused;
+                self.slab.reserve_slabs(filler, left / pps);
                 self.fill_slabs(filler, used, Some(0));
                 let objs = self.slab.caches[filler as usize].objs_per_slab as u64;
+                unused_objs.reserve_exact((unused * objs) as usize);
                 for _ in 0..unused * objs {
                     match self.kmem_cache_alloc(filler) {
                         Some(h) => unused_objs.push(h),
@@ -1005,6 +1041,7 @@ impl Mm {
     /// Allocate `slabs` slabs' worth of objects in `c`; with `holes`, then free one object
     /// of each of the last min_partial slabs so that they are partial.
     fn fill_slabs(&mut self, c: CacheId, slabs: u64, holes: Option<u32>) {
+        self.slab.reserve_slabs(c, slabs);
         let objs = self.slab.caches[c as usize].objs_per_slab as u64;
         let mut last = Vec::new();
         for i in 0..slabs * objs {
@@ -1019,5 +1056,37 @@ impl Mm {
                 self.kmem_cache_free(h);
             }
         }
+    }
+}
+
+impl Kernel {
+    /// The caches as /proc/slabinfo lists them: newest first (slab_caches / cache_chain
+    /// take new caches at the head). SLUB reports every slab as active and no tunables;
+    /// SLAB its tunables, and slabs_free as inactive.
+    pub fn slabinfo(&self) -> Vec<memtwin_procfs::SlabInfo> {
+        let slub = self.mm.slab.allocator == SlabAllocator::Slub;
+        self.mm
+            .slab
+            .caches
+            .iter()
+            .rev()
+            .map(|c| {
+                let n = c.counts();
+                memtwin_procfs::SlabInfo {
+                    name: c.name.clone(),
+                    active_objs: n.active_objs,
+                    num_objs: n.num_objs,
+                    objsize: c.size,
+                    objperslab: c.objs_per_slab,
+                    pagesperslab: 1 << c.order,
+                    limit: if slub { 0 } else { c.tunables.limit },
+                    batchcount: if slub { 0 } else { c.tunables.batchcount },
+                    sharedfactor: if slub { 0 } else { c.tunables.shared },
+                    active_slabs: if slub { n.num_slabs } else { n.active_slabs },
+                    num_slabs: n.num_slabs,
+                    sharedavail: 0,
+                }
+            })
+            .collect()
     }
 }

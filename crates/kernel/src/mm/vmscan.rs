@@ -382,6 +382,22 @@ impl Kernel {
         self.reclaim.set_path(tid, ReclaimPath::new(sc, true, true, self.now));
     }
 
+    /// Start a reclaim of slab only for `tid`: one shrink_slab pass at `priority` (its
+    /// shrinker states, no LRU scanning), run by the task like direct reclaim and collected
+    /// the same way (`ReclaimState::take_done`). `nr_scanned` and `lru_pages` feed 2.6.39's
+    /// target formula. For reclaim methods that separate slab from page reclaim.
+    pub fn start_slab_reclaim(&mut self, tid: TaskId, priority: u32, nr_scanned: u64, lru_pages: u64) {
+        let sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, priority, ..Default::default() };
+        let mut path = ReclaimPath::new(sc, false, true, self.now);
+        let ssc = super::shrinker::ShrinkControl { gfp_fs: true, ..Default::default() };
+        let mut plan = Vec::new();
+        self.shrink_slab_plan(nr_scanned, lru_pages, priority as i32, &ssc, &mut plan);
+        path.shrink_plan = plan;
+        path.node_passes = 1;
+        path.state = RState::DoShrinkSlab;
+        self.reclaim.set_path(tid, path);
+    }
+
     /// Start one kswapd pass (kswapd_shrink_node) for `tid`.
     pub fn start_kswapd_pass(&mut self, tid: TaskId, sc: ScanControl) {
         self.reclaim.set_path(tid, ReclaimPath::new(sc, false, true, self.now));
@@ -436,6 +452,12 @@ impl Kernel {
     /// their lists, those it reclaimed to the free list.
     pub(crate) fn reclaim_path_abort(&mut self, tid: TaskId) {
         let Some(mut path) = self.reclaim.paths.get_mut(tid as usize).and_then(|p| p.take()) else { return };
+        if path.timed && !path.done() {
+            // The invocation ends here: it is recorded with the time it took so far (one
+            // record per try_to_free_pages, as allocstall counts it).
+            let t = self.now.saturating_sub(path.start);
+            self.reclaim.stats.record(path.sc.kswapd, t, path.lock_wait_ns);
+        }
         let l = path.batch_l;
         let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
         path.putback = pending;
@@ -494,6 +516,7 @@ impl Kernel {
                     path.sc.priority -= 1;
                 }
                 path.node_passes += 1;
+                path.pass_scanned_at = path.sc.nr_scanned;
                 path.state = RState::ShrinkNode;
                 PathStep::Continue
             }
@@ -719,10 +742,45 @@ impl Kernel {
                 PathStep::Continue
             }
             RState::NodeDone => {
-                // shrink_slab: the shadow-node shrinker (3.15+).
-                if self.profile.workingset {
-                    self.shrink_shadow_nodes();
+                // shrink_slab. 6.x: shrink_node_memcgs calls shrink_slab(gfp, nid, memcg,
+                // sc->priority) for the cgroup reclaimed (the model runs it once per
+                // shrink_node, for the target cgroup). 2.6.39: do_try_to_free_pages (global
+                // reclaim only) and balance_pgdat call shrink_slab(sc->nr_scanned,
+                // gfp_mask, lru_pages) after shrinking the zones.
+                let old = self.profile.slab_allocator == super::slab::SlabAllocator::Slab;
+                path.shrink_plan.clear();
+                path.shrink_i = 0;
+                if !old || !path.sc.cgroup_reclaim() {
+                    let scanned = path.sc.nr_scanned - path.pass_scanned_at;
+                    // zone_reclaimable_pages: the file lists, and anon when swap is usable.
+                    let lru_pages = self.mm.lru_len(Lru::InactiveFile)
+                        + self.mm.lru_len(Lru::ActiveFile)
+                        + if self.can_reclaim_anon() { self.mm.lru_len(Lru::InactiveAnon) + self.mm.lru_len(Lru::ActiveAnon) } else { 0 };
+                    let ssc = super::shrinker::ShrinkControl { memcg: path.sc.target_lruvec(), gfp_fs: true, kswapd: path.sc.kswapd, ..Default::default() };
+                    let mut plan = std::mem::take(&mut path.shrink_plan);
+                    self.shrink_slab_plan(scanned, lru_pages, path.sc.priority as i32, &ssc, &mut plan);
+                    path.shrink_plan = plan;
                 }
+                path.state = RState::DoShrinkSlab;
+                PathStep::Continue
+            }
+            RState::DoShrinkSlab => {
+                // One batch of one shrinker (do_shrink_slab's loop; cond_resched between
+                // batches). The pages its frees count as reclaimed (reclaim_state).
+                let Some(mut e) = path.shrink_plan.get(path.shrink_i).copied() else {
+                    path.state = RState::ShrinkSlabDone;
+                    return PathStep::Continue;
+                };
+                let ssc = super::shrinker::ShrinkControl { memcg: path.sc.target_lruvec(), gfp_fs: true, kswapd: path.sc.kswapd, ..Default::default() };
+                let (scanned, _freed, stop) = self.shrink_slab_batch(&mut e, &ssc);
+                path.shrink_plan[path.shrink_i] = e;
+                if stop {
+                    path.shrink_i += 1;
+                }
+                path.sc.nr_reclaimed += std::mem::take(&mut self.reclaim.reclaimed_slab);
+                PathStep::Burst { sys: if path.timed { scanned * self.shrinker_obj_ns() } else { 0 } }
+            }
+            RState::ShrinkSlabDone => {
                 let sc = &path.sc;
                 if sc.nr_dirty > 0 && sc.nr_dirty >= sc.nr_scanned / 2 {
                     // Reclaim is finding dirty pages it may not write: kick the flushers
@@ -1039,8 +1097,12 @@ pub enum RState {
     LruvecDone,
     /// mem_cgroup_iter: the next lruvec, or the end of shrink_node.
     NextLruvec,
-    /// End of shrink_node: the shrinkers, the flushers.
+    /// End of shrink_node: shrink_slab's targets for each shrinker.
     NodeDone,
+    /// One batch of a shrinker's scan_objects (SHRINK_BATCH objects).
+    DoShrinkSlab,
+    /// After the shrinkers: wake the flushers if reclaim met dirty pages.
+    ShrinkSlabDone,
     /// Asleep in the block layer for a request of the swap device (blk_mq_get_tag).
     BlkMqGetTag,
     Done,
@@ -1079,6 +1141,11 @@ pub struct ReclaimPath {
     /// Pages going back: (page, list, to the tail).
     putback: Vec<(Pfn, Lru, bool)>,
     to_free: Vec<Pfn>,
+    /// nr_scanned when this shrink_node pass began (2.6.39 shrink_slab's `scanned`).
+    pass_scanned_at: u64,
+    /// shrink_slab's targets (shrinker, total_scan, freeable) and the one being worked.
+    shrink_plan: Vec<(super::shrinker::ShrinkerId, u64, u64)>,
+    shrink_i: usize,
 }
 
 impl ReclaimPath {
@@ -1110,6 +1177,9 @@ impl ReclaimPath {
             isolated: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
             putback: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
             to_free: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
+            pass_scanned_at: 0,
+            shrink_plan: Vec::new(),
+            shrink_i: 0,
         }
     }
     fn begin_batch(&mut self, l: Lru, n: u64, after: RState) {

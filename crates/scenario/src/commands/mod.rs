@@ -30,7 +30,7 @@ pub const SUPPORTED: &[&str] = &[
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec",
-    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -54,6 +54,7 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "sysctl" => sysctl::Sysctl::parse(args).map(|d| Box::new(d) as Cmd),
         "free" => monitor::Free::parse(args).map(|d| Box::new(d) as Cmd),
         "vmstat" => monitor::Vmstat::parse(args).map(|d| Box::new(d) as Cmd),
+        "slabtop" => monitor::Slabtop::parse(args).map(|d| Box::new(d) as Cmd),
         "iotop" => monitor::Iotop::parse(args).map(|d| Box::new(d) as Cmd),
         "top" => monitor::Top::parse(args).map(|d| Box::new(d) as Cmd),
         "swapoff" | "swapon" | "mkswap" | "zramctl" => sysctl::Swap::parse(name, args, cwd).map(|d| Box::new(d) as Cmd),

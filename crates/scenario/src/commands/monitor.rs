@@ -83,6 +83,12 @@ impl Program for Vmstat {
         }
         match self.o.mode {
             VmstatMode::Rows => {}
+            VmstatMode::Slabs => {
+                let text = memtwin_tools::vmstat_slabs(&k.slabinfo(), self.o.height, self.o.one_header);
+                k.print(me, &text);
+                k.charge_sys(me, SAMPLE_NS);
+                return Step::Exit(0);
+            }
             _ => {
                 let s = k.snapshot();
                 let text = memtwin_tools::vmstat_report(&[s], &self.o);
@@ -201,5 +207,29 @@ impl Program for Top {
         }
         self.next = k.now + secs(self.o.delay_s);
         Step::Cpu { user: 0, sys: 0 }
+    }
+}
+
+/// `slabtop -o`: one reading of /proc/slabinfo, the summary and the caches.
+pub struct Slabtop {
+    o: memtwin_tools::SlabtopOptions,
+}
+
+impl Slabtop {
+    pub fn parse(args: &[String]) -> Result<Slabtop, String> {
+        Ok(Slabtop { o: memtwin_tools::parse_slabtop_args(args)? })
+    }
+}
+
+impl Program for Slabtop {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if let Some(text) = self.o.print_and_exit.clone() {
+            k.print(me, &text);
+            return Step::Exit(0);
+        }
+        let text = memtwin_tools::slabtop_once(&k.slabinfo(), &self.o);
+        k.print(me, &text);
+        k.charge_sys(me, SAMPLE_NS);
+        Step::Exit(0)
     }
 }

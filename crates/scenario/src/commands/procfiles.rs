@@ -7,14 +7,13 @@ use memtwin_procfs::{MeminfoExtra, MeminfoLayout};
 
 /// The files that can be read, for error messages.
 pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loadavg, /proc/uptime, /proc/stat, \
-/proc/zoneinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
+/proc/zoneinfo, /proc/slabinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
 /sys/kernel/mm/transparent_hugepage/{enabled,defrag}";
 
 /// Files the model has no state for, and why.
 fn refused(path: &str) -> Option<&'static str> {
     Some(match path {
         "/proc/buddyinfo" | "/proc/pagetypeinfo" => "the model keeps free pages on one list, not per order and migrate type",
-        "/proc/slabinfo" => "slab caches are not modelled (only the Slab totals)",
         "/proc/cpuinfo" => "the machine file describes CPU costs, not a CPU model name, flags or frequency",
         "/proc/pressure/memory" | "/proc/pressure/io" | "/proc/pressure/cpu" => "pressure stall information is not part of this model",
         _ => return None,
@@ -37,7 +36,7 @@ pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
     }
     let rest = path.strip_prefix("/proc/").ok_or_else(|| format!("cat: {path}: not modelled (supported: {SUPPORTED})"))?;
     match rest {
-        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" => return Ok(()),
+        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" | "slabinfo" => return Ok(()),
         _ => {}
     }
     if let Some((pid, file)) = rest.split_once('/') {
@@ -89,6 +88,15 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
         "uptime" => return Ok(uptime(k)),
         "stat" => return Ok(stat(k)),
         "zoneinfo" => return Ok(zoneinfo(k)),
+        "slabinfo" => {
+            // 2.4 prints version 1.1 (with the SMP tunables on SMP kernels).
+            let v = if k.machine.kernel == KernelProfile::Linux24 {
+                memtwin_procfs::SlabinfoVersion::V11 { smp: k.machine.cpus > 1 }
+            } else {
+                memtwin_procfs::SlabinfoVersion::V21
+            };
+            return Ok(memtwin_procfs::slabinfo(&k.slabinfo(), v));
+        }
         _ => {}
     }
     let (pid, file) = rest.split_once('/').ok_or_else(nofile)?;

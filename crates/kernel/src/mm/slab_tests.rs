@@ -1,0 +1,372 @@
+//! Rules of the slab allocator and the shrinkers: objects per slab per era, a slab page
+//! freed only when empty, fragmentation, the shrink_slab targets per era,
+//! vfs_cache_pressure, drop_caches 2.
+
+use super::page_alloc::Watermarks;
+use super::shrinker::*;
+use super::slab::*;
+use super::{KernelOwner, Mm};
+use crate::Kernel;
+use proptest::prelude::*;
+
+fn mm(allocator: SlabAllocator, cpus: u32) -> Mm {
+    let mut m = Mm::new(8192, Watermarks { min_free_kbytes: 128, min: 32, low: 40, high: 48 });
+    m.slab = Slabs::new(allocator, cpus);
+    m
+}
+
+fn boot(kernel: &str) -> Kernel {
+    let mut m = memtwin_machine::preset("default").expect("preset");
+    m.kernel = memtwin_machine::KernelProfile::NAMES.iter().find(|(n, _)| *n == kernel).expect("profile").1;
+    let mut k = Kernel::boot(m, 1).expect("boot");
+    k.debug_invariants = true;
+    k
+}
+
+#[test]
+fn slub_objects_per_slab_and_order_follow_calculate_order() {
+    // Values of a 6.x kernel on a 2-CPU host (its /proc/slabinfo, tests/data/real-tools).
+    let mut s = Slabs::new(SlabAllocator::Slub, 2);
+    for (name, size, flags, objsize, per, order) in [
+        ("dentry", 192, SLAB_RECLAIM_ACCOUNT, 192, 21, 0),
+        ("ext4_inode_cache", 1120, SLAB_RECLAIM_ACCOUNT | SLAB_CTOR, 1128, 14, 2),
+        ("radix_tree_node", 576, SLAB_RECLAIM_ACCOUNT | SLAB_CTOR, 584, 14, 1),
+        ("inode_cache", 616, SLAB_CTOR, 624, 13, 1),
+        ("buffer_head", 104, SLAB_RECLAIM_ACCOUNT, 104, 39, 0),
+        ("task_struct", 5888, SLAB_HWCACHE_ALIGN, 5888, 5, 3),
+        ("kmalloc-8", 8, 0, 8, 512, 0),
+        ("kmalloc-96", 96, 0, 96, 42, 0),
+        ("kmalloc-1k", 1024, 0, 1024, 16, 2),
+        ("kmalloc-8k", 8192, 0, 8192, 4, 3),
+    ] {
+        let c = s.kmem_cache_create(name, size, 0, flags).unwrap();
+        let k = s.cache(c);
+        assert_eq!((k.size, k.objs_per_slab, k.order), (objsize, per, order), "{name}");
+    }
+    // More CPUs ask for more objects per slab: min_objects = 4 * (fls(nr_cpus) + 1).
+    let mut big = Slabs::new(SlabAllocator::Slub, 32);
+    let c = big.kmem_cache_create("kmalloc-1k", 1024, 0, 0).unwrap();
+    assert_eq!((big.cache(c).objs_per_slab, big.cache(c).order), (32, 3));
+    // set_min_partial: ilog2(size)/2 within [5, 10].
+    assert_eq!(s.cache(s.find("dentry").unwrap()).min_partial, 5);
+}
+
+#[test]
+fn slab_objects_per_slab_follow_cache_estimate() {
+    // 2.6.3x values (/proc/slabinfo of 2.6.32/2.6.39 x86-64 servers).
+    let mut s = Slabs::new(SlabAllocator::Slab, 32);
+    for (name, size, flags, per, order) in [
+        ("dentry", 192, SLAB_RECLAIM_ACCOUNT, 20, 0),
+        ("size-64", 64, 0, 59, 0),
+        ("size-32", 32, 0, 112, 0),
+        ("buffer_head", 104, SLAB_RECLAIM_ACCOUNT, 37, 0),
+        ("size-1024", 1024, 0, 4, 0),
+        ("size-4096", 4096, 0, 1, 0),
+        ("size-8192", 8192, 0, 1, 1),
+    ] {
+        let c = s.kmem_cache_create(name, size, 0, flags).unwrap();
+        assert_eq!((s.cache(c).objs_per_slab, s.cache(c).order), (per, order), "{name}");
+    }
+    let d = s.cache(s.find("dentry").unwrap());
+    // enable_cpucache: 120 for small objects, batchcount 60, shared 8; free_limit.
+    assert_eq!((d.tunables.limit, d.tunables.batchcount, d.tunables.shared), (120, 60, 8));
+    assert_eq!(d.free_limit, 33 * 60 + 20);
+}
+
+#[test]
+fn a_slab_page_is_freed_only_when_all_its_objects_are_free() {
+    let mut m = mm(SlabAllocator::Slub, 2);
+    let c = m.slab.kmem_cache_create("dentry", 192, 0, SLAB_RECLAIM_ACCOUNT).unwrap();
+    // Enough partial slabs that an emptied one is discarded (min_partial 5).
+    let objs: Vec<_> = (0..21 * 8).map(|_| m.kmem_cache_alloc(c).unwrap()).collect();
+    assert_eq!(m.kernel.count(KernelOwner::Slab(c)), 8);
+    for s in 0..7 {
+        m.kmem_cache_free(objs[s * 21]);
+    }
+    assert_eq!(m.slab.cache(c).nr_partial(), 7);
+    // Slab 7 (full): freeing all but one object keeps its page.
+    let last = &objs[7 * 21..];
+    for h in &last[1..] {
+        assert_eq!(m.kmem_cache_free(*h), 0);
+    }
+    assert_eq!(m.kernel.count(KernelOwner::Slab(c)), 8);
+    // The last object frees the page.
+    assert_eq!(m.kmem_cache_free(last[0]), 1);
+    assert_eq!(m.kernel.count(KernelOwner::Slab(c)), 7);
+    assert_eq!(m.slab.counts(c), SlabCounts { active_objs: 7 * 20, num_objs: 7 * 21, active_slabs: 7, num_slabs: 7 });
+    m.slab.check().unwrap();
+    m.check_invariants().unwrap();
+}
+
+#[test]
+fn slub_keeps_min_partial_empty_slabs_and_slab_keeps_free_limit() {
+    let mut m = mm(SlabAllocator::Slub, 2);
+    let c = m.slab.kmem_cache_create("dentry", 192, 0, 0).unwrap();
+    let objs: Vec<_> = (0..21 * 3).map(|_| m.kmem_cache_alloc(c).unwrap()).collect();
+    for h in objs {
+        m.kmem_cache_free(h);
+    }
+    // Three empty slabs, fewer than min_partial: all stay.
+    assert_eq!(m.slab.counts(c).num_slabs, 3);
+    assert_eq!(m.slab.empty_slabs(c), 3);
+    assert_eq!(m.kmem_cache_drain(c, u64::MAX), 3);
+
+    let mut m = mm(SlabAllocator::Slab, 1);
+    let c = m.slab.kmem_cache_create("size-32", 32, 0, 0).unwrap();
+    let per = m.slab.cache(c).objs_per_slab as u64;
+    let limit = m.slab.cache(c).free_limit;
+    let objs: Vec<_> = (0..per * 6).map(|_| m.kmem_cache_alloc(c).unwrap()).collect();
+    for h in objs {
+        m.kmem_cache_free(h);
+    }
+    // free_block: empty slabs stay on slabs_free until the free objects pass free_limit.
+    let kept = m.slab.counts(c).num_slabs;
+    assert!(kept >= 1 && kept * per <= limit + per, "{kept} slabs kept, free_limit {limit}");
+    assert_eq!(m.slab.counts(c).active_slabs, 0);
+    m.slab.check().unwrap();
+}
+
+#[test]
+fn fragmentation_keeps_pages_while_most_objects_are_free() {
+    let mut m = mm(SlabAllocator::Slub, 2);
+    let c = m.slab.kmem_cache_create("dentry", 192, 0, SLAB_RECLAIM_ACCOUNT).unwrap();
+    let objs: Vec<_> = (0..21 * 100).map(|_| m.kmem_cache_alloc(c).unwrap()).collect();
+    // Free 20 of every 21 objects: one object pins each slab.
+    for (i, h) in objs.iter().enumerate() {
+        if i % 21 != 10 {
+            m.kmem_cache_free(*h);
+        }
+    }
+    let n = m.slab.counts(c);
+    assert_eq!(n.active_objs, 100);
+    assert_eq!(n.num_slabs, 100, "every slab holds one object and keeps its page");
+    assert_eq!(m.slab.pages(true), 100);
+    // New objects fill the partial slabs before any new page is taken.
+    let free_before = m.nr_free();
+    for _ in 0..21 * 50 {
+        m.kmem_cache_alloc(c).unwrap();
+    }
+    assert_eq!(m.nr_free(), free_before);
+    m.slab.check().unwrap();
+}
+
+#[test]
+fn shrink_slab_targets_follow_each_era() {
+    // 2.6.39: delta = (4 * scanned / seeks) * max_pass / (lru_pages + 1), capped at twice
+    // max_pass.
+    assert_eq!(delta_2639(0, 32, 2, 10_000, 999), 64 * 10_000 / 1000);
+    assert_eq!(delta_2639(5, 0, 2, 10_000, 999), 5 + 64 * 10_000 / 1000, "scanned 0 counts as SWAP_CLUSTER_MAX");
+    assert_eq!(delta_2639(0, 1_000_000, 2, 100, 10), 200);
+    // 6.x: (freeable >> priority) * 4 / seeks, plus nr_deferred >> priority.
+    assert_eq!(delta_6(0, 1 << 20, 12, 2), (512, 512));
+    assert_eq!(delta_6(4096, 1 << 20, 12, 2), (513, 512));
+    assert_eq!(delta_6(0, 1000, 0, 2), (2000, 2000));
+    assert_eq!(delta_6(0, 1000, 0, 0), (500, 500), "seeks 0: freeable / 2");
+}
+
+#[test]
+fn vfs_cache_pressure_scales_the_dentry_count() {
+    let mut k = boot("linux-6.x");
+    let id = k.shrink.find(ShrinkerKind::BootDentries).unwrap();
+    let sc = ShrinkControl { gfp_fs: true, ..Default::default() };
+    let n = k.shrink.boot_dentries.len() as u64;
+    assert!(n > 0);
+    assert_eq!(k.shrinker_count(id, &sc), n);
+    k.sysctl.vfs_cache_pressure = 200;
+    assert_eq!(k.shrinker_count(id, &sc), 2 * n);
+    k.sysctl.vfs_cache_pressure = 0;
+    assert_eq!(k.shrinker_count(id, &sc), 0);
+    // A cgroup's reclaim does not see the root's dentries.
+    k.sysctl.vfs_cache_pressure = 100;
+    assert_eq!(k.shrinker_count(id, &ShrinkControl { memcg: 1, ..sc }), 0);
+}
+
+#[test]
+fn drop_caches_2_frees_the_unused_reclaimable_slab() {
+    for era in ["linux-6.x", "linux-2.6.39"] {
+        let mut k = boot(era);
+        let (r, u) = (k.mm.slab.pages(true), k.mm.slab.pages(false));
+        let scanned = k.vm.get(memtwin_procfs::VmItem::SlabsScanned);
+        let freed = k.drop_caches(2);
+        assert!(freed > 0, "{era}");
+        assert_eq!(k.mm.slab.pages(false), u, "{era}: unreclaimable slab stays");
+        assert_eq!(k.mm.slab.pages(true), r - freed, "{era}");
+        assert!(k.vm.get(memtwin_procfs::VmItem::SlabsScanned) > scanned, "{era}: slabs_scanned counts");
+        if era == "linux-6.x" {
+            // SLUB discards every emptied slab (enough partial ones stay in use).
+            assert_eq!(freed, r / 2, "{era}");
+        } else {
+            // SLAB keeps up to free_limit free objects on slabs_free.
+            assert!(freed <= r / 2 && freed >= r / 2 - 20, "{era}: {freed} of {}", r / 2);
+        }
+        // The unused dentries are gone: a second drop frees nothing more.
+        assert_eq!(k.drop_caches(2), 0, "{era}");
+        k.mm.slab.check().unwrap();
+        k.mm.check_invariants().unwrap();
+    }
+}
+
+#[test]
+fn boot_slab_totals_are_one_percent_of_memory_two_fifths_reclaimable() {
+    for era in ["linux-6.x", "linux-2.6.39", "linux-2.4"] {
+        let k = boot(era);
+        let slab = (k.mm.managed / 100).min(64 * 1024 * 1024 / super::PAGE_SIZE);
+        assert_eq!(k.mm.slab.pages(true), slab * 2 / 5, "{era}");
+        assert_eq!(k.mm.slab.pages(true) + k.mm.slab.pages(false), slab, "{era}");
+        k.mm.slab.check().unwrap();
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Alloc(u8),
+    Free(u16),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![3 => (0u8..3).prop_map(Op::Alloc), 2 => any::<u16>().prop_map(Op::Free)]
+}
+
+proptest! {
+    /// Every object is accounted once: the caches' counts match the objects held, the
+    /// slab pages match the kernel pages of each cache, and every frame is counted once.
+    #[test]
+    fn every_object_is_accounted_once(ops in proptest::collection::vec(op(), 1..600), slub in any::<bool>()) {
+        let mut m = mm(if slub { SlabAllocator::Slub } else { SlabAllocator::Slab }, 2);
+        let caches = [
+            m.slab.kmem_cache_create("a", 192, 0, SLAB_RECLAIM_ACCOUNT).unwrap(),
+            m.slab.kmem_cache_create("b", 1120, 0, SLAB_CTOR).unwrap(),
+            m.slab.kmem_cache_create("c", 4096, 0, 0).unwrap(),
+        ];
+        let mut held: Vec<ObjHandle> = Vec::new();
+        for o in ops {
+            match o {
+                Op::Alloc(c) => {
+                    if let Some(h) = m.kmem_cache_alloc(caches[c as usize]) {
+                        prop_assert!(!held.contains(&h));
+                        held.push(h);
+                    }
+                }
+                Op::Free(i) => {
+                    if !held.is_empty() {
+                        let h = held.swap_remove(i as usize % held.len());
+                        m.kmem_cache_free(h);
+                        prop_assert!(!m.slab.is_allocated(h));
+                    }
+                }
+            }
+        }
+        for &c in &caches {
+            let n = m.slab.counts(c);
+            prop_assert_eq!(n.active_objs, held.iter().filter(|h| h.cache() == c).count() as u64);
+            prop_assert!(n.active_objs <= n.num_objs && n.active_slabs <= n.num_slabs);
+            prop_assert_eq!(m.kernel.count(KernelOwner::Slab(c)), n.num_slabs << m.slab.cache(c).order);
+        }
+        for h in &held {
+            prop_assert!(m.slab.is_allocated(*h));
+        }
+        prop_assert!(m.slab.check().is_ok());
+        prop_assert!(m.check_invariants().is_ok());
+    }
+}
+
+#[test]
+fn boot_slab_host_memory_stays_within_the_estimate() {
+    for era in ["linux-6.x", "linux-2.6.39", "linux-2.4"] {
+        let k = boot(era);
+        let pages = k.mm.slab.pages(true) + k.mm.slab.pages(false);
+        let used = k.mm.slab.host_bytes() + (k.shrink.boot_dentries.capacity() * 8) as u64;
+        eprintln!("{era}: {used} B for {pages} slab pages ({} B/page)", used / pages);
+        assert!(used <= crate::host::slab_bytes(k.mm.managed), "{era}: {used} B");
+    }
+}
+
+#[test]
+fn shrink_slab_2639_scans_whole_batches_and_defers_the_rest() {
+    let mut k = boot("linux-2.6.39");
+    let sc = ShrinkControl { gfp_fs: true, ..Default::default() };
+    let n = k.shrink.boot_dentries.len() as u64;
+    let max_pass = k.vfs_pressure_ratio(n);
+    let id = k.shrink.find(ShrinkerKind::BootDentries).unwrap();
+    // scanned and lru_pages chosen so that the target is 300 objects: two batches of 128
+    // run, 44 wait in shrinker->nr.
+    let lru_pages = max_pass * 4 * 32 / 2 / 300 - 1;
+    let want = delta_2639(0, 32, DEFAULT_SEEKS, max_pass, lru_pages);
+    let (freed, scanned) = k.shrink_slab(32, lru_pages, 0, &sc);
+    assert_eq!(scanned, want / SHRINK_BATCH * SHRINK_BATCH);
+    assert_eq!(freed, scanned);
+    assert_eq!(k.shrink.list[id as usize].nr_deferred, want % SHRINK_BATCH);
+    assert_eq!(k.vm.get(memtwin_procfs::VmItem::SlabsScanned), scanned);
+    // Without __GFP_FS the dcache is not pruned and the work is deferred.
+    let (f, _) = k.shrink_slab(32, lru_pages, 0, &ShrinkControl { gfp_fs: false, ..sc });
+    assert_eq!(f, 0);
+    assert!(k.shrink.list[id as usize].nr_deferred >= want);
+}
+
+#[test]
+fn do_shrink_slab_6x_scans_by_priority_and_keeps_nr_deferred() {
+    let mut k = boot("linux-6.x");
+    let sc = ShrinkControl { gfp_fs: true, ..Default::default() };
+    let id = k.shrink.find(ShrinkerKind::BootDentries).unwrap();
+    let freeable = k.shrinker_count(id, &sc);
+    // At DEF_PRIORITY a few thousand objects make a target below one batch: nothing is
+    // scanned, the delta is deferred.
+    let (total, delta) = delta_6(0, freeable, 12, DEFAULT_SEEKS);
+    assert!(total < SHRINK_BATCH && total < freeable, "{freeable} objects: target {total}");
+    let (freed, scanned) = k.shrink_slab(0, 0, 12, &sc);
+    assert_eq!((freed, scanned), (0, 0));
+    assert_eq!(k.shrink.list[id as usize].nr_deferred, delta);
+    // At priority 0 everything is scanned in batches (total_scan capped at 2 x freeable).
+    let (freed, _) = k.shrink_slab(0, 0, 0, &sc);
+    assert_eq!(freed, freeable);
+    assert!(k.shrink.boot_dentries.is_empty());
+    k.mm.slab.check().unwrap();
+}
+
+#[test]
+fn kmem_cache_alloc_takes_slab_pages_through_the_allocator() {
+    let mut k = boot("linux-6.x");
+    let c = k.mm.slab.kmem_cache_create("test_cache", 1024, 0, 0).unwrap();
+    let pps = k.mm.slab.cache(c).pages_per_slab();
+    let per = k.mm.slab.cache(c).objs_per_slab as u64;
+    let t = k.spawn_task("t", "t", false, None, None);
+    let pgalloc = k.vm.get(memtwin_procfs::VmItem::PgallocNormal);
+    let free = k.mm.nr_free();
+    let objs: Vec<_> = (0..per + 1).map(|_| k.kmem_cache_alloc(t, c).expect("memory is plentiful")).collect();
+    assert_eq!(k.mm.nr_free(), free - 2 * pps, "two slabs");
+    assert_eq!(k.vm.get(memtwin_procfs::VmItem::PgallocNormal), pgalloc + 2 * pps);
+    assert_eq!(k.mm.kernel.count(KernelOwner::Slab(c)), 2 * pps);
+    for h in objs {
+        k.kmem_cache_free(h);
+    }
+    assert_eq!(k.mm.slab.counts(c).active_objs, 0);
+    k.mm.check_invariants().unwrap();
+}
+
+#[test]
+fn slab_reclaim_path_costs_cpu_time_per_object_scanned() {
+    use super::vmscan::PathStep;
+    let mut k = boot("linux-6.x");
+    let t = k.spawn_task("t", "t", false, None, None);
+    let n = k.shrink.boot_dentries.len() as u64;
+    // Priority 0: every unused dentry is scanned, in batches of SHRINK_BATCH.
+    k.start_slab_reclaim(t, 0, 0, 0);
+    let (mut sys, mut bursts) = (0, 0);
+    loop {
+        match k.reclaim_path_run(t) {
+            PathStep::Burst { sys: s } => {
+                sys += s;
+                bursts += 1;
+            }
+            PathStep::Done => break,
+            s => panic!("unexpected {s:?}"),
+        }
+    }
+    assert!(k.shrink.boot_dentries.is_empty());
+    let scanned = k.vm.get(memtwin_procfs::VmItem::SlabsScanned);
+    assert!(scanned >= n);
+    assert_eq!(sys, scanned * k.shrinker_obj_ns());
+    assert_eq!(bursts, scanned.div_ceil(SHRINK_BATCH));
+    let path = k.reclaim.take_done(t).expect("a finished path");
+    assert!(path.sc.nr_reclaimed > 0, "freed slab pages count as reclaimed");
+}
