@@ -129,6 +129,15 @@ fn child_main(name: &str, args: &Args) -> ExitCode {
         "reclaim" => runs::reclaim(scale),
         "history" => history::history(scale),
         "lru" => runs::lru_memtwin(scale, args.trace_out.as_deref()),
+        "replay-trace" => match &args.trace {
+            // Write the anchor trace only (to profile a replay child on it).
+            Some(t) => {
+                replay::write_zipf_trace(t, replay::REQUESTS / scale, replay::PAGES / scale, replay::ALPHA, replay::SEED)
+                    .map(|_| Figures::default())
+                    .map_err(|e| format!("cannot write the trace {t}: {e}"))
+            }
+            None => Err("--trace is missing".to_string()),
+        },
         "replay-lru" | "replay-kernel" => match &args.trace {
             Some(t) => replay::child(&name["replay-".len()..], t, scale),
             None => Err("--trace is missing".to_string()),

@@ -274,8 +274,7 @@ pub struct KernelPages {
 impl KernelPages {
     fn new(pages: &mut Pages, base: Pfn) -> KernelPages {
         for i in 0..NR_KERNEL_OWNERS as u32 {
-            pages.next[(base + i) as usize] = base + i;
-            pages.prev[(base + i) as usize] = base + i;
+            lru::init_head(pages, base + i);
         }
         KernelPages { base, nr: [0; NR_KERNEL_OWNERS] }
     }
@@ -347,7 +346,7 @@ impl Mm {
             format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
         })?;
         let mut free = FreeArea::new(&mut pages, nr);
-        // The free list holds every frame at boot, lowest frame first out.
+        // The free list holds every frame at boot, highest frame first out.
         for p in (0..nr).rev() {
             free.add_head(&mut pages, p);
         }
@@ -618,11 +617,7 @@ impl Mm {
         debug_assert!(c < NR_KERNEL_OWNERS);
         self.pages.set_owner(p, 0, c as u64);
         let h = self.kernel.base + c as u32;
-        let n = self.pages.next[h as usize];
-        self.pages.next[p as usize] = n;
-        self.pages.prev[p as usize] = h;
-        self.pages.prev[n as usize] = p;
-        self.pages.next[h as usize] = p;
+        lru::link_after(&mut self.pages, h, p);
         self.kernel.nr[c] += 1;
         Some(p)
     }
@@ -635,18 +630,14 @@ impl Mm {
     pub fn free_kernel_page(&mut self, p: Pfn) {
         let c = self.kernel_owner(p).code();
         debug_assert!(self.pages.mapping(p) == 0 && self.pages.lru(p) == Lru::None && self.kernel.nr[c] > 0);
-        let (n, pr) = (self.pages.next[p as usize], self.pages.prev[p as usize]);
-        self.pages.next[pr as usize] = n;
-        self.pages.prev[n as usize] = pr;
-        self.pages.next[p as usize] = page::NIL;
-        self.pages.prev[p as usize] = page::NIL;
+        lru::unlink(&mut self.pages, p);
         self.kernel.nr[c] -= 1;
         self.put_free(p);
     }
     /// The most recently taken page of `owner`, if it holds any.
     pub fn last_kernel_page(&self, owner: KernelOwner) -> Option<Pfn> {
         let h = self.kernel.base + owner.code() as u32;
-        let p = self.pages.next[h as usize];
+        let p = self.pages.next(h);
         if p == h { None } else { Some(p) }
     }
     /// Free the most recently taken page of `owner`; false if it holds none.
