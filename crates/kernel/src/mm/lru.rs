@@ -308,4 +308,49 @@ mod tests {
         assert_eq!(l.collect(&pages, Lru::InactiveFile), vec![3, 1, 2]);
         assert_eq!(l.tail(&pages, Lru::ActiveAnon), None);
     }
+
+    /// The boot frames left unlinked are handed out exactly as if every frame had been
+    /// added to the list at boot (add_head from the highest down), freed frames first.
+    #[test]
+    fn untouched_boot_frames_come_out_in_the_order_of_a_fully_linked_list() {
+        const N: u32 = 64;
+        let mut a = Pages::new(N, 1);
+        let mut linked = FreeArea::new(&mut a, N);
+        for p in (0..N).rev() {
+            linked.add_head(&mut a, p);
+        }
+        let mut b = Pages::new(N, 1);
+        let mut lazy = FreeArea::new(&mut b, N);
+        lazy.add_untouched(N);
+        assert_eq!(lazy.nr_free, linked.nr_free);
+        // A mixed sequence: take 5, free two of them, take 10, free 3, take everything.
+        let mut order = (Vec::new(), Vec::new());
+        let mut run = |pages: &mut Pages, fa: &mut FreeArea, out: &mut Vec<Pfn>| {
+            let mut held = Vec::new();
+            for _ in 0..5 {
+                held.push(fa.take(pages).unwrap());
+            }
+            fa.add_tail(pages, held.remove(1));
+            fa.add_tail(pages, held.remove(2));
+            for _ in 0..10 {
+                held.push(fa.take(pages).unwrap());
+            }
+            for _ in 0..3 {
+                let p = held.pop().unwrap();
+                fa.add_tail(pages, p);
+            }
+            while let Some(p) = fa.take(pages) {
+                assert_eq!(pages.lru(p), Lru::None);
+                assert_eq!(pages.links(p), (NIL, NIL));
+                held.push(p);
+            }
+            out.extend(held);
+            assert_eq!(fa.nr_free, 0);
+        };
+        run(&mut a, &mut linked, &mut order.0);
+        run(&mut b, &mut lazy, &mut order.1);
+        assert_eq!(order.0, order.1);
+        assert_eq!(order.0.len(), N as usize);
+        assert_eq!(lazy.untouched(), 0);
+    }
 }

@@ -346,10 +346,10 @@ impl Mm {
             format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
         })?;
         let mut free = FreeArea::new(&mut pages, nr);
-        // The free list holds every frame at boot, highest frame first out.
-        for p in (0..nr).rev() {
-            free.add_head(&mut pages, p);
-        }
+        // The free list holds every frame at boot, highest frame first out; none is
+        // written until it is first taken (FreeArea::add_untouched): booting costs neither
+        // time nor host memory in proportion to the RAM.
+        free.add_untouched(nr);
         let root = Lruvec::new(&mut pages, Self::lruvec_base(nr, ROOT_LRUVEC));
         let kernel = KernelPages::new(&mut pages, nr + NR_SENTINELS);
         let mut mappings = Vec::with_capacity(1024);
@@ -543,6 +543,29 @@ impl Mm {
     #[inline(always)]
     pub fn slot(&self, m: u32, index: u64) -> Slot {
         decode_slot(self.mappings[m as usize].i_pages.load(&self.xa, index))
+    }
+    /// Hints that the page-cache entry at (`m`, `index`) is wanted soon: `prefetch_slot`
+    /// asks for the leaf line holding the entry; `prefetch_page`, issued after it has had
+    /// time to arrive, reads the entry and asks for the page's frame record;
+    /// `prefetch_page_neighbours` then for its LRU neighbours'. None changes any state.
+    #[inline]
+    pub fn prefetch_slot(&self, m: u32, index: u64) {
+        self.mappings[m as usize].i_pages.prefetch(&self.xa, index);
+    }
+    #[inline]
+    pub fn prefetch_page(&self, m: u32, index: u64) {
+        if let Slot::Page(p) = self.slot(m, index) {
+            self.pages.prefetch(p);
+        }
+    }
+    /// After `prefetch_page`: the LRU neighbours of the page (unlinked when it moves).
+    #[inline]
+    pub fn prefetch_page_neighbours(&self, m: u32, index: u64) {
+        if let Slot::Page(p) = self.slot(m, index) {
+            let (n, pr) = self.pages.links(p);
+            self.pages.prefetch(n);
+            self.pages.prefetch(pr);
+        }
     }
     /// The page at `index` of mapping `m`, if one is cached there (filemap_get_entry).
     #[inline]

@@ -217,6 +217,11 @@ impl Pages {
     pub fn set_prev(&mut self, p: Pfn, n: Pfn) {
         self.f[p as usize].prev = n;
     }
+    /// A hint that frame `p`'s record will be used soon (changes nothing).
+    #[inline]
+    pub fn prefetch(&self, p: Pfn) {
+        super::xarray::prefetch(self.f.as_ptr().wrapping_add(p as usize));
+    }
     /// Both links of `p` (one record read).
     #[inline]
     pub fn links(&self, p: Pfn) -> (Pfn, Pfn) {
