@@ -33,9 +33,10 @@ is asserted. Build with --release; a debug build's figures mean nothing.
   --quick                 every size divided by 16: a smoke run of a few seconds
   --json FILE             also write the figures as JSON (a regular file is replaced
                           whole or not at all; a device or FIFO is written in place)
-  --only NAMES            comma-separated subset of: bigcache, seed000, seed003, reclaim,
-                          history, lru, replay (default: bigcache,seed000,seed003,reclaim,
-                          history, plus lru and replay with --compare-libcachesim)
+  --only NAMES            comma-separated subset of: bigcache, boot, seed000, seed003,
+                          reclaim, history, lru, replay (default: bigcache,boot,seed000,
+                          seed003,reclaim,history, plus lru and replay with
+                          --compare-libcachesim)
   --compare-libcachesim   replay one synthetic trace (a sequential scan of N pages, twice)
                           in memtwin and in libCacheSim's LRU and report both throughputs
   (replay)                the anchor trace (Zipf 0.9, 20 M requests over 4 M pages, 1 M-page
@@ -49,6 +50,7 @@ See docs/benchmarks.md.";
 /// Every benchmark, in the order they run: (name, one-line title).
 pub const BENCHMARKS: &[(&str, &str)] = &[
     ("bigcache", "64 GiB machine: write a 48 GiB file, drop caches, read it twice"),
+    ("boot", "boot a 1 TiB machine (default + ram=1T) and nothing else: time and host memory"),
     ("seed000", "the embedded seed-000 scenario (RunOptions::default()), median of 5"),
     ("seed003", "the six seed-003 scenarios at full scale (16 GiB laptop), one run each"),
     ("reclaim", "8 GiB machine: write a 32 GiB file and read it twice (kswapd reclaim all along)"),
@@ -125,10 +127,20 @@ fn child_main(name: &str, args: &Args) -> ExitCode {
     let r = match name {
         "bigcache" => runs::bigcache(scale),
         "seed000" => runs::seed000(),
+        "boot" => runs::boot(scale),
         "seed003" => runs::seed003(),
         "reclaim" => runs::reclaim(scale),
         "history" => history::history(scale),
         "lru" => runs::lru_memtwin(scale, args.trace_out.as_deref()),
+        "replay-trace" => match &args.trace {
+            // Write the anchor trace only (to profile a replay child on it).
+            Some(t) => {
+                replay::write_zipf_trace(t, replay::REQUESTS / scale, replay::PAGES / scale, replay::ALPHA, replay::SEED)
+                    .map(|_| Figures::default())
+                    .map_err(|e| format!("cannot write the trace {t}: {e}"))
+            }
+            None => Err("--trace is missing".to_string()),
+        },
         "replay-lru" | "replay-kernel" => match &args.trace {
             Some(t) => replay::child(&name["replay-".len()..], t, scale),
             None => Err("--trace is missing".to_string()),
@@ -188,7 +200,7 @@ fn parent_main(args: &Args) -> ExitCode {
     let selected: Vec<&str> = match &args.only {
         Some(names) => BENCHMARKS.iter().map(|(b, _)| *b).filter(|b| names.iter().any(|n| n == b)).collect(),
         None => {
-            let mut v = vec!["bigcache", "seed000", "seed003", "reclaim", "history"];
+            let mut v = vec!["bigcache", "boot", "seed000", "seed003", "reclaim", "history"];
             if args.compare {
                 v.push("lru");
                 v.push("replay");

@@ -193,6 +193,7 @@ pub fn compare(args: &Args) -> Result<Figures, String> {
         f.float("ratio_memtwin_kernel_to_libcachesim_lru", med(&rps, 1) / med(&rps, 2));
         f.float("ratio_cpu_memtwin_lru_to_libcachesim_lru", med(&rps_cpu, 0) / med(&rps_cpu, 2));
         f.float("ratio_cpu_memtwin_kernel_to_libcachesim_lru", med(&rps_cpu, 1) / med(&rps_cpu, 2));
+        f.str("ratio_targets", "memtwin kernel / libCacheSim LRU >= 3, memtwin LRU / libCacheSim LRU >= 5");
         let lm = last[0].as_ref().and_then(|x| x.get("miss_ratio")).and_then(Val::as_f64);
         let cm = last[2].as_ref().and_then(|x| x.get("miss_ratio")).and_then(Val::as_f64);
         if let (Some(a), Some(b)) = (lm, cm) {

@@ -93,6 +93,12 @@ pub fn parse_cache_size(s: &str) -> Result<u64, String> {
     Ok(pages)
 }
 
+/// How many requests ahead `simulate` asks for a request's index entry, node and
+/// neighbours (each stage a host memory latency after the one before).
+const PREFETCH_INDEX: usize = 24;
+const PREFETCH_NODE: usize = 12;
+const PREFETCH_NEIGHBOURS: usize = 4;
+
 /// Replay `path` through `policy` with a cache of `capacity_pages` 4 KiB pages (bytes:
 /// `capacity_pages * 4096`; each request weighs its size, 4 KiB if the trace has none).
 pub fn simulate(path: &str, format: Format, policy: PolicyKind, capacity_pages: u64) -> Result<SimOutcome, TraceError> {
@@ -103,7 +109,17 @@ pub fn simulate(path: &str, format: Format, policy: PolicyKind, capacity_pages: 
     let mut stats = Stats::default();
     let mut batch = Vec::with_capacity(BATCH);
     while reader.next_batch(&mut batch, BATCH)? {
-        for r in &batch {
+        for (i, r) in batch.iter().enumerate() {
+            // Memory-level parallelism: hints for the requests ahead (see Cache::prefetch_*).
+            if let Some(q) = batch.get(i + PREFETCH_INDEX) {
+                cache.prefetch_index(q.id);
+            }
+            if let Some(q) = batch.get(i + PREFETCH_NODE) {
+                cache.prefetch_node(q.id);
+            }
+            if let Some(q) = batch.get(i + PREFETCH_NEIGHBOURS) {
+                cache.prefetch_neighbours(q.id);
+            }
             let hit = cache.get(r.id, r.size);
             stats.count(r.size, hit);
         }

@@ -32,6 +32,11 @@ use std::time::Instant;
 const PAGE: u64 = 4096;
 /// Requests one scheduling step replays at most (then the CPU time they cost passes).
 const STEP_REQUESTS: u32 = 64;
+/// How many requests ahead the replay asks the host for a request's page-cache leaf, then
+/// its frame record, then its LRU neighbours' records.
+const PREFETCH_SLOT: usize = 16;
+const PREFETCH_PAGE: usize = 8;
+const PREFETCH_NEIGHBOURS: usize = 3;
 /// Largest object id the kernel policy accepts: the page-cache index of one file is 32 bits
 /// here (a 16 TiB file).
 pub const MAX_KERNEL_ID: u64 = u32::MAX as u64 - 1;
@@ -141,6 +146,19 @@ impl Program for Replay {
                         return Step::Exit(2);
                     }
                 }
+            }
+            // Hints for the requests ahead (they change nothing): the page-cache leaf of
+            // the one PREFETCH_SLOT ahead, the frame record of the one PREFETCH_PAGE
+            // ahead, its neighbours' of the one PREFETCH_NEIGHBOURS ahead, so that their
+            // host memory latencies overlap.
+            if let Some(q) = self.batch.get(self.next + PREFETCH_SLOT) {
+                k.mm.prefetch_slot(self.mapping, q.id);
+            }
+            if let Some(q) = self.batch.get(self.next + PREFETCH_PAGE) {
+                k.mm.prefetch_page(self.mapping, q.id);
+            }
+            if let Some(q) = self.batch.get(self.next + PREFETCH_NEIGHBOURS) {
+                k.mm.prefetch_page_neighbours(self.mapping, q.id);
             }
             let index = self.batch[self.next].id;
             if !self.counted {

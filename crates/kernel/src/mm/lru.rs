@@ -22,47 +22,66 @@ pub type LruvecId = u16;
 pub const ROOT_LRUVEC: LruvecId = 0;
 
 #[inline]
-fn link_after(pages: &mut Pages, at: Pfn, p: Pfn) {
-    let n = pages.next[at as usize];
-    pages.next[p as usize] = n;
-    pages.prev[p as usize] = at;
-    pages.prev[n as usize] = p;
-    pages.next[at as usize] = p;
+pub(crate) fn link_after(pages: &mut Pages, at: Pfn, p: Pfn) {
+    let n = pages.next(at);
+    pages.set_links(p, n, at);
+    pages.set_prev(n, p);
+    pages.set_next(at, p);
 }
 #[inline]
-fn unlink(pages: &mut Pages, p: Pfn) {
-    let (n, pr) = (pages.next[p as usize], pages.prev[p as usize]);
-    pages.next[pr as usize] = n;
-    pages.prev[n as usize] = pr;
-    pages.next[p as usize] = NIL;
-    pages.prev[p as usize] = NIL;
+pub(crate) fn unlink(pages: &mut Pages, p: Pfn) {
+    let (n, pr) = pages.links(p);
+    pages.set_next(pr, n);
+    pages.set_prev(n, pr);
+    pages.set_links(p, NIL, NIL);
 }
 #[inline]
-fn init_head(pages: &mut Pages, h: Pfn) {
-    pages.next[h as usize] = h;
-    pages.prev[h as usize] = h;
+pub(crate) fn init_head(pages: &mut Pages, h: Pfn) {
+    pages.set_links(h, h, h);
 }
 #[inline]
 fn tail_of(pages: &Pages, h: Pfn) -> Option<Pfn> {
-    let t = pages.prev[h as usize];
+    let t = pages.prev(h);
     if t == h { None } else { Some(t) }
 }
 
 /// The zone's free list (free_area, one order): every frame not in use.
+///
+/// At boot every frame is free; listing them all would write the whole frame table before
+/// the machine runs (seconds and gigabytes for a TiB of RAM). Instead the frames below a
+/// boot mark, `untouched`, are free without being on the list: they are the list's head
+/// end, in order, as if they had been added there at boot with the highest frame nearest
+/// the tail. `take` empties the linked part first and then hands out the frame just below
+/// the mark, lowering it; a frame above the mark is never unlinked-and-free, so a frame's
+/// record is first written when it is first used (the host commits its memory then).
 pub struct FreeArea {
     head: Pfn,
     pub nr_free: u64,
+    /// Frames 0 .. untouched are free and not linked (never used since boot).
+    untouched: Pfn,
 }
 
 impl FreeArea {
     pub fn new(pages: &mut Pages, head: Pfn) -> FreeArea {
         init_head(pages, head);
-        FreeArea { head, nr_free: 0 }
+        FreeArea { head, nr_free: 0, untouched: 0 }
+    }
+    /// At boot: frames 0 .. nr are free, taken highest first after whatever is linked, as
+    /// if added with `add_head` from `nr - 1` down to 0 (nothing is written).
+    pub fn add_untouched(&mut self, nr: Pfn) {
+        assert_eq!(self.untouched, 0, "the boot frames are added once");
+        self.untouched = nr;
+        self.nr_free += nr as u64;
+    }
+    /// Free frames never used since boot (not linked).
+    pub fn untouched(&self) -> Pfn {
+        self.untouched
     }
     /// Put an unlisted frame at the head (taken last).
     #[inline]
     pub fn add_head(&mut self, pages: &mut Pages, p: Pfn) {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
+        assert_eq!(self.untouched, 0, "the boot frames are the head of the free list");
         link_after(pages, self.head, p);
         pages.set_lru(p, Lru::Free);
         self.nr_free += 1;
@@ -71,15 +90,27 @@ impl FreeArea {
     #[inline]
     pub fn add_tail(&mut self, pages: &mut Pages, p: Pfn) {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
-        let last = pages.prev[self.head as usize];
+        let last = pages.prev(self.head);
         link_after(pages, last, p);
         pages.set_lru(p, Lru::Free);
         self.nr_free += 1;
     }
-    /// Take the frame at the tail.
+    /// Take the frame at the tail: the last one freed, else the highest never used.
     #[inline]
     pub fn take(&mut self, pages: &mut Pages) -> Option<Pfn> {
-        let p = tail_of(pages, self.head)?;
+        let Some(p) = tail_of(pages, self.head) else {
+            if self.untouched == 0 {
+                return None;
+            }
+            // A frame never used: all zeros (no owner, no flags, on no list); give it the
+            // links an unlisted frame has.
+            self.untouched -= 1;
+            let p = self.untouched;
+            debug_assert_eq!(pages.lru(p), Lru::None);
+            pages.set_links(p, NIL, NIL);
+            self.nr_free -= 1;
+            return Some(p);
+        };
         unlink(pages, p);
         pages.set_lru(p, Lru::None);
         self.nr_free -= 1;
@@ -170,7 +201,7 @@ impl Lruvec {
     pub fn add_tail(&mut self, pages: &mut Pages, p: Pfn, l: Lru) {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
         let h = self.head(l);
-        let last = pages.prev[h as usize];
+        let last = pages.prev(h);
         link_after(pages, last, p);
         pages.set_lru(p, l);
         self.len[l as usize - 1] += 1;
@@ -197,7 +228,7 @@ impl Lruvec {
     #[inline]
     pub fn first(&self, pages: &Pages, l: Lru) -> Option<Pfn> {
         let h = self.head(l);
-        let t = pages.next[h as usize];
+        let t = pages.next(h);
         if t == h { None } else { Some(t) }
     }
     /// Move a listed page to the head of list `l` (possibly another list).
@@ -216,10 +247,10 @@ impl Lruvec {
     pub fn collect(&self, pages: &Pages, l: Lru) -> Vec<Pfn> {
         let h = self.head(l);
         let mut out = Vec::new();
-        let mut p = pages.next[h as usize];
+        let mut p = pages.next(h);
         while p != h {
             out.push(p);
-            p = pages.next[p as usize];
+            p = pages.next(p);
         }
         out
     }
@@ -276,5 +307,50 @@ mod tests {
         l.add_tail(&mut pages, 2, Lru::InactiveFile);
         assert_eq!(l.collect(&pages, Lru::InactiveFile), vec![3, 1, 2]);
         assert_eq!(l.tail(&pages, Lru::ActiveAnon), None);
+    }
+
+    /// The boot frames left unlinked are handed out exactly as if every frame had been
+    /// added to the list at boot (add_head from the highest down), freed frames first.
+    #[test]
+    fn untouched_boot_frames_come_out_in_the_order_of_a_fully_linked_list() {
+        const N: u32 = 64;
+        let mut a = Pages::new(N, 1);
+        let mut linked = FreeArea::new(&mut a, N);
+        for p in (0..N).rev() {
+            linked.add_head(&mut a, p);
+        }
+        let mut b = Pages::new(N, 1);
+        let mut lazy = FreeArea::new(&mut b, N);
+        lazy.add_untouched(N);
+        assert_eq!(lazy.nr_free, linked.nr_free);
+        // A mixed sequence: take 5, free two of them, take 10, free 3, take everything.
+        let mut order = (Vec::new(), Vec::new());
+        let mut run = |pages: &mut Pages, fa: &mut FreeArea, out: &mut Vec<Pfn>| {
+            let mut held = Vec::new();
+            for _ in 0..5 {
+                held.push(fa.take(pages).unwrap());
+            }
+            fa.add_tail(pages, held.remove(1));
+            fa.add_tail(pages, held.remove(2));
+            for _ in 0..10 {
+                held.push(fa.take(pages).unwrap());
+            }
+            for _ in 0..3 {
+                let p = held.pop().unwrap();
+                fa.add_tail(pages, p);
+            }
+            while let Some(p) = fa.take(pages) {
+                assert_eq!(pages.lru(p), Lru::None);
+                assert_eq!(pages.links(p), (NIL, NIL));
+                held.push(p);
+            }
+            out.extend(held);
+            assert_eq!(fa.nr_free, 0);
+        };
+        run(&mut a, &mut linked, &mut order.0);
+        run(&mut b, &mut lazy, &mut order.1);
+        assert_eq!(order.0, order.1);
+        assert_eq!(order.0.len(), N as usize);
+        assert_eq!(lazy.untouched(), 0);
     }
 }

@@ -262,8 +262,7 @@ pub struct KernelPages {
 impl KernelPages {
     fn new(pages: &mut Pages, base: Pfn) -> KernelPages {
         for i in 0..NR_KERNEL_OWNERS as u32 {
-            pages.next[(base + i) as usize] = base + i;
-            pages.prev[(base + i) as usize] = base + i;
+            lru::init_head(pages, base + i);
         }
         KernelPages { base, nr: [0; NR_KERNEL_OWNERS] }
     }
@@ -328,10 +327,10 @@ impl Mm {
             format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
         })?;
         let mut free = FreeArea::new(&mut pages, nr);
-        // The free list holds every frame at boot, lowest frame first out.
-        for p in (0..nr).rev() {
-            free.add_head(&mut pages, p);
-        }
+        // The free list holds every frame at boot, highest frame first out; none is
+        // written until it is first taken (FreeArea::add_untouched): booting costs neither
+        // time nor host memory in proportion to the RAM.
+        free.add_untouched(nr);
         let root = Lruvec::new(&mut pages, Self::lruvec_base(nr, ROOT_LRUVEC));
         let kernel = KernelPages::new(&mut pages, nr + NR_SENTINELS);
         let mut mappings = Vec::with_capacity(1024);
@@ -527,6 +526,29 @@ impl Mm {
     pub fn slot(&self, m: u32, index: u64) -> Slot {
         decode_slot(self.mappings[m as usize].i_pages.load(&self.xa, index))
     }
+    /// Hints that the page-cache entry at (`m`, `index`) is wanted soon: `prefetch_slot`
+    /// asks for the leaf line holding the entry; `prefetch_page`, issued after it has had
+    /// time to arrive, reads the entry and asks for the page's frame record;
+    /// `prefetch_page_neighbours` then for its LRU neighbours'. None changes any state.
+    #[inline]
+    pub fn prefetch_slot(&self, m: u32, index: u64) {
+        self.mappings[m as usize].i_pages.prefetch(&self.xa, index);
+    }
+    #[inline]
+    pub fn prefetch_page(&self, m: u32, index: u64) {
+        if let Slot::Page(p) = self.slot(m, index) {
+            self.pages.prefetch(p);
+        }
+    }
+    /// After `prefetch_page`: the LRU neighbours of the page (unlinked when it moves).
+    #[inline]
+    pub fn prefetch_page_neighbours(&self, m: u32, index: u64) {
+        if let Slot::Page(p) = self.slot(m, index) {
+            let (n, pr) = self.pages.links(p);
+            self.pages.prefetch(n);
+            self.pages.prefetch(pr);
+        }
+    }
     /// The page at `index` of mapping `m`, if one is cached there (filemap_get_entry).
     #[inline]
     pub fn page(&self, m: u32, index: u64) -> Option<Pfn> {
@@ -600,11 +622,7 @@ impl Mm {
         debug_assert!(c < NR_KERNEL_OWNERS);
         self.pages.set_owner(p, 0, c as u64);
         let h = self.kernel.base + c as u32;
-        let n = self.pages.next[h as usize];
-        self.pages.next[p as usize] = n;
-        self.pages.prev[p as usize] = h;
-        self.pages.prev[n as usize] = p;
-        self.pages.next[h as usize] = p;
+        lru::link_after(&mut self.pages, h, p);
         self.kernel.nr[c] += 1;
         Some(p)
     }
@@ -617,18 +635,14 @@ impl Mm {
     pub fn free_kernel_page(&mut self, p: Pfn) {
         let c = self.kernel_owner(p).code();
         debug_assert!(self.pages.mapping(p) == 0 && self.pages.lru(p) == Lru::None && self.kernel.nr[c] > 0);
-        let (n, pr) = (self.pages.next[p as usize], self.pages.prev[p as usize]);
-        self.pages.next[pr as usize] = n;
-        self.pages.prev[n as usize] = pr;
-        self.pages.next[p as usize] = page::NIL;
-        self.pages.prev[p as usize] = page::NIL;
+        lru::unlink(&mut self.pages, p);
         self.kernel.nr[c] -= 1;
         self.put_free(p);
     }
     /// The most recently taken page of `owner`, if it holds any.
     pub fn last_kernel_page(&self, owner: KernelOwner) -> Option<Pfn> {
         let h = self.kernel.base + owner.code() as u32;
-        let p = self.pages.next[h as usize];
+        let p = self.pages.next(h);
         if p == h { None } else { Some(p) }
     }
     /// Free the most recently taken page of `owner`; false if it holds none.

@@ -1,5 +1,7 @@
-//! Page frames in struct-of-arrays form (the kernel's `struct page`, cut to what reclaim
-//! needs). Four u32 words per frame — 16 bytes of host memory per simulated page:
+//! Page frames (the kernel's `struct page`, cut to what reclaim needs): one 16-byte record
+//! per frame — 16 bytes of host memory per simulated page — holding the four u32 words that
+//! the LRU and page-cache paths touch together, so that linking, unlinking or testing a page
+//! costs one cache line, not four:
 //!
 //! * `next`, `prev`: the intrusive LRU (or free-list) links, as frame numbers;
 //! * `map`: the owning address_space id (26 bits) and 6 flag bits (reclaim, LRU list,
@@ -7,13 +9,19 @@
 //! * `idx`: the low 28 bits of the page's index in its address_space and 4 flag bits
 //!   (writeback, young, workingset, locked).
 //!
+//! The table is allocated zeroed (calloc: the host commits its memory as frames are first
+//! written), and a frame that was never used is all zeros; the zone's free list hands out
+//! frames never used without having linked them (`lru::FreeArea`), so a machine costs host
+//! memory for the frames it has touched, not for its RAM size.
+//!
 //! Indices are 64-bit (`MAX_INDEX`: any byte offset of a 64-bit file): a page at an index of
 //! 2^28 or more (1 TiB and beyond in its file or block device) keeps the high bits of its
 //! index in a side table keyed by frame, `Pages::high`. Only such frames pay for it, and the
 //! entry goes whenever the frame is bound to another owner or freed (`set_owner`).
 //!
 //! Invariant: a frame is on exactly one list — the free list or one LRU list — or
-//! isolated for the length of one reclaim step.
+//! isolated for the length of one reclaim step, or free and never used (below the free
+//! list's boot mark, see `lru::FreeArea`).
 
 pub type Pfn = u32;
 pub const NIL: Pfn = u32::MAX;
@@ -95,12 +103,21 @@ pub const MAX_LFS_FILESIZE: u64 = i64::MAX as u64;
 pub const MAX_INDEX: u64 = MAX_LFS_FILESIZE / super::PAGE_SIZE;
 const _: () = assert!(MAX_INDEX <= super::xarray::XA_MAX_INDEX);
 
+/// One frame: the words the LRU and page-cache paths touch together, in one 16-byte,
+/// 16-byte-aligned record (a quarter of a host cache line, never split across two).
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(16))]
+struct Frame {
+    next: Pfn,
+    prev: Pfn,
+    map: u32,
+    idx: u32,
+}
+const _: () = assert!(std::mem::size_of::<Frame>() == Pages::HOST_BYTES_PER_PAGE);
+
 /// The frame table. List heads are extra frames past the last real one (sentinels).
 pub struct Pages {
-    pub next: Vec<Pfn>,
-    pub prev: Vec<Pfn>,
-    map: Vec<u32>,
-    idx: Vec<u32>,
+    f: Vec<Frame>,
     /// index >> 28 of the frames whose index does not fit in `idx` (few: pages past 1 TiB
     /// of their file). Looked up, never iterated.
     high: std::collections::HashMap<Pfn, u64>,
@@ -115,15 +132,15 @@ macro_rules! flag {
     ($get:ident, $set:ident, $clear:ident, $field:ident, $bit:expr) => {
         #[inline]
         pub fn $get(&self, p: Pfn) -> bool {
-            self.$field[p as usize] & $bit != 0
+            self.f[p as usize].$field & $bit != 0
         }
         #[inline]
         pub fn $set(&mut self, p: Pfn) {
-            self.$field[p as usize] |= $bit;
+            self.f[p as usize].$field |= $bit;
         }
         #[inline]
         pub fn $clear(&mut self, p: Pfn) {
-            self.$field[p as usize] &= !$bit;
+            self.f[p as usize].$field &= !$bit;
         }
     };
 }
@@ -133,32 +150,28 @@ impl Pages {
     pub fn new(nr: u32, sentinels: u32) -> Pages {
         Pages::try_new(nr, sentinels).expect("frame table allocation")
     }
-    /// As `new`, but a host that cannot hold the table is an error, not an abort.
+    /// As `new`, but a host that cannot hold the table is an error, not an abort. Every
+    /// frame starts zeroed (no owner, no flags, on no list, links 0): list heads are set up
+    /// by their lists, and a frame gets its links when it is first put on a list.
     pub fn try_new(nr: u32, sentinels: u32) -> Result<Pages, String> {
         let total = nr as usize + sentinels as usize;
-        fn filled(total: usize, v: u32) -> Result<Vec<u32>, String> {
-            let mut out = Vec::new();
-            out.try_reserve_exact(total).map_err(|e| e.to_string())?;
-            out.resize(total, v);
-            Ok(out)
-        }
-        /// Zeroed without touching the memory (calloc: the host commits pages as frames are
-        /// first used), as `vec![0; n]` does, but failing instead of aborting.
-        fn zeroed(total: usize) -> Result<Vec<u32>, String> {
-            let layout = std::alloc::Layout::array::<u32>(total).map_err(|e| e.to_string())?;
-            if layout.size() == 0 {
-                return Ok(Vec::new());
-            }
+        let layout = std::alloc::Layout::array::<Frame>(total).map_err(|e| e.to_string())?;
+        let f = if layout.size() == 0 {
+            Vec::new()
+        } else {
+            // Zeroed without touching the memory (calloc: the host commits pages as frames
+            // are first written), as `vec![0; n]` does, but failing instead of aborting.
             // SAFETY: the layout has a non-zero size; a non-null result is a zeroed block of
-            // `total` u32s from the global allocator with exactly this layout, which is what
-            // Vec::from_raw_parts requires (length = capacity = total).
-            let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut u32;
+            // `total` Frames (plain u32s, for which all-zero is a valid value) from the
+            // global allocator with exactly this layout, which is what Vec::from_raw_parts
+            // requires (length = capacity = total).
+            let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut Frame;
             if p.is_null() {
                 return Err(format!("memory allocation of {} bytes failed", layout.size()));
             }
-            Ok(unsafe { Vec::from_raw_parts(p, total, total) })
-        }
-        Ok(Pages { next: filled(total, NIL)?, prev: filled(total, NIL)?, map: zeroed(total)?, idx: zeroed(total)?, high: Default::default(), lruvec: Vec::new(), nr })
+            unsafe { Vec::from_raw_parts(p, total, total) }
+        };
+        Ok(Pages { f, high: Default::default(), lruvec: Vec::new(), nr })
     }
     pub fn nr(&self) -> u32 {
         self.nr
@@ -175,7 +188,7 @@ impl Pages {
             if id == 0 {
                 return;
             }
-            self.lruvec = vec![0; self.next.len()];
+            self.lruvec = vec![0; self.f.len()];
         }
         self.lruvec[p as usize] = id;
     }
@@ -186,13 +199,50 @@ impl Pages {
     /// Host bytes used per simulated frame by this table.
     pub const HOST_BYTES_PER_PAGE: usize = 16;
 
+    /// The next frame on the list frame `p` is on (list_head.next).
+    #[inline]
+    pub fn next(&self, p: Pfn) -> Pfn {
+        self.f[p as usize].next
+    }
+    /// The previous frame on the list frame `p` is on (list_head.prev).
+    #[inline]
+    pub fn prev(&self, p: Pfn) -> Pfn {
+        self.f[p as usize].prev
+    }
+    #[inline]
+    pub fn set_next(&mut self, p: Pfn, n: Pfn) {
+        self.f[p as usize].next = n;
+    }
+    #[inline]
+    pub fn set_prev(&mut self, p: Pfn, n: Pfn) {
+        self.f[p as usize].prev = n;
+    }
+    /// A hint that frame `p`'s record will be used soon (changes nothing).
+    #[inline]
+    pub fn prefetch(&self, p: Pfn) {
+        super::xarray::prefetch(self.f.as_ptr().wrapping_add(p as usize));
+    }
+    /// Both links of `p` (one record read).
+    #[inline]
+    pub fn links(&self, p: Pfn) -> (Pfn, Pfn) {
+        let f = &self.f[p as usize];
+        (f.next, f.prev)
+    }
+    /// Set both links of `p` (one record written).
+    #[inline]
+    pub fn set_links(&mut self, p: Pfn, next: Pfn, prev: Pfn) {
+        let f = &mut self.f[p as usize];
+        f.next = next;
+        f.prev = prev;
+    }
+
     #[inline]
     pub fn mapping(&self, p: Pfn) -> u32 {
-        self.map[p as usize] & MAP_MASK
+        self.f[p as usize].map & MAP_MASK
     }
     #[inline]
     pub fn index(&self, p: Pfn) -> u64 {
-        let low = (self.idx[p as usize] & IDX_MASK) as u64;
+        let low = (self.f[p as usize].idx & IDX_MASK) as u64;
         if self.high.is_empty() {
             return low;
         }
@@ -210,8 +260,9 @@ impl Pages {
     pub fn set_owner(&mut self, p: Pfn, mapping: u32, index: u64) {
         debug_assert!(mapping <= MAP_MASK);
         assert!(index <= MAX_INDEX, "page index {index} beyond {MAX_INDEX}");
-        self.map[p as usize] = mapping & MAP_MASK;
-        self.idx[p as usize] = index as u32 & IDX_MASK;
+        let f = &mut self.f[p as usize];
+        f.map = mapping & MAP_MASK;
+        f.idx = index as u32 & IDX_MASK;
         if index > IDX_MASK as u64 {
             self.high.insert(p, index >> IDX_BITS);
         } else if !self.high.is_empty() {
@@ -220,11 +271,11 @@ impl Pages {
     }
     #[inline]
     pub fn lru(&self, p: Pfn) -> Lru {
-        Lru::from_u8(((self.map[p as usize] & LRU_MASK) >> LRU_SHIFT) as u8)
+        Lru::from_u8(((self.f[p as usize].map & LRU_MASK) >> LRU_SHIFT) as u8)
     }
     #[inline]
     pub fn set_lru(&mut self, p: Pfn, l: Lru) {
-        let m = &mut self.map[p as usize];
+        let m = &mut self.f[p as usize].map;
         *m = (*m & !LRU_MASK) | ((l as u32) << LRU_SHIFT);
     }
 

@@ -278,6 +278,19 @@ pub struct XArray {
 /// No cached leaf (never a leaf's first index, which is a multiple of 64).
 const NO_BASE: u64 = u64::MAX;
 
+/// A hint to the host CPU that the cache line at `p` will be read soon (no effect on the
+/// model; nothing on targets without the instruction).
+#[inline(always)]
+pub fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch never faults, whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch(p as *const i8, std::arch::x86_64::_MM_HINT_T0)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
+
 #[inline]
 fn is_value(e: u32) -> u8 {
     (e & VALUE_BIT != 0) as u8
@@ -358,6 +371,41 @@ impl XArray {
                 return None;
             }
             node = e - 1;
+        }
+    }
+
+    /// A hint that the entry at `index` will be loaded soon: walks the interior nodes
+    /// (few, and hot in the host's caches) and asks the host CPU for the line of the leaf
+    /// that holds the entry, without reading the leaf. Changes nothing (not even the
+    /// cached leaf): callers issue it some requests ahead so that the host's memory
+    /// latency overlaps with the work in between.
+    #[inline]
+    pub fn prefetch(&self, a: &XaNodes, index: u64) {
+        if self.root == NO_NODE {
+            return;
+        }
+        let mut node = self.root;
+        let r = a.node(node);
+        if index > r.last() {
+            return;
+        }
+        let mut shift = r.shift;
+        if shift == 0 {
+            prefetch(&r.slots[(index & XA_CHUNK_MASK) as usize]);
+            return;
+        }
+        loop {
+            let n = a.node(node);
+            let e = n.slots[((index >> shift) & XA_CHUNK_MASK) as usize];
+            if e == 0 {
+                return;
+            }
+            node = e - 1;
+            shift -= XA_CHUNK_SHIFT as u8;
+            if shift == 0 {
+                prefetch(&a.node(node).slots[(index & XA_CHUNK_MASK) as usize]);
+                return;
+            }
         }
     }
 
