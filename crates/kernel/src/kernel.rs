@@ -540,7 +540,7 @@ impl Kernel {
             } else if s.kind == MappingKind::File {
                 let still = self.tasks.iter().any(|t| t.exit_code.is_none() && t.vmas.contains(&m));
                 if !still {
-                    self.mm.mappings[m as usize].mapped = false;
+                    self.mm.set_mapped(m, false);
                 }
             }
         }

@@ -511,3 +511,61 @@ fn load_average_decays_every_five_seconds() {
     k.run_until(t, &mut |_| false);
     assert!(k.snapshot().loadavg[0] < 0.01, "decays when idle");
 }
+
+/// NR_FILE_MAPPED over the node's mappings: every resident page of a mapped file or shmem
+/// object (the model's page_add_file_rmap / page_remove_rmap granularity).
+fn mapped_resident(k: &Kernel) -> u64 {
+    use memtwin_kernel::mm::MappingKind;
+    k.mm.mappings.iter().filter(|s| s.live && s.mapped && s.kind != MappingKind::Anon).map(|s| s.nrpages).sum()
+}
+
+/// page_add_file_rmap counts a file page in NR_FILE_MAPPED when a process maps it;
+/// page_remove_rmap uncounts it when reclaim unmaps it (try_to_unmap) or the process exits
+/// (zap_pte_range): Mapped is the mapped pages still resident, never a stale total.
+#[test]
+fn mapped_counts_resident_mapped_file_pages() {
+    use memtwin_kernel::mm::vmscan::ScanControl;
+    let mut k = boot("seed-000");
+    write_clean(&mut k, "/root/lib", 8);
+    let boot_mapped = k.mm.stat.mapped;
+    assert_eq!(boot_mapped, mapped_resident(&k), "boot: the system's libraries are mapped");
+    let ino = k.fs.lookup("/root/lib").unwrap();
+    let m = k.fs.inodes[ino as usize].mapping;
+    let cached = k.mm.mappings[m as usize].nrpages;
+    assert_eq!(cached, 8 * 256);
+    let until = k.now + 10 * NS_PER_SEC;
+    let mut mapped = false;
+    let t = k.spawn(
+        "maps",
+        "maps",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            if !mapped {
+                mapped = true;
+                k.map_file(me, m, cached, false);
+                return Some(Step::SleepUntil { t: until, io: false });
+            }
+            None
+        })),
+        memtwin_kernel::Sink::Null,
+        memtwin_kernel::Sink::Null,
+    );
+    let t1 = k.now + NS_PER_SEC;
+    k.run_until(t1, &mut |_| false);
+    assert_eq!(k.mm.stat.mapped, boot_mapped + cached, "mmap: the cached pages are mapped");
+    // Reclaim unmaps and frees the file's pages: Mapped falls with them.
+    for _ in 0..8 {
+        let n = k.mm.lru_len(Lru::InactiveFile);
+        let mut sc = ScanControl { nr_to_reclaim: n, ..Default::default() };
+        k.shrink_inactive_list(0, n, Lru::InactiveFile, &mut sc);
+    }
+    let left = k.mm.mappings[m as usize].nrpages;
+    assert!(left < cached / 2, "reclaim freed the mapped file's pages: {left} of {cached} left");
+    assert_eq!(k.mm.stat.mapped, mapped_resident(&k));
+    assert!(k.mm.stat.mapped <= boot_mapped + left, "Mapped {} after reclaim: {boot_mapped} + {left} left", k.mm.stat.mapped);
+    // exit_mmap: what is still cached stays cached, no longer mapped.
+    k.run_until(until + NS_PER_SEC, &mut |k| k.task_exited(t));
+    assert!(k.task_exited(t));
+    assert_eq!(k.mm.stat.mapped, mapped_resident(&k));
+    assert!(k.mm.stat.mapped <= boot_mapped, "{} mapped after exit, {boot_mapped} at boot", k.mm.stat.mapped);
+    k.mm.check_invariants().unwrap();
+}

@@ -20,6 +20,10 @@ impl Kernel {
             self.mm.pages.set_locked(p);
         }
         let kind = self.mm.mappings[m as usize].kind;
+        // page_add_file_rmap: a page of a mapped file or shmem object is mapped.
+        if self.mm.counts_mapped(m) {
+            self.mm.stat.mapped += 1;
+        }
         let space = &mut self.mm.mappings[m as usize];
         space.nrpages += 1;
         let file = !space.swap_backed();
@@ -145,6 +149,11 @@ impl Kernel {
                 MappingKind::Shmem => t.rss_shmem = t.rss_shmem.saturating_sub(1),
                 _ => {}
             }
+        }
+        // page_remove_rmap (try_to_unmap before reclaim, unmap_mapping_range before
+        // truncation): the page leaves the page tables before the page cache.
+        if self.mm.counts_mapped(m) {
+            self.mm.stat.mapped -= 1;
         }
         let space = &mut self.mm.mappings[m as usize];
         space.nrpages -= 1;

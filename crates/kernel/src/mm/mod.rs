@@ -530,9 +530,37 @@ impl Mm {
         }
     }
     /// Forget an address_space whose pages have all been released.
+    /// Map or unmap the pages of file or shmem mapping `m` in processes' page tables. The
+    /// node's NR_FILE_MAPPED follows: page_add_file_rmap counts a page when its first PTE
+    /// is set, page_remove_rmap uncounts it when its last one goes (zap_pte_range at
+    /// munmap or exit, try_to_unmap before reclaim frees it). Every resident page of a
+    /// mapped file or shmem object counts as mapped here; anon pages are AnonPages.
+    pub fn set_mapped(&mut self, m: u32, mapped: bool) {
+        let s = &mut self.mappings[m as usize];
+        if s.mapped == mapped {
+            return;
+        }
+        s.mapped = mapped;
+        if s.kind != MappingKind::Anon {
+            if mapped {
+                self.stat.mapped += s.nrpages;
+            } else {
+                self.stat.mapped -= s.nrpages;
+            }
+        }
+    }
+
+    /// Whether the pages of mapping `m` count in NR_FILE_MAPPED.
+    #[inline(always)]
+    pub fn counts_mapped(&self, m: u32) -> bool {
+        let s = &self.mappings[m as usize];
+        s.mapped && s.kind != MappingKind::Anon
+    }
+
     pub fn release_mapping(&mut self, id: u32) {
+        debug_assert_eq!(self.mappings[id as usize].nrpages, 0);
+        self.set_mapped(id, false);
         let m = &mut self.mappings[id as usize];
-        debug_assert_eq!(m.nrpages, 0);
         m.live = false;
         m.i_pages.destroy(&mut self.xa);
         m.swap_cache.destroy(&mut self.xa);
