@@ -529,7 +529,6 @@ impl Mm {
             id
         }
     }
-    /// Forget an address_space whose pages have all been released.
     /// Map or unmap the pages of file or shmem mapping `m` in processes' page tables. The
     /// node's NR_FILE_MAPPED follows: page_add_file_rmap counts a page when its first PTE
     /// is set, page_remove_rmap uncounts it when its last one goes (zap_pte_range at
@@ -557,6 +556,7 @@ impl Mm {
         s.mapped && s.kind != MappingKind::Anon
     }
 
+    /// Forget an address_space whose pages have all been released.
     pub fn release_mapping(&mut self, id: u32) {
         debug_assert_eq!(self.mappings[id as usize].nrpages, 0);
         self.set_mapped(id, false);
@@ -728,6 +728,10 @@ impl Mm {
         let wb: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_writeback).sum();
         if wb != self.stat.writeback {
             return Err(format!("per-mapping writeback {wb} != node writeback {}", self.stat.writeback));
+        }
+        let mapped: u64 = self.mappings.iter().filter(|m| m.live && m.mapped && m.kind != MappingKind::Anon).map(|m| m.nrpages).sum();
+        if mapped != self.stat.mapped {
+            return Err(format!("resident pages of mapped files and shmem {mapped} != node Mapped {}", self.stat.mapped));
         }
         Ok(())
     }
