@@ -569,3 +569,32 @@ fn mapped_counts_resident_mapped_file_pages() {
     assert!(k.mm.stat.mapped <= boot_mapped, "{} mapped after exit, {boot_mapped} at boot", k.mm.stat.mapped);
     k.mm.check_invariants().unwrap();
 }
+
+/// invalidate_mapping_pages (drop_caches, POSIX_FADV_DONTNEED) removes pages without
+/// leaving shadows and clears the shadows reclaim left (clear_shadow_entries): a file read
+/// again after drop_caches counts no refault.
+#[test]
+fn drop_caches_clears_shadow_entries() {
+    let mut k = boot("seed-000");
+    write_clean(&mut k, "/root/f", 8);
+    let ino = k.fs.lookup("/root/f").unwrap();
+    let m = k.fs.inodes[ino as usize].mapping;
+    // Reclaim evicts the first half of the file, leaving shadows.
+    for i in 0..4 * 256 {
+        let p = k.mm.page(m, i).unwrap();
+        let shadow = k.workingset_eviction(p);
+        k.page_cache_delete(p, Some(shadow));
+    }
+    assert!(matches!(k.mm.slot(m, 0), Slot::Shadow(_)));
+    assert_eq!(k.mm.mappings[m as usize].nrshadows, 4 * 256);
+    k.drop_caches(1);
+    assert_eq!(k.mm.mappings[m as usize].nrpages, 0, "the clean rest is dropped");
+    assert_eq!(k.mm.mappings[m as usize].nrshadows, 0, "no shadow survives drop_caches");
+    assert_eq!(k.mm.slot(m, 0), Slot::Empty);
+    assert_eq!(k.mm.slot(m, 4 * 256), Slot::Empty, "dropped pages leave no shadow");
+    read_file(&mut k, "/root/f");
+    assert_eq!(k.vm.get(VmItem::WorkingsetRefaultFile), 0, "no refault after drop_caches");
+    assert_eq!(k.mm.mappings[m as usize].nrpages, 8 * 256);
+    k.mm.check_invariants().unwrap();
+    k.mm.check_index().unwrap();
+}
