@@ -121,6 +121,11 @@ pub struct Profile {
     pub bdflush: bool,
     /// Receive-buffer autotuning (tcp_rcv_space_adjust, 2.6.7+).
     pub tcp_rcvbuf_autotune: bool,
+    /// write_cache_pages' cyclic scan wraps to index 0 within one call and scans up to
+    /// where it started (the `cycled` retry, before 4.20). Since "fix range_cyclic
+    /// writeback vs writepages deadlock" (64081362e8ff, 4.20) a call stops at the end of
+    /// the file and sets writeback_index to 0 for the next one.
+    pub writeback_wraps_in_call: bool,
     /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
     /// Frames per receive interrupt.
     pub rx_frames_per_irq: u32,
@@ -167,6 +172,7 @@ impl Profile {
             thp_enabled: matches!(kernel, Linux6 | Linux58 | Linux5Pre59),
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,
+            writeback_wraps_in_call: old,
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
         }
     }

@@ -598,3 +598,45 @@ fn drop_caches_clears_shadow_entries() {
     k.mm.check_invariants().unwrap();
     k.mm.check_index().unwrap();
 }
+
+/// Append `mb` MiB to `path` (O_APPEND), like dd oflag=append conv=notrunc.
+fn append_file(k: &mut Kernel, path: &'static str, mb: u64) {
+    let mut fd = None;
+    let mut left = mb << 20;
+    run_task(k, move |k, me| {
+        let f = *fd.get_or_insert_with(|| k.sys_open(me, path, OpenFlags { write: true, append: true, ..Default::default() }).unwrap().0);
+        if left == 0 {
+            k.sys_close(me, f).unwrap();
+            return None;
+        }
+        let r = k.sys_write(me, f, left.min(1 << 20)).unwrap();
+        left -= r.bytes;
+        Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+    });
+}
+
+/// write_cache_pages (range_cyclic): once the cache is written out, writeback_index points
+/// at the last page written (before 4.20) or at 0 (4.20+, no wrap within a call), so the
+/// first page appended afterwards is the first the next writeback writes, never the last.
+#[test]
+fn writeback_after_catching_up_starts_with_the_next_page() {
+    for profile in ["linux-6.x", "linux-5.4", "linux-2.6.39"] {
+        let mut k = boot_profile("seed-000", profile);
+        // 9 MiB: the last writeback call ends by running out of dirty pages, not by
+        // its page budget (MAX_WRITEBACK_PAGES, 4 MiB).
+        write_clean(&mut k, "/root/f", 9);
+        // The sync is over (the flusher clears the request on its next pass).
+        k.writeback.sync_requested = false;
+        append_file(&mut k, "/root/f", 1);
+        let ino = k.fs.lookup("/root/f").unwrap();
+        let m = k.fs.inodes[ino as usize].mapping;
+        assert_eq!(k.mm.mappings[m as usize].nr_dirty, 256, "{profile}: the appended MiB is dirty");
+        assert_eq!(k.writeback_mapping(m, 1, None), 1);
+        let first = k.mm.page(m, 9 * 256).unwrap();
+        assert!(k.mm.pages.writeback(first), "{profile}: the first appended page goes out first");
+        // The rest follows in file order from there.
+        assert_eq!(k.writeback_mapping(m, 255, None), 255);
+        assert_eq!(k.mm.mappings[m as usize].nr_dirty, 0);
+        k.mm.check_invariants().unwrap();
+    }
+}
