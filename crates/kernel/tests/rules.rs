@@ -640,3 +640,42 @@ fn writeback_after_catching_up_starts_with_the_next_page() {
         k.mm.check_invariants().unwrap();
     }
 }
+
+/// should_reclaim_retry counts every reclaim round without progress (no_progress_loops),
+/// whatever is under writeback: without swap, a program that needs more memory than is
+/// free or reclaimable is OOM-killed after MAX_RECLAIM_RETRIES rounds (each throttled for
+/// at most HZ/10), even while a slow device still has a file's pages in flight.
+#[test]
+fn no_progress_retries_count_while_writeback_is_in_flight() {
+    let mut m = memtwin_machine::preset("seed-000").unwrap();
+    memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
+    memtwin_machine::apply_set(&mut m, "swap=0").unwrap();
+    // A disk that takes minutes to write a few MiB (a slow USB stick).
+    memtwin_machine::apply_set(&mut m, "disk.vda.write_bw=32K").unwrap();
+    let mut k = Kernel::boot(m, 1).unwrap();
+    write_file(&mut k, "/root/f", 4);
+    k.request_sync();
+    // A program touching twice the RAM of anonymous memory.
+    let mut vpage = 0u64;
+    let hog = k.spawn(
+        "hog",
+        "hog",
+        Box::new(Script(move |k: &mut Kernel, me| match k.fault_anon_pages(me, vpage, 256) {
+            Ok(n) => {
+                vpage += n;
+                Some(Step::Cpu { user: 1000, sys: 0 })
+            }
+            Err((n, s)) => {
+                vpage += n;
+                Some(s)
+            }
+        })),
+        memtwin_kernel::Sink::Null,
+        memtwin_kernel::Sink::Null,
+    );
+    let limit = k.now + 30 * NS_PER_SEC;
+    k.run_until(limit, &mut |k| k.task_exited(hog));
+    assert!(k.task_exited(hog), "not OOM-killed within 30 s: {} pages still under writeback", k.mm.stat.writeback);
+    assert!(k.mm.stat.writeback > 0, "the file was still being written when the program was killed");
+    assert_eq!(k.vm.get(VmItem::OomKill), 1);
+}
