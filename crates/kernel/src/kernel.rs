@@ -455,6 +455,10 @@ impl Kernel {
         self.sched.wake(tid, self.now, None);
     }
     pub fn wake_kswapd(&mut self) {
+        // wakeup_kswapd: "Hopeless node, leave it to direct reclaim" (4.12+).
+        if self.profile.kswapd_hopeless && self.mm.kswapd_failures >= crate::mm::page_alloc::MAX_RECLAIM_RETRIES {
+            return;
+        }
         if self.reclaim.kswapd_waiting {
             self.reclaim.kswapd_waiting = false;
             let k = self.reclaim.kswapd;

@@ -126,6 +126,11 @@ pub struct Profile {
     /// writeback vs writepages deadlock" (64081362e8ff, 4.20) a call stops at the end of
     /// the file and sets writeback_index to 0 for the next one.
     pub writeback_wraps_in_call: bool,
+    /// A node where kswapd failed MAX_RECLAIM_RETRIES balance_pgdat runs in a row is left
+    /// to direct reclaim (pgdat->kswapd_failures, "mm: fix 100% CPU kswapd busyloop on
+    /// unreclaimable nodes", 4.12). Before, kswapd keeps trying (zone->all_unreclaimable
+    /// only changed how it scanned).
+    pub kswapd_hopeless: bool,
     /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
     /// Frames per receive interrupt.
     pub rx_frames_per_irq: u32,
@@ -173,6 +178,7 @@ impl Profile {
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,
             writeback_wraps_in_call: old,
+            kswapd_hopeless: !old,
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
         }
     }

@@ -679,3 +679,60 @@ fn no_progress_retries_count_while_writeback_is_in_flight() {
     assert!(k.mm.stat.writeback > 0, "the file was still being written when the program was killed");
     assert_eq!(k.vm.get(VmItem::OomKill), 1);
 }
+
+/// balance_pgdat counts the runs that reclaim nothing (pgdat->kswapd_failures); after
+/// MAX_RECLAIM_RETRIES of them the node is hopeless (4.12+): kswapd sleeps although the
+/// node is below its high watermark, and wakeup_kswapd leaves it asleep until some reclaim
+/// makes progress. On 2.6.39 kswapd keeps trying.
+#[test]
+fn kswapd_gives_up_on_a_hopeless_node_since_4_12() {
+    for (profile, hopeless) in [("linux-6.x", true), ("linux-5.4", true), ("linux-2.6.39", false)] {
+        let mut m = memtwin_machine::preset("seed-000").unwrap();
+        memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
+        memtwin_machine::apply_set(&mut m, "swap=0").unwrap();
+        memtwin_machine::apply_set(&mut m, &format!("kernel={profile}")).unwrap();
+        let mut k = Kernel::boot(m, 1).unwrap();
+        // Anonymous memory until free memory is below the low watermark with no page cache
+        // left to reclaim; then the program sleeps holding it.
+        let mut vpage = 0u64;
+        let mut full = false;
+        let hog = k.spawn(
+            "hog",
+            "hog",
+            Box::new(Script(move |k: &mut Kernel, me| {
+                if full {
+                    return Some(Step::SleepUntil { t: k.now + 3600 * NS_PER_SEC, io: false });
+                }
+                if k.mm.nr_free() > k.mm.wmark.low {
+                    return match k.fault_anon_pages(me, vpage, 16) {
+                        Ok(n) => {
+                            vpage += n;
+                            Some(Step::Cpu { user: 1000, sys: 0 })
+                        }
+                        Err((n, s)) => {
+                            vpage += n;
+                            Some(s)
+                        }
+                    };
+                }
+                full = k.mm.file_lru() < 64;
+                Some(Step::SleepUntil { t: k.now + 10_000_000, io: false })
+            })),
+            memtwin_kernel::Sink::Null,
+            memtwin_kernel::Sink::Null,
+        );
+        let t = k.now + 60 * NS_PER_SEC;
+        k.run_until(t, &mut |_| false);
+        assert!(!k.task_exited(hog), "{profile}: no OOM");
+        assert!(k.mm.nr_free() <= k.mm.wmark.high, "{profile}: the node is not balanced");
+        if hopeless {
+            assert!(k.mm.kswapd_failures >= 16, "{profile}: {} failed runs", k.mm.kswapd_failures);
+            assert!(k.reclaim.kswapd_waiting, "{profile}: kswapd sleeps on a hopeless node");
+            k.wake_kswapd();
+            assert!(k.reclaim.kswapd_waiting, "{profile}: wakeup_kswapd leaves it asleep");
+        } else {
+            assert!(!k.reclaim.kswapd_waiting, "{profile}: kswapd keeps trying");
+        }
+        k.mm.check_invariants().unwrap();
+    }
+}

@@ -330,6 +330,10 @@ pub struct Mm {
     pub xa: XaNodes,
     /// PGDAT_WRITEBACK: kswapd found only pages under writeback at the inactive tail.
     pub pgdat_writeback: bool,
+    /// pgdat->kswapd_failures: balance_pgdat runs in a row that reclaimed nothing; at
+    /// MAX_RECLAIM_RETRIES the node is "hopeless" (4.12+): kswapd sleeps and is not woken
+    /// until some reclaim makes progress on the node.
+    pub kswapd_failures: u32,
 }
 
 impl Mm {
@@ -373,6 +377,7 @@ impl Mm {
             dirty_inodes: std::collections::VecDeque::new(),
             xa: XaNodes::default(),
             pgdat_writeback: false,
+            kswapd_failures: 0,
         })
     }
 
