@@ -552,6 +552,8 @@ impl Kernel {
         t.rss_anon = 0;
         t.rss_file = 0;
         t.rss_shmem = 0;
+        // exit_mmap -> vm_unacct_memory: the commit charge of its mappings goes.
+        t.committed = 0;
     }
 
     // ---- Block I/O ------------------------------------------------------------------------

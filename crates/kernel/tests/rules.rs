@@ -736,3 +736,44 @@ fn kswapd_gives_up_on_a_hopeless_node_since_4_12() {
         k.mm.check_invariants().unwrap();
     }
 }
+
+/// vm_committed_as: __vm_enough_memory charges an accountable mapping's whole size at mmap
+/// (private writable: vm_acct_memory; shared anonymous: shmem_acct_size), untouched or not;
+/// exit_mmap uncharges it. Read-only file mappings are not charged.
+#[test]
+fn committed_as_charges_accountable_mappings_at_mmap() {
+    let mut k = boot("seed-000");
+    write_clean(&mut k, "/root/lib", 4);
+    let ino = k.fs.lookup("/root/lib").unwrap();
+    let lib = k.fs.inodes[ino as usize].mapping;
+    let idle = k.committed_as();
+    assert_eq!(k.meminfo().committed_as, idle * 4);
+    let until = k.now + 10 * NS_PER_SEC;
+    let mut started = false;
+    let t = k.spawn(
+        "maps",
+        "maps",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            if !started {
+                started = true;
+                assert!(k.vm_account(me, 1000), "private writable mapping allowed");
+                k.map_shared_anon(me, 2000, memtwin_kernel::mm::Content::Zero);
+                k.map_file(me, lib, 1024, false);
+                return Some(Step::SleepUntil { t: until, io: false });
+            }
+            None
+        })),
+        memtwin_kernel::Sink::Null,
+        memtwin_kernel::Sink::Null,
+    );
+    k.run_until(k.now + NS_PER_SEC, &mut |_| false);
+    assert_eq!(k.committed_as(), idle + 3000, "both anonymous mappings, whole, not the file");
+    k.run_until(until + NS_PER_SEC, &mut |k| k.task_exited(t));
+    assert!(k.task_exited(t));
+    assert_eq!(k.committed_as(), idle, "exit uncharges them");
+    // vm.overcommit_memory=2 refuses what would pass CommitLimit.
+    k.sysctl.set("vm.overcommit_memory", "2").unwrap();
+    let limit = k.meminfo().commit_limit / 4;
+    assert!(!k.vm_enough_memory(limit - idle + 1));
+    assert!(k.vm_enough_memory(limit - idle));
+}

@@ -255,6 +255,8 @@ impl Kernel {
         let t = &mut self.tasks[tid as usize];
         t.vmas.push(m);
         t.vm_kb += pages * 4;
+        // shmem_zero_setup -> shmem_acct_size: the whole object is committed at mmap.
+        t.committed += pages;
         m
     }
 
