@@ -469,6 +469,10 @@ impl Kernel {
         self.sched.wake(tid, self.now, None);
     }
     pub fn wake_kswapd(&mut self) {
+        // wakeup_kswapd: "Hopeless node, leave it to direct reclaim" (4.12+).
+        if self.profile.kswapd_hopeless && self.mm.kswapd_failures >= crate::mm::page_alloc::MAX_RECLAIM_RETRIES {
+            return;
+        }
         if self.reclaim.kswapd_waiting {
             self.reclaim.kswapd_waiting = false;
             let k = self.reclaim.kswapd;
@@ -554,7 +558,7 @@ impl Kernel {
             } else if s.kind == MappingKind::File {
                 let still = self.tasks.iter().any(|t| t.exit_code.is_none() && t.vmas.contains(&m));
                 if !still {
-                    self.mm.mappings[m as usize].mapped = false;
+                    self.mm.set_mapped(m, false);
                 }
             }
         }
@@ -562,6 +566,8 @@ impl Kernel {
         t.rss_anon = 0;
         t.rss_file = 0;
         t.rss_shmem = 0;
+        // exit_mmap -> vm_unacct_memory: the commit charge of its mappings goes.
+        t.committed = 0;
     }
 
     // ---- Block I/O ------------------------------------------------------------------------

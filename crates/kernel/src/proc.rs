@@ -109,7 +109,7 @@ impl Kernel {
             kernel_stack: kb(k.count(KernelOwner::KernelStack)),
             page_tables: kb(k.count(KernelOwner::PageTables)),
             commit_limit: kb(mm.managed * self.sysctl.overcommit_ratio as u64 / 100) + swap_total,
-            committed_as: kb(s.anon + s.shmem) + self.tasks.iter().filter(|t| t.exit_code.is_none()).map(|t| t.vm_kb / 8).sum::<u64>(),
+            committed_as: kb(self.committed_as()),
         }
     }
 

@@ -121,6 +121,16 @@ pub struct Profile {
     pub bdflush: bool,
     /// Receive-buffer autotuning (tcp_rcv_space_adjust, 2.6.7+).
     pub tcp_rcvbuf_autotune: bool,
+    /// write_cache_pages' cyclic scan wraps to index 0 within one call and scans up to
+    /// where it started (the `cycled` retry, before 4.20). Since "fix range_cyclic
+    /// writeback vs writepages deadlock" (64081362e8ff, 4.20) a call stops at the end of
+    /// the file and sets writeback_index to 0 for the next one.
+    pub writeback_wraps_in_call: bool,
+    /// A node where kswapd failed MAX_RECLAIM_RETRIES balance_pgdat runs in a row is left
+    /// to direct reclaim (pgdat->kswapd_failures, "mm: fix 100% CPU kswapd busyloop on
+    /// unreclaimable nodes", 4.12). Before, kswapd keeps trying (zone->all_unreclaimable
+    /// only changed how it scanned).
+    pub kswapd_hopeless: bool,
     /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
     /// Frames per receive interrupt.
     pub rx_frames_per_irq: u32,
@@ -170,6 +180,8 @@ impl Profile {
             thp_enabled: matches!(kernel, Linux6 | Linux58 | Linux5Pre59),
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,
+            writeback_wraps_in_call: old,
+            kswapd_hopeless: !old,
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
         }

@@ -100,6 +100,9 @@ pub struct Task {
     /// Other mappings it maps: shared anonymous memory and files.
     pub vmas: Vec<u32>,
     pub vm_kb: u64,
+    /// Pages of its accountable mappings (private writable, shared anonymous) charged to
+    /// vm_committed_as (__vm_enough_memory -> vm_acct_memory), uncharged at exit.
+    pub committed: u64,
     pub rss_anon: u64,
     pub rss_file: u64,
     pub rss_shmem: u64,
@@ -157,6 +160,7 @@ impl Task {
             anon_mapping: None,
             vmas: Vec::new(),
             vm_kb: 0,
+            committed: 0,
             rss_anon: 0,
             rss_file: 0,
             rss_shmem: 0,

@@ -511,3 +511,269 @@ fn load_average_decays_every_five_seconds() {
     k.run_until(t, &mut |_| false);
     assert!(k.snapshot().loadavg[0] < 0.01, "decays when idle");
 }
+
+/// NR_FILE_MAPPED over the node's mappings: every resident page of a mapped file or shmem
+/// object (the model's page_add_file_rmap / page_remove_rmap granularity).
+fn mapped_resident(k: &Kernel) -> u64 {
+    use memtwin_kernel::mm::MappingKind;
+    k.mm.mappings.iter().filter(|s| s.live && s.mapped && s.kind != MappingKind::Anon).map(|s| s.nrpages).sum()
+}
+
+/// page_add_file_rmap counts a file page in NR_FILE_MAPPED when a process maps it;
+/// page_remove_rmap uncounts it when reclaim unmaps it (try_to_unmap) or the process exits
+/// (zap_pte_range): Mapped is the mapped pages still resident, never a stale total.
+#[test]
+fn mapped_counts_resident_mapped_file_pages() {
+    use memtwin_kernel::mm::vmscan::ScanControl;
+    let mut k = boot("seed-000");
+    write_clean(&mut k, "/root/lib", 8);
+    let boot_mapped = k.mm.stat.mapped;
+    assert_eq!(boot_mapped, mapped_resident(&k), "boot: the system's libraries are mapped");
+    let ino = k.fs.lookup("/root/lib").unwrap();
+    let m = k.fs.inodes[ino as usize].mapping;
+    let cached = k.mm.mappings[m as usize].nrpages;
+    assert_eq!(cached, 8 * 256);
+    let until = k.now + 10 * NS_PER_SEC;
+    let mut mapped = false;
+    let t = k.spawn(
+        "maps",
+        "maps",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            if !mapped {
+                mapped = true;
+                k.map_file(me, m, cached, false);
+                return Some(Step::SleepUntil { t: until, io: false });
+            }
+            None
+        })),
+        memtwin_kernel::Sink::Null,
+        memtwin_kernel::Sink::Null,
+    );
+    let t1 = k.now + NS_PER_SEC;
+    k.run_until(t1, &mut |_| false);
+    assert_eq!(k.mm.stat.mapped, boot_mapped + cached, "mmap: the cached pages are mapped");
+    // Reclaim unmaps and frees the file's pages: Mapped falls with them.
+    for _ in 0..8 {
+        let n = k.mm.lru_len(Lru::InactiveFile);
+        let mut sc = ScanControl { nr_to_reclaim: n, ..Default::default() };
+        k.shrink_inactive_list(0, n, Lru::InactiveFile, &mut sc);
+    }
+    let left = k.mm.mappings[m as usize].nrpages;
+    assert!(left < cached / 2, "reclaim freed the mapped file's pages: {left} of {cached} left");
+    assert_eq!(k.mm.stat.mapped, mapped_resident(&k));
+    assert!(k.mm.stat.mapped <= boot_mapped + left, "Mapped {} after reclaim: {boot_mapped} + {left} left", k.mm.stat.mapped);
+    // exit_mmap: what is still cached stays cached, no longer mapped.
+    k.run_until(until + NS_PER_SEC, &mut |k| k.task_exited(t));
+    assert!(k.task_exited(t));
+    assert_eq!(k.mm.stat.mapped, mapped_resident(&k));
+    assert!(k.mm.stat.mapped <= boot_mapped, "{} mapped after exit, {boot_mapped} at boot", k.mm.stat.mapped);
+    k.mm.check_invariants().unwrap();
+}
+
+/// invalidate_mapping_pages (drop_caches, POSIX_FADV_DONTNEED) removes pages without
+/// leaving shadows and clears the shadows reclaim left (clear_shadow_entries): a file read
+/// again after drop_caches counts no refault.
+#[test]
+fn drop_caches_clears_shadow_entries() {
+    let mut k = boot("seed-000");
+    write_clean(&mut k, "/root/f", 8);
+    let ino = k.fs.lookup("/root/f").unwrap();
+    let m = k.fs.inodes[ino as usize].mapping;
+    // Reclaim evicts the first half of the file, leaving shadows.
+    for i in 0..4 * 256 {
+        let p = k.mm.page(m, i).unwrap();
+        let shadow = k.workingset_eviction(p);
+        k.page_cache_delete(p, Some(shadow));
+    }
+    assert!(matches!(k.mm.slot(m, 0), Slot::Shadow(_)));
+    assert_eq!(k.mm.mappings[m as usize].nrshadows, 4 * 256);
+    k.drop_caches(1);
+    assert_eq!(k.mm.mappings[m as usize].nrpages, 0, "the clean rest is dropped");
+    assert_eq!(k.mm.mappings[m as usize].nrshadows, 0, "no shadow survives drop_caches");
+    assert_eq!(k.mm.slot(m, 0), Slot::Empty);
+    assert_eq!(k.mm.slot(m, 4 * 256), Slot::Empty, "dropped pages leave no shadow");
+    read_file(&mut k, "/root/f");
+    assert_eq!(k.vm.get(VmItem::WorkingsetRefaultFile), 0, "no refault after drop_caches");
+    assert_eq!(k.mm.mappings[m as usize].nrpages, 8 * 256);
+    k.mm.check_invariants().unwrap();
+    k.mm.check_index().unwrap();
+}
+
+/// Append `mb` MiB to `path` (O_APPEND), like dd oflag=append conv=notrunc.
+fn append_file(k: &mut Kernel, path: &'static str, mb: u64) {
+    let mut fd = None;
+    let mut left = mb << 20;
+    run_task(k, move |k, me| {
+        let f = *fd.get_or_insert_with(|| k.sys_open(me, path, OpenFlags { write: true, append: true, ..Default::default() }).unwrap().0);
+        if left == 0 {
+            k.sys_close(me, f).unwrap();
+            return None;
+        }
+        let r = k.sys_write(me, f, left.min(1 << 20)).unwrap();
+        left -= r.bytes;
+        Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+    });
+}
+
+/// write_cache_pages (range_cyclic): once the cache is written out, writeback_index points
+/// at the last page written (before 4.20) or at 0 (4.20+, no wrap within a call), so the
+/// first page appended afterwards is the first the next writeback writes, never the last.
+#[test]
+fn writeback_after_catching_up_starts_with_the_next_page() {
+    for profile in ["linux-6.x", "linux-5.4", "linux-2.6.39"] {
+        let mut k = boot_profile("seed-000", profile);
+        // 9 MiB: the last writeback call ends by running out of dirty pages, not by
+        // its page budget (MAX_WRITEBACK_PAGES, 4 MiB).
+        write_clean(&mut k, "/root/f", 9);
+        // The sync is over (the flusher clears the request on its next pass).
+        k.writeback.sync_requested = false;
+        append_file(&mut k, "/root/f", 1);
+        let ino = k.fs.lookup("/root/f").unwrap();
+        let m = k.fs.inodes[ino as usize].mapping;
+        assert_eq!(k.mm.mappings[m as usize].nr_dirty, 256, "{profile}: the appended MiB is dirty");
+        assert_eq!(k.writeback_mapping(m, 1, None), 1);
+        let first = k.mm.page(m, 9 * 256).unwrap();
+        assert!(k.mm.pages.writeback(first), "{profile}: the first appended page goes out first");
+        // The rest follows in file order from there.
+        assert_eq!(k.writeback_mapping(m, 255, None), 255);
+        assert_eq!(k.mm.mappings[m as usize].nr_dirty, 0);
+        k.mm.check_invariants().unwrap();
+    }
+}
+
+/// should_reclaim_retry counts every reclaim round without progress (no_progress_loops),
+/// whatever is under writeback: without swap, a program that needs more memory than is
+/// free or reclaimable is OOM-killed after MAX_RECLAIM_RETRIES rounds (each throttled for
+/// at most HZ/10), even while a slow device still has a file's pages in flight.
+#[test]
+fn no_progress_retries_count_while_writeback_is_in_flight() {
+    let mut m = memtwin_machine::preset("seed-000").unwrap();
+    memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
+    memtwin_machine::apply_set(&mut m, "swap=0").unwrap();
+    // A disk that takes minutes to write a few MiB (a slow USB stick).
+    memtwin_machine::apply_set(&mut m, "disk.vda.write_bw=32K").unwrap();
+    let mut k = Kernel::boot(m, 1).unwrap();
+    write_file(&mut k, "/root/f", 4);
+    k.request_sync();
+    // A program touching twice the RAM of anonymous memory.
+    let mut vpage = 0u64;
+    let hog = k.spawn(
+        "hog",
+        "hog",
+        Box::new(Script(move |k: &mut Kernel, me| match k.fault_anon_pages(me, vpage, 256) {
+            Ok(n) => {
+                vpage += n;
+                Some(Step::Cpu { user: 1000, sys: 0 })
+            }
+            Err((n, s)) => {
+                vpage += n;
+                Some(s)
+            }
+        })),
+        memtwin_kernel::Sink::Null,
+        memtwin_kernel::Sink::Null,
+    );
+    let limit = k.now + 30 * NS_PER_SEC;
+    k.run_until(limit, &mut |k| k.task_exited(hog));
+    assert!(k.task_exited(hog), "not OOM-killed within 30 s: {} pages still under writeback", k.mm.stat.writeback);
+    assert!(k.mm.stat.writeback > 0, "the file was still being written when the program was killed");
+    assert_eq!(k.vm.get(VmItem::OomKill), 1);
+}
+
+/// balance_pgdat counts the runs that reclaim nothing (pgdat->kswapd_failures); after
+/// MAX_RECLAIM_RETRIES of them the node is hopeless (4.12+): kswapd sleeps although the
+/// node is below its high watermark, and wakeup_kswapd leaves it asleep until some reclaim
+/// makes progress. On 2.6.39 kswapd keeps trying.
+#[test]
+fn kswapd_gives_up_on_a_hopeless_node_since_4_12() {
+    for (profile, hopeless) in [("linux-6.x", true), ("linux-5.4", true), ("linux-2.6.39", false)] {
+        let mut m = memtwin_machine::preset("seed-000").unwrap();
+        memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
+        memtwin_machine::apply_set(&mut m, "swap=0").unwrap();
+        memtwin_machine::apply_set(&mut m, &format!("kernel={profile}")).unwrap();
+        let mut k = Kernel::boot(m, 1).unwrap();
+        // Anonymous memory until free memory is below the low watermark with no page cache
+        // left to reclaim; then the program sleeps holding it.
+        let mut vpage = 0u64;
+        let mut full = false;
+        let hog = k.spawn(
+            "hog",
+            "hog",
+            Box::new(Script(move |k: &mut Kernel, me| {
+                if full {
+                    return Some(Step::SleepUntil { t: k.now + 3600 * NS_PER_SEC, io: false });
+                }
+                if k.mm.nr_free() > k.mm.wmark.low {
+                    return match k.fault_anon_pages(me, vpage, 16) {
+                        Ok(n) => {
+                            vpage += n;
+                            Some(Step::Cpu { user: 1000, sys: 0 })
+                        }
+                        Err((n, s)) => {
+                            vpage += n;
+                            Some(s)
+                        }
+                    };
+                }
+                full = k.mm.file_lru() < 64;
+                Some(Step::SleepUntil { t: k.now + 10_000_000, io: false })
+            })),
+            memtwin_kernel::Sink::Null,
+            memtwin_kernel::Sink::Null,
+        );
+        let t = k.now + 60 * NS_PER_SEC;
+        k.run_until(t, &mut |_| false);
+        assert!(!k.task_exited(hog), "{profile}: no OOM");
+        assert!(k.mm.nr_free() <= k.mm.wmark.high, "{profile}: the node is not balanced");
+        if hopeless {
+            assert!(k.mm.kswapd_failures >= 16, "{profile}: {} failed runs", k.mm.kswapd_failures);
+            assert!(k.reclaim.kswapd_waiting, "{profile}: kswapd sleeps on a hopeless node");
+            k.wake_kswapd();
+            assert!(k.reclaim.kswapd_waiting, "{profile}: wakeup_kswapd leaves it asleep");
+        } else {
+            assert!(!k.reclaim.kswapd_waiting, "{profile}: kswapd keeps trying");
+        }
+        k.mm.check_invariants().unwrap();
+    }
+}
+
+/// vm_committed_as: __vm_enough_memory charges an accountable mapping's whole size at mmap
+/// (private writable: vm_acct_memory; shared anonymous: shmem_acct_size), untouched or not;
+/// exit_mmap uncharges it. Read-only file mappings are not charged.
+#[test]
+fn committed_as_charges_accountable_mappings_at_mmap() {
+    let mut k = boot("seed-000");
+    write_clean(&mut k, "/root/lib", 4);
+    let ino = k.fs.lookup("/root/lib").unwrap();
+    let lib = k.fs.inodes[ino as usize].mapping;
+    let idle = k.committed_as();
+    assert_eq!(k.meminfo().committed_as, idle * 4);
+    let until = k.now + 10 * NS_PER_SEC;
+    let mut started = false;
+    let t = k.spawn(
+        "maps",
+        "maps",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            if !started {
+                started = true;
+                assert!(k.vm_account(me, 1000), "private writable mapping allowed");
+                k.map_shared_anon(me, 2000, memtwin_kernel::mm::Content::Zero);
+                k.map_file(me, lib, 1024, false);
+                return Some(Step::SleepUntil { t: until, io: false });
+            }
+            None
+        })),
+        memtwin_kernel::Sink::Null,
+        memtwin_kernel::Sink::Null,
+    );
+    k.run_until(k.now + NS_PER_SEC, &mut |_| false);
+    assert_eq!(k.committed_as(), idle + 3000, "both anonymous mappings, whole, not the file");
+    k.run_until(until + NS_PER_SEC, &mut |k| k.task_exited(t));
+    assert!(k.task_exited(t));
+    assert_eq!(k.committed_as(), idle, "exit uncharges them");
+    // vm.overcommit_memory=2 refuses what would pass CommitLimit.
+    k.sysctl.set("vm.overcommit_memory", "2").unwrap();
+    let limit = k.meminfo().commit_limit / 4;
+    assert!(!k.vm_enough_memory(limit - idle + 1));
+    assert!(k.vm_enough_memory(limit - idle));
+}

@@ -1,7 +1,6 @@
 //! posix_fadvise(2) (mm/fadvise.c), the advice benchmarks use to start from a cold cache.
 
 use super::Target;
-use crate::mm::Slot;
 use crate::Kernel;
 use memtwin_engine::TaskId;
 
@@ -27,24 +26,8 @@ impl Kernel {
         if self.mm.mappings[m as usize].nr_dirty > 0 {
             self.writeback_mapping(m, u64::MAX, Some(tid));
         }
-        if self.mm.mappings[m as usize].mapped {
-            return Ok(0);
-        }
-        let mut dropped = 0;
-        let lookup_ns = self.machine.cpu_model.page_cache_ns;
-        let mut at = 0;
-        while let Some((index, slot)) = self.mm.next_slot(m, at, u64::MAX) {
-            at = index + 1;
-            if let Slot::Page(p) = slot {
-                let pg = &self.mm.pages;
-                if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
-                    continue;
-                }
-                self.page_cache_delete(p, None);
-                self.charge_sys(tid, lookup_ns);
-                dropped += 1;
-            }
-        }
+        let dropped = self.invalidate_mapping_pages(m);
+        self.charge_sys(tid, dropped * self.machine.cpu_model.page_cache_ns);
         Ok(dropped)
     }
 }

@@ -20,6 +20,10 @@ impl Kernel {
             self.mm.pages.set_locked(p);
         }
         let kind = self.mm.mappings[m as usize].kind;
+        // page_add_file_rmap: a page of a mapped file or shmem object is mapped.
+        if self.mm.counts_mapped(m) {
+            self.mm.stat.mapped += 1;
+        }
         let space = &mut self.mm.mappings[m as usize];
         space.nrpages += 1;
         let file = !space.swap_backed();
@@ -145,6 +149,11 @@ impl Kernel {
                 MappingKind::Shmem => t.rss_shmem = t.rss_shmem.saturating_sub(1),
                 _ => {}
             }
+        }
+        // page_remove_rmap (try_to_unmap before reclaim, unmap_mapping_range before
+        // truncation): the page leaves the page tables before the page cache.
+        if self.mm.counts_mapped(m) {
+            self.mm.stat.mapped -= 1;
         }
         let space = &mut self.mm.mappings[m as usize];
         space.nrpages -= 1;
@@ -319,6 +328,43 @@ impl Kernel {
         }
     }
 
+    /// invalidate_mapping_pages (mapping_try_invalidate) over a whole file: drop the pages
+    /// that are clean, unlocked, not under writeback and not mapped, without leaving shadow
+    /// entries (mapping_evict_folio -> remove_mapping, not a reclaim), and clear the shadow
+    /// entries already there (clear_shadow_entries, since 3.15's refault detection): a page
+    /// read again after an invalidation is a new page, not a refault. shmem keeps its swap
+    /// entries (shmem handles them itself). The walk visits the entries present only
+    /// (find_lock_entries). Returns the pages dropped.
+    pub fn invalidate_mapping_pages(&mut self, m: u32) -> u64 {
+        let s = &self.mm.mappings[m as usize];
+        if !s.live || s.swap_backed() {
+            return 0;
+        }
+        // The model maps a mapped file's every resident page (folio_mapped): none can go.
+        let mapped = s.mapped;
+        let mut dropped = 0;
+        let mut at = 0;
+        while let Some((index, slot)) = self.mm.next_slot(m, at, u64::MAX) {
+            at = index + 1;
+            match slot {
+                Slot::Page(p) if !mapped => {
+                    let pg = &self.mm.pages;
+                    if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
+                        continue;
+                    }
+                    self.page_cache_delete(p, None);
+                    dropped += 1;
+                }
+                Slot::Shadow(_) => {
+                    self.mm.set_slot(m, index, 0);
+                    self.mm.mappings[m as usize].nrshadows -= 1;
+                }
+                _ => {}
+            }
+        }
+        dropped
+    }
+
     /// drop_caches: 1 frees clean, unmapped page cache; 2 reclaimable slab; 3 both
     /// (drop_pagecache_sb -> invalidate_mapping_pages; drop_slab). Returns pages freed.
     pub fn drop_caches(&mut self, what: u32) -> u64 {
@@ -326,23 +372,7 @@ impl Kernel {
         if what & 1 != 0 {
             self.vm.inc(VmItem::DropPagecache);
             for m in 1..self.mm.mappings.len() as u32 {
-                let s = &self.mm.mappings[m as usize];
-                if !s.live || s.swap_backed() || s.mapped {
-                    continue;
-                }
-                // invalidate_mapping_pages walks the entries present, not every index.
-                let mut at = 0;
-                while let Some((index, slot)) = self.mm.next_slot(m, at, u64::MAX) {
-                    at = index + 1;
-                    if let Slot::Page(p) = slot {
-                        let pg = &self.mm.pages;
-                        if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
-                            continue;
-                        }
-                        self.page_cache_delete(p, None);
-                        freed += 1;
-                    }
-                }
+                freed += self.invalidate_mapping_pages(m);
             }
         }
         if what & 2 != 0 {

@@ -310,6 +310,10 @@ pub struct Mm {
     pub pgdat_writeback: bool,
     /// The slab caches (`mm::slab`).
     pub slab: slab::Slabs,
+    /// pgdat->kswapd_failures: balance_pgdat runs in a row that reclaimed nothing; at
+    /// MAX_RECLAIM_RETRIES the node is "hopeless" (4.12+): kswapd sleeps and is not woken
+    /// until some reclaim makes progress on the node.
+    pub kswapd_failures: u32,
 }
 
 impl Mm {
@@ -354,6 +358,7 @@ impl Mm {
             xa: XaNodes::default(),
             pgdat_writeback: false,
             slab: slab::Slabs::new(slab::SlabAllocator::Slub, 1),
+            kswapd_failures: 0,
         })
     }
 
@@ -510,10 +515,38 @@ impl Mm {
             id
         }
     }
+    /// Map or unmap the pages of file or shmem mapping `m` in processes' page tables. The
+    /// node's NR_FILE_MAPPED follows: page_add_file_rmap counts a page when its first PTE
+    /// is set, page_remove_rmap uncounts it when its last one goes (zap_pte_range at
+    /// munmap or exit, try_to_unmap before reclaim frees it). Every resident page of a
+    /// mapped file or shmem object counts as mapped here; anon pages are AnonPages.
+    pub fn set_mapped(&mut self, m: u32, mapped: bool) {
+        let s = &mut self.mappings[m as usize];
+        if s.mapped == mapped {
+            return;
+        }
+        s.mapped = mapped;
+        if s.kind != MappingKind::Anon {
+            if mapped {
+                self.stat.mapped += s.nrpages;
+            } else {
+                self.stat.mapped -= s.nrpages;
+            }
+        }
+    }
+
+    /// Whether the pages of mapping `m` count in NR_FILE_MAPPED.
+    #[inline(always)]
+    pub fn counts_mapped(&self, m: u32) -> bool {
+        let s = &self.mappings[m as usize];
+        s.mapped && s.kind != MappingKind::Anon
+    }
+
     /// Forget an address_space whose pages have all been released.
     pub fn release_mapping(&mut self, id: u32) {
+        debug_assert_eq!(self.mappings[id as usize].nrpages, 0);
+        self.set_mapped(id, false);
         let m = &mut self.mappings[id as usize];
-        debug_assert_eq!(m.nrpages, 0);
         m.live = false;
         m.i_pages.destroy(&mut self.xa);
         m.swap_cache.destroy(&mut self.xa);
@@ -696,6 +729,10 @@ impl Mm {
         let wb: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_writeback).sum();
         if wb != self.stat.writeback {
             return Err(format!("per-mapping writeback {wb} != node writeback {}", self.stat.writeback));
+        }
+        let mapped: u64 = self.mappings.iter().filter(|m| m.live && m.mapped && m.kind != MappingKind::Anon).map(|m| m.nrpages).sum();
+        if mapped != self.stat.mapped {
+            return Err(format!("resident pages of mapped files and shmem {mapped} != node Mapped {}", self.stat.mapped));
         }
         Ok(())
     }

@@ -116,12 +116,14 @@ impl Kernel {
             self.tasks[tid as usize].reclaim_retries = 0;
             return Err(Step::Yield);
         }
-        // No progress: should_reclaim_retry, then the OOM killer. Pages under writeback
-        // will become reclaimable: while any are in flight the allocator waits instead of
-        // counting a failed retry.
-        let in_flight = self.mm.stat.writeback > 0 || !self.swap.wb.is_empty();
+        // No progress: should_reclaim_retry counts the round (no_progress_loops) whatever
+        // is under writeback, then the OOM killer after MAX_RECLAIM_RETRIES. Pages in flight
+        // only make the retry wait (congestion_wait before 5.16, reclaim_throttle since).
+        // A round the model cut short because the swap device's queue was full is not a
+        // finished round: the kernel's reclaimer sleeps for a tag (blk_mq_get_tag) inside
+        // swap_writepage and goes on reclaiming, so it does not count.
         let t = &mut self.tasks[tid as usize];
-        if !in_flight {
+        if sc.nr_congested == 0 {
             t.reclaim_retries += 1;
         }
         if t.reclaim_retries > MAX_RECLAIM_RETRIES {

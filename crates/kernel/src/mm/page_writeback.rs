@@ -195,9 +195,11 @@ impl Kernel {
             return 0;
         };
         let max_req = (self.block.devs[dev as usize].disk.model.max_request_bytes / PAGE_SIZE).max(1);
-        // The cyclic scan runs from writeback_index to the end of the index and wraps.
+        // The cyclic scan runs from writeback_index to the end of the index (and, before
+        // 4.20, wraps to 0 and goes on up to where it started).
         // Only entries present are visited: a hole is one step that ends the current run
         // (and the scan, when nothing is left dirty), then the walk jumps to the next entry.
+        let wraps = self.profile.writeback_wraps_in_call;
         let len = self.mm.mappings[m as usize].extent;
         let start = self.mm.mappings[m as usize].wb_index;
         let base = self.mm.mappings[m as usize].disk_base;
@@ -207,9 +209,13 @@ impl Kernel {
         let mut cost = 0;
         let mut index = start;
         let mut wrapped = false;
+        // write_cache_pages' done_index: the last page written; `done`: stopped by
+        // nr_to_write rather than by running out of dirty pages.
+        let mut done_index = None;
+        let mut done = false;
         loop {
             if index >= len {
-                if wrapped || start == 0 {
+                if wrapped || start == 0 || !wraps {
                     break;
                 }
                 wrapped = true;
@@ -219,6 +225,7 @@ impl Kernel {
                 break;
             }
             if written >= max {
+                done = true;
                 break;
             }
             let limit = if wrapped { start } else { len };
@@ -246,6 +253,7 @@ impl Kernel {
                     s.nr_dirty -= 1;
                     s.nr_writeback += 1;
                     written += 1;
+                    done_index = Some(index);
                 }
                 None => {
                     if run_len > 0 {
@@ -253,7 +261,8 @@ impl Kernel {
                         run_len = 0;
                     }
                     if self.mm.mappings[m as usize].nr_dirty == 0 {
-                        index += 1;
+                        // Nothing left to find: the kernel's lookup runs on to the end
+                        // (and, before 4.20, round to where it started) without a page.
                         break;
                     }
                     match next {
@@ -277,7 +286,15 @@ impl Kernel {
             cost += self.submit_writeback(dev, m, base, run_start, run_len, tid);
         }
         let s = &mut self.mm.mappings[m as usize];
-        s.wb_index = if index >= len { 0 } else { index };
+        // write_cache_pages: writeback_index = done_index when stopped by nr_to_write;
+        // at the end of the file 0 since 4.20. Before, a scan that went all the way round
+        // leaves done_index, the last page written (or where it started). Either way the
+        // next page dirtied after the last one written is the first the next scan finds.
+        s.wb_index = match (done, wraps) {
+            (true, _) => done_index.unwrap_or(start),
+            (false, false) => 0,
+            (false, true) => done_index.unwrap_or(start),
+        };
         if s.nr_dirty == 0 {
             s.dirtied_when = 0;
         }

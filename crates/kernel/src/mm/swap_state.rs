@@ -248,20 +248,22 @@ impl Kernel {
     /// owned by `tid`.
     pub fn map_shared_anon(&mut self, tid: TaskId, pages: u64, content: Content) -> u32 {
         let m = self.mm.new_mapping(MappingKind::Shmem, None, 0);
+        self.mm.set_mapped(m, true);
         let s = &mut self.mm.mappings[m as usize];
         s.owner = Some(tid);
-        s.mapped = true;
         s.content = content;
         let t = &mut self.tasks[tid as usize];
         t.vmas.push(m);
         t.vm_kb += pages * 4;
+        // shmem_zero_setup -> shmem_acct_size: the whole object is committed at mmap.
+        t.committed += pages;
         m
     }
 
     /// mmap of a file's pages into `tid` (MAP_SHARED or MAP_PRIVATE read-only).
     pub fn map_file(&mut self, tid: TaskId, m: u32, pages: u64, exec: bool) {
+        self.mm.set_mapped(m, true);
         let s = &mut self.mm.mappings[m as usize];
-        s.mapped = true;
         s.exec |= exec;
         let t = &mut self.tasks[tid as usize];
         t.vmas.push(m);

@@ -8,6 +8,39 @@ impl Kernel {
     /// swap together; 1 (OVERCOMMIT_ALWAYS): always; 2 (OVERCOMMIT_NEVER): only while
     /// Committed_AS stays within CommitLimit (RAM x overcommit_ratio / 100 + swap, as
     /// /proc/meminfo shows them).
+    /// mmap of an accountable mapping (private writable, or shared anonymous through
+    /// shmem_acct_size) of `pages` by `tid`: __vm_enough_memory decides, and on success
+    /// vm_acct_memory charges the whole size to vm_committed_as (Committed_AS), whether or not
+    /// it is ever touched. The charge goes when the task exits (vm_unacct_memory).
+    pub fn vm_account(&mut self, tid: crate::TaskId, pages: u64) -> bool {
+        if !self.vm_enough_memory(pages) {
+            return false;
+        }
+        self.tasks[tid as usize].committed += pages;
+        true
+    }
+
+    /// vm_committed_as in pages: the live tasks' accountable mappings plus the pages of
+    /// tmpfs files (shmem_acct_blocks charges a VM_NORESERVE tmpfs inode per page).
+    pub fn committed_as(&self) -> u64 {
+        let tasks: u64 = self.tasks.iter().filter(|t| t.exit_code.is_none()).map(|t| t.committed).sum();
+        let shared_anon: u64 = self
+            .mm
+            .mappings
+            .iter()
+            .filter(|m| m.live && m.kind == super::MappingKind::Shmem && m.owner.is_some())
+            .map(|m| m.nrpages + m.nr_swapped)
+            .sum();
+        let shmem_swapped: u64 = self
+            .mm
+            .mappings
+            .iter()
+            .filter(|m| m.live && m.kind == super::MappingKind::Shmem && m.owner.is_none())
+            .map(|m| m.nr_swapped)
+            .sum();
+        tasks + (self.mm.stat.shmem + shmem_swapped).saturating_sub(shared_anon)
+    }
+
     pub fn vm_enough_memory(&self, pages: u64) -> bool {
         match self.sysctl.overcommit_memory {
             1 => true,

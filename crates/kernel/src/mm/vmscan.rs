@@ -803,6 +803,10 @@ impl Kernel {
 
     /// The end of do_try_to_free_pages (direct) or of a kswapd pass.
     fn reclaim_finish(&mut self, tid: Option<TaskId>, path: &mut ReclaimPath) -> PathStep {
+        if path.sc.nr_reclaimed > 0 {
+            // shrink_node: "if (reclaimable) pgdat->kswapd_failures = 0" (4.12+).
+            self.mm.kswapd_failures = 0;
+        }
         if path.loop_priorities {
             let sc = path.sc;
             if path.timed && sc.nr_congested > 0 && sc.nr_reclaimed < sc.nr_to_reclaim && self.mm.nr_free() <= self.mm.wmark.min {
@@ -1202,7 +1206,8 @@ impl ReclaimPath {
 pub struct Kswapd {
     priority: u32,
     running: bool,
-    failures: u32,
+    /// Pages reclaimed by the current balance_pgdat run (all its priorities).
+    run_reclaimed: u64,
 }
 
 impl Program for Kswapd {
@@ -1219,13 +1224,20 @@ impl Program for Kswapd {
                 k.snapshot_refaults(&ScanControl::default());
             }
             self.priority = DEF_PRIORITY;
-            self.failures = 0;
+            k.reclaim.kswapd_waiting = true;
+            return Step::Block { io: false };
+        }
+        if k.profile.kswapd_hopeless && k.mm.kswapd_failures >= super::page_alloc::MAX_RECLAIM_RETRIES {
+            // prepare_kswapd_sleep: a hopeless node lets kswapd sleep unbalanced.
+            self.running = false;
+            self.priority = DEF_PRIORITY;
             k.reclaim.kswapd_waiting = true;
             return Step::Block { io: false };
         }
         if !self.running {
             self.running = true;
             self.priority = DEF_PRIORITY;
+            self.run_reclaimed = 0;
             k.vm.inc(VmItem::Pageoutrun);
         }
         // kswapd_shrink_node: reclaim up to the high watermark's worth at this priority.
@@ -1246,6 +1258,7 @@ impl Kswapd {
         if sc.nr_reclaimed > 0 {
             k.wake_writeback_waiters();
         }
+        self.run_reclaimed += sc.nr_reclaimed;
         // balance_pgdat raises the priority when a pass scanned less than its target or
         // reclaimed nothing (`if (raise_priority || !nr_reclaimed) sc.priority--`), but its
         // loop runs `while (sc.priority >= 1)`: kswapd never scans at priority 0.
@@ -1277,7 +1290,12 @@ impl Kswapd {
         if sc.nr_reclaimed == 0 && exhausted {
             // Nothing reclaimable now: wait for writeback or for the situation to change.
             k.snapshot_refaults(&ScanControl::default());
-            self.failures += 1;
+            // balance_pgdat: "if (!sc.nr_reclaimed) pgdat->kswapd_failures++" for a run
+            // that went through every priority without reclaiming a page.
+            if self.run_reclaimed == 0 {
+                k.mm.kswapd_failures += 1;
+            }
+            self.run_reclaimed = 0;
             self.priority = DEF_PRIORITY;
             let until = k.block.next_completion().unwrap_or(k.now + 100 * NS_PER_MS).min(k.now + 100 * NS_PER_MS);
             return Step::SleepUntil { t: until.max(k.now + 1), io: false };

@@ -213,6 +213,8 @@ impl Dd {
             }
             let t = &mut k.tasks[me as usize];
             t.vm_kb = t.vm_kb.max(self.ibs.div_ceil(1024) + 8 * 1024);
+            // malloc of the buffer: a private writable mapping, committed whole.
+            t.committed = t.committed.max(self.ibs.div_ceil(4096));
         }
         None
     }

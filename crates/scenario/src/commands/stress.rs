@@ -33,7 +33,7 @@ impl Program for VmWorker {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         if !self.mapped {
             // mmap / malloc: the commit charge is checked here (__vm_enough_memory).
-            if !k.vm_enough_memory(self.pages) {
+            if !k.vm_account(me, self.pages) {
                 let pid = k.tasks[me as usize].pid;
                 let msg = match self.flavour {
                     Flavour::StressNg => format!("stress-ng: info:  [{pid}] stress-ng-vm: gave up trying to mmap, no available memory\n"),

@@ -336,7 +336,7 @@ impl Program for Memhog {
         if !self.mapped {
             // mmap(MAP_PRIVATE|MAP_ANONYMOUS): the commit charge is checked here
             // (__vm_enough_memory); err("mmap") prints perror's line and exits 1.
-            if !k.vm_enough_memory(self.pages) {
+            if !k.vm_account(me, self.pages) {
                 k.eprint(me, "mmap: Cannot allocate memory\n");
                 return Step::Exit(1);
             }
