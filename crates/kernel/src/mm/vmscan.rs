@@ -453,10 +453,9 @@ impl Kernel {
     pub(crate) fn reclaim_path_abort(&mut self, tid: TaskId) {
         let Some(mut path) = self.reclaim.paths.get_mut(tid as usize).and_then(|p| p.take()) else { return };
         if path.timed && !path.done() {
-            // The invocation ends here: it is recorded with the time it took so far (one
-            // record per try_to_free_pages, as allocstall counts it).
-            let t = self.now.saturating_sub(path.start);
-            self.reclaim.stats.record(path.sc.kswapd, t, path.lock_wait_ns);
+            // The invocation ends here (a fatal signal): it still has its latency record.
+            let latency = if path.started { self.now - path.start } else { 0 };
+            self.reclaim.stats.record(path.sc.kswapd, latency, path.lock_wait_ns);
         }
         let l = path.batch_l;
         let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
@@ -708,13 +707,16 @@ impl Kernel {
                 }
                 self.isolated_dec(file, freed);
                 path.state = RState::MoveFoliosToLru;
+                // A CPU list that filled up went back to the buddy lists under zone->lock.
+                let zone_spin = std::mem::take(&mut self.reclaim.zone_spin);
+                path.lock_wait_ns += zone_spin;
                 if !path.timed || path.putback.is_empty() {
-                    return PathStep::Continue;
+                    return PathStep::Burst { sys: zone_spin };
                 }
                 let hold = path.putback.len() as u64 * self.lru_lock_hold_per_page();
                 let wait = self.lru_lock(tid, path.lruvec, hold);
                 path.lock_wait_ns += wait;
-                PathStep::Burst { sys: wait + hold }
+                PathStep::Burst { sys: zone_spin + wait + hold }
             }
             RState::MoveFoliosToLru => {
                 self.move_folios_to_lru(path);
