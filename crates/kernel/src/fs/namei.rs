@@ -235,24 +235,6 @@ impl Kernel {
         n
     }
 
-    /// invalidate_mapping_pages(mapping, 0, -1): the clean, unlocked, unmapped pages.
-    pub(crate) fn invalidate_mapping_pages(&mut self, m: u32) -> u64 {
-        let mut freed = 0;
-        let mut at = 0;
-        while let Some((index, slot)) = self.mm.next_slot(m, at, u64::MAX) {
-            at = index + 1;
-            if let Slot::Page(p) = slot {
-                let pg = &self.mm.pages;
-                if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
-                    continue;
-                }
-                self.page_cache_delete(p, None);
-                freed += 1;
-            }
-        }
-        freed
-    }
-
     /// The node a dentry names (its inode's number in the tree).
     fn dentry_node(&self, sb: usize, d: u32) -> Option<Node> {
         let s = &self.vfs.sbs[sb];
