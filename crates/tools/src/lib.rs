@@ -27,6 +27,7 @@ mod getopt;
 
 pub mod dmesg;
 pub mod free;
+pub mod iostat;
 pub mod ps;
 pub mod sar;
 pub mod table;
@@ -35,6 +36,7 @@ pub mod top;
 pub mod vmstat;
 
 pub use dmesg::{dmesg, parse_dmesg_args, DmesgOptions, DmesgRecord, DmesgTime};
+pub use iostat::{iostat_banner, iostat_report, parse_iostat_args, vmstat_disk_sum, vmstat_disks, IostatOptions, IostatStyle};
 pub use ps::{parse_ps_args, ps, uptime_line, PsOptions, PsTaskExtra};
 pub use sar::{sar_average, sar_banner, sar_header, sar_row, SarReport};
 pub use table::{size_to_human, smartcols};
