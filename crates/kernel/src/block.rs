@@ -45,6 +45,27 @@ pub struct Request {
     pub done_at: Ns,
     pub task: Option<TaskId>,
     pub live: bool,
+    /// When the request entered the block layer (blk_account_io_start).
+    pub start: Ns,
+}
+
+/// A device's I/O accounting as the kernel keeps it (struct disk_stats, block/blk-core.c
+/// and block/genhd.c diskstats_show): per direction (read, write, discard, flush) the
+/// requests completed, bios merged into them, 512-byte sectors and the time requests spent
+/// in the block layer; the requests in flight, the time with at least one in flight
+/// (io_ticks) and the sum of all requests' times (time_in_queue).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DiskStats {
+    pub ios: [u64; 4],
+    /// The model builds each request whole (a submitter's bio is already the request), so no
+    /// bio is merged into a queued one: these stay 0.
+    pub merges: [u64; 4],
+    pub sectors: [u64; 4],
+    /// Time from start to completion summed over requests, ns (stat.nsecs[]).
+    pub nsecs: [u64; 4],
+    /// Time with at least one request in flight up to `io_ticks_stamp`, ns.
+    pub io_ticks: u64,
+    pub io_ticks_stamp: Ns,
 }
 
 pub struct BlockDevice {
@@ -65,6 +86,8 @@ pub struct BlockDevice {
     pub ios_done: [u64; 2],
     /// Busy time integral for utilisation.
     pub busy_ns: u64,
+    /// /proc/diskstats accounting.
+    pub stats: DiskStats,
     /// Write bandwidth estimate for dirty throttling (wb->avg_write_bandwidth), bytes/s.
     pub avg_write_bw: f64,
     pub bw_stamp: Ns,
@@ -100,6 +123,7 @@ impl Block {
             bytes_done: [0; 2],
             ios_done: [0; 2],
             busy_ns: 0,
+            stats: DiskStats::default(),
             avg_write_bw: INIT_BW,
             bw_stamp: 0,
             bw_written: 0,
@@ -151,6 +175,24 @@ impl BlockDevice {
         let k = self.inflight.len().saturating_sub(self.nr_requests as usize);
         self.inflight.get(k).copied().unwrap_or(0)
     }
+    /// update_io_ticks (block/blk-core.c, 5.0+; part_round_stats before): time passes with
+    /// `inflight` requests in the block layer; io_ticks counts it when one or more are.
+    fn update_io_ticks(&mut self, now: Ns) {
+        if !self.inflight.is_empty() {
+            self.stats.io_ticks += now.saturating_sub(self.stats.io_ticks_stamp);
+        }
+        self.stats.io_ticks_stamp = now;
+    }
+    /// The counters as /proc/diskstats shows them at `now` (diskstats_show brings io_ticks
+    /// up to date when requests are in flight).
+    pub fn stats_at(&self, now: Ns) -> DiskStats {
+        let mut s = self.stats;
+        if !self.inflight.is_empty() {
+            s.io_ticks += now.saturating_sub(s.io_ticks_stamp);
+        }
+        s.io_ticks_stamp = now;
+        s
+    }
     fn bw(&self, dir: Dir) -> f64 {
         match dir {
             Dir::Read => self.disk.model.read_bw,
@@ -167,6 +209,7 @@ impl Block {
     /// and its completion time. The caller schedules the completion event.
     pub fn submit(&mut self, now: Ns, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>) -> (u32, Ns) {
         let d = &mut self.devs[dev as usize];
+        d.update_io_ticks(now);
         let mut service = (bytes as f64 / d.bw(dir) * NS_PER_SEC as f64) as Ns;
         if d.disk.model.rotational && pos != d.last_end {
             service += d.disk.model.seek_ns;
@@ -182,7 +225,7 @@ impl Block {
         let done_at = d.busy_until + latency;
         let at = d.inflight.partition_point(|&t| t <= done_at);
         d.inflight.insert(at, done_at);
-        let req = Request { dev, dir, bytes, kind, done_at, task, live: true };
+        let req = Request { dev, dir, bytes, kind, done_at, task, live: true, start: now };
         let id = match self.free_reqs.pop() {
             Some(i) => {
                 self.reqs[i as usize] = req;
@@ -209,6 +252,7 @@ impl Block {
             self.reads.swap_remove(i);
         }
         let d = &mut self.devs[r.dev as usize];
+        d.update_io_ticks(now);
         // This request's completion, wherever it is among those in flight.
         match d.inflight.binary_search(&r.done_at) {
             Ok(i) => {
@@ -218,6 +262,11 @@ impl Block {
         }
         d.bytes_done[r.dir as usize] += r.bytes;
         d.ios_done[r.dir as usize] += 1;
+        // blk_account_io_done: one more request of its direction, its sectors and its time.
+        let st = &mut d.stats;
+        st.ios[r.dir as usize] += 1;
+        st.sectors[r.dir as usize] += r.bytes / 512;
+        st.nsecs[r.dir as usize] += now.saturating_sub(r.start);
         let wrote = match r.kind {
             ReqKind::Writeback { .. } => true,
             ReqKind::Direct => r.dir == Dir::Write,

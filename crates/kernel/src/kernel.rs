@@ -6,7 +6,7 @@ use crate::mm::{KernelOwner, MappingKind, Mm, PAGE_SIZE};
 use crate::profile::Profile;
 use crate::task::{Program, Sink, Step, Task};
 use memtwin_engine::{EventQueue, Ns, Rng, RunState, Sched, TaskId, NS_PER_MS};
-use memtwin_machine::{Machine, Sysctls};
+use memtwin_machine::{KernelProfile, Machine, Sysctls};
 use memtwin_procfs::VmStat;
 
 /// CPU time of a context switch through the scheduler.
@@ -328,14 +328,41 @@ impl Kernel {
     }
 
     fn spawn_kernel_threads(&mut self) {
-        self.reclaim.kswapd = self.spawn_task("kswapd0", "", true, None, Some(Box::new(crate::mm::vmscan::Kswapd::default())));
+        // 2.4 had one kswapd (mm/vmscan.c kswapd_init); 2.6+ one per node, kswapdN.
+        let kswapd = if self.machine.kernel == KernelProfile::Linux24 { "kswapd" } else { "kswapd0" };
+        self.reclaim.kswapd = self.spawn_task(kswapd, "", true, None, Some(Box::new(crate::mm::vmscan::Kswapd::default())));
         let ndev = self.block.devs.len();
         for d in 0..ndev {
             let dev = &self.block.devs[d];
-            // 2.6.32-era name of the per-bdi flusher thread, as iotop showed it.
-            let name = format!("flush-{}:{}", dev.disk.major, dev.disk.minor);
+            let name = match self.machine.kernel {
+                // 2.4: bdflush writes dirty buffers back (fs/buffer.c); the model's one
+                // writeback thread per disk also does kupdated's periodic work.
+                KernelProfile::Linux24 => "bdflush".to_string(),
+                // 2.6.32 - 3.x: a thread per backing device (bdi_forker_thread names it).
+                KernelProfile::Linux2639 => format!("flush-{}:{}", dev.disk.major, dev.disk.minor),
+                // 3.10+: writeback runs as work items on unbound kworkers; wq_worker_comm
+                // (4.18+) shows the work's description: kworker/uN:M+flush-MAJ:MIN while it
+                // runs, '-' after. The unbound pool's id follows the 2 per-CPU pools of each CPU.
+                _ => format!("kworker/u{}:{}", 2 * self.machine.cpus, d + 1),
+            };
             let tid = self.spawn_task(&name, "", true, None, Some(Box::new(crate::mm::page_writeback::Flusher::new(d as u32))));
             self.block.devs[d].flusher = Some(tid);
+        }
+    }
+
+    /// The name /proc/PID/comm, status and stat show (proc_task_name): a workqueue worker's
+    /// name carries its current ('+') or last ('-') work's description (wq_worker_comm).
+    pub fn task_comm(&self, tid: TaskId) -> String {
+        let t = &self.tasks[tid as usize];
+        if matches!(self.machine.kernel, KernelProfile::Linux24 | KernelProfile::Linux2639) || !t.kthread {
+            return t.comm.clone();
+        }
+        match self.block.devs.iter().find(|d| d.flusher == Some(tid)) {
+            Some(d) => {
+                let busy = matches!(self.sched.tasks[tid as usize].state, RunState::Runnable | RunState::Running | RunState::DiskSleep);
+                format!("{}{}flush-{}:{}", t.comm, if busy { '+' } else { '-' }, d.disk.major, d.disk.minor)
+            }
+            None => t.comm.clone(),
         }
     }
 

@@ -195,7 +195,7 @@ impl Kernel {
                 swap += t.anon_mapping.map_or(0, |m| self.mm.mappings[m as usize].nr_swapped);
                 TaskInfo {
                     pid: t.pid,
-                    comm: t.comm.clone(),
+                    comm: self.task_comm(i as memtwin_engine::TaskId),
                     cmdline: t.cmdline.clone(),
                     kthread: t.kthread,
                     user: "root".to_string(),
@@ -232,6 +232,37 @@ impl Kernel {
             procs_blocked: self.sched.nr_iowait(),
             tasks,
             loadavg: self.load.figures(),
+            disks: self.diskstats(),
         }
+    }
+
+    /// The block devices' accounting as /proc/diskstats prints it (diskstats_show), in
+    /// (major, minor) order.
+    pub fn diskstats(&self) -> Vec<memtwin_procfs::DiskStat> {
+        let ms = |ns: u64| ns / 1_000_000;
+        let mut v: Vec<memtwin_procfs::DiskStat> = self
+            .block
+            .devs
+            .iter()
+            .map(|d| {
+                let s = d.stats_at(self.now);
+                memtwin_procfs::DiskStat {
+                    major: d.disk.major,
+                    minor: d.disk.minor,
+                    name: d.disk.name.clone(),
+                    ios: s.ios,
+                    merges: s.merges,
+                    sectors: s.sectors,
+                    ticks_ms: s.nsecs.map(ms),
+                    in_flight: d.inflight.len() as u64,
+                    io_ticks_ms: ms(s.io_ticks),
+                    // 5.0+: the sum of the directions' times (the integral of the requests
+                    // in flight over time, which 2.6.x accumulated in part_round_stats).
+                    time_in_queue_ms: ms(s.nsecs.iter().sum()),
+                }
+            })
+            .collect();
+        v.sort_by_key(|d| (d.major, d.minor));
+        v
     }
 }

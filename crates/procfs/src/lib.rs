@@ -3,10 +3,12 @@
 //!
 //! Nothing here knows how the numbers came about; everything here is a snapshot.
 
+mod diskstats;
 mod meminfo;
 mod slabinfo;
 mod vmstat;
 
+pub use diskstats::{render_diskstats, DiskStat, DiskstatsLayout};
 pub use meminfo::{MemInfo, MeminfoExtra, MeminfoLayout};
 pub use slabinfo::{parse_slabinfo, slabinfo, SlabInfo, SlabinfoVersion};
 pub use vmstat::{VmItem, VmStat, VM_ITEMS};
@@ -115,4 +117,6 @@ pub struct Snapshot {
     pub tasks: Vec<TaskInfo>,
     /// Load averages (1, 5, 15 min).
     pub loadavg: [f64; 3],
+    /// /proc/diskstats, in (major, minor) order.
+    pub disks: Vec<DiskStat>,
 }

@@ -27,6 +27,7 @@ mod getopt;
 
 pub mod dmesg;
 pub mod free;
+pub mod iostat;
 pub mod ps;
 pub mod sar;
 pub mod slabtop;
@@ -36,6 +37,7 @@ pub mod top;
 pub mod vmstat;
 
 pub use dmesg::{dmesg, parse_dmesg_args, DmesgOptions, DmesgRecord, DmesgTime};
+pub use iostat::{iostat_banner, iostat_report, parse_iostat_args, vmstat_disk_sum, vmstat_disks, IostatOptions, IostatStyle};
 pub use ps::{parse_ps_args, ps, uptime_line, PsOptions, PsTaskExtra};
 pub use slabtop::{parse_slabtop_args, slabtop_once, vmstat_slabs, SlabSort, SlabtopOptions};
 pub use sar::{sar_average, sar_banner, sar_header, sar_row, SarReport};

@@ -92,6 +92,10 @@ pub enum VmstatMode {
     Forks,
     /// `-m`: the slab caches (`slabtop::vmstat_slabs`).
     Slabs,
+    /// `-d`: per-disk statistics (repeated with a delay, absolute counters).
+    Disks,
+    /// `-D`: the disks' totals.
+    DiskSum,
 }
 
 /// What `vmstat`'s command line asked for.
@@ -228,8 +232,8 @@ pub fn parse_vmstat_args(args: &[String]) -> Result<VmstatOptions, String> {
                 o.print_and_exit = Some(VMSTAT_USAGE.to_string());
                 return Ok(o);
             }
-            'd' => unmodelled = unmodelled.or(Some("-d (disk statistics)")),
-            'D' => unmodelled = unmodelled.or(Some("-D (disk summary)")),
+            'd' => o.mode = VmstatMode::Disks,
+            'D' => o.mode = VmstatMode::DiskSum,
             'p' => unmodelled = unmodelled.or(Some("-p (partition statistics)")),
             'm' => slabs = true,
             'a' => o.active = true,
@@ -292,14 +296,18 @@ pub fn parse_vmstat_args(args: &[String]) -> Result<VmstatOptions, String> {
         o.mode = VmstatMode::Slabs;
         return Ok(o);
     }
+    let disk_mode = matches!(o.mode, VmstatMode::Disks | VmstatMode::DiskSum);
     if let Some(what) = unmodelled {
-        if stats {
+        if stats || disk_mode {
             return Err(usage_text().to_string());
         }
         return Err(format!(
-            "vmstat: {what} is not supported by memtwin (no block-device statistics are modelled); \
-             supported: vmstat [-a] [-n] [-S k|K|m|M] [-t] [-w] [-y] [delay [count]], vmstat -s, vmstat -f, vmstat -m"
+            "vmstat: {what} is not supported by memtwin (the model's disks have no partitions); \
+             supported: vmstat [-a] [-n] [-S k|K|m|M] [-t] [-w] [-y] [delay [count]], vmstat -s, vmstat -f, vmstat -m, vmstat -d [delay [count]], vmstat -D"
         ));
+    }
+    if stats && disk_mode {
+        return Err(usage_text().to_string());
     }
     if stats {
         o.mode = VmstatMode::Stats;
@@ -611,6 +619,8 @@ pub fn vmstat_report(snaps: &[Snapshot], o: &VmstatOptions) -> String {
         VmstatMode::Forks => return vmstat_forks(first),
         // The caches are not part of a snapshot: see slabtop::vmstat_slabs.
         VmstatMode::Slabs => return String::new(),
+        VmstatMode::Disks => return crate::iostat::vmstat_disks(first),
+        VmstatMode::DiskSum => return crate::iostat::vmstat_disk_sum(first),
         VmstatMode::Rows => {}
     }
     let mut out = vmstat_header(o);
@@ -725,9 +735,12 @@ mod tests {
             parse_vmstat_args(&args(&["-S", "q"])).unwrap_err(),
             "vmstat: -S requires k, K, m or M (default is KiB)"
         );
-        assert!(parse_vmstat_args(&args(&["-d"]))
+        assert!(parse_vmstat_args(&args(&["-p", "vda1"]))
             .unwrap_err()
             .contains("not supported by memtwin"));
+        assert_eq!(parse_vmstat_args(&args(&["-d"])).unwrap().mode, VmstatMode::Disks);
+        assert_eq!(parse_vmstat_args(&args(&["-D"])).unwrap().mode, VmstatMode::DiskSum);
+        assert!(parse_vmstat_args(&args(&["-d", "-s"])).is_err());
         assert_eq!(
             parse_vmstat_args(&args(&["-s"])).unwrap().mode,
             VmstatMode::Stats

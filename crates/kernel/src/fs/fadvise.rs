@@ -129,6 +129,7 @@ impl Kernel {
             return Ok(self.truncate_inode(ino, size));
         }
         self.fs.inodes[ino as usize].size = size;
+        self.file_update_time(ino);
         Ok(None)
     }
 }

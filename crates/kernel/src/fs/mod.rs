@@ -48,6 +48,8 @@ pub struct Inode {
     /// Bytes of the file that are on the disk (i_disksize of the data that completed
     /// writeback or a direct write); what a crash leaves.
     pub disk_size: u64,
+    /// atime, mtime, ctime and birth time (i_atime, i_mtime, i_ctime, i_crtime), ns since boot.
+    pub times: [memtwin_engine::Ns; 4],
 }
 
 #[derive(Clone, Debug)]

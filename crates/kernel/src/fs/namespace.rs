@@ -116,6 +116,8 @@ pub struct Stat {
     pub ino: u64,
     /// Index of the mount it is on.
     pub mount: u32,
+    /// atime, mtime, ctime, birth time: ns since boot (directories: the mount's time, 0).
+    pub times: [memtwin_engine::Ns; 4],
 }
 
 /// statfs(2) for df, in 4 KiB blocks.
@@ -376,6 +378,7 @@ impl Kernel {
                 mode: 0o100644,
                 ino: ino as u64 + 12,
                 mount: i.mount,
+                times: i.times,
             });
         }
         if !self.fs.is_dir(&path) {
@@ -398,7 +401,7 @@ impl Kernel {
             // A stable number from the path (directories have no inode objects here).
             path.bytes().fold(1009u64, |h, b| h.wrapping_mul(31).wrapping_add(b as u64)) % 100_000 + 100
         };
-        Ok(Stat { kind: FileKind::Directory, size, blocks, nlink: 2 + subdirs, mode, ino, mount: mi })
+        Ok(Stat { kind: FileKind::Directory, size, blocks, nlink: 2 + subdirs, mode, ino, mount: mi, times: [0; 4] })
     }
 
     /// Directories directly inside `dir` (on the filesystem `dir` is on, plus the mount

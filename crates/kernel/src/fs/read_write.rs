@@ -186,6 +186,7 @@ impl Kernel {
             created_seq: seq,
             unlinked_seq: None,
             disk_size: 0,
+            times: [self.now; 4],
         });
         self.fs.names.insert((mount, path.to_string()), ino);
         self.fs.by_mapping.insert(mapping, ino);
@@ -246,6 +247,31 @@ impl Kernel {
         self.mm.release_mapping(m);
     }
 
+    /// file_update_time: a write or truncate sets mtime and ctime to now.
+    pub(crate) fn file_update_time(&mut self, ino: u32) {
+        let now = self.now;
+        let t = &mut self.fs.inodes[ino as usize].times;
+        t[1] = now;
+        t[2] = now;
+    }
+
+    /// touch_atime with relatime (the default mount option, relatime_need_update): atime
+    /// moves only when it is not newer than mtime or ctime, or is a day old; noatime never.
+    pub(crate) fn touch_atime(&mut self, ino: u32) {
+        let now = self.now;
+        let mount = self.fs.inodes[ino as usize].mount;
+        let opts = &self.fs.mounts[mount as usize].options;
+        if opts.split(',').any(|o| o == "noatime") {
+            return;
+        }
+        let strict = opts.split(',').any(|o| o == "strictatime");
+        let t = &mut self.fs.inodes[ino as usize].times;
+        const DAY: memtwin_engine::Ns = 24 * 3600 * 1_000_000_000;
+        if strict || t[0] <= t[1] || t[0] <= t[2] || now.saturating_sub(t[0]) >= DAY {
+            t[0] = now;
+        }
+    }
+
     /// truncate to `size` bytes: pages past it leave the page cache at once (dirty ones are
     /// cancelled). Returns the time writeback of the removed range completes, if any.
     pub fn truncate_inode(&mut self, ino: u32, size: u64) -> Option<Ns> {
@@ -253,6 +279,7 @@ impl Kernel {
         let m = i.mapping;
         let wait = if self.mm.mappings[m as usize].nr_writeback > 0 { self.block.writeback_completion(m) } else { None };
         self.truncate_mapping(m, size.div_ceil(PAGE_SIZE));
+        self.file_update_time(ino);
         let i = &mut self.fs.inodes[ino as usize];
         i.size = i.size.min(size);
         i.disk_size = i.disk_size.min(size);
@@ -305,6 +332,11 @@ impl Kernel {
     /// (add_rchar, inc_syscr in fs/read_write.c).
     pub fn sys_read(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let r = self.do_sys_read(tid, fd, len);
+        if r.is_ok() {
+            if let Some(Target::Inode(ino)) = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).map(|f| f.target) {
+                self.touch_atime(ino);
+            }
+        }
         let t = &mut self.tasks[tid as usize];
         t.syscr += 1;
         if let Ok(p) = &r {
@@ -435,6 +467,11 @@ impl Kernel {
     /// (add_wchar, inc_syscw).
     pub fn sys_write(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let r = self.do_sys_write(tid, fd, len);
+        if r.as_ref().is_ok_and(|p| p.bytes > 0) {
+            if let Some(Target::Inode(ino)) = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).map(|f| f.target) {
+                self.file_update_time(ino);
+            }
+        }
         let t = &mut self.tasks[tid as usize];
         t.syscw += 1;
         if let Ok(p) = &r {

@@ -499,6 +499,39 @@ impl Mm {
     pub fn nr_free_frames(&self) -> u64 {
         self.free.nr_free
     }
+
+    /// Free blocks per order 0..`orders` as the buddy allocator would hold the frames now
+    /// free (/proc/buddyinfo, frag_show_print). The model keeps free frames on one list, not
+    /// per order; a buddy allocator always merges a free block with its free buddy
+    /// (__free_one_page), so the set of free frames fixes the orders: each maximal aligned
+    /// run of free frames, up to the largest order. Which frames are free follows the
+    /// model's allocator, not the buddy allocator's choices (which keep fragmentation low),
+    /// so the figures show how scattered the model's free frames are.
+    pub fn free_blocks_per_order(&self, orders: usize) -> Vec<u64> {
+        let mut count = vec![0u64; orders];
+        let n = self.pages.next.len() as u64;
+        let free = |p: u64| self.pages.lru(p as Pfn) == Lru::Free;
+        let max = orders as u32 - 1;
+        let mut p = 0u64;
+        while p < n {
+            if !free(p) {
+                p += 1;
+                continue;
+            }
+            // The largest order whose block starts here (aligned) and is wholly free.
+            let mut k = (if p == 0 { max } else { p.trailing_zeros().min(max) }) as usize;
+            loop {
+                let len = 1u64 << k;
+                if p + len <= n && (p..p + len).all(free) {
+                    break;
+                }
+                k -= 1;
+            }
+            count[k] += 1;
+            p += 1 << k;
+        }
+        count
+    }
     /// Node-wide pages on list `l` (node_page_state(NR_LRU_BASE + l)): the sum over the
     /// node's lruvecs.
     #[inline]

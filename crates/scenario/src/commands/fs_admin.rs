@@ -7,8 +7,28 @@ use memtwin_kernel::{Kernel, Program, Sink, Step, TaskId};
 /// mount(8) and umount(8) exit status for a failed mount (MNT_EX_FAIL).
 const MNT_EX_FAIL: i32 = 32;
 
-/// The date ls shows for every file (the model does not keep file times).
-const LS_DATE: &str = "Nov 22 10:00";
+/// Wall-clock seconds and nanoseconds of a time since boot (the machine boots at
+/// 10:00:00 UTC on 2026-11-23).
+fn wall(t: memtwin_kernel::Ns) -> (i64, u32) {
+    (super::memtools::BOOT_EPOCH_S as i64 + (t / 1_000_000_000) as i64, (t % 1_000_000_000) as u32)
+}
+
+/// ls -l's recent-file time, `%b %e %H:%M` ("Nov 23 10:05").
+fn ls_date(t: memtwin_kernel::Ns) -> String {
+    const MON: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    let (s, _) = wall(t);
+    let (_, m, d) = memtwin_engine::civil_from_days(s.div_euclid(86400));
+    let sod = s.rem_euclid(86400);
+    format!("{} {:>2} {:02}:{:02}", MON[m as usize - 1], d, sod / 3600, sod / 60 % 60)
+}
+
+/// stat's `%y`-style time: "2026-11-23 10:00:05.123456789 +0000".
+fn stat_time(t: memtwin_kernel::Ns) -> String {
+    let (s, ns) = wall(t);
+    let (y, m, d) = memtwin_engine::civil_from_days(s.div_euclid(86400));
+    let sod = s.rem_euclid(86400);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ns:09} +0000", sod / 3600, sod / 60 % 60, sod % 60)
+}
 
 /// gnulib human_readable as df -h and ls -h use it: powers of 1024 with K, M, G... suffixes,
 /// one decimal below 10, rounded up (human_ceiling); plain digits below 1024.
@@ -403,10 +423,11 @@ impl Ls {
         let mut out = String::new();
         for (name, st) in entries {
             out.push_str(&format!(
-                "{} {:>wl$} root root {:>ws$} {LS_DATE} {name}\n",
+                "{} {:>wl$} root root {:>ws$} {} {name}\n",
                 Self::mode_string(st),
                 st.nlink,
-                self.size_str(st.size)
+                self.size_str(st.size),
+                ls_date(st.times[1])
             ));
         }
         out
@@ -517,7 +538,8 @@ impl Program for Ls {
 // ---- stat ----------------------------------------------------------------------------------
 
 pub struct StatCmd {
-    format: String,
+    /// None: the default layout.
+    format: Option<String>,
     newline: bool,
     files: Vec<(String, String)>,
 }
@@ -549,8 +571,11 @@ impl StatCmd {
             }
             i += 1;
         }
+        if files.is_empty() {
+            return Err("stat: missing operand (stat [-c FORMAT] FILE...)".into());
+        }
         let Some(format) = format else {
-            return Err("stat: only 'stat -c FORMAT FILE...' is supported (e.g. stat -c %s FILE)".into());
+            return Ok(StatCmd { format: None, newline, files });
         };
         let mut chars = format.chars();
         while let Some(c) = chars.next() {
@@ -565,12 +590,47 @@ impl StatCmd {
         if files.is_empty() {
             return Err("stat: missing operand (stat -c FORMAT FILE...)".into());
         }
-        Ok(StatCmd { format, newline, files })
+        Ok(StatCmd { format: Some(format), newline, files })
+    }
+
+    /// coreutils 9.1's default layout (statx: birth time shown).
+    fn default_layout(k: &Kernel, name: &str, st: &Stat) -> String {
+        let m = &k.fs.mounts[st.mount as usize];
+        // A disk's device number; tmpfs mounts get anonymous ones (0:N).
+        let (maj, min) = match m.dev {
+            Some(d) => {
+                let disk = &k.block.devs[d as usize].disk;
+                (disk.major, disk.minor)
+            }
+            None => (0, 30 + st.mount),
+        };
+        let kind = match (st.kind, st.size) {
+            (FileKind::Directory, _) => "directory",
+            (FileKind::Regular, 0) => "regular empty file",
+            (FileKind::Regular, _) => "regular file",
+        };
+        let [a, mo, c, b] = st.times;
+        format!(
+            "  File: {name}\n  Size: {:<10}\tBlocks: {:<10} IO Block: {:<6} {kind}\nDevice: {maj},{min}\tInode: {:<11} Links: {}\n\
+             Access: ({:04o}/{})  Uid: (    0/    root)   Gid: (    0/    root)\n\
+             Access: {}\nModify: {}\nChange: {}\n Birth: {}\n",
+            st.size,
+            st.blocks,
+            4096,
+            st.ino,
+            st.nlink,
+            st.mode & 0o7777,
+            Ls::mode_string(st),
+            stat_time(a),
+            stat_time(mo),
+            stat_time(c),
+            stat_time(b)
+        )
     }
 
     fn render(&self, name: &str, st: &Stat) -> String {
         let mut out = String::new();
-        let mut chars = self.format.chars();
+        let mut chars = self.format.as_deref().unwrap_or("").chars();
         while let Some(c) = chars.next() {
             if c != '%' {
                 out.push(c);
@@ -611,6 +671,7 @@ impl Program for StatCmd {
         for (given, abs) in &self.files {
             k.charge_sys(me, k.machine.cpu_model.syscall_ns * 4);
             match k.sys_stat(abs) {
+                Ok(st) if self.format.is_none() => out.push_str(&Self::default_layout(k, given, &st)),
                 Ok(st) => out.push_str(&self.render(given, &st)),
                 Err(e) => {
                     k.print(me, &std::mem::take(&mut out));
@@ -731,6 +792,7 @@ mod tests {
         assert!(e.contains("size="), "{e}");
         assert!(Df::parse(&["-x".into()], "/").is_err());
         assert!(StatCmd::parse(&["-c".into(), "%Z".into(), "f".into()], "/").is_err());
-        assert!(StatCmd::parse(&["f".into()], "/").is_err());
+        assert!(StatCmd::parse(&["f".into()], "/").is_ok(), "the default layout");
+        assert!(StatCmd::parse(&[], "/").is_err());
     }
 }

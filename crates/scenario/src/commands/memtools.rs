@@ -8,7 +8,7 @@ use memtwin_tools::{DmesgOptions, DmesgRecord, PsOptions, PsTaskExtra};
 
 /// Wall-clock time of day at boot (10:00:00, as top shows), on 2026-11-23.
 pub const BOOT_WALL_CLOCK_S: u64 = 10 * 3600;
-const BOOT_EPOCH_S: u64 = 1_795_428_000 - 1_795_428_000 % 86400 + BOOT_WALL_CLOCK_S;
+pub const BOOT_EPOCH_S: u64 = 1_795_428_000 - 1_795_428_000 % 86400 + BOOT_WALL_CLOCK_S;
 
 /// Cost of reading /proc for one listing.
 const PROC_READ_NS: u64 = 200_000;

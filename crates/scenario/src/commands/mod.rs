@@ -9,7 +9,7 @@ pub(crate) mod dd;
 mod files;
 mod fio;
 mod fs_admin;
-mod memtools;
+pub(crate) mod memtools;
 mod monitor;
 mod net;
 mod procfiles;
@@ -26,7 +26,7 @@ pub type Cmd = Box<dyn Program>;
 /// The programs of `build` (the text tools are in `text::TEXT_COMMANDS`, the shell's own
 /// commands in the runner's `BUILTINS`); see [`supported`] for the whole list.
 pub const SUPPORTED: &[&str] = &[
-    "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iotop", "top",
+    "dd", "cp", "cat", "rm", "sync", "sleep", "echo", "sysctl", "free", "vmstat", "iostat", "iotop", "top",
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec",
@@ -55,6 +55,7 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "free" => monitor::Free::parse(args).map(|d| Box::new(d) as Cmd),
         "vmstat" => monitor::Vmstat::parse(args).map(|d| Box::new(d) as Cmd),
         "slabtop" => monitor::Slabtop::parse(args).map(|d| Box::new(d) as Cmd),
+        "iostat" => monitor::Iostat::parse(args).map(|d| Box::new(d) as Cmd),
         "iotop" => monitor::Iotop::parse(args).map(|d| Box::new(d) as Cmd),
         "top" => monitor::Top::parse(args).map(|d| Box::new(d) as Cmd),
         "swapoff" | "swapon" | "mkswap" | "zramctl" => sysctl::Swap::parse(name, args, cwd).map(|d| Box::new(d) as Cmd),

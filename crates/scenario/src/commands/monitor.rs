@@ -81,6 +81,31 @@ impl Program for Vmstat {
             k.print(me, &text);
             return Step::Exit(0);
         }
+        if matches!(self.o.mode, VmstatMode::Disks | VmstatMode::DiskSum) {
+            if k.machine.kernel == memtwin_machine::KernelProfile::Linux24 {
+                k.eprint(me, "vmstat: disk statistics need /proc/diskstats, which Linux 2.4 did not have (its disk counters were the disk_io line of /proc/stat)\n");
+                return Step::Exit(1);
+            }
+            if self.o.mode == VmstatMode::Disks && self.o.has_delay {
+                // diskformat: the header once, then every disk's absolute counters each delay.
+                if self.rows > 0 && k.now < self.next {
+                    return Step::SleepUntil { t: self.next, io: false };
+                }
+                let s = k.snapshot();
+                let mut text = memtwin_tools::vmstat_disks(&s);
+                if self.rows > 0 {
+                    text = text.lines().skip(2).map(|l| format!("{l}\n")).collect();
+                }
+                k.print(me, &text);
+                k.charge_sys(me, SAMPLE_NS);
+                self.rows += 1;
+                if self.o.count.is_some_and(|c| self.rows >= c) {
+                    return Step::Exit(0);
+                }
+                self.next = k.now + secs(self.o.delay_s);
+                return Step::Cpu { user: 0, sys: 0 };
+            }
+        }
         match self.o.mode {
             VmstatMode::Rows => {}
             VmstatMode::Slabs => {
@@ -115,6 +140,61 @@ impl Program for Vmstat {
         }
         // procps sleeps `delay` between samples; the rows are divided by that delay.
         self.next = k.now + secs(self.o.delay_s);
+        Step::Cpu { user: 0, sys: 0 }
+    }
+}
+
+/// `iostat [-c] [-d] [-x] [-y] [-z] [DEVICE...] [interval [count]]`: sysstat's reports from
+/// /proc/stat and /proc/diskstats, in the layout of the profile's userland.
+pub struct Iostat {
+    o: memtwin_tools::IostatOptions,
+    prev: Option<Snapshot>,
+    reports: u64,
+    next: Ns,
+}
+
+impl Iostat {
+    pub fn parse(args: &[String]) -> Result<Iostat, String> {
+        Ok(Iostat { o: memtwin_tools::parse_iostat_args(args)?, prev: None, reports: 0, next: 0 })
+    }
+}
+
+impl Program for Iostat {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        use memtwin_machine::KernelProfile::*;
+        use memtwin_tools::IostatStyle;
+        let style = match k.machine.kernel {
+            Linux6 => IostatStyle::Sysstat126,
+            Linux58 | Linux5Pre59 => IostatStyle::Sysstat122,
+            Linux2639 => IostatStyle::Sysstat904,
+            Linux24 => {
+                k.eprint(me, "iostat: not modelled on Linux 2.4: it had no /proc/diskstats (per-device statistics came with 2.6; 2.4's were the disk_io line of /proc/stat)\n");
+                return Step::Exit(1);
+            }
+        };
+        if self.prev.is_some() && k.now < self.next {
+            return Step::SleepUntil { t: self.next, io: false };
+        }
+        let cur = k.snapshot();
+        k.charge_sys(me, SAMPLE_NS);
+        let mut text = String::new();
+        if self.prev.is_none() {
+            text.push_str(&memtwin_tools::iostat_banner(style, super::memtools::release_of(k.machine.kernel), k.machine.cpus));
+        }
+        let first = self.prev.is_none();
+        if !(first && self.o.omit_first) {
+            text.push_str(&memtwin_tools::iostat_report(style, &self.o, self.prev.as_ref(), &cur));
+            self.reports += 1;
+        }
+        k.print(me, &text);
+        self.prev = Some(cur);
+        let Some(interval) = self.o.interval_s else {
+            return Step::Exit(0);
+        };
+        if self.o.count.is_some_and(|c| self.reports >= c) {
+            return Step::Exit(0);
+        }
+        self.next = k.now + interval * NS_PER_SEC;
         Step::Cpu { user: 0, sys: 0 }
     }
 }

@@ -7,13 +7,13 @@ use memtwin_procfs::{MeminfoExtra, MeminfoLayout};
 
 /// The files that can be read, for error messages.
 pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loadavg, /proc/uptime, /proc/stat, \
-/proc/zoneinfo, /proc/slabinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
+/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
 /sys/kernel/mm/transparent_hugepage/{enabled,defrag}";
 
 /// Files the model has no state for, and why.
 fn refused(path: &str) -> Option<&'static str> {
     Some(match path {
-        "/proc/buddyinfo" | "/proc/pagetypeinfo" => "the model keeps free pages on one list, not per order and migrate type",
+        "/proc/pagetypeinfo" => "the model's free pages have no migrate types (pageblocks of unmovable, movable, reclaimable pages)",
         "/proc/cpuinfo" => "the machine file describes CPU costs, not a CPU model name, flags or frequency",
         "/proc/pressure/memory" | "/proc/pressure/io" | "/proc/pressure/cpu" => "pressure stall information is not part of this model",
         _ => return None,
@@ -36,7 +36,7 @@ pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
     }
     let rest = path.strip_prefix("/proc/").ok_or_else(|| format!("cat: {path}: not modelled (supported: {SUPPORTED})"))?;
     match rest {
-        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" | "slabinfo" => return Ok(()),
+        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" | "slabinfo" | "diskstats" | "buddyinfo" => return Ok(()),
         _ => {}
     }
     if let Some((pid, file)) = rest.split_once('/') {
@@ -97,6 +97,29 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             };
             return Ok(memtwin_procfs::slabinfo(&k.slabinfo(), v));
         }
+        "buddyinfo" => {
+            // frag_show_print: "Node %d, zone %8s " then "%6lu " per order (MAX_ORDER 11
+            // orders since 2.6); 2.4 had no such file.
+            if k.machine.kernel == KernelProfile::Linux24 {
+                return Err(nofile());
+            }
+            let mut t = format!("Node 0, zone {:>8} ", k.zone_name());
+            for n in k.mm.free_blocks_per_order(11) {
+                t.push_str(&format!("{n:6} "));
+            }
+            t.push('\n');
+            return Ok(t);
+        }
+        "diskstats" => {
+            use memtwin_procfs::DiskstatsLayout::*;
+            let layout = match k.machine.kernel {
+                KernelProfile::Linux24 => return Err(nofile()),
+                KernelProfile::Linux2639 => Classic,
+                KernelProfile::Linux5Pre59 => Discard,
+                KernelProfile::Linux58 | KernelProfile::Linux6 => Flush,
+            };
+            return Ok(memtwin_procfs::render_diskstats(&k.diskstats(), layout));
+        }
         _ => {}
     }
     let (pid, file) = rest.split_once('/').ok_or_else(nofile)?;
@@ -111,7 +134,7 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             // NUL-separated arguments; a kernel thread's is empty.
             t.cmdline.split_whitespace().map(|a| format!("{a}\0")).collect()
         }
-        "comm" => format!("{}\n", k.tasks[tid as usize].comm),
+        "comm" => format!("{}\n", k.task_comm(tid)),
         "oom_score" => {
             // proc_oom_score: badness scaled to 0..2000 of RAM + swap (5.x+).
             let total = k.mm.managed + k.swap_totals().0;
@@ -241,7 +264,7 @@ fn pid_status(k: &Kernel, tid: TaskId) -> String {
     let vm = if t.kthread { 0 } else { t.vm_kb };
     let mut s = format!(
         "Name:\t{}\nUmask:\t0022\nState:\t{state}\nTgid:\t{pid}\nNgid:\t0\nPid:\t{pid}\nPPid:\t{ppid}\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t64\nGroups:\t \nNStgid:\t{pid}\nNSpid:\t{pid}\nNSpgid:\t{pid}\nNSsid:\t{pid}\n",
-        t.comm,
+        k.task_comm(tid),
         pid = t.pid
     );
     if !t.kthread {

@@ -33,10 +33,12 @@ impl Sysctl {
                 kv => {
                     if let Some((k, v)) = kv.split_once('=') {
                         let name = Sysctls::canonical(k);
-                        // Validate now so a typo stops the scenario at its line; a tunable
-                        // the model does not read is refused when the command runs.
+                        // A name the model does not know stops the scenario at its line; a
+                        // bad value is the kernel's EINVAL when the command runs (procps
+                        // prints its message and sysctl exits 1), and a tunable the model
+                        // does not read is refused then.
                         if memtwin_machine::not_modelled(&name).is_none() {
-                            Sysctls::default().set(&name, v).map_err(|e| format!("sysctl: {e}"))?;
+                            Sysctls::default().get(&name).map_err(|e| format!("sysctl: {e}"))?;
                         }
                         s.ops.push(Op::Set(name, v.to_string()));
                     } else if write {
@@ -132,7 +134,10 @@ impl Program for Sysctl {
                             let _ = e;
                             k.eprint(me, "bash: echo: write error: Invalid argument\n");
                         } else {
-                            k.eprint(me, &format!("sysctl: setting key \"{name}\": Invalid argument ({e})\n"));
+                            // procps sysctl's message for a write the kernel rejects
+                            // (proc_dointvec_minmax & co. return -EINVAL).
+                            let _ = e;
+                            k.eprint(me, &format!("sysctl: setting key \"{name}\": Invalid argument\n"));
                         }
                         self.status = 1;
                     }

@@ -58,7 +58,7 @@ pub struct Fio {
     layout_next: usize,
     shared: Option<Rc<RefCell<Shared>>>,
     start: Ns,
-    disks0: Vec<(u32, [u64; 2], u64)>,
+    disks0: Vec<(u32, memtwin_kernel::block::DiskStats)>,
 }
 
 const USAGE: &str = "fio [--output-format=normal|json] [JOBFILE] [--name=NAME --rw=... --bs=... --size=... ...]";
@@ -250,9 +250,9 @@ impl Fio {
         None
     }
 
-    fn disks_now(k: &Kernel, dev: u32) -> ([u64; 2], u64) {
-        let d = &k.block.devs[dev as usize];
-        (d.ios_done, d.busy_ns)
+    /// The device's /proc/diskstats counters now (fio's disk_util reads that file).
+    fn disks_now(k: &Kernel, dev: u32) -> memtwin_kernel::block::DiskStats {
+        k.block.devs[dev as usize].stats_at(k.now)
     }
 
     /// Print the report; true if a job failed.
@@ -277,15 +277,14 @@ impl Fio {
         let disks: Vec<DiskUtil> = self
             .disks0
             .iter()
-            .map(|&(dev, ios0, busy0)| {
-                let (ios, busy) = Fio::disks_now(k, dev);
-                let busy_ms = (busy - busy0) / 1_000_000;
-                let ios = [ios[0] - ios0[0], ios[1] - ios0[1]];
-                // The model keeps one busy-time integral per device: it is split between
-                // the directions by their share of requests.
-                let total = (ios[0] + ios[1]).max(1);
-                let ticks = [busy_ms * ios[0] / total, busy_ms * ios[1] / total];
-                let util = if elapsed > 0 { ((busy - busy0) as f64 / elapsed as f64 * 100.0).min(100.0) } else { 0.0 };
+            .map(|&(dev, s0)| {
+                let s = Fio::disks_now(k, dev);
+                let ios = [s.ios[0] - s0.ios[0], s.ios[1] - s0.ios[1]];
+                let ticks = [(s.nsecs[0] - s0.nsecs[0]) / 1_000_000, (s.nsecs[1] - s0.nsecs[1]) / 1_000_000];
+                // update_io_stat: util is the time with requests in flight (io_ticks) over
+                // the run.
+                let busy = s.io_ticks - s0.io_ticks;
+                let util = if elapsed > 0 { (busy as f64 / elapsed as f64 * 100.0).min(100.0) } else { 0.0 };
                 DiskUtil { name: k.block.devs[dev as usize].disk.name.clone(), ios, ticks, util }
             })
             .collect();
@@ -363,8 +362,8 @@ impl Program for Fio {
                         if let Some(m) = k.fs.mount_of(&inst.path) {
                             if let Some(dev) = k.fs.mounts[m as usize].dev {
                                 if !self.disks0.iter().any(|d| d.0 == dev) {
-                                    let (ios, busy) = Fio::disks_now(k, dev);
-                                    self.disks0.push((dev, ios, busy));
+                                    let s0 = Fio::disks_now(k, dev);
+                                    self.disks0.push((dev, s0));
                                 }
                             }
                         }
