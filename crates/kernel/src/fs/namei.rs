@@ -384,13 +384,13 @@ impl Kernel {
                 let (_, n) = t.children(depth, idx);
                 let sub = if depth == t.leaf_depth() { 0 } else { n };
                 let blocks = t.dir_blocks(depth, idx);
-                Stat { kind: FileKind::Directory, size: blocks * 4096, blocks: blocks * 8, nlink: 2 + sub, mode: 0o40755, ino, mount: s.mount }
+                Stat { kind: FileKind::Directory, size: blocks * 4096, blocks: blocks * 8, nlink: 2 + sub, mode: 0o40755, ino, mount: s.mount, times: [0; 4] }
             }
             Some(Node::File(f)) => {
                 let size = t.file_size(f);
-                Stat { kind: FileKind::Regular, size, blocks: size.div_ceil(4096) * 8, nlink: 1, mode: 0o100644, ino, mount: s.mount }
+                Stat { kind: FileKind::Regular, size, blocks: size.div_ceil(4096) * 8, nlink: 1, mode: 0o100644, ino, mount: s.mount, times: [0; 4] }
             }
-            None => Stat { kind: FileKind::Regular, size: 0, blocks: 0, nlink: 1, mode: 0o100644, ino, mount: s.mount },
+            None => Stat { kind: FileKind::Regular, size: 0, blocks: 0, nlink: 1, mode: 0o100644, ino, mount: s.mount, times: [0; 4] },
         }
     }
 

@@ -509,7 +509,7 @@ impl Mm {
     /// so the figures show how scattered the model's free frames are.
     pub fn free_blocks_per_order(&self, orders: usize) -> Vec<u64> {
         let mut count = vec![0u64; orders];
-        let n = self.pages.next.len() as u64;
+        let n = self.pages.nr() as u64;
         let free = |p: u64| self.pages.lru(p as Pfn) == Lru::Free;
         let max = orders as u32 - 1;
         let mut p = 0u64;
