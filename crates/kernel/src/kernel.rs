@@ -84,6 +84,9 @@ pub struct Kernel {
     pub memcg: crate::mm::memcontrol::MemCgroups,
     /// Pressure stall information (/proc/pressure), see psi.rs.
     pub psi: crate::psi::Psi,
+    /// The task whose program step or kernel path is running (`current`): frees done
+    /// for it go to its CPU's page list, and lock waits are its.
+    pub current: Option<TaskId>,
 }
 
 /// Reclaim's tasks, paths in progress, locks, waiters and statistics.
@@ -105,6 +108,11 @@ pub struct ReclaimState {
     pub deferred: Vec<crate::mm::page::Pfn>,
     /// Extra CPU work of the batch being decided (zram compression, request submission).
     pub pass_ns: Ns,
+    /// Time the path's current step spun on zone->lock (freeing to the buddy lists), run
+    /// as part of its next burst.
+    pub zone_spin: Ns,
+    /// A reclaim path is being advanced (`Kernel::run_kpath`): lock waits go to its burst.
+    pub advancing: bool,
     pub stats: ReclaimStats,
 }
 
@@ -251,8 +259,11 @@ impl Kernel {
             memcg: crate::mm::memcontrol::MemCgroups::new(crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1)),
             profile: Profile::of(machine.kernel),
             psi,
+            current: None,
             machine,
         };
+        let profile = k.profile;
+        k.mm.pcp = crate::mm::pcp::Pagesets::new(profile.pcp, ncpus, managed, k.mm.wmark.low);
         k.boot_devices()?;
         k.boot_memory();
         k.boot_swap().map_err(KernelError)?;
@@ -490,6 +501,13 @@ impl Kernel {
     }
 
     fn do_exit(&mut self, tid: TaskId, code: i32) {
+        // exit_mmap runs on the exiting task's CPU: its pages go to that CPU's list.
+        let prev = self.current.replace(tid);
+        self.do_exit_current(tid, code);
+        self.current = prev;
+    }
+
+    fn do_exit_current(&mut self, tid: TaskId, code: i32) {
         self.reclaim_path_abort(tid);
         self.pipe_release_ends(tid);
         for fd in 0..self.tasks[tid as usize].files.len() {
@@ -654,7 +672,9 @@ impl Kernel {
                     return;
                 };
                 self.tasks[tid as usize].wait_reason = None;
+                self.current = Some(tid);
                 let s = prog.step(self, tid);
+                self.current = None;
                 if self.tasks[tid as usize].program.is_none() && !self.tasks[tid as usize].killed {
                     self.tasks[tid as usize].program = Some(prog);
                 }
@@ -724,8 +744,20 @@ impl Kernel {
     fn run_kpath(&mut self, tid: TaskId) {
         use crate::delayacct::{SysWork, WaitReason};
         let spin_before = self.tasks[tid as usize].delay.sys_work[SysWork::LockSpin as usize];
-        match self.reclaim_path_run(tid) {
+        self.current = Some(tid);
+        self.reclaim.advancing = true;
+        let step = self.reclaim_path_run(tid);
+        self.reclaim.advancing = false;
+        self.current = None;
+        match step {
             crate::mm::vmscan::PathStep::Burst { sys } => {
+                // Spinning on zone->lock while freeing is part of the burst and of the
+                // invocation's lock wait.
+                let zone_spin = std::mem::take(&mut self.reclaim.zone_spin);
+                if let Some(Some(p)) = self.reclaim.paths.get_mut(tid as usize) {
+                    p.lock_wait_ns += zone_spin;
+                }
+                let sys = sys + zone_spin;
                 // Reclaim work on the CPU; the part spent spinning on lru_lock is lock time
                 // (note_lock_wait), the rest reclaim. All of it is a memory stall (PSI).
                 let d = &mut self.tasks[tid as usize].delay;
@@ -737,9 +769,19 @@ impl Kernel {
             }
             crate::mm::vmscan::PathStep::Sleep { until, io } => {
                 self.set_wait_reason(tid, WaitReason::ReclaimWait);
+                let spin = std::mem::take(&mut self.reclaim.zone_spin);
+                if spin > 0 {
+                    // The spin on zone->lock comes first, then the sleep.
+                    let until = until.max(self.now + spin);
+                    return self.start_burst(tid, 0, spin, Some(Step::SleepUntil { t: until, io }));
+                }
                 self.apply_step(tid, Step::SleepUntil { t: until, io })
             }
-            _ => self.run_task(tid),
+            _ => {
+                let spin = std::mem::take(&mut self.reclaim.zone_spin);
+                self.charge_sys(tid, spin);
+                self.run_task(tid)
+            }
         }
     }
 

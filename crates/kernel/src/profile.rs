@@ -113,6 +113,8 @@ pub struct Profile {
     /// before, one per node (pgdat->lru_lock, 4.8 .. 5.10) or per zone (zone->lru_lock,
     /// 2.6.x): with one zone per node here, the same single lock.
     pub lru_lock_per_lruvec: bool,
+    /// Per-CPU pagesets: none in 2.4; batch and high by era (mm/pcp.rs).
+    pub pcp: crate::mm::pcp::PcpRule,
     /// Transparent huge pages enabled by default (distributions of the 5.x and 6.x eras):
     /// khugepaged's set_recommended_min_free_kbytes raises min_free_kbytes.
     pub thp_enabled: bool,
@@ -164,6 +166,12 @@ impl Profile {
                 Linux2639 | Linux24 => IsolatedThrottle::CongestionWaitLoop,
             },
             lru_lock_per_lruvec: kernel == Linux6,
+            pcp: match kernel {
+                Linux24 => crate::mm::pcp::PcpRule::Off,
+                Linux2639 => crate::mm::pcp::PcpRule::SixBatches { cap_kb: 512 },
+                Linux58 | Linux5Pre59 => crate::mm::pcp::PcpRule::SixBatches { cap_kb: 1024 },
+                Linux6 => crate::mm::pcp::PcpRule::LowWmarkShare,
+            },
             thp_enabled: matches!(kernel, Linux6 | Linux58 | Linux5Pre59),
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,

@@ -12,6 +12,7 @@ pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
 pub mod page_writeback;
+pub mod pcp;
 pub mod readahead;
 pub mod swap_state;
 pub mod swapfile;
@@ -307,8 +308,10 @@ pub const NR_ALL_SENTINELS: u32 = NR_SENTINELS + NR_KERNEL_OWNERS as u32;
 /// without a `Kernel` (rules that need only these pieces take `&mut Mm`).
 pub struct Mm {
     pub pages: Pages,
-    /// The zone's free pages.
+    /// The zone's free frames: the buddy lists' and those on the per-CPU lists.
     pub free: FreeArea,
+    /// How many of the free frames are on each CPU's list (`pcp`), and zone->lock.
+    pub pcp: pcp::Pagesets,
     /// The node's lruvecs; index 0 is the root (node) lruvec, the others belong to memory
     /// cgroups. Freed ones stay in place (not `live`) for reuse.
     pub lruvecs: Vec<Lruvec>,
@@ -361,6 +364,8 @@ impl Mm {
         Ok(Mm {
             pages,
             free,
+            // No per-CPU lists until the kernel sets them up for its era and CPUs.
+            pcp: pcp::Pagesets::new(pcp::PcpRule::Off, 1, managed, wmark.low),
             lruvecs: vec![root],
             free_lruvec_ids: Vec::new(),
             kernel,
@@ -497,8 +502,15 @@ impl Mm {
         self.lruvecs[id as usize].tail(&self.pages, l)
     }
 
+    /// NR_FREE_PAGES: free pages on the buddy lists (MemFree, the watermark checks);
+    /// pages on the per-CPU lists are free but not counted.
     #[inline]
     pub fn nr_free(&self) -> u64 {
+        self.free.nr_free - self.pcp.total
+    }
+    /// Every free frame: the buddy lists' and the per-CPU lists'.
+    #[inline]
+    pub fn nr_free_frames(&self) -> u64 {
         self.free.nr_free
     }
     /// Node-wide pages on list `l` (node_page_state(NR_LRU_BASE + l)): the sum over the
@@ -597,12 +609,24 @@ impl Mm {
         self.xa.shadow_nodes()
     }
 
-    /// Take a frame off the free list (no watermark checks: see page_alloc).
+    /// Take a frame off the buddy lists (no watermark checks, no per-CPU list: see
+    /// page_alloc). With the buddy lists empty the pages of the per-CPU lists are taken
+    /// back first (drain_all_pages).
     #[inline]
     pub fn take_free(&mut self) -> Option<Pfn> {
+        if self.nr_free() == 0 {
+            let cpu = self.pcp.fullest()?;
+            self.pcp.drained(cpu, 1);
+        }
         self.free.take(&mut self.pages)
     }
-    /// Return a frame to the free list (free_unref_page).
+    /// Take the frame a CPU's list gave (rmqueue_pcplist; the caller counted it).
+    #[inline]
+    pub(crate) fn take_free_frame(&mut self) -> Option<Pfn> {
+        self.free.take(&mut self.pages)
+    }
+    /// Return a frame to the free list (__free_one_page; `Kernel::free_page` decides
+    /// whether it stays on a CPU's list).
     #[inline]
     pub fn put_free(&mut self, p: Pfn) {
         debug_assert_eq!(self.pages.lru(p), Lru::None);
@@ -663,7 +687,7 @@ impl Mm {
     /// Count every frame exactly once: free, on an LRU list, or held by the kernel.
     /// Returns a description of the first broken invariant.
     pub fn check_invariants(&self) -> Result<(), String> {
-        let listed: u64 = self.lruvecs.iter().map(|v| v.nr_pages()).sum::<u64>() + self.nr_free();
+        let listed: u64 = self.lruvecs.iter().map(|v| v.nr_pages()).sum::<u64>() + self.nr_free_frames();
         let held = self.kernel.total();
         if listed + held + self.isolated() != self.managed {
             return Err(format!(

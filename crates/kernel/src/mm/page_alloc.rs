@@ -3,7 +3,7 @@
 use super::page::Pfn;
 use crate::task::Step;
 use crate::Kernel;
-use memtwin_engine::{TaskId, NS_PER_MS};
+use memtwin_engine::{Ns, TaskId, NS_PER_MS};
 use memtwin_machine::{Machine, Sysctls};
 use memtwin_procfs::VmItem;
 
@@ -59,6 +59,10 @@ impl Kernel {
     /// Recompute watermarks after min_free_kbytes or watermark_scale_factor change.
     pub fn setup_per_zone_wmarks(&mut self) {
         self.mm.wmark = Watermarks::compute(&self.machine, &self.sysctl, self.mm.managed);
+        // setup_per_zone_wmarks -> zone_pcp_update: 5.14+ sizes pcp->high from the low
+        // watermark.
+        let (managed, low) = (self.mm.managed, self.mm.wmark.low);
+        self.mm.pcp.update(managed, low);
     }
 
     /// Free a frame (free_unref_page). Inside a reclaim batch's decisions the frame is
@@ -71,6 +75,74 @@ impl Kernel {
         }
         self.mm.put_free(p);
         self.vm.inc(VmItem::Pgfree);
+        self.pcp_free();
+    }
+
+    /// The CPU kernel work runs on now: the current task's, else CPU 0 (completion
+    /// interrupts, timers).
+    #[inline]
+    fn this_cpu(&self) -> usize {
+        self.current.map_or(0, |t| self.sched.task_cpu(t) as usize)
+    }
+
+    /// free_unref_page_commit: the freed page joins this CPU's list; a full list gives a
+    /// batch back to the buddy lists under zone->lock (free_pcppages_bulk). Without
+    /// per-CPU lists (2.4) every free takes zone->lock (__free_pages_ok).
+    fn pcp_free(&mut self) {
+        if !self.mm.pcp.enabled() {
+            self.zone_lock(1);
+            return;
+        }
+        let cpu = self.this_cpu();
+        let reclaim_active = !self.reclaim.kswapd_waiting;
+        let n = self.mm.pcp.free(cpu, reclaim_active);
+        if n > 0 {
+            self.zone_lock(n as u64);
+        }
+    }
+
+    /// drain_all_pages: every CPU's list goes back to the buddy lists (the allocator's
+    /// slow path does it once when direct reclaim made progress but the allocation still
+    /// fails, __alloc_pages_direct_reclaim).
+    pub fn drain_all_pages(&mut self) {
+        for cpu in 0..self.mm.pcp.count.len() {
+            let n = self.mm.pcp.count[cpu];
+            if n > 0 {
+                self.mm.pcp.drained(cpu, n);
+                self.zone_lock(n as u64);
+            }
+        }
+    }
+
+    /// Take zone->lock now to move `pages` pages between the buddy lists and a CPU's list
+    /// (or to allocate or free one without per-CPU lists). The hold is one list operation
+    /// per page (as lru_lock's); the holder's CPU time for it is part of the per-page
+    /// allocation cost already charged, so only the wait (spinning) adds system time, to
+    /// the current task. Returns the wait.
+    fn zone_lock(&mut self, pages: u64) -> Ns {
+        let hold = pages * self.lru_lock_hold_per_page();
+        let me = self.current.unwrap_or(crate::mm::pcp::IRQ_HOLDER);
+        // Requests reach the queue in event order (at `now`; the step's work runs as one
+        // burst after it), so the queue serves them FIFO. A holder taking the lock again
+        // in the same work comes after its own hold, not as a waiter.
+        let pcp = &mut self.mm.pcp;
+        let at = if pcp.holder == me { pcp.zone_lock.free_at.max(self.now) } else { self.now };
+        pcp.holder = me;
+        let wait = pcp.zone_lock.acquire(at, hold) - at;
+        let Some(t) = self.current else {
+            // Completion (interrupt) context: takes its turn, nobody's time.
+            return 0;
+        };
+        if wait > 0 {
+            self.tasks[t as usize].lock_wait_ns += wait;
+            self.note_lock_wait(t, wait);
+            if self.reclaim.advancing {
+                self.reclaim.zone_spin += wait;
+            } else {
+                self.charge_sys(t, wait);
+            }
+        }
+        wait
     }
 
     /// Allocate a frame for `tid` (__alloc_pages): above the low watermark at once; below
@@ -101,6 +173,11 @@ impl Kernel {
         };
         let sc = path.sc;
         let reclaimed = sc.nr_reclaimed;
+        if self.mm.nr_free() <= w.min && reclaimed > 0 && self.mm.pcp.total > 0 {
+            // __alloc_pages_direct_reclaim: reclaim made progress but the allocation
+            // fails: drain the per-CPU lists and try again.
+            self.drain_all_pages();
+        }
         if self.mm.nr_free() > w.min {
             self.tasks[tid as usize].reclaim_retries = 0;
             return self.take_page(tid);
@@ -134,8 +211,32 @@ impl Kernel {
         Err(Step::SleepUntil { t: until, io: false })
     }
 
+    /// rmqueue for an order-0 page: from the task's CPU list (refilled with a batch under
+    /// zone->lock when empty: rmqueue_bulk), or from the buddy lists under zone->lock
+    /// without per-CPU lists.
+    fn rmqueue(&mut self, tid: TaskId) -> Option<Pfn> {
+        if !self.mm.pcp.enabled() {
+            let p = self.mm.take_free()?;
+            self.zone_lock(1);
+            return Some(p);
+        }
+        let cpu = self.sched.task_cpu(tid) as usize;
+        let want = self.mm.pcp.refill_needed(cpu);
+        if want > 0 {
+            let n = (want as u64).min(self.mm.nr_free()) as u32;
+            if n == 0 {
+                // Nothing left in the buddy lists: another CPU's pages (drain_all_pages).
+                return self.mm.take_free();
+            }
+            self.mm.pcp.refilled(cpu, n);
+            self.zone_lock(n as u64);
+        }
+        self.mm.pcp.take(cpu);
+        self.mm.take_free_frame()
+    }
+
     fn take_page(&mut self, tid: TaskId) -> Result<Pfn, Step> {
-        match self.mm.take_free() {
+        match self.rmqueue(tid) {
             Some(p) => {
                 self.vm.inc(VmItem::PgallocNormal);
                 self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns);

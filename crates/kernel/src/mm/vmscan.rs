@@ -436,6 +436,11 @@ impl Kernel {
     /// their lists, those it reclaimed to the free list.
     pub(crate) fn reclaim_path_abort(&mut self, tid: TaskId) {
         let Some(mut path) = self.reclaim.paths.get_mut(tid as usize).and_then(|p| p.take()) else { return };
+        if path.timed && !path.done() {
+            // The invocation ends here (a fatal signal): it still has its latency record.
+            let latency = if path.started { self.now - path.start } else { 0 };
+            self.reclaim.stats.record(path.sc.kswapd, latency, path.lock_wait_ns);
+        }
         let l = path.batch_l;
         let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
         path.putback = pending;
@@ -685,13 +690,16 @@ impl Kernel {
                 }
                 self.isolated_dec(file, freed);
                 path.state = RState::MoveFoliosToLru;
+                // A CPU list that filled up went back to the buddy lists under zone->lock.
+                let zone_spin = std::mem::take(&mut self.reclaim.zone_spin);
+                path.lock_wait_ns += zone_spin;
                 if !path.timed || path.putback.is_empty() {
-                    return PathStep::Continue;
+                    return PathStep::Burst { sys: zone_spin };
                 }
                 let hold = path.putback.len() as u64 * self.lru_lock_hold_per_page();
                 let wait = self.lru_lock(tid, path.lruvec, hold);
                 path.lock_wait_ns += wait;
-                PathStep::Burst { sys: wait + hold }
+                PathStep::Burst { sys: zone_spin + wait + hold }
             }
             RState::MoveFoliosToLru => {
                 self.move_folios_to_lru(path);

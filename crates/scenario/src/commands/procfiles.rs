@@ -197,7 +197,14 @@ fn zoneinfo(k: &Kernel) -> String {
             t.push_str(&format!("      {name:<12} {val}\n"));
         }
     }
+    // zoneinfo_show_print: each CPU's list (count, high, batch) and the stat threshold.
     t.push_str("  pagesets\n");
+    let pcp = &k.mm.pcp;
+    let threshold = pcp.stat_threshold(k.mm.managed);
+    for (cpu, &count) in pcp.count.iter().enumerate().filter(|_| pcp.enabled()) {
+        t.push_str(&format!("    cpu: {cpu}\n              count: {count}\n              high:  {}\n              batch: {}\n", pcp.high, pcp.batch));
+        t.push_str(&format!("  vm stats threshold: {threshold}\n"));
+    }
     t.push_str(&format!("  node_unreclaimable:  0\n  start_pfn:           1\n"));
     t
 }
