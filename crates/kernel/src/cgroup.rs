@@ -77,6 +77,8 @@ const UNMODELLED: &[&str] = &[
     "memory.zswap.current",
     "memory.zswap.max",
     "memory.pressure_level",
+    "io.pressure",
+    "cpu.pressure",
     "cgroup.max.depth",
     "cgroup.max.descendants",
     "cgroup.stat",
@@ -178,8 +180,8 @@ impl Kernel {
     pub fn cgroup_check_modelled(&self, id: MemcgId, name: &str) -> Result<(), CgError> {
         match self.check_file(id, name) {
             Err(CgError::Unmodelled(m)) => Err(CgError::Unmodelled(m)),
-            _ if name == "memory.pressure" => Err(CgError::Unmodelled(
-                "memory.pressure (PSI) is not modelled: the model does not account memory stall time yet".into(),
+            _ if name == "memory.pressure" && self.psi.era == crate::psi::PsiEra::None => Err(CgError::Unmodelled(
+                "memory.pressure: pressure stall information came with Linux 4.20 (use a linux-5.x or 6.x kernel profile)".into(),
             )),
             _ => Ok(()),
         }
@@ -212,6 +214,11 @@ impl Kernel {
             }
         })?;
         self.memcg.set_lruvec(id, lv);
+        // psi_cgroup_alloc: v2 cgroups account pressure stalls (4.20+).
+        if self.memcg.mode == CgroupMode::V2 {
+            let now = self.now;
+            self.psi.group_alloc(id, now);
+        }
         Ok(())
     }
 
@@ -237,6 +244,7 @@ impl Kernel {
         let (from, to) = (self.memcg.cgs[id as usize].lruvec, self.memcg.cgs[parent as usize].lruvec);
         self.mm.reparent_lruvec(from, to);
         self.memcg.remove(id);
+        self.psi.group_free(id);
         Ok(())
     }
 
@@ -249,6 +257,7 @@ impl Kernel {
         }
         self.tasks[tid as usize].memcg = id;
         self.tasks[tid as usize].memcg_nr_pages_over_high = 0;
+        self.psi_cgroup_move(tid);
         Ok(())
     }
 
@@ -257,6 +266,19 @@ impl Kernel {
             let task = &self.tasks[t as usize];
             task.pid == pid && task.exit_code.is_none() && !task.reaped
         })
+    }
+
+    /// Read a cgroup file as a read now sees it: pressure totals brought up to date
+    /// (psi_show collects the per-CPU times first).
+    pub fn cgroup_read_now(&mut self, path: &str) -> Result<String, CgError> {
+        if let Ok((id, Some(name))) = self.cgroup_resolve(path) {
+            if name == "memory.pressure" && self.check_file(id, &name).is_ok() {
+                if let Some(t) = self.cgroup_pressure(id, "memory") {
+                    return Ok(t);
+                }
+            }
+        }
+        self.cgroup_read(path)
     }
 
     /// Read a cgroup file.
@@ -313,10 +335,17 @@ impl Kernel {
                     ev[MemcgEvent::SwapFail as usize]
                 )
             }
+            // The totals as of the last update (`cgroup_read_now` brings them up to date).
             "memory.pressure" => {
-                return Err(CgError::Unmodelled(
-                    "memory.pressure (PSI) is not modelled: the model does not account memory stall time yet".into(),
-                ))
+                let g = if id == ROOT_MEMCG { Some(&self.psi) } else { self.psi.group(id) };
+                match g {
+                    Some(g) => {
+                        let mut g = g.snapshot();
+                        g.collect(self.now);
+                        g.show("memory")
+                    }
+                    None => return Err(CgError::Unmodelled("memory.pressure: pressure stall information came with Linux 4.20".into())),
+                }
             }
             "memory.stat" => self.memcg_stat_text(id, v1),
             // v1.

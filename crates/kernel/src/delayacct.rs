@@ -91,6 +91,8 @@ pub struct TaskDelay {
     /// PSI: the task's flags as counted in its CPU's group, and that CPU.
     pub(crate) psi_flags: u8,
     pub(crate) psi_cpu: u32,
+    /// The cgroup whose PSI groups hold the task's flags.
+    pub(crate) psi_memcg: u16,
     /// PSI: reclaim CPU time charged but not yet started (becomes a memstall-running span).
     pub(crate) pending_reclaim: Ns,
     /// PSI: the task counts as memstall while running until this time.
@@ -109,6 +111,7 @@ impl TaskDelay {
             sys_work: [0; N_WORK],
             psi_flags: 0,
             psi_cpu: u32::MAX,
+            psi_memcg: 0,
             pending_reclaim: 0,
             memstall_until: 0,
         }

@@ -14,6 +14,9 @@
 //! * swap: the swap map's u32 per slot, a u16 compressed size per zram slot
 //!   (`mm::swapfile::SwapMap`), the stack of freed slots (a u32 each, up to 8 B), and the
 //!   swapped-out page's swap entry in its mapping's tree (dense: as a page);
+//! * memory cgroups, when a run uses them: the page -> lruvec table (`mm::page`,
+//!   folio_lruvec), a u16 per page frame, allocated when the first page is charged to a
+//!   cgroup (`estimate_with_cgroups`);
 //! * a fixed part: tasks, the event queue, mapping descriptors, the series of a short run,
 //!   the Python interpreter and the extension (measured on a small run: `FIXED_BYTES`).
 //!
@@ -65,13 +68,28 @@ pub struct HostEstimate {
     pub frames: u64,
     pub page_index: u64,
     pub swap: u64,
+    /// The page -> lruvec table of memory cgroups (0 unless the run uses cgroups).
+    pub memcg: u64,
     pub fixed: u64,
 }
 
 impl HostEstimate {
     pub fn total(&self) -> u64 {
-        self.frames.saturating_add(self.page_index).saturating_add(self.swap).saturating_add(self.fixed)
+        self.frames.saturating_add(self.page_index).saturating_add(self.swap).saturating_add(self.memcg).saturating_add(self.fixed)
     }
+}
+
+/// Host bytes of the page -> lruvec table of `frames` page frames (a u16 each, sentinels
+/// included).
+pub fn lruvec_table_bytes(frames: u64) -> u64 {
+    (frames + NR_ALL_SENTINELS as u64).saturating_mul(2)
+}
+
+/// `estimate`, for a run that puts pages in memory cgroups.
+pub fn estimate_with_cgroups(machine: &Machine) -> HostEstimate {
+    let mut e = estimate(machine);
+    e.memcg = lruvec_table_bytes(machine.mem_total_bytes() / PAGE_SIZE);
+    e
 }
 
 /// Host memory `machine` needs with its RAM and swap in use.
@@ -85,7 +103,7 @@ pub fn estimate(machine: &Machine) -> HostEstimate {
         swap = swap.saturating_add(slots.saturating_mul(per)).saturating_add(tree_bytes(slots));
     }
     let page_index = tree_bytes(frames).saturating_mul(if has_swap { 2 } else { 1 });
-    HostEstimate { frames: frame_table_bytes(frames), page_index, swap, fixed: FIXED_BYTES }
+    HostEstimate { frames: frame_table_bytes(frames), page_index, swap, memcg: 0, fixed: FIXED_BYTES }
 }
 
 /// Host memory available to this process, in bytes, and where the figure comes from:
@@ -142,6 +160,15 @@ mod tests {
         let e2 = estimate(&m);
         let frames2 = m.mem_total_bytes() / PAGE_SIZE;
         assert_eq!(e2.frames - e.frames, (frames2 - frames) * 16);
+    }
+
+    #[test]
+    fn cgroups_add_two_bytes_a_frame() {
+        let m = memtwin_machine::preset("default").unwrap();
+        let (plain, cg) = (estimate(&m), estimate_with_cgroups(&m));
+        let frames = m.mem_total_bytes() / PAGE_SIZE;
+        assert_eq!(plain.memcg, 0);
+        assert_eq!(cg.total() - plain.total(), (frames + NR_ALL_SENTINELS as u64) * 2);
     }
 
     #[test]

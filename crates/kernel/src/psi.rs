@@ -137,7 +137,8 @@ fn test_state(t: &[u32; 5], s: usize, era: PsiEra) -> bool {
     }
 }
 
-/// The system-wide psi_group.
+/// The system-wide psi_group (and, with `groups`, a cgroup's: cgroup->psi, for which only
+/// the per-CPU states, totals and averages are used).
 #[derive(Clone, Debug)]
 pub struct Psi {
     pub era: PsiEra,
@@ -154,6 +155,10 @@ pub struct Psi {
     avg_last_update: Ns,
     /// (time, task): a running task's memory stall (its reclaim burst) ends.
     deadlines: Vec<(Ns, TaskId)>,
+    /// Each v2 cgroup's psi_group, by cgroup id (None: the root, whose files show the
+    /// system's, a v1 hierarchy, or a removed cgroup). psi_task_change updates the groups
+    /// of the task's cgroup and its ancestors as well as the system's.
+    groups: Vec<Option<Box<Psi>>>,
 }
 
 impl Psi {
@@ -169,7 +174,48 @@ impl Psi {
             avg_next_update: PSI_PERIOD_NS,
             avg_last_update: 0,
             deadlines: Vec::new(),
+            groups: Vec::new(),
         }
+    }
+
+    /// psi_cgroup_alloc: a new cgroup's group, its averages clocked from `now`.
+    pub(crate) fn group_alloc(&mut self, id: u16, now: Ns) {
+        if self.era == PsiEra::None {
+            return;
+        }
+        let mut g = Psi::new(self.era, self.cpus.len() as u32);
+        g.restart(now);
+        let i = id as usize;
+        if self.groups.len() <= i {
+            self.groups.resize_with(i + 1, || None);
+        }
+        self.groups[i] = Some(Box::new(g));
+    }
+    /// A copy of the group's states without the cgroups' groups (to read totals from).
+    pub fn snapshot(&self) -> Psi {
+        Psi {
+            era: self.era,
+            cpus: self.cpus.clone(),
+            cpu_owner: Vec::new(),
+            last: self.last,
+            total: self.total,
+            avg_total: self.avg_total,
+            avg: self.avg,
+            avg_next_update: self.avg_next_update,
+            avg_last_update: self.avg_last_update,
+            deadlines: Vec::new(),
+            groups: Vec::new(),
+        }
+    }
+    /// psi_cgroup_free.
+    pub(crate) fn group_free(&mut self, id: u16) {
+        if let Some(g) = self.groups.get_mut(id as usize) {
+            *g = None;
+        }
+    }
+    /// The group of cgroup `id`, if it has one.
+    pub fn group(&self, id: u16) -> Option<&Psi> {
+        self.groups.get(id as usize)?.as_deref()
     }
 
     pub(crate) fn restart(&mut self, now: Ns) {
@@ -179,11 +225,14 @@ impl Psi {
         for c in &mut self.cpus {
             c.state_start = now;
         }
+        for g in self.groups.iter_mut().flatten() {
+            g.restart(now);
+        }
     }
 
     /// collect_percpu_times at `now`: fold the CPUs' times into the totals, weighting each
     /// CPU by its non-idle time.
-    fn collect(&mut self, now: Ns) {
+    pub(crate) fn collect(&mut self, now: Ns) {
         let mut deltas = [0u128; NR_STATES];
         let mut nonidle_total = 0u128;
         for c in &mut self.cpus {
@@ -275,6 +324,19 @@ impl Kernel {
             if next < self.psi.last {
                 next = self.psi.last;
             }
+            let mut g_next = Ns::MAX;
+            for g in self.psi.groups.iter_mut().flatten() {
+                if g.avg_next_update <= next {
+                    // A cgroup's averages are clocked from its creation (group_init).
+                    let t = g.avg_next_update;
+                    g.collect(t);
+                    g.update_averages(t);
+                }
+                g_next = g_next.min(g.avg_next_update);
+            }
+            if g_next < next {
+                next = g_next.max(self.psi.last);
+            }
             self.psi.last = next;
             if next == self.psi.avg_next_update {
                 self.psi.collect(next);
@@ -328,19 +390,63 @@ impl Kernel {
         if let Some(c) = self.psi.cpu_owner.iter().position(|&o| o == Some(tid)) {
             cpu = c as u32;
         }
-        if old == new && old_cpu == cpu {
+        let (old_cg, cg) = (d.psi_memcg, self.tasks[tid as usize].memcg);
+        if old == new && old_cpu == cpu && old_cg == cg {
             return;
         }
         let now = self.psi.last;
         if old != 0 && old_cpu != u32::MAX {
             self.psi.change(old_cpu, old, 0, now);
+            self.psi_cgroups_change(old_cg, old_cpu, old, 0, now);
         }
         if new != 0 {
             self.psi.change(cpu, 0, new, now);
+            self.psi_cgroups_change(cg, cpu, 0, new, now);
         }
         let d = &mut self.tasks[tid as usize].delay;
         d.psi_flags = new;
         d.psi_cpu = cpu;
+        d.psi_memcg = cg;
+    }
+
+    /// psi_task_change's walk up the cgroup tree: the groups of cgroup `id` and of its
+    /// ancestors below the root (the root's is the system's).
+    fn psi_cgroups_change(&mut self, mut id: u16, cpu: u32, clear: u8, set: u8, now: Ns) {
+        if self.psi.groups.is_empty() {
+            return;
+        }
+        while id != crate::mm::memcontrol::ROOT_MEMCG {
+            if let Some(Some(g)) = self.psi.groups.get_mut(id as usize) {
+                g.change(cpu, clear, set, now);
+            }
+            match self.memcg.cgs.get(id as usize).and_then(|c| c.parent) {
+                Some(p) => id = p,
+                None => break,
+            }
+        }
+    }
+
+    /// cgroup_move_task: a task changed cgroups; its states move to the new groups.
+    pub(crate) fn psi_cgroup_move(&mut self, tid: TaskId) {
+        if self.psi.era == PsiEra::None {
+            return;
+        }
+        self.delayacct_flush();
+        self.psi_advance(self.now);
+        self.psi_update_task(tid);
+    }
+
+    /// memory.pressure (or io/cpu) of cgroup `id` as read now; None without a group.
+    pub fn cgroup_pressure(&mut self, id: u16, res: &str) -> Option<String> {
+        if id == crate::mm::memcontrol::ROOT_MEMCG {
+            return self.pressure(res);
+        }
+        self.psi.group(id)?;
+        self.delayacct_flush();
+        let now = self.now;
+        let g = self.psi.groups[id as usize].as_mut()?;
+        g.collect(now);
+        Some(g.show(res))
     }
 
     /// The tasks in `changed` moved at `self.now`: place running ones on CPUs and update

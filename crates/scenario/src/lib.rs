@@ -402,7 +402,14 @@ pub fn run(opts: &RunOptions) -> Result<RunResult, RunError> {
 }
 
 /// Refuse a machine whose model would not fit in the host's available memory.
-pub(crate) fn check_host_memory(machine: &memtwin_machine::Machine, available: Option<u64>) -> Result<(), RunError> {
+/// Whether a script may put pages in memory cgroups (its text names the cgroup tree or a
+/// command that starts a command in a cgroup): the host-memory estimate then counts the
+/// page -> lruvec table.
+pub(crate) fn uses_cgroups(text: &str) -> bool {
+    text.contains("/sys/fs/cgroup") || text.contains("systemd-run") || text.contains("cgexec")
+}
+
+pub(crate) fn check_host_memory(machine: &memtwin_machine::Machine, available: Option<u64>, cgroups: bool) -> Result<(), RunError> {
     use memtwin_machine::size::format_size;
     let (avail, source) = match available {
         Some(a) => (a, "given"),
@@ -412,7 +419,7 @@ pub(crate) fn check_host_memory(machine: &memtwin_machine::Machine, available: O
             None => return Ok(()),
         },
     };
-    let need = memtwin_kernel::host::estimate(machine).total();
+    let need = if cgroups { memtwin_kernel::host::estimate_with_cgroups(machine) } else { memtwin_kernel::host::estimate(machine) }.total();
     if need > avail {
         return Err(RunError {
             message: format!(
@@ -464,7 +471,7 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
     for s in &opts.sets {
         memtwin_machine::apply_set(&mut machine, s).map_err(|e| err(e.to_string()))?;
     }
-    check_host_memory(&machine, opts.host_available)?;
+    check_host_memory(&machine, opts.host_available, uses_cgroups(&text))?;
     let (machine_name, kernel_profile) = (machine.name.clone(), machine.kernel.name().to_string());
     let k = memtwin_kernel::Kernel::boot(machine, opts.seed).map_err(|e| err(e.to_string()))?;
     let mut sh = Shell::new(k, &file);

@@ -219,7 +219,7 @@ fn machine_for(o: &KernelReplay) -> Result<(memtwin_machine::Machine, u64), RunE
         }
     }
     let free_at_boot = |m: &memtwin_machine::Machine| -> Result<u64, RunError> {
-        crate::check_host_memory(m, None)?;
+        crate::check_host_memory(m, None, false)?;
         let k = Kernel::boot(m.clone(), o.seed).map_err(|e| err(e.to_string()))?;
         Ok(k.meminfo().mem_free * 1024 / PAGE + k.mm.stat.file_pages)
     };

@@ -428,7 +428,7 @@ fn unmodelled_files_commands_and_options_are_refused_with_the_line() {
     for (text, want) in [
         ("mkdir /sys/fs/cgroup/c\ncat /sys/fs/cgroup/c/memory.swap.high\n", "not modelled"),
         ("mkdir /sys/fs/cgroup/c\necho 1 > /sys/fs/cgroup/c/cgroup.freeze\n", "not modelled"),
-        ("mkdir /sys/fs/cgroup/c\ncat /sys/fs/cgroup/c/memory.pressure\n", "PSI) is not modelled"),
+        ("mkdir /sys/fs/cgroup/c\ncat /sys/fs/cgroup/c/io.pressure\n", "'io.pressure' is not modelled"),
         ("systemd-run memhog 1M\n", "only --scope"),
         ("systemd-run --scope -p CPUQuota=50% memhog 1M\n", "'CPUQuota' is not modelled"),
         ("systemd-run --scope -p MemoryMax=lots memhog 1M\n", "invalid value"),

@@ -337,7 +337,7 @@ impl Program for Cat {
                     let t = k.buffers[*b as usize].clone();
                     k.print(me, &t);
                 }
-                CatSource::Cgroup(path) => match k.cgroup_read(path) {
+                CatSource::Cgroup(path) => match k.cgroup_read_now(path) {
                     Ok(t) => k.print(me, &t),
                     Err(memtwin_kernel::cgroup::CgError::Errno(e)) => {
                         k.eprint(me, &format!("cat: {path}: {}\n", e.strerror()));
