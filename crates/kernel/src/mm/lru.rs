@@ -325,7 +325,7 @@ mod tests {
         assert_eq!(lazy.nr_free, linked.nr_free);
         // A mixed sequence: take 5, free two of them, take 10, free 3, take everything.
         let mut order = (Vec::new(), Vec::new());
-        let mut run = |pages: &mut Pages, fa: &mut FreeArea, out: &mut Vec<Pfn>| {
+        let run = |pages: &mut Pages, fa: &mut FreeArea, out: &mut Vec<Pfn>| {
             let mut held = Vec::new();
             for _ in 0..5 {
                 held.push(fa.take(pages).unwrap());
