@@ -209,3 +209,12 @@ fn top_shows_the_load_average() {
     // Two busy workers for 30 s: the 1-minute average rises towards 2 (1 - e^-0.5 of it).
     assert!(one > 0.5 && one < 2.0, "{la}");
 }
+
+/// `timeout 2 sleep 10` ends the sleep after 2 s with status 124.
+#[test]
+fn timeout_ends_a_sleep() {
+    let r = run_on("timeout 2 sleep 10\necho status $?\ncat /proc/uptime\n", "default", &[]);
+    assert!(r.transcript.contains("status 124\n"), "{}", r.transcript);
+    let up: f64 = section(&r.transcript, "cat /proc/uptime").split_whitespace().next().unwrap().parse().unwrap();
+    assert!((2.0..3.0).contains(&up), "{up}");
+}

@@ -1,4 +1,4 @@
-//! The user-space tools people read: free, vmstat, top, iotop. They only read snapshots.
+//! The user-space tools people read: free, vmstat, iostat, top, iotop. They only read snapshots.
 //!
 //! Every formatter is a pure function of [`memtwin_procfs::Snapshot`]s (and, for interval
 //! tools, the previous snapshot): nothing here changes state. The text is the real tools'
@@ -10,6 +10,7 @@
 //! * [`vmstat`]: procps-ng 4.0.2.
 //! * [`top`]: procps-ng 4.0.2, batch mode.
 //! * [`iotop`]: Python iotop 0.6 (and Debian 12's 0.6-42 snapshot), batch mode.
+//! * [`mod@iostat`]: sysstat 12.6 / 12.2 / 9.0.4 `iostat`, procps-ng 4.0.2 `vmstat -d/-D`.
 //!
 //! Each tool also has a `parse_*_args` that accepts the real tool's command-line syntax
 //! (option clusters, attached arguments, long options and their abbreviations, operands

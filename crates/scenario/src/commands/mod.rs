@@ -131,8 +131,8 @@ pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
         ));
     }
     if path == "/proc/sys/vm/compact_memory" {
-        // sysctl_compaction_handler -> compact_nodes: the model has no per-order free lists,
-        // so there is no fragmentation to undo; nothing migrates and no compact_* counts.
+        // sysctl_compaction_handler -> compact_nodes: the model does not migrate pages, so
+        // nothing moves and no compact_* event is counted.
         return Ok(Box::new(files::Echo::silent()));
     }
     let Some(rest) = path.strip_prefix("/proc/sys/") else {
