@@ -13,6 +13,7 @@ pub mod page;
 pub mod page_alloc;
 pub mod page_writeback;
 pub mod readahead;
+pub mod split_reclaim;
 pub mod swap_state;
 pub mod swapfile;
 pub mod util;

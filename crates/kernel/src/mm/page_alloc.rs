@@ -74,15 +74,17 @@ impl Kernel {
     }
 
     /// Allocate a frame for `tid` (__alloc_pages): above the low watermark at once; below
-    /// it wake kswapd; below min the task reclaims itself (direct reclaim). `Err` is what
+    /// it wake kswapd; below min (split reclaim: P_start) the task reclaims itself (direct
+    /// reclaim; split reclaim's page reclaim). `Err` is what
     /// the task does before trying again (throttled, or killed by the OOM killer).
     pub fn page_cache_alloc(&mut self, tid: TaskId) -> Result<Pfn, Step> {
         let w = self.mm.wmark;
+        let start = self.direct_reclaim_start_pages();
         let free = self.mm.nr_free();
         if free <= w.low {
             self.wake_kswapd();
         }
-        if free > w.min {
+        if free > start {
             return self.take_page(tid);
         }
         // __alloc_pages_slowpath -> __alloc_pages_direct_reclaim -> __perform_reclaim: one
@@ -101,7 +103,7 @@ impl Kernel {
         };
         let sc = path.sc;
         let reclaimed = sc.nr_reclaimed;
-        if self.mm.nr_free() > w.min {
+        if self.mm.nr_free() > start {
             self.tasks[tid as usize].reclaim_retries = 0;
             return self.take_page(tid);
         }

@@ -719,8 +719,9 @@ impl Kernel {
                 PathStep::Continue
             }
             RState::NodeDone => {
-                // shrink_slab: the shadow-node shrinker (3.15+).
-                if self.profile.workingset {
+                // shrink_slab: the shadow-node shrinker (3.15+). Split reclaim's page
+                // reclaim calls no shrinker (mm/split_reclaim.rs).
+                if self.profile.workingset && self.reclaim_calls_shrinkers(path.sc.kswapd) {
                     self.shrink_shadow_nodes();
                 }
                 let sc = &path.sc;
@@ -766,7 +767,8 @@ impl Kernel {
             self.snapshot_refaults(&sc);
         }
         if path.timed && tid.is_some() {
-            self.reclaim.stats.record(path.sc.kswapd, self.now - path.start, path.lock_wait_ns);
+            let kind = if path.sc.kswapd { crate::ReclaimKind::Kswapd } else { self.direct_reclaim_kind() };
+            self.reclaim.stats.record(kind, self.now - path.start, path.lock_wait_ns);
         }
         path.state = RState::Done;
         PathStep::Done
