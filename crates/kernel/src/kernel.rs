@@ -84,6 +84,8 @@ pub struct Kernel {
     pub memcg: crate::mm::memcontrol::MemCgroups,
     /// Pressure stall information (/proc/pressure), see psi.rs.
     pub psi: crate::psi::Psi,
+    /// The dentry and inode caches of the generated trees (fs/vfs.rs, fs/namei.rs).
+    pub vfs: crate::fs::vfs::Vfs,
 }
 
 /// Reclaim's tasks, paths in progress, locks, waiters and statistics.
@@ -302,6 +304,7 @@ impl Kernel {
             memcg: crate::mm::memcontrol::MemCgroups::new(crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1)),
             profile: Profile::of(machine.kernel),
             psi,
+            vfs: crate::fs::vfs::Vfs::new(machine.kernel, &machine.cpu_model),
             machine,
         };
         k.boot_devices()?;
@@ -323,6 +326,7 @@ impl Kernel {
             self.fs.mount(m, &self.block).map_err(KernelError)?;
         }
         self.mount_boot_defaults();
+        self.boot_trees().map_err(KernelError)?;
         Ok(())
     }
 

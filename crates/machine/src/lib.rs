@@ -133,6 +133,20 @@ impl Disk {
     }
 }
 
+/// A file tree that already exists on a disk filesystem at boot (`[[tree]]`): `files`
+/// regular files of `file_size` bytes in directories of `files_per_dir`, the directories in
+/// a tree of `dirs_per_dir` subdirectories per directory, under `at`. Generated from `seed`
+/// on demand: only what the kernel caches costs memory.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TreeSpec {
+    pub at: String,
+    pub files: u64,
+    pub files_per_dir: u64,
+    pub dirs_per_dir: u64,
+    pub file_size: u64,
+    pub seed: u64,
+}
+
 /// A mounted filesystem.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Mount {
@@ -188,6 +202,9 @@ pub struct CpuModel {
     /// the buffer-pointer check, the store or load, and the stream lock glibc takes for
     /// putc/getc), ns. bonnie++'s per-character tests are made of these.
     pub stdio_char_ns: u64,
+    /// One load that misses every cache level (DRAM load-to-use latency), ns. The VFS's
+    /// costs per dentry/inode operation are counted in these (docs/vfs.md).
+    pub cache_miss_ns: u64,
 }
 
 impl Default for CpuModel {
@@ -218,6 +235,9 @@ impl Default for CpuModel {
             // putc() in glibc: a lock-prefixed acquire of the stream lock (~20 cycles on
             // this class of core), the buffer bounds check and the store: ~6 ns at 3 GHz.
             stdio_char_ns: 6,
+            // Idle load-to-use latency of DRAM on a 2010s multi-socket Xeon: 80-100 ns
+            // locally (more on a remote node).
+            cache_miss_ns: 90,
         }
     }
 }
@@ -276,6 +296,8 @@ pub struct Machine {
     pub disks: Vec<Disk>,
     pub mounts: Vec<Mount>,
     pub swaps: Vec<SwapDevice>,
+    /// Generated file trees on the disk filesystems (`[[tree]]`).
+    pub trees: Vec<TreeSpec>,
     pub sysctl: Sysctls,
     /// The network interface (`[net]` in machine files).
     pub net: NetModel,

@@ -88,7 +88,7 @@ use crate::tree::{resolve, Entry, Node, RawNode};
 use crate::validate::{self, Problem};
 use crate::{
     CpuModel, DeviceModel, Disk, KernelProfile, Machine, MachineError, Mount, NetModel, SwapDevice,
-    SwapKind, Sysctls,
+    SwapKind, Sysctls, TreeSpec,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -269,6 +269,7 @@ const TOP_KEYS: &[&str] = &[
     "disk",
     "mount",
     "swap",
+    "tree",
     "sysctl",
 ];
 
@@ -282,6 +283,7 @@ const CPU_FIELDS: &[&str] = &[
     "syscall_ns",
     "io_request_ns",
     "stdio_char_ns",
+    "cache_miss_ns",
 ];
 
 const NET_FIELDS: &[&str] = &["nic", "link_mbit", "rtt_us", "mtu", "rx_packet_ns", "rx_byte_ns", "bus_bw"];
@@ -369,6 +371,7 @@ fn set_cpu_field(c: &mut CpuModel, field: &str, v: &Val) -> Result<(), String> {
         "syscall_ns" => c.syscall_ns = to_u64(v)?,
         "io_request_ns" => c.io_request_ns = to_u64(v)?,
         "stdio_char_ns" => c.stdio_char_ns = to_u64(v)?,
+        "cache_miss_ns" => c.cache_miss_ns = to_u64(v)?,
         _ => {
             return Err(format!(
                 "unknown CPU field '{field}' (accepted: {})",
@@ -653,6 +656,7 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
         disks: Vec::new(),
         mounts: Vec::new(),
         swaps: Vec::new(),
+        trees: Vec::new(),
         sysctl: Sysctls::default(),
         net: NetModel::default(),
         boot_anon_bytes: 0,
@@ -719,6 +723,13 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
         for (i, t) in tables(&src, e)?.iter().enumerate() {
             let swap = read_swap(&src, &mut spans, i, t, &m.disks)?;
             m.swaps.push(swap);
+        }
+    }
+    if let Some(e) = top.get("tree") {
+        spans.insert("tree".into(), e.at);
+        for (i, t) in tables(&src, e)?.iter().enumerate() {
+            let tree = read_tree(&src, &mut spans, i, t)?;
+            m.trees.push(tree);
         }
     }
     if let Some(e) = top.get("sysctl") {
@@ -871,6 +882,39 @@ fn read_mount(src: &Src, spans: &mut Spans, i: usize, t: &Table) -> Result<Mount
         fstype,
         size_bytes,
     })
+}
+
+const TREE_KEYS: &[&str] = &["at", "files", "files_per_dir", "dirs_per_dir", "file_size", "seed"];
+
+fn read_tree(src: &Src, spans: &mut Spans, i: usize, t: &Table) -> Result<TreeSpec, MachineError> {
+    t.check_keys(src, TREE_KEYS)?;
+    let p = |f: &str| format!("tree[{i}].{f}");
+    spans.insert(format!("tree[{i}]"), t.at);
+    let at = read(src, spans, &p("at"), required(src, t, "at", "\"/export\"")?, to_string)?;
+    if !at.starts_with('/') || at == "/" {
+        return Err(src.err(t.at, format!("{}: at = \"{at}\": give an absolute directory below / (e.g. \"/export\")", t.what)));
+    }
+    let files = read(src, spans, &p("files"), required(src, t, "files", "1000000")?, to_u64)?;
+    let mut num = |key: &str, default: u64| -> Result<u64, MachineError> {
+        match t.get(key) {
+            Some(e) => read(src, spans, &p(key), e, to_u64),
+            None => Ok(default),
+        }
+    };
+    let files_per_dir = num("files_per_dir", 30)?;
+    let dirs_per_dir = num("dirs_per_dir", 30)?;
+    let seed = num("seed", 1)?;
+    let file_size = match t.get("file_size") {
+        Some(e) => read(src, spans, &p("file_size"), e, to_size)?,
+        None => 4096,
+    };
+    if files == 0 || files > u32::MAX as u64 / 2 {
+        return Err(src.err(t.at, format!("{}: files = {files}: give 1 to {}", t.what, u32::MAX / 2)));
+    }
+    if files_per_dir == 0 || files_per_dir > 1_000_000 || !(2..=100_000).contains(&dirs_per_dir) {
+        return Err(src.err(t.at, format!("{}: files_per_dir must be 1 to 1000000 and dirs_per_dir 2 to 100000", t.what)));
+    }
+    Ok(TreeSpec { at, files, files_per_dir, dirs_per_dir, file_size, seed })
 }
 
 fn read_swap(

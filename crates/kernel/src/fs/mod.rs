@@ -9,7 +9,11 @@
 //! * `persist`: what reached the disk — per-inode persisted size, the journal's commits —
 //!   and the disk image a crash or a reboot leaves behind.
 
+pub mod dcache;
 mod fadvise;
+pub mod inode;
+pub mod namei;
+pub mod vfs;
 mod namespace;
 mod persist;
 mod read_write;

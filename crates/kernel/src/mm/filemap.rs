@@ -352,17 +352,17 @@ impl Kernel {
         freed
     }
 
-    /// Free the reclaimable slab that no one holds (dentries and inodes of unused files).
+    /// Free the reclaimable slab that no one holds: the VFS's unused dentries and inodes
+    /// (fs/namei.rs), and the idle system's boot-time share of them.
     fn shrink_slab_all(&mut self) -> u64 {
-        // Unused dentries/inodes of an idle system are about half of the reclaimable slab.
-        let n = self.mm.kernel.slab(true) / 2;
+        let vfs = self.vfs_drop_slab();
+        // Unused dentries/inodes of an idle system are about half of its boot slab.
+        let n = self.mm.kernel.count(super::KernelOwner::Slab(super::SLAB_DENTRY)) / 2;
         let mut left = n;
-        for (id, c) in super::SLAB_CACHES.iter().enumerate() {
-            while c.reclaimable && left > 0 && self.mm.free_last_kernel_page(super::KernelOwner::Slab(id as u16)) {
-                left -= 1;
-            }
+        while left > 0 && self.mm.free_last_kernel_page(super::KernelOwner::Slab(super::SLAB_DENTRY)) {
+            left -= 1;
         }
         self.vm.add(VmItem::SlabsScanned, n * 16);
-        n
+        n + vfs
     }
 }

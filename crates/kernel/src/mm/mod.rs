@@ -236,9 +236,15 @@ pub struct SlabCache {
 pub const SLAB_CACHES: &[SlabCache] = &[
     SlabCache { name: "dentry", reclaimable: true },
     SlabCache { name: "kmalloc", reclaimable: false },
+    // The dentries and inodes the VFS caches (fs/vfs.rs); "dentry" above is the idle
+    // system's share at boot.
+    SlabCache { name: "vfs_dentry", reclaimable: true },
+    SlabCache { name: "vfs_inode", reclaimable: true },
 ];
 pub const SLAB_DENTRY: u16 = 0;
 pub const SLAB_KMALLOC: u16 = 1;
+pub const SLAB_VFS_DENTRY: u16 = 2;
+pub const SLAB_VFS_INODE: u16 = 3;
 /// Kernel-page owners: Other, PageTables, KernelStack, then one per slab cache.
 const MAX_SLAB_CACHES: usize = 61;
 const NR_KERNEL_OWNERS: usize = 3 + MAX_SLAB_CACHES;

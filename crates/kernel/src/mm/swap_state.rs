@@ -386,7 +386,7 @@ impl Kernel {
         self.fault_read(tid, m, start, n, size_pages, index)
     }
 
-    fn fault_read(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, want: u64) -> Result<(), Step> {
+    pub(crate) fn fault_read(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, want: u64) -> Result<(), Step> {
         let Some(dev) = self.mm.mappings[m as usize].dev else {
             return Ok(());
         };

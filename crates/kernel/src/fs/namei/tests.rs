@@ -1,0 +1,233 @@
+//! The VFS caches on a booted machine with a generated tree.
+
+use super::*;
+use crate::{Program, Sink};
+use memtwin_engine::NS_PER_SEC;
+use memtwin_machine::{KernelProfile, TreeSpec};
+
+fn boot_with(files: u64, per_dir: u64, kernel: KernelProfile) -> Kernel {
+    let mut m = memtwin_machine::preset("default").expect("preset");
+    m.kernel = kernel;
+    m.trees.push(TreeSpec { at: "/export".into(), files, files_per_dir: per_dir, dirs_per_dir: 30, file_size: 8192, seed: 1 });
+    Kernel::boot(m, 1).expect("boot")
+}
+
+struct Ops<F: FnMut(&mut Kernel, TaskId) -> Option<VfsErr>>(F);
+impl<F: FnMut(&mut Kernel, TaskId) -> Option<VfsErr>> Program for Ops<F> {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        match (self.0)(k, me) {
+            None => Step::Exit(0),
+            Some(VfsErr::Wait(s)) => s,
+            Some(VfsErr::Errno(_)) => Step::Yield,
+        }
+    }
+}
+
+/// Run `op` in a task until it completes; its result.
+fn run<T: 'static + Clone, F: FnMut(&mut Kernel, TaskId) -> VfsOp<T> + 'static>(k: &mut Kernel, mut op: F) -> Result<T, Errno> {
+    let out = std::rc::Rc::new(std::cell::RefCell::new(None));
+    let o = out.clone();
+    let t = k.spawn(
+        "t",
+        "t",
+        Box::new(Ops(move |k: &mut Kernel, me| match op(k, me) {
+            Ok(v) => {
+                *o.borrow_mut() = Some(Ok(v));
+                None
+            }
+            Err(VfsErr::Errno(e)) => {
+                *o.borrow_mut() = Some(Err(e));
+                None
+            }
+            Err(w) => Some(w),
+        })),
+        Sink::Null,
+        Sink::Null,
+    );
+    let limit = k.now + 3600 * NS_PER_SEC;
+    k.run_until(limit, &mut |k| k.task_exited(t));
+    let r = out.borrow_mut().take().expect("finished");
+    r
+}
+
+fn buffers(k: &Kernel) -> u64 {
+    k.mm.stat.buffers
+}
+fn vfs_slab(k: &Kernel) -> u64 {
+    k.mm.kernel.count(KernelOwner::Slab(SLAB_VFS_DENTRY)) + k.mm.kernel.count(KernelOwner::Slab(SLAB_VFS_INODE))
+}
+
+#[test]
+fn stat_miss_reads_dir_and_inode_blocks_then_hits() {
+    let mut k = boot_with(10_000, 100, KernelProfile::Linux6);
+    let (b0, s0) = (buffers(&k), vfs_slab(&k));
+    let st = run(&mut k, |k, me| k.vfs_stat(me, "/export/d0/d5/f7")).unwrap();
+    assert_eq!(st.kind, FileKind::Regular);
+    assert_eq!(st.size, 8192);
+    let v = &k.vfs.stats;
+    // Three components missed: each read its directory block(s) and an inode-table block.
+    assert_eq!(v.lookup_misses, 3);
+    assert!(v.dir_block_reads >= 3 && v.itable_block_reads >= 1, "{v:?}");
+    assert!(buffers(&k) > b0, "Buffers grow on a miss");
+    assert!(vfs_slab(&k) > s0, "dentries and inodes take slab pages");
+    let (reads, t0) = (k.vfs.stats.dir_block_reads + k.vfs.stats.itable_block_reads, k.now);
+    // Again: all hits, no I/O, microseconds.
+    run(&mut k, |k, me| k.vfs_stat(me, "/export/d0/d5/f7")).unwrap();
+    assert_eq!(k.vfs.stats.dir_block_reads + k.vfs.stats.itable_block_reads, reads);
+    assert_eq!(k.vfs.stats.lookup_misses, 3);
+    assert!(k.now - t0 < NS_PER_SEC / 1000);
+    // A neighbour in the same directory: its inode shares the inode-table block.
+    let bufs = buffers(&k);
+    run(&mut k, |k, me| k.vfs_stat(me, "/export/d0/d5/f6")).unwrap();
+    assert_eq!(buffers(&k), bufs);
+}
+
+#[test]
+fn negative_dentries_answer_enoent_from_the_cache() {
+    let mut k = boot_with(1000, 100, KernelProfile::Linux6);
+    assert_eq!(run(&mut k, |k, me| k.vfs_stat(me, "/export/d0/nosuch")), Err(Errno::ENOENT));
+    assert_eq!(run(&mut k, |k, me| k.vfs_stat(me, "/export/d0/f100")), Err(Errno::ENOENT));
+    let sb = &k.vfs.sbs[0];
+    assert_eq!(sb.dcache.nr_negative, 2);
+    let misses = k.vfs.stats.lookup_misses;
+    assert_eq!(run(&mut k, |k, me| k.vfs_stat(me, "/export/d0/nosuch")), Err(Errno::ENOENT));
+    assert_eq!(k.vfs.stats.lookup_misses, misses);
+    assert_eq!(k.vfs.stats.negative_hits, 1);
+}
+
+#[test]
+fn unlink_leaves_a_negative_dentry_and_frees_the_inode() {
+    let mut k = boot_with(1000, 100, KernelProfile::Linux6);
+    let dir = run(&mut k, |k, me| k.vfs_path_lookup(me, "/export/d3")).unwrap();
+    let f = run(&mut k, move |k, me| k.vfs_lookup(me, dir, "f4")).unwrap();
+    let inodes = k.vfs.sbs[0].icache.nr_inodes;
+    run(&mut k, move |k, me| k.vfs_unlink(me, dir, "f4")).unwrap();
+    assert_eq!(k.vfs.sbs[0].icache.nr_inodes, inodes - 1);
+    assert_eq!(run(&mut k, move |k, me| k.vfs_getattr(me, f)), Err(Errno::ENOENT));
+    assert_eq!(run(&mut k, |k, me| k.vfs_stat(me, "/export/d3/f4")), Err(Errno::ENOENT));
+    let (entries, _) = run(&mut k, move |k, me| k.vfs_readdir(me, dir, 0, 1000)).unwrap();
+    assert_eq!(entries.len(), 99);
+}
+
+#[test]
+fn drop_caches_2_frees_unused_dentries_and_inodes() {
+    let mut k = boot_with(10_000, 100, KernelProfile::Linux2639);
+    let s0 = vfs_slab(&k);
+    run(&mut k, |k, me| {
+        for d in 0..4 {
+            for f in 0..100 {
+                k.vfs_stat(me, &format!("/export/d0/d{d}/f{f}"))?;
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    let sb = &k.vfs.sbs[0];
+    assert_eq!(sb.icache.nr_inodes, 1 + 1 + 4 + 400);
+    let grown = vfs_slab(&k);
+    assert!(grown >= s0 + 400 / 21 + 400 / 5, "{s0} -> {grown}");
+    k.drop_caches(2);
+    let sb = &k.vfs.sbs[0];
+    // Only the pinned root is left.
+    assert_eq!((sb.dcache.live(), sb.icache.nr_inodes), (1, 1));
+    assert_eq!(vfs_slab(&k), s0);
+}
+
+#[test]
+fn prune_icache_steals_page_cache_2_6_39() {
+    let mut k = boot_with(1000, 100, KernelProfile::Linux2639);
+    let f = run(&mut k, |k, me| k.vfs_path_lookup(me, "/export/d1/f2")).unwrap();
+    assert_eq!(run(&mut k, move |k, me| k.vfs_read(me, f, 0, 8192)), Ok(8192));
+    let cached = k.mm.stat.file_pages;
+    // The dentry goes first (two passes: the first only clears DCACHE_REFERENCED), which
+    // leaves its inode unused on the inode LRU with its pages.
+    k.shrink_dcache(1000);
+    k.shrink_dcache(1000);
+    assert_eq!(k.vfs.sbs[0].dcache.live(), 1);
+    let before = k.vm.get(VmItem::Pginodesteal);
+    let mut freed = 0;
+    for _ in 0..4 {
+        freed += k.shrink_icache(false, 1000).freed;
+    }
+    assert_eq!(k.vm.get(VmItem::Pginodesteal) - before, 2);
+    assert_eq!(k.vm.get(VmItem::KswapdInodesteal), 0);
+    assert!(k.mm.stat.file_pages + 2 <= cached);
+    // d1's and f2's inodes; the root's is pinned.
+    assert_eq!(freed, 2);
+}
+
+#[test]
+fn pages_pin_the_inode_on_6x() {
+    let mut k = boot_with(1000, 100, KernelProfile::Linux6);
+    let f = run(&mut k, |k, me| k.vfs_path_lookup(me, "/export/d1/f2")).unwrap();
+    run(&mut k, move |k, me| k.vfs_read(me, f, 0, 8192)).unwrap();
+    k.drop_caches(2);
+    // The file's inode keeps its pages and stays (mapping_shrinkable is false).
+    assert_eq!(k.vfs.sbs[0].icache.nr_inodes, 2);
+    assert_eq!(k.vm.get(VmItem::Pginodesteal), 0);
+}
+
+#[test]
+fn shrinker_count_follows_vfs_cache_pressure() {
+    let mut k = boot_with(10_000, 100, KernelProfile::Linux2639);
+    run(&mut k, |k, me| {
+        for f in 0..100 {
+            k.vfs_stat(me, &format!("/export/d0/d0/f{f}"))?;
+        }
+        Ok(())
+    })
+    .unwrap();
+    // The 100 files are unused; their inodes are pinned by the dentries. The two
+    // directories are listed too: each was unused for a moment (its walk waited for a read
+    // before its first child existed) and in-use dentries leave d_lru only when the
+    // shrinker finds them, as nr_unused counts them in the kernel.
+    assert_eq!(k.vfs.nr_unused(), (102, 0));
+    let (d, _) = k.vfs_shrink_count();
+    k.sysctl.vfs_cache_pressure = 200;
+    assert_eq!(k.vfs_shrink_count().0, 2 * d);
+}
+
+#[test]
+fn global_lru_lock_serialises_concurrent_pruners_2_6_39() {
+    let mut k = boot_with(10_000, 100, KernelProfile::Linux2639);
+    run(&mut k, |k, me| {
+        for d in 0..10 {
+            for f in 0..100 {
+                k.vfs_stat(me, &format!("/export/d0/d{d}/f{f}"))?;
+            }
+        }
+        Ok(())
+    })
+    .unwrap();
+    // Two reclaimers at the same instant: the second waits for the first's hold.
+    let a = k.shrink_dcache(128);
+    let b = k.shrink_dcache(128);
+    assert_eq!(a.lock_wait_ns, 0);
+    assert!(b.lock_wait_ns > 0 && b.lock_wait_ns >= a.scanned * k.vfs.cost.lru_hold, "{a:?} {b:?}");
+}
+
+#[test]
+fn host_memory_follows_what_is_cached() {
+    // A ten-million-file tree: declaring it costs nothing per file.
+    let mut k = boot_with(10_000_000, 30, KernelProfile::Linux6);
+    assert_eq!(k.vfs.sbs[0].dcache.live(), 1);
+    let n = 100_000u64;
+    let mut next = 0;
+    run(&mut k, move |k, me| {
+        // Every file of the first n/30 leaf directories, by handle (nfsd's GETATTR); a
+        // wait resumes at the file that waited.
+        while next < n {
+            let ino = k.vfs.sbs[0].tree.as_ref().unwrap().ino_of(Node::File(next));
+            k.vfs_getattr(me, Fh { sb: 0, ino })?;
+            next += 1;
+        }
+        Ok(())
+    })
+    .unwrap();
+    let sb = &k.vfs.sbs[0];
+    let cached = sb.dcache.live() + sb.icache.nr_inodes;
+    assert!(cached >= 2 * n && cached < 2 * n + 2 * n / 10, "{cached}");
+    let host = sb.dcache.host_bytes() + sb.icache.host_bytes();
+    // Proportional to the cached part: a few tens of bytes per object, not per file.
+    assert!((host as u64) < 64 * cached, "{host} bytes for {cached} objects");
+}

@@ -1,0 +1,388 @@
+//! The VFS's per-super-block state and its era: super blocks with their dentry and inode
+//! caches, lazily generated file trees, the caches' slab objects, the locks the
+//! shrinkers take, and the cost of each operation in CPU time derived from the machine's
+//! cost model (docs/vfs.md).
+
+use super::dcache::{Dcache, DputRule};
+use super::inode::{Icache, IputRule};
+use memtwin_engine::{LockKind, LockQueue, Ns};
+use memtwin_machine::{CpuModel, KernelProfile, TreeSpec};
+
+/// Era rules of the VFS caches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VfsEra {
+    pub dput: DputRule,
+    pub iput: IputRule,
+    /// 2.6.39: one global dcache_lru_lock and inode_lru_lock (and iprune_sem) for every
+    /// super block; 3.12+: each super block's list_lru has a lock per NUMA node.
+    pub global_lru_locks: bool,
+}
+
+impl VfsEra {
+    pub fn of(k: KernelProfile) -> VfsEra {
+        match k {
+            KernelProfile::Linux2639 | KernelProfile::Linux24 => {
+                VfsEra { dput: DputRule::AlwaysReferenced, iput: IputRule::Referenced, global_lru_locks: true }
+            }
+            _ => VfsEra { dput: DputRule::ReferencedIfListed, iput: IputRule::ReferencedIfListedNoPages, global_lru_locks: false },
+        }
+    }
+}
+
+/// CPU cost of the VFS's steps, from the machine's cost model (docs/vfs.md derives each).
+#[derive(Clone, Copy, Debug)]
+pub struct VfsCost {
+    /// d_lookup of one component that hits: the hash bucket and the dentry (2 misses).
+    pub lookup_hit: Ns,
+    /// d_alloc + d_add: a slab object, its 192 bytes initialised, linked into the hash.
+    pub d_alloc: Ns,
+    /// iget_locked + the filesystem's read_inode from its buffer: the inode object
+    /// (~1 KiB) initialised from the 256-byte raw inode.
+    pub inode_init: Ns,
+    /// vfs_getattr + cp_new_stat: read the inode, copy struct stat out.
+    pub getattr: Ns,
+    /// A directory entry parsed by readdir and passed to filldir.
+    pub readdir_entry: Ns,
+    /// Hold time of an LRU lock per object the shrinker looks at (list unlink and the
+    /// neighbours' pointers, the object's own lock): 2 misses.
+    pub lru_hold: Ns,
+    /// Work per freed object outside the LRU lock (unhash, iput/evict, slab free): 3 misses.
+    pub free_obj: Ns,
+    pub syscall: Ns,
+}
+
+impl VfsCost {
+    pub fn of(c: &CpuModel) -> VfsCost {
+        let miss = c.cache_miss_ns;
+        let copy = |bytes: f64| (bytes / c.copy_bw * 1e9) as Ns;
+        VfsCost {
+            lookup_hit: 2 * miss,
+            d_alloc: 2 * miss + copy(DENTRY_SIZE as f64),
+            inode_init: 3 * miss + copy(1024.0),
+            getattr: c.syscall_ns + miss + copy(144.0),
+            readdir_entry: copy(2.0 * 24.0) + miss / 8,
+            lru_hold: 2 * miss,
+            free_obj: 3 * miss,
+            syscall: c.syscall_ns,
+        }
+    }
+}
+
+/// struct dentry on x86_64 (2.6.39 and 6.x alike): 192 bytes, 21 per 4 KiB slab page.
+pub const DENTRY_SIZE: u64 = 192;
+pub const DENTRIES_PER_SLAB_PAGE: u64 = 21;
+/// ext3_inode_cache (2.6.39) / ext4_inode_cache (6.x) objects: ~800 and ~1100 bytes; 5
+/// and 3 per 4 KiB page of slab (SLAB packs order-0 pages; SLUB's order-3 slabs of ext4
+/// inodes hold 29 objects in 8 pages, ~3.6 per page).
+pub fn inodes_per_slab_page(k: KernelProfile) -> f64 {
+    match k {
+        KernelProfile::Linux2639 | KernelProfile::Linux24 => 5.0,
+        _ => 29.0 / 8.0,
+    }
+}
+
+/// The shape of a generated tree: directory levels and on-disk layout.
+#[derive(Clone, Debug)]
+pub struct GenTree {
+    pub spec: TreeSpec,
+    /// Directories at each depth below the tree's root (levels[0] = 1).
+    pub levels: Vec<u64>,
+    level_off: Vec<u64>,
+    pub n_dirs: u64,
+    /// Inode number of the tree's root; directories follow in level order, then files.
+    pub first_ino: u64,
+    /// On-disk inode size (mke2fs's default since 2008: 256 bytes) and block size.
+    pub inode_size: u64,
+    pub block_size: u64,
+    /// Device byte offsets of the inode tables and of the directory blocks, and the size
+    /// of the region they wrap in.
+    pub itable_base: u64,
+    pub dir_base: u64,
+    pub dev_bytes: u64,
+    /// Files unlinked and created since boot (a small overlay; the generated part is never
+    /// stored).
+    pub removed: std::collections::BTreeSet<u64>,
+}
+
+/// A node of a generated tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Node {
+    Dir { depth: u32, idx: u64 },
+    File(u64),
+}
+
+impl GenTree {
+    pub fn new(spec: TreeSpec, dev_bytes: u64) -> GenTree {
+        let leaves = spec.files.div_ceil(spec.files_per_dir);
+        let mut levels = vec![leaves];
+        while *levels.last().unwrap() > 1 {
+            let up = levels.last().unwrap().div_ceil(spec.dirs_per_dir);
+            levels.push(up);
+        }
+        levels.reverse();
+        let mut level_off = Vec::with_capacity(levels.len());
+        let mut n = 0;
+        for &l in &levels {
+            level_off.push(n);
+            n += l;
+        }
+        // Metadata regions: inode tables from 1/64 into the device (after the first
+        // groups' data), directory blocks from halfway; both wrap inside the device.
+        GenTree {
+            spec,
+            levels,
+            level_off,
+            n_dirs: n,
+            first_ino: 12,
+            inode_size: 256,
+            block_size: 4096,
+            itable_base: dev_bytes / 64,
+            dir_base: dev_bytes / 2,
+            dev_bytes,
+            removed: Default::default(),
+        }
+    }
+
+    pub fn leaf_depth(&self) -> u32 {
+        (self.levels.len() - 1) as u32
+    }
+
+    pub fn ino_of(&self, n: Node) -> u64 {
+        match n {
+            Node::Dir { depth, idx } => self.first_ino + self.level_off[depth as usize] + idx,
+            Node::File(i) => self.first_ino + self.n_dirs + i,
+        }
+    }
+
+    pub fn node_of(&self, ino: u64) -> Option<Node> {
+        let r = ino.checked_sub(self.first_ino)?;
+        if r < self.n_dirs {
+            let depth = self.level_off.partition_point(|&o| o <= r) - 1;
+            return Some(Node::Dir { depth: depth as u32, idx: r - self.level_off[depth] });
+        }
+        let f = r - self.n_dirs;
+        (f < self.spec.files && !self.removed.contains(&f)).then_some(Node::File(f))
+    }
+
+    /// Entries of a directory: (first child, count); files at the leaf level, else dirs.
+    pub fn children(&self, depth: u32, idx: u64) -> (u64, u64) {
+        if depth == self.leaf_depth() {
+            let first = idx * self.spec.files_per_dir;
+            (first, self.spec.files_per_dir.min(self.spec.files - first))
+        } else {
+            let first = idx * self.spec.dirs_per_dir;
+            (first, self.spec.dirs_per_dir.min(self.levels[depth as usize + 1] - first))
+        }
+    }
+
+    /// The name of entry `ord` of a directory at `depth`.
+    pub fn child_name(&self, depth: u32, ord: u64) -> String {
+        if depth == self.leaf_depth() { format!("f{ord}") } else { format!("d{ord}") }
+    }
+
+    /// The ordinal a name stands for in a directory at `depth`, if it is one of the
+    /// generated names in canonical form (no leading zeros).
+    pub fn parse_name(&self, depth: u32, name: &str) -> Option<u64> {
+        let want = if depth == self.leaf_depth() { 'f' } else { 'd' };
+        let digits = name.strip_prefix(want)?;
+        if digits.is_empty() || (digits.len() > 1 && digits.starts_with('0')) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok()
+    }
+
+    /// The child node for ordinal `ord` of directory (depth, idx), if it exists.
+    pub fn child(&self, depth: u32, idx: u64, ord: u64) -> Option<Node> {
+        let (first, n) = self.children(depth, idx);
+        if ord >= n {
+            return None;
+        }
+        if depth == self.leaf_depth() {
+            let f = first + ord;
+            (!self.removed.contains(&f)).then_some(Node::File(f))
+        } else {
+            Some(Node::Dir { depth: depth + 1, idx: first + ord })
+        }
+    }
+
+    /// ext3/ext4 directory entry: 8 bytes + the name, rounded to 4 (EXT3_DIR_REC_LEN).
+    fn rec_len(name_len: u64) -> u64 {
+        (8 + name_len + 3) & !3
+    }
+
+    /// Directory blocks of (depth, idx): "." and ".." plus its entries.
+    pub fn dir_blocks(&self, depth: u32, idx: u64) -> u64 {
+        let (first, n) = self.children(depth, idx);
+        let name_len = self.child_name(depth, first + n.max(1) - 1).len() as u64;
+        (24 + n * Self::rec_len(name_len)).div_ceil(self.block_size).max(1)
+    }
+
+    /// Device offset of block `b` of a directory. Directories are laid out in level order,
+    /// each with room for the largest directory of its level.
+    pub fn dir_block_pos(&self, depth: u32, idx: u64, b: u64) -> u64 {
+        let per = self.dir_blocks(depth, 0).max(1);
+        let dir = self.level_off[depth as usize] + idx;
+        let region = self.dev_bytes / 2;
+        let off = (dir * per + b) * self.block_size;
+        self.dir_base + (off % region.max(self.block_size)) / self.block_size * self.block_size
+    }
+
+    /// The directory blocks ext3_find_entry reads to find entry `ord`: with dir_index, the
+    /// htree root (block 0) and the leaf the name hashes to (dx_probe); a one-block
+    /// directory is just that block.
+    pub fn lookup_blocks(&self, depth: u32, idx: u64, name_hash: u64) -> [Option<u64>; 2] {
+        let nb = self.dir_blocks(depth, idx);
+        let root = Some(self.dir_block_pos(depth, idx, 0));
+        if nb == 1 {
+            return [root, None];
+        }
+        [root, Some(self.dir_block_pos(depth, idx, 1 + name_hash % (nb - 1)))]
+    }
+
+    /// Device offset of the inode-table block holding inode `ino` (ext3_get_inode_loc).
+    pub fn itable_pos(&self, ino: u64) -> u64 {
+        let per = self.block_size / self.inode_size;
+        let region = self.dev_bytes / 2 - self.itable_base;
+        let off = ((ino - 1) / per) * self.block_size;
+        self.itable_base + (off % region.max(self.block_size)) / self.block_size * self.block_size
+    }
+
+    /// A file's size: the declared size (the seed is kept for size distributions).
+    pub fn file_size(&self, _file: u64) -> u64 {
+        self.spec.file_size
+    }
+}
+
+/// A mounted filesystem's VFS state.
+pub struct SuperBlock {
+    pub mount: u32,
+    pub dev: Option<u32>,
+    pub dcache: Dcache,
+    pub icache: Icache,
+    pub tree: Option<GenTree>,
+    /// The tree's root dentry (pinned for the life of the mount).
+    pub root: u32,
+    /// 6.x: the per-node locks of s_dentry_lru and s_inode_lru (one node modelled).
+    pub dentry_lru_lock: LockQueue,
+    pub inode_lru_lock: LockQueue,
+}
+
+/// Slab objects of the VFS caches and the slab pages holding them, until the slab
+/// allocator gives them real caches: objects are packed densely into pages, a page is
+/// taken when the last is full and given back when the objects fit in one page less.
+#[derive(Clone, Debug, Default)]
+pub struct VfsSlab {
+    pub dentries: u64,
+    pub inodes: u64,
+    pub dentry_pages: Vec<u32>,
+    pub inode_pages: Vec<u32>,
+}
+
+/// Counters of what the VFS did (for tests and the docs' derivations).
+#[derive(Clone, Debug, Default)]
+pub struct VfsStats {
+    pub lookups: u64,
+    pub lookup_misses: u64,
+    pub negative_hits: u64,
+    pub getattrs: u64,
+    pub dir_block_reads: u64,
+    pub itable_block_reads: u64,
+    pub dentries_pruned: u64,
+    pub inodes_pruned: u64,
+}
+
+pub struct Vfs {
+    pub era: VfsEra,
+    pub cost: VfsCost,
+    pub sbs: Vec<SuperBlock>,
+    /// 2.6.39's global locks: dcache_lru_lock, inode_lru_lock (spinlocks) and iprune_sem
+    /// (an rw_semaphore the shrinker takes for read; readers never wait for each other,
+    /// so only its holders are counted).
+    pub dcache_lru_lock: LockQueue,
+    pub inode_lru_lock: LockQueue,
+    pub iprune_sem_readers: u64,
+    pub slab: VfsSlab,
+    pub stats: VfsStats,
+}
+
+impl Vfs {
+    pub fn new(k: KernelProfile, cpu: &CpuModel) -> Vfs {
+        Vfs {
+            era: VfsEra::of(k),
+            cost: VfsCost::of(cpu),
+            sbs: Vec::new(),
+            dcache_lru_lock: LockQueue::new(LockKind::Spin),
+            inode_lru_lock: LockQueue::new(LockKind::Spin),
+            iprune_sem_readers: 0,
+            slab: VfsSlab::default(),
+            stats: VfsStats::default(),
+        }
+    }
+
+    /// Unused dentries and inodes of every super block (what the shrinkers count).
+    pub fn nr_unused(&self) -> (u64, u64) {
+        self.sbs.iter().fold((0, 0), |(d, i), s| (d + s.dcache.nr_unused, i + s.icache.nr_unused))
+    }
+
+    /// The super block a path is in, with the path's components below the tree's root.
+    pub fn tree_of<'a>(&self, path: &'a str) -> Option<(usize, &'a str)> {
+        for (i, sb) in self.sbs.iter().enumerate() {
+            let Some(t) = &sb.tree else { continue };
+            let at = t.spec.at.as_str();
+            if path == at {
+                return Some((i, ""));
+            }
+            if let Some(rest) = path.strip_prefix(at) {
+                if let Some(rest) = rest.strip_prefix('/') {
+                    return Some((i, rest));
+                }
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(files: u64, per: u64, fan: u64) -> TreeSpec {
+        TreeSpec { at: "/export".into(), files, files_per_dir: per, dirs_per_dir: fan, file_size: 4096, seed: 1 }
+    }
+
+    #[test]
+    fn tree_shape_and_inode_numbers() {
+        let t = GenTree::new(spec(1000, 10, 4), 1 << 30);
+        // 100 leaf directories under ceil(100/4)=25, 7, 2, 1.
+        assert_eq!(t.levels, vec![1, 2, 7, 25, 100]);
+        assert_eq!(t.n_dirs, 135);
+        let leaf = t.leaf_depth();
+        assert_eq!(t.children(leaf, 99), (990, 10));
+        assert_eq!(t.children(3, 24), (96, 4));
+        assert_eq!(t.children(1, 1), (4, 3));
+        for n in [Node::Dir { depth: 0, idx: 0 }, Node::Dir { depth: 3, idx: 5 }, Node::File(0), Node::File(999)] {
+            assert_eq!(t.node_of(t.ino_of(n)), Some(n));
+        }
+        assert_eq!(t.node_of(t.ino_of(Node::File(999)) + 1), None);
+        assert_eq!(t.parse_name(leaf, "f7"), Some(7));
+        assert_eq!(t.parse_name(leaf, "f07"), None);
+        assert_eq!(t.parse_name(leaf, "d7"), None);
+        assert_eq!(t.child(leaf, 99, 9), Some(Node::File(999)));
+        assert_eq!(t.child(leaf, 99, 10), None);
+    }
+
+    #[test]
+    fn ext3_geometry() {
+        let t = GenTree::new(spec(3000, 1000, 30), 1 << 30);
+        let leaf = t.leaf_depth();
+        // 1000 names "f0".."f999" of 12-byte records (8 + up to 4 chars): 12024 bytes, 3 blocks.
+        assert_eq!(t.dir_blocks(leaf, 0), 3);
+        // 16 inodes of 256 bytes per 4 KiB block: consecutive inodes share blocks.
+        let a = t.itable_pos(t.ino_of(Node::File(4)));
+        assert_eq!(a, t.itable_pos(t.ino_of(Node::File(5))));
+        assert_ne!(a, t.itable_pos(t.ino_of(Node::File(40))));
+        let [r, l] = t.lookup_blocks(leaf, 0, 17);
+        assert_eq!(r, Some(t.dir_block_pos(leaf, 0, 0)));
+        assert!(l.is_some());
+    }
+}
