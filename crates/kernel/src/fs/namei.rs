@@ -168,6 +168,9 @@ impl Kernel {
     /// Make room for `nd` more dentries and `ni` more inodes (kmem_cache_alloc's refill):
     /// the objects themselves are counted by `vfs_slab_commit`, which cannot fail.
     fn vfs_slab_reserve(&mut self, tid: TaskId, nd: u64, ni: u64) -> Result<(), Step> {
+        // Split reclaim: the slab allocator's task reclaims slab once slab >= S_start
+        // (mm/split_reclaim.rs).
+        self.split_slab_reclaim(tid);
         let want_d = (self.vfs.slab.dentries + nd).div_ceil(DENTRIES_PER_SLAB_PAGE);
         while (self.vfs.slab.dentry_pages.len() as u64) < want_d {
             let p = self.vfs_slab_page(tid, KernelOwner::Slab(SLAB_VFS_DENTRY))?;
