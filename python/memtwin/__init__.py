@@ -28,6 +28,7 @@ promptly with :class:`KeyboardInterrupt`.
 from __future__ import annotations
 
 import json
+import math
 import operator
 import os
 from dataclasses import dataclass, field
@@ -53,6 +54,8 @@ __all__ = [
     "default_scenario",
     "resolve_machine",
     "__version__",
+    "RECLAIM_PATHS",
+    "latency_summary",
 ]
 
 __version__: str = _core.__version__
@@ -63,6 +66,24 @@ PathLike = Union[str, "os.PathLike[str]"]
 SetValue = Union[str, int, float, bool]
 
 _SEED_MAX = 2**64 - 1
+
+#: The reclaim paths a result records: kswapd, classic direct reclaim, and split reclaim's
+#: page reclaim and slab reclaim (``docs/seed-004.md``).
+RECLAIM_PATHS: Tuple[str, ...] = ("kswapd", "direct", "split_page", "split_slab")
+
+
+def latency_summary(values: Sequence[int]) -> Dict[str, Optional[float]]:
+    """Count, mean and nearest-rank p50/p99/max of durations in ns (None when empty), as
+    the core's ``LatencySummary`` computes them."""
+    s = sorted(values)
+    n = len(s)
+    if n == 0:
+        return {"count": 0, "mean_ns": None, "p50_ns": None, "p99_ns": None, "max_ns": None}
+
+    def rank(p: float) -> int:
+        return s[min(max(math.ceil(p * n), 1), n) - 1]
+
+    return {"count": n, "mean_ns": sum(s) / n, "p50_ns": rank(0.50), "p99_ns": rank(0.99), "max_ns": s[-1]}
 
 #: Default limits of a run (0 passed to :func:`run` means no limit).
 DEFAULT_MAX_SIM_TIME: float = _core.DEFAULT_MAX_SIM_TIME  # seconds: one week
@@ -88,7 +109,10 @@ class Result:
             ``"max_sim_time"``, ``"max_wall"``, ``"max_events"`` or ``"max_output"``.
         stop_message: one line saying which limit was reached and when ("" if none).
         records: one dict per top-level command (``memtwin.results.COMMAND_COLUMNS``).
-        reclaim: ``{"kswapd_ns": [...], "direct_ns": [...]}``: every reclaim pass's duration.
+        reclaim: every reclaim invocation per path, in the order they ended:
+            ``{"kswapd_ns": [...], "direct_ns": [...], "split_page_ns": [...],
+            "split_slab_ns": [...]}`` (durations) and ``"<path>_lock_wait_ns"`` (the part of
+            each spent waiting for locks); ``reclaim_summary()`` summarises them.
         script, script_text: the scenario's name (its path, or the default's) and text.
         machine, machine_toml, kernel_profile: the machine as named (preset or file), its
             file's TOML text (the settings apply on top) and its kernel profile.
@@ -134,10 +158,11 @@ class Result:
         self.stop_message = stop_message
         self.records: List[Dict[str, object]] = [dict(r) for r in records]
         reclaim = reclaim or {}
-        self.reclaim: Dict[str, List[int]] = {
-            "kswapd_ns": list(reclaim.get("kswapd_ns", [])),
-            "direct_ns": list(reclaim.get("direct_ns", [])),
-        }
+        self.reclaim: Dict[str, List[int]] = {}
+        for path in RECLAIM_PATHS:
+            self.reclaim[f"{path}_ns"] = list(reclaim.get(f"{path}_ns", []))
+        for path in RECLAIM_PATHS:
+            self.reclaim[f"{path}_lock_wait_ns"] = list(reclaim.get(f"{path}_lock_wait_ns", []))
         self.script = script
         self.script_text = script_text
         self.machine = machine
@@ -202,6 +227,20 @@ class Result:
             ) from e
         return pd.DataFrame(self.columns)
 
+    def reclaim_summary(self) -> Dict[str, Dict[str, Optional[float]]]:
+        """Per reclaim path (``RECLAIM_PATHS``): ``count``, ``mean_ns``, ``p50_ns``,
+        ``p99_ns``, ``max_ns`` of the invocations' latency and ``lock_wait_mean_ns``,
+        ``lock_wait_p99_ns``, ``lock_wait_max_ns`` of their lock-wait part."""
+        out: Dict[str, Dict[str, Optional[float]]] = {}
+        for path in RECLAIM_PATHS:
+            row = latency_summary(self.reclaim.get(f"{path}_ns", []))
+            wait = latency_summary(self.reclaim.get(f"{path}_lock_wait_ns", []))
+            row["lock_wait_mean_ns"] = wait["mean_ns"]
+            row["lock_wait_p99_ns"] = wait["p99_ns"]
+            row["lock_wait_max_ns"] = wait["max_ns"]
+            out[path] = row
+        return out
+
     # --- JSON -----------------------------------------------------------------------------
 
     @property
@@ -235,6 +274,7 @@ class Result:
             "transcript": self.transcript,
             "commands": self.records,
             "reclaim": self.reclaim,
+            "reclaim_summary": self.reclaim_summary(),
             "pressure_total_us": self.pressure_total_us,
             "series": self.columns,
         }
@@ -407,7 +447,11 @@ def run(
         stopped=raw["stopped"],
         stop_message=raw["stop_message"],
         records=[_results.command_record(i, c) for i, c in enumerate(raw["commands"])],
-        reclaim={"kswapd_ns": raw["reclaim_kswapd_ns"], "direct_ns": raw["reclaim_direct_ns"]},
+        reclaim={
+            f"{path}{suffix}": raw.get(f"reclaim_{path}{suffix}", [])
+            for path in RECLAIM_PATHS
+            for suffix in ("_ns", "_lock_wait_ns")
+        },
         script=script_path if script_path is not None else (default_scenario()[0] if script is None else "<script>"),
         script_text=script if script is not None else default_scenario()[1],
         machine=resolve_machine(script, machine),

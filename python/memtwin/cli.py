@@ -1,7 +1,7 @@
 """The `memtwin` command (also `python -m memtwin`).
 
     memtwin run [SCRIPT] [--machine PRESET|FILE.toml] [--set KEY=VALUE ...] [--seed N]
-                [--json FILE] [--csv FILE] [--quiet] [--max-sim-time T] [--max-wall T]
+                [--json FILE] [--csv FILE] [--reclaim-csv FILE] [--quiet] [--max-sim-time T] [--max-wall T]
                 [--max-events N] [--max-output SIZE]
     memtwin presets
     memtwin sweep SCRIPT --grid KEY=V1,V2 [--grid ...] [--seeds N] -o DIR [--jobs N] [--ray auto|ADDR]
@@ -189,6 +189,13 @@ def build_parser() -> argparse.ArgumentParser:
         "units in the names (see docs/results.md) ('-': standard output)",
     )
     p_run.add_argument(
+        "--reclaim-csv",
+        metavar="FILE",
+        help="write the reclaim invocations' latency per path (kswapd, direct, split_page, "
+        "split_slab) as CSV: count, mean, p50, p99, max and the lock-wait part, in ns "
+        "('-': standard output)",
+    )
+    p_run.add_argument(
         "--report",
         metavar="FILE.html",
         help="also write a self-contained HTML report of the run (pictures and commands; "
@@ -290,6 +297,20 @@ def _write_csv(f: TextIO, result: Result) -> None:
     writer.writerows(zip(*result.columns.values()))
 
 
+RECLAIM_CSV_COLUMNS = (
+    "path", "count", "mean_ns", "p50_ns", "p99_ns", "max_ns", "lock_wait_mean_ns", "lock_wait_p99_ns", "lock_wait_max_ns"
+)
+
+
+def _write_reclaim_csv(f: TextIO, result: Result) -> None:
+    # One row per reclaim path; empty cells for a path that never ran.
+    writer = csv.writer(f, lineterminator="\n")
+    writer.writerow(RECLAIM_CSV_COLUMNS)
+    for path, row in result.reclaim_summary().items():
+        cells = [path] + [row[c] for c in RECLAIM_CSV_COLUMNS[1:]]
+        writer.writerow(["" if c is None else (f"{c:.1f}" if isinstance(c, float) else c) for c in cells])
+
+
 def _check_writable(path: str) -> None:
     try:
         _core.check_output(path)
@@ -340,12 +361,13 @@ def _interruptible(fn: Callable[[], T], stop: Optional[threading.Event] = None) 
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    if args.json == "-" and args.csv == "-":
-        raise _BadInput("only one of --json and --csv can write to standard output ('-')")
-    if args.explain and "-" in (args.json, args.csv):
+    outs = (args.json, args.csv, args.reclaim_csv)
+    if sum(1 for o in outs if o == "-") > 1:
+        raise _BadInput("only one of --json, --csv and --reclaim-csv can write to standard output ('-')")
+    if args.explain and "-" in outs:
         raise _BadInput("--explain prints to standard output: write --json/--csv to a file instead of '-'")
     # Fail before a possibly long simulation, not after it.
-    for path in (args.json, args.csv):
+    for path in outs:
         if path is not None and path != "-":
             _check_writable(path)
     if args.report is not None:
@@ -358,7 +380,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         except OSError as e:
             raise _BadInput(f"cannot read scenario '{args.script}': {e.strerror or e}") from None
     # No script: the core runs its embedded default scenario on that scenario's machine.
-    quiet = args.quiet or args.json == "-" or args.csv == "-"
+    quiet = args.quiet or "-" in outs
 
     stop = threading.Event()
 
@@ -397,6 +419,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         _emit(args.json, lambda f: _write_json(f, result))
     if args.csv is not None:
         _emit(args.csv, lambda f: _write_csv(f, result))
+    if args.reclaim_csv is not None:
+        _emit(args.reclaim_csv, lambda f: _write_reclaim_csv(f, result))
     if args.report is not None:
         from .report import result_report
 

@@ -82,7 +82,10 @@ def sweep_run_result(out: str, run: Optional[str] = None) -> Result:
         series={c: series[c].to_list() for c in series.columns},
         stopped=row["stopped"],
         records=records,
-        reclaim={"kswapd_ns": row["reclaim_kswapd_ns"] or [], "direct_ns": row["reclaim_direct_ns"] or []},
+        reclaim={
+            f"{kind}_ns": (row.get(f"reclaim_{kind}_ns") or [])
+            for kind in ("kswapd", "direct", "split_page", "split_slab")
+        },
         script=row["script"],
         machine=row["machine"],
         kernel_profile=row["kernel_profile"],
@@ -221,10 +224,16 @@ def fig_meminfo(r: Result) -> Any:
 
 
 def fig_reclaim(r: Result) -> Any:
-    """Histograms of reclaim pass latencies (kswapd and direct), log-spaced bins."""
+    """Histograms of reclaim pass latencies (kswapd and direct; split reclaim's page and slab
+    reclaim when the run has them), log-spaced bins."""
     plt = _plt()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), constrained_layout=True)
-    for ax, kind, color in zip(axes, ("kswapd", "direct"), (PALETTE[0], PALETTE[3])):
+    kinds = ["kswapd", "direct"] + [k for k in ("split_page", "split_slab") if r.reclaim.get(f"{k}_ns")]
+    if r.reclaim.get("split_page_ns") and not r.reclaim.get("direct_ns"):
+        kinds.remove("direct")
+    colors = {"kswapd": PALETTE[0], "direct": PALETTE[3], "split_page": PALETTE[1], "split_slab": PALETTE[2]}
+    fig, axes = plt.subplots(1, len(kinds), figsize=(5 * len(kinds), 4), constrained_layout=True)
+    for ax, kind in zip(axes, kinds):
+        color = colors[kind]
         passes = [x / 1e3 for x in r.reclaim.get(f"{kind}_ns", []) if x > 0]
         if not passes:
             _empty(ax, f"no {kind} reclaim pass")

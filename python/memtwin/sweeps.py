@@ -178,6 +178,13 @@ def _summary(result: Any) -> Dict[str, Any]:
         out[f"reclaim_{kind}_passes_total"] = len(passes)
         out[f"reclaim_{kind}_p50_ns"] = passes[len(passes) // 2] if passes else None
         out[f"reclaim_{kind}_max_ns"] = passes[-1] if passes else None
+    # Every path's latency summary and lock-wait part (docs/results.md).
+    for kind, row in result.reclaim_summary().items():
+        for stat in ("mean_ns", "p99_ns", "lock_wait_mean_ns", "lock_wait_max_ns"):
+            out[f"reclaim_{kind}_{stat}"] = row[stat]
+        if kind.startswith("split_"):
+            out[f"reclaim_{kind}_passes_total"] = row["count"]
+            out[f"reclaim_{kind}_max_ns"] = row["max_ns"]
     return out
 
 
@@ -207,6 +214,8 @@ def _tables(spec: RunSpec, result: Any) -> Dict[str, Any]:
     # The reclaim passes: list columns.
     runs = runs.append_column("reclaim_kswapd_ns", pa.array([result.reclaim["kswapd_ns"]], type=pa.list_(pa.int64())))
     runs = runs.append_column("reclaim_direct_ns", pa.array([result.reclaim["direct_ns"]], type=pa.list_(pa.int64())))
+    for kind in ("split_page", "split_slab"):
+        runs = runs.append_column(f"reclaim_{kind}_ns", pa.array([result.reclaim[f"{kind}_ns"]], type=pa.list_(pa.int64())))
     commands = _results.arrow_table(
         _results.records_to_columns(result.records), prefix=prefix, rows=len(result.records)
     )

@@ -97,7 +97,11 @@ def test_api_sysctl_then_set(fake):
     # The columns carry their units: pgpgin counts KiB since boot, MemFree is in kB.
     assert result.columns == {"t_s": [0.0, 1.0], "vm.pgpgin_kib_total": [0, 8], "mi.MemFree_kib": [1000, 900]}
     assert result.settings == ["vm.swappiness=1", "ram=2G"] and result.seed == 5
-    assert result.reclaim == {"kswapd_ns": [5, 7], "direct_ns": []}
+    # A core that names only some reclaim paths: the others are empty.
+    assert result.reclaim == {
+        "kswapd_ns": [5, 7], "direct_ns": [], "split_page_ns": [], "split_slab_ns": [],
+        "kswapd_lock_wait_ns": [], "direct_lock_wait_ns": [], "split_page_lock_wait_ns": [], "split_slab_lock_wait_ns": [],
+    }
     assert result.sim_seconds == 1.5 and result.exit_status == 0
 
 
@@ -149,7 +153,20 @@ def test_files(fake, tmp_path, capsys):
         "message": "",
         "transcript": "line one\nline two\n",
         "commands": [],
-        "reclaim": {"kswapd_ns": [5, 7], "direct_ns": []},
+        "reclaim": {
+            "kswapd_ns": [5, 7], "direct_ns": [], "split_page_ns": [], "split_slab_ns": [],
+            "kswapd_lock_wait_ns": [], "direct_lock_wait_ns": [], "split_page_lock_wait_ns": [],
+            "split_slab_lock_wait_ns": [],
+        },
+        "reclaim_summary": {
+            "kswapd": {"count": 2, "mean_ns": 6.0, "p50_ns": 5, "p99_ns": 7, "max_ns": 7,
+                       "lock_wait_mean_ns": None, "lock_wait_p99_ns": None, "lock_wait_max_ns": None},
+            **{
+                p: {"count": 0, "mean_ns": None, "p50_ns": None, "p99_ns": None, "max_ns": None,
+                    "lock_wait_mean_ns": None, "lock_wait_p99_ns": None, "lock_wait_max_ns": None}
+                for p in ("direct", "split_page", "split_slab")
+            },
+        },
         "pressure_total_us": None,
         "series": {"t_s": [0.0, 1.0], "vm.pgpgin_kib_total": [0, 8], "mi.MemFree_kib": [1000, 900]},
     }
@@ -163,3 +180,24 @@ def test_files(fake, tmp_path, capsys):
 def test_csv_to_stdout(fake, capsys):
     assert main(["run", "--csv", "-"]) == 0
     assert capsys.readouterr().out == "t_s,vm.pgpgin_kib_total,mi.MemFree_kib\n0.0,0,1000\n1.0,8,900\n"
+
+
+def test_reclaim_csv(fake, tmp_path, capsys):
+    out = tmp_path / "reclaim.csv"
+    assert main(["run", "-q", "--reclaim-csv", str(out)]) == 0
+    assert out.read_text() == (
+        "path,count,mean_ns,p50_ns,p99_ns,max_ns,lock_wait_mean_ns,lock_wait_p99_ns,lock_wait_max_ns\n"
+        "kswapd,2,6.0,5,7,7,,,\n"
+        "direct,0,,,,,,,\n"
+        "split_page,0,,,,,,,\n"
+        "split_slab,0,,,,,,,\n"
+    )
+    # One output on standard output at most.
+    assert main(["run", "--csv", "-", "--reclaim-csv", "-"]) == 2
+    assert "only one of --json, --csv and --reclaim-csv" in capsys.readouterr().err
+
+
+def test_latency_summary_matches_the_cores_nearest_rank():
+    s = memtwin.latency_summary(list(range(1, 101)))
+    assert s == {"count": 100, "mean_ns": 50.5, "p50_ns": 50, "p99_ns": 99, "max_ns": 100}
+    assert memtwin.latency_summary([])["mean_ns"] is None

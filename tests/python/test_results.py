@@ -76,7 +76,12 @@ def test_json_schema_round_trips(result):
     assert 'name = "default"' in doc["machine_toml"]
     assert doc["settings"] == ["ram=512M"] and doc["seed"] == 3
     assert [c["command"] for c in doc["commands"]] == result.commands["command"].to_list()
-    assert set(doc["reclaim"]) == {"kswapd_ns", "direct_ns"}
+    paths = ("kswapd", "direct", "split_page", "split_slab")
+    assert set(doc["reclaim"]) == {f"{p}_ns" for p in paths} | {f"{p}_lock_wait_ns" for p in paths}
+    assert list(doc["reclaim_summary"]) == list(paths)
+    for p in paths:
+        assert doc["reclaim_summary"][p]["count"] == len(doc["reclaim"][f"{p}_ns"])
+        assert len(doc["reclaim"][f"{p}_lock_wait_ns"]) == len(doc["reclaim"][f"{p}_ns"])
     back = Result.from_json(result.to_json())
     assert back == result
     assert back.series.equals(result.series)

@@ -168,14 +168,46 @@ pub struct SwapState {
     pub zram_disks: Vec<(u64, String)>,
 }
 
+/// The reclaim paths whose invocations are recorded (docs/seed-004.md). Classic kernels
+/// have kswapd and direct reclaim (try_to_free_pages, and cgroup limit reclaim); split
+/// reclaim (seed 004's patch) replaces global direct reclaim by page reclaim and slab reclaim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimKind {
+    /// kswapd's balance_pgdat: one record per pass.
+    Kswapd = 0,
+    /// Classic direct reclaim: try_to_free_pages (page cache, anon and shrink_slab), and
+    /// cgroup limit reclaim (try_to_free_mem_cgroup_pages).
+    Direct = 1,
+    /// Split reclaim's page reclaim: a page allocation below P_start frees page cache and
+    /// anon pages only, never calling the shrinkers.
+    SplitPage = 2,
+    /// Split reclaim's slab reclaim: a slab allocation with slab >= S_start runs the
+    /// shrinkers only.
+    SplitSlab = 3,
+}
+
+impl ReclaimKind {
+    pub const ALL: [ReclaimKind; 4] = [ReclaimKind::Kswapd, ReclaimKind::Direct, ReclaimKind::SplitPage, ReclaimKind::SplitSlab];
+    /// The name results and `reclaimstat` use: kswapd, direct, split_page, split_slab.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReclaimKind::Kswapd => "kswapd",
+            ReclaimKind::Direct => "direct",
+            ReclaimKind::SplitPage => "split_page",
+            ReclaimKind::SplitSlab => "split_slab",
+        }
+    }
+}
+
 /// Reclaim invocations per path, for latency tables: each one's latency (from entering
 /// reclaim to leaving it, waits included) and the part of it spent waiting for locks.
 #[derive(Clone, Debug, Default)]
 pub struct ReclaimStats {
-    /// [kswapd, direct]: latency in ns of each invocation.
-    pub passes: [Vec<Ns>; 2],
-    /// [kswapd, direct]: lock wait in ns of each invocation.
-    pub lock_wait: [Vec<Ns>; 2],
+    /// Per ReclaimKind (kswapd, direct, split page, split slab): latency in ns of each
+    /// invocation, in the order they ended.
+    pub passes: [Vec<Ns>; 4],
+    /// Per ReclaimKind: lock wait in ns of each invocation.
+    pub lock_wait: [Vec<Ns>; 4],
 }
 
 /// Count, mean and percentiles of a set of durations.
@@ -208,18 +240,37 @@ impl LatencySummary {
 }
 
 impl ReclaimStats {
-    pub fn record(&mut self, kswapd: bool, latency: Ns, lock_wait: Ns) {
-        let i = if kswapd { 0 } else { 1 };
+    pub fn record(&mut self, kind: ReclaimKind, latency: Ns, lock_wait: Ns) {
+        let i = kind as usize;
         self.passes[i].push(latency);
         self.lock_wait[i].push(lock_wait);
     }
-    /// Latency of kswapd's passes (true) or of direct reclaim (false).
+    /// Latency of kswapd's passes (true) or of classic direct reclaim (false).
     pub fn latency(&self, kswapd: bool) -> LatencySummary {
-        LatencySummary::of(&self.passes[if kswapd { 0 } else { 1 }])
+        self.latency_of(if kswapd { ReclaimKind::Kswapd } else { ReclaimKind::Direct })
     }
     /// The lock-wait part of the same invocations.
     pub fn lock_wait(&self, kswapd: bool) -> LatencySummary {
-        LatencySummary::of(&self.lock_wait[if kswapd { 0 } else { 1 }])
+        self.lock_wait_of(if kswapd { ReclaimKind::Kswapd } else { ReclaimKind::Direct })
+    }
+    pub fn latency_of(&self, kind: ReclaimKind) -> LatencySummary {
+        LatencySummary::of(&self.passes[kind as usize])
+    }
+    pub fn lock_wait_of(&self, kind: ReclaimKind) -> LatencySummary {
+        LatencySummary::of(&self.lock_wait[kind as usize])
+    }
+    /// Add `other`'s records after these (the kernels a reboot replaced first).
+    pub fn append(&mut self, other: ReclaimStats) {
+        let ReclaimStats { passes, lock_wait } = other;
+        for (a, b) in self.passes.iter_mut().zip(passes).chain(self.lock_wait.iter_mut().zip(lock_wait)) {
+            a.extend(b);
+        }
+    }
+    /// Forget every record (`reclaimstat -z`).
+    pub fn clear(&mut self) {
+        for v in self.passes.iter_mut().chain(self.lock_wait.iter_mut()) {
+            v.clear();
+        }
     }
 }
 

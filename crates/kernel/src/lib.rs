@@ -21,7 +21,7 @@ pub mod psi;
 mod reboot;
 pub mod task;
 
-pub use kernel::{Event, Kernel, KernelError, ReclaimState, ReclaimStats, SwapState, WritebackState};
+pub use kernel::{Event, Kernel, KernelError, LatencySummary, ReclaimKind, ReclaimState, ReclaimStats, SwapState, WritebackState};
 pub use profile::Profile;
 pub use task::{Program, Sink, Step, Task};
 pub use memtwin_engine::{Ns, TaskId, NS_PER_MS, NS_PER_SEC, NS_PER_US};

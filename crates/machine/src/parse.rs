@@ -14,6 +14,8 @@
 //! hostname = "memtwin"         # optional; default "memtwin"
 //! boot_anon = "190M"           # optional: anonymous memory the idle system uses (default 0)
 //! boot_file = "8M"             # optional: page cache at boot (default 0)
+//! reclaim = "classic"          # optional: classic (default) | split (seed 004's split reclaim;
+//!                              # linux-2.6.39 and linux-6.x); the same switch as vm.split_reclaim
 //!
 //! [cpu]                        # optional; each field optional (defaults: CpuModel::default())
 //! copy_bw = 6e9                # bytes/s: a number or a size string ("6G" = 6 GiB/s)
@@ -73,7 +75,7 @@
 //! # `--set KEY=VALUE`
 //!
 //! `ram`, `cpus`, `kernel`, `kernel_reserve` (a size or `default`), `hostname`, `boot_anon`,
-//! `boot_file`, `swap` (`0` removes every swap device; a size resizes the first one, growing its
+//! `boot_file`, `reclaim`, `swap` (`0` removes every swap device; a size resizes the first one, growing its
 //! disk if the disk holds nothing else), `disk.NAME.FIELD` (`size`, `preset` or any override
 //! field above), `cpu.FIELD`, `net.FIELD`, and any sysctl (`vm.swappiness=10`, `vm/dirty_ratio=5`).
 
@@ -247,6 +249,7 @@ const TOP_SCALARS: &[&str] = &[
     "boot_anon",
     "boot_file",
     "cgroup",
+    "reclaim",
 ];
 
 const TOP_KEYS: &[&str] = &[
@@ -260,6 +263,7 @@ const TOP_KEYS: &[&str] = &[
     "boot_anon",
     "boot_file",
     "cgroup",
+    "reclaim",
     "cpu",
     "net",
     "disk",
@@ -341,6 +345,14 @@ fn set_top_field(m: &mut Machine, key: &str, v: &Val) -> Result<(), String> {
                 "v1" => true,
                 "v2" => false,
                 o => return Err(format!("cgroup = '{o}': accepted: \"v1\" (the v1 memory controller at /sys/fs/cgroup/memory) or \"v2\" (the unified hierarchy, the default on 5.x and 6.x)")),
+            }
+        }
+        // Seed 004's split reclaim patch (Linux 2.6.39-rc4): the same switch as vm.split_reclaim.
+        "reclaim" => {
+            m.sysctl.split_reclaim = match to_string(v)?.trim() {
+                "classic" => false,
+                "split" => true,
+                o => return Err(format!("reclaim = '{o}': accepted: \"classic\" (direct reclaim frees page cache and slab) or \"split\" (page reclaim below P_start, slab reclaim by slab allocators above S_start; linux-2.6.39 and linux-6.x only)")),
             }
         }
         _ => return Err(format!("unknown key '{key}'")),

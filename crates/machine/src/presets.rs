@@ -47,6 +47,11 @@ pub const PRESETS: &[PresetInfo] = &[
         toml: include_str!("../../../machines/ml110-g6.toml"),
     },
     PresetInfo {
+        name: "seed-004",
+        description: "Seed 004's NFS server: 4x Xeon 7550 (32 cores at 2.0 GHz), 64 GB DDR3-1066, 28 SSDs striped in one ext3 volume, 10 GbE; Linux 2.6.39 (split reclaim patch).",
+        toml: include_str!("../../../machines/seed-004.toml"),
+    },
+    PresetInfo {
         name: "example",
         description: "The default machine with every setting spelled out and commented: the reference for machine files.",
         toml: include_str!("../../../machines/example.toml"),

@@ -138,7 +138,7 @@ fn name_defaults_to_the_file_name() {
 fn every_preset_parses_and_validates() {
     assert_eq!(
         preset_names(),
-        vec!["default", "seed-000", "seed-003", "seed-002", "optiplex-gx115", "ml110-g4", "ml110-g6", "example"]
+        vec!["default", "seed-000", "seed-003", "seed-002", "optiplex-gx115", "ml110-g4", "ml110-g6", "seed-004", "example"]
     );
     for info in PRESETS {
         let m = preset(info.name).unwrap_or_else(|e| panic!("{}: {e}", info.name));
@@ -542,7 +542,8 @@ fn sysctl_spellings() {
     assert_eq!(m.sysctl.dirty_ratio, 5);
     assert_eq!(m.sysctl.tcp_wmem, [4096, 16384, 4194304]);
     // A tunable the model does not read is accepted at its default only.
-    assert_err(&replace(41, "\"vm.split_reclaim\" = 1"), 41, &["vm.split_reclaim: not modelled"]);
+    assert!(parse_toml(&replace(41, "\"vm.split_reclaim\" = 1"), "t.toml").unwrap().sysctl.split_reclaim);
+    assert_err(&replace(41, "\"vm.split_reclaim\" = 2"), 41, &["vm.split_reclaim: 2 is out of range (0..=1)"]);
     assert_err(&replace(41, "\"net.ipv4.tcp_wmem\" = [4096, 16384, 8388608]"), 41, &["net.ipv4.tcp_wmem: not modelled"]);
     // A dotted key has no span of its own in toml: the error still lands on its line.
     assert_err(
@@ -615,7 +616,7 @@ fn load_files_and_presets() {
     let e = load("machines/no-such-machine.toml").unwrap_err().message;
     assert_eq!(e, "cannot read machine file 'machines/no-such-machine.toml': No such file or directory");
     let e = load("laptop").unwrap_err().message;
-    assert_eq!(e, "unknown machine preset 'laptop' (presets: default, seed-000, seed-003, seed-002, optiplex-gx115, ml110-g4, ml110-g6, example; or a path to a .toml file)");
+    assert_eq!(e, "unknown machine preset 'laptop' (presets: default, seed-000, seed-003, seed-002, optiplex-gx115, ml110-g4, ml110-g6, seed-004, example; or a path to a .toml file)");
 
     let dir = std::env::temp_dir().join(format!("memtwin-machine-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -918,4 +919,38 @@ fn seed_002_is_a_2002_pc() {
     assert_eq!(m.net.link_bps, 1e9);
     let hda = m.disk("hda").unwrap();
     assert!((30e6..=40e6).contains(&hda.model.read_bw));
+}
+
+/// Split reclaim (seed 004): `reclaim = "split"` and the vm.split_reclaim sysctl are one
+/// switch; S_start is a share of MemTotal or bytes; the patch's eras only.
+#[test]
+fn split_reclaim_setting() {
+    let m = preset("seed-004").unwrap();
+    assert!(!m.sysctl.split_reclaim);
+    assert_eq!(m.cpus, 32);
+    assert_eq!(m.kernel, KernelProfile::Linux2639);
+    let set = |m: &Machine, kv: &str| {
+        let mut n = m.clone();
+        apply_set(&mut n, kv).map(|_| n)
+    };
+    let s = set(&m, "reclaim=split").unwrap();
+    assert!(s.sysctl.split_reclaim);
+    assert_eq!(s.sysctl.slab_reclaim_start(64 * GIB), 32 * GIB);
+    // S_start as bytes or a share of MemTotal (the byte setting wins when set).
+    let mut c = s.sysctl.clone();
+    c.slab_reclaim_start_bytes = GIB;
+    assert_eq!(c.slab_reclaim_start(64 * GIB), GIB);
+    // Until slab reclaim is modelled, S_start is accepted at its default only.
+    assert!(set(&s, "vm.slab_reclaim_start_percent=50").is_ok());
+    let e = set(&s, "vm.slab_reclaim_start_percent=25").unwrap_err().message;
+    assert!(e.contains("not modelled"), "{e}");
+    assert!(set(&s, "vm.page_reclaim_start_kbytes=65536").is_ok());
+    let e = set(&m, "reclaim=fast").unwrap_err().message;
+    assert!(e.contains("accepted: \"classic\""), "{e}");
+    // linux-2.6.39 and linux-6.x only.
+    assert!(set(&set(&m, "kernel=linux-6.x").unwrap(), "reclaim=split").is_ok());
+    let e = set(&set(&m, "kernel=linux-5.8").unwrap(), "reclaim=split").unwrap_err().message;
+    assert!(e.contains("linux-2.6.39 and linux-6.x only, not on linux-5.8"), "{e}");
+    let e = err(&replace(5, "kernel = \"linux-2.4\"\nreclaim = \"split\""));
+    assert!(e.contains("not on linux-2.4"), "{e}");
 }

@@ -136,9 +136,12 @@ fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, P
     dict.set_item("machine_name", machine_name)?;
     dict.set_item("kernel_profile", kernel_profile)?;
     dict.set_item("machine_toml", machine_toml)?;
-    let [kswapd, direct] = reclaim_passes;
-    dict.set_item("reclaim_kswapd_ns", kswapd)?;
-    dict.set_item("reclaim_direct_ns", direct)?;
+    // Per reclaim path: every invocation's duration and its lock-wait part (ns).
+    let memtwin_scenario::ReclaimStats { passes, lock_wait } = reclaim_passes;
+    for ((kind, p), w) in memtwin_scenario::ReclaimKind::ALL.iter().zip(passes).zip(lock_wait) {
+        dict.set_item(format!("reclaim_{}_ns", kind.name()), p)?;
+        dict.set_item(format!("reclaim_{}_lock_wait_ns", kind.name()), w)?;
+    }
     dict.set_item("commands", commands)?;
     // /proc/pressure totals (µs) at the end of the run; None before Linux 4.20.
     let pressure = match pressure_total_us {

@@ -11,6 +11,7 @@ pub mod replay;
 
 pub use runner::Shell;
 pub use memtwin_kernel::host;
+pub use memtwin_kernel::{LatencySummary, ReclaimKind, ReclaimStats};
 
 /// What to run.
 #[derive(Clone, Debug, Default)]
@@ -174,9 +175,9 @@ pub struct RunResult {
     /// The machine file's TOML text (a preset's embedded file or the file read); the
     /// overrides (`RunOptions::sets`) apply on top of it.
     pub machine_toml: String,
-    /// Durations (ns) of every reclaim pass, [kswapd, direct], in the order they ended,
-    /// across reboots (`ReclaimStats`).
-    pub reclaim_passes: [Vec<u64>; 2],
+    /// Every reclaim invocation per path (`ReclaimKind`: kswapd, direct, split page, split
+    /// slab): its duration and lock wait in ns, in the order they ended, across reboots.
+    pub reclaim_passes: memtwin_kernel::ReclaimStats,
     /// /proc/pressure totals at the end of the run, µs: [io some, io full, memory some,
     /// memory full, cpu some, cpu full] (since the last boot); None before Linux 4.20.
     pub pressure_total_us: Option<[u64; 6]>,

@@ -48,7 +48,7 @@ pub struct Shell {
     next_tick: Ns,
     depth: u32,
     /// Reclaim passes of the kernels that a crash or reboot replaced.
-    reclaim_passes: [Vec<u64>; 2],
+    reclaim_passes: memtwin_kernel::ReclaimStats,
     /// Tasks of the commands being recorded: (task, index in `commands`).
     /// Tasks of the commands being recorded: (task, index in `commands`, whether its time
     /// is the record's breakdown — false for the members of a pipeline before the last).
@@ -77,12 +77,11 @@ pub struct Shell {
 }
 
 impl Shell {
-    /// Every reclaim pass of the run, [kswapd, direct], the replaced kernels' first.
-    pub fn take_reclaim_passes(&mut self) -> [Vec<u64>; 2] {
+    /// Every reclaim invocation of the run per path (ReclaimKind: kswapd, direct, split
+    /// page, split slab), the replaced kernels' first.
+    pub fn take_reclaim_passes(&mut self) -> memtwin_kernel::ReclaimStats {
         let mut all = std::mem::take(&mut self.reclaim_passes);
-        for (a, now) in all.iter_mut().zip(std::mem::take(&mut self.k.reclaim.stats.passes)) {
-            a.extend(now);
-        }
+        all.append(std::mem::take(&mut self.k.reclaim.stats));
         all
     }
 
@@ -100,7 +99,7 @@ impl Shell {
             commands: Vec::new(),
             next_tick: 0,
             depth: 0,
-            reclaim_passes: [Vec::new(), Vec::new()],
+            reclaim_passes: Default::default(),
             task_records: Vec::new(),
             shell_pid: 0,
             last_bg_pid: None,
@@ -1562,10 +1561,8 @@ impl Shell {
         // Captured output written to a tmpfs is gone with it.
         let old = &self.k;
         self.captures.retain(|path, _| old.fs.mount_of(path).is_none_or(|m| !old.fs.mounts[m as usize].is_tmpfs()));
-        let old_passes = std::mem::take(&mut self.k.reclaim.stats.passes);
-        for (all, old) in self.reclaim_passes.iter_mut().zip(old_passes) {
-            all.extend(old);
-        }
+        let old = std::mem::take(&mut self.k.reclaim.stats);
+        self.reclaim_passes.append(old);
         let new = Kernel::reboot_from(&mut self.k, clean).map_err(|e| Stop::Error(self.err(c.span, e)))?;
         self.k = new;
         self.k.transcript.push_str(&if clean {

@@ -58,8 +58,38 @@ fn reclaim_passes_reach_the_result() {
     let r = run(&opts).unwrap();
     let scanned = vm(&r.commands[0].vmstat_end, "pgscan_kswapd");
     assert!(scanned > 0, "the page cache outgrew RAM");
-    assert!(!r.reclaim_passes[0].is_empty(), "kswapd ran, its passes are recorded");
-    assert!(r.reclaim_passes.iter().flatten().all(|&ns| ns > 0));
+    assert!(!r.reclaim_passes.passes[0].is_empty(), "kswapd ran, its passes are recorded");
+    assert!(r.reclaim_passes.passes.iter().flatten().all(|&ns| ns > 0));
+    for (p, w) in r.reclaim_passes.passes.iter().zip(&r.reclaim_passes.lock_wait) {
+        assert_eq!(p.len(), w.len(), "one lock wait per invocation");
+        assert!(p.iter().zip(w).all(|(p, w)| w <= p), "the lock wait is part of the latency");
+    }
     assert_eq!(r.kernel_profile, "linux-6.x");
     assert!(r.machine_toml.contains("name = \"default\""), "the preset's file text");
+}
+
+/// Split reclaim records the allocating tasks' reclaims as page reclaim, never as classic
+/// direct reclaim, and `reclaimstat` prints one row per path.
+#[test]
+fn split_reclaim_records_page_reclaim_instead_of_direct() {
+    let script = "dd if=/dev/zero of=big bs=1M count=200 2>/dev/null\nfor i in 1 2 3 4 5 6 7 8; do memhog 20M >/dev/null & done\nwait\nreclaimstat --ns\n";
+    let run_with = |sets: &[&str]| {
+        let mut v: Vec<String> = vec!["ram=256M".into(), "cpus=4".into()];
+        v.extend(sets.iter().map(|s| s.to_string()));
+        run(&RunOptions { script_text: Some(script.into()), machine: "default".into(), sets: v, ..Default::default() }).unwrap()
+    };
+    let classic = run_with(&[]);
+    let split = run_with(&["reclaim=split"]);
+    let [_, direct, page, slab] = &classic.reclaim_passes.passes;
+    assert!(!direct.is_empty(), "eight allocators outrun kswapd: direct reclaim");
+    assert!(page.is_empty() && slab.is_empty(), "no split paths in classic reclaim");
+    let [_, direct, page, slab] = &split.reclaim_passes.passes;
+    assert!(direct.is_empty(), "split reclaim has no classic direct reclaim");
+    assert!(!page.is_empty(), "the allocators run page reclaim");
+    assert!(slab.is_empty(), "no slab reclaim below S_start");
+    let t = split.transcript.split("# reclaimstat --ns\n").nth(1).unwrap();
+    let rows: Vec<&str> = t.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert_eq!(rows, ["path", "kswapd", "direct", "split_page", "split_slab"], "{t}");
+    let page_row: Vec<&str> = t.lines().nth(3).unwrap().split_whitespace().collect();
+    assert_eq!(page_row[1].parse::<usize>().unwrap(), page.len(), "{t}");
 }

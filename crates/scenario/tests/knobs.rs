@@ -79,10 +79,20 @@ const BONNIE: &str = "# machine: seed-000
 bonnie++ -d /root -s 16 -r 8 -u root -n 0 --min-time=0.01
 ";
 
+/// Allocators outrunning kswapd: direct reclaim, classic or split reclaim's page reclaim
+/// (`reclaimstat` names the path and counts the invocations).
+const SPLIT: &str = "# machine: seed-000
+dd if=/dev/zero of=big bs=1M count=400 2>/dev/null
+for i in 1 2 3 4 5 6 7 8; do memhog 40M >/dev/null & done
+wait
+reclaimstat --ns
+";
+
 /// Settings applied to both runs of a probe.
 fn base_sets(probe: &str) -> Vec<String> {
     match probe {
-        "MEM" | "BONNIE" | "DIRTY" | "SLAB" => vec!["ram=512M".into()],
+        "MEM" | "BONNIE" | "DIRTY" | "SLAB" | "SPLIT" => vec!["ram=512M".into()],
+        "SPLIT_ON" => vec!["ram=512M".into(), "reclaim=split".into()],
         // rotational and seek_us act together: a seek costs seek_us on rotational media.
         "MEM_SEEK" => ["ram=512M", "disk.vda.seek_us=8000", "disk.vdb.seek_us=8000"].iter().map(|s| s.to_string()).collect(),
         "MEM_ROT" => ["ram=512M", "disk.vda.rotational=true", "disk.vdb.rotational=true"].iter().map(|s| s.to_string()).collect(),
@@ -107,6 +117,7 @@ fn probe_text(probe: &str) -> &'static str {
         "NET" => NET,
         "BDFLUSH" => BDFLUSH,
         "BONNIE" => BONNIE,
+        "SPLIT" | "SPLIT_ON" => SPLIT,
         "CGROUP" => CGROUP,
         _ => panic!("no probe {probe}"),
     }
@@ -138,8 +149,11 @@ fn row(key: &str) -> Option<Row> {
         "vm.bdflush" => Acts("80 500 0 0 500 3000 90 60 0", "BDFLUSH"),
         "vm.drop_caches" => Refused("3", "an action, not a setting"),
         "vm.vfs_cache_pressure" => Acts("0", "SLAB"),
-        "vm.split_reclaim" => Refused("1", "not modelled"),
+        "vm.split_reclaim" => Acts("1", "SPLIT"),
         "vm.slab_reclaim_start_percent" => Refused("30", "not modelled"),
+        "vm.slab_reclaim_start_bytes" => Refused("1073741824", "not modelled"),
+        "vm.page_reclaim_start_kbytes" => Acts("60000", "SPLIT_ON"),
+        "reclaim" => Acts("split", "SPLIT"),
         "net.ipv4.tcp_rmem" => Acts("4096 873800 1747600", "NET6"),
         "net.ipv4.tcp_wmem" => Refused("4096 16384 131072", "not modelled"),
         "net.core.rmem_max" => Acts("4096", "NET"),

@@ -18,6 +18,7 @@ pub mod shrinker;
 pub mod slab;
 #[cfg(test)]
 mod slab_tests;
+pub mod split_reclaim;
 pub mod swap_state;
 pub mod swapfile;
 pub mod util;

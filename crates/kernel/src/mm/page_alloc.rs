@@ -146,7 +146,8 @@ impl Kernel {
     }
 
     /// Allocate a frame for `tid` (__alloc_pages): above the low watermark at once; below
-    /// it wake kswapd; below min the task reclaims itself (direct reclaim). `Err` is what
+    /// it wake kswapd; below min (split reclaim: P_start) the task reclaims itself (direct
+    /// reclaim; split reclaim's page reclaim). `Err` is what
     /// the task does before trying again (throttled, or killed by the OOM killer).
     pub fn page_cache_alloc(&mut self, tid: TaskId) -> Result<Pfn, Step> {
         self.alloc_pages_gate(tid, 1)?;
@@ -157,11 +158,12 @@ impl Kernel {
     /// now (kswapd woken below low; direct reclaim below min, retried by the caller).
     pub fn alloc_pages_gate(&mut self, tid: TaskId, n: u64) -> Result<(), Step> {
         let w = self.mm.wmark;
+        let start = self.direct_reclaim_start_pages();
         let free = self.mm.nr_free();
         if free <= w.low + n - 1 {
             self.wake_kswapd();
         }
-        if free > w.min + n - 1 {
+        if free > start + n - 1 {
             return Ok(());
         }
         // __alloc_pages_slowpath -> __alloc_pages_direct_reclaim -> __perform_reclaim: one
@@ -180,12 +182,12 @@ impl Kernel {
         };
         let sc = path.sc;
         let reclaimed = sc.nr_reclaimed;
-        if self.mm.nr_free() <= w.min && reclaimed > 0 && self.mm.pcp.total > 0 {
+        if self.mm.nr_free() <= start && reclaimed > 0 && self.mm.pcp.total > 0 {
             // __alloc_pages_direct_reclaim: reclaim made progress but the allocation
             // fails: drain the per-CPU lists and try again.
             self.drain_all_pages();
         }
-        if self.mm.nr_free() > w.min + n - 1 {
+        if self.mm.nr_free() > start + n - 1 {
             self.tasks[tid as usize].reclaim_retries = 0;
             return Ok(());
         }

@@ -455,7 +455,8 @@ impl Kernel {
         if path.timed && !path.done() {
             // The invocation ends here (a fatal signal): it still has its latency record.
             let latency = if path.started { self.now - path.start } else { 0 };
-            self.reclaim.stats.record(path.sc.kswapd, latency, path.lock_wait_ns);
+            let kind = if path.sc.kswapd { crate::ReclaimKind::Kswapd } else { self.direct_reclaim_kind() };
+            self.reclaim.stats.record(kind, latency, path.lock_wait_ns);
         }
         let l = path.batch_l;
         let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
@@ -752,7 +753,8 @@ impl Kernel {
                 let old = self.profile.slab_allocator == super::slab::SlabAllocator::Slab;
                 path.shrink_plan.clear();
                 path.shrink_i = 0;
-                if !old || !path.sc.cgroup_reclaim() {
+                // Split reclaim's page reclaim calls no shrinker (mm/split_reclaim.rs).
+                if self.reclaim_calls_shrinkers(path.sc.kswapd) && (!old || !path.sc.cgroup_reclaim()) {
                     let scanned = path.sc.nr_scanned - path.pass_scanned_at;
                     // zone_reclaimable_pages: the file lists, and anon when swap is usable.
                     let lru_pages = self.mm.lru_len(Lru::InactiveFile)
@@ -830,7 +832,8 @@ impl Kernel {
             self.snapshot_refaults(&sc);
         }
         if path.timed && tid.is_some() {
-            self.reclaim.stats.record(path.sc.kswapd, self.now - path.start, path.lock_wait_ns);
+            let kind = if path.sc.kswapd { crate::ReclaimKind::Kswapd } else { self.direct_reclaim_kind() };
+            self.reclaim.stats.record(kind, self.now - path.start, path.lock_wait_ns);
         }
         path.state = RState::Done;
         PathStep::Done

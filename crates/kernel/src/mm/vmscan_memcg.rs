@@ -49,7 +49,7 @@ impl Kernel {
         let ns = sc.nr_scanned * cm.reclaim_scan_ns + sc.nr_reclaimed * (cm.page_cache_ns + cm.page_alloc_ns);
         if let Some(t) = tid {
             self.charge_sys_for(t, ns, crate::delayacct::SysWork::Reclaim);
-            self.reclaim.stats.record(false, ns, 0);
+            self.reclaim.stats.record(crate::ReclaimKind::Direct, ns, 0);
         }
         sc
     }

@@ -874,3 +874,86 @@ impl Program for Sar {
         Step::SleepUntil { t: self.next, io: false }
     }
 }
+
+// ---- reclaimstat ------------------------------------------------------------------------
+
+/// `reclaimstat [--reset] [--ns]`: every reclaim invocation since boot (or the last reset),
+/// per path: kswapd, classic direct reclaim, split reclaim's page and slab reclaim (docs/
+/// seed-004.md). Latency from entering reclaim to leaving it, with its lock-wait part.
+/// The model's own tool: no kernel has such a counter file.
+pub struct Reclaimstat {
+    reset: bool,
+    raw_ns: bool,
+}
+
+impl Reclaimstat {
+    pub fn parse(args: &[String]) -> Result<Reclaimstat, String> {
+        let mut r = Reclaimstat { reset: false, raw_ns: false };
+        for a in args {
+            match a.as_str() {
+                "--reset" | "-z" => r.reset = true,
+                "--ns" => r.raw_ns = true,
+                o => return Err(format!("reclaimstat: unsupported argument '{o}' (supported: reclaimstat [--ns] [-z|--reset])")),
+            }
+        }
+        Ok(r)
+    }
+}
+
+/// A duration with three significant digits and a unit (ns, us, ms, s).
+pub fn human_ns(ns: f64) -> String {
+    if ns < 1e3 {
+        return format!("{ns:.0}ns");
+    }
+    let (v, unit) = if ns < 1e6 {
+        (ns / 1e3, "us")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    let s = if v >= 100.0 { format!("{v:.0}") } else if v >= 10.0 { format!("{v:.1}") } else { format!("{v:.2}") };
+    format!("{s}{unit}")
+}
+
+/// The table `reclaimstat` prints for `stats`.
+pub fn reclaim_table(stats: &memtwin_kernel::ReclaimStats, raw_ns: bool) -> String {
+    use memtwin_kernel::ReclaimKind;
+    let f = |ns: f64| if raw_ns { format!("{}", ns.round() as u64) } else { human_ns(ns) };
+    let mut out = format!(
+        "{:<11}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n",
+        "path", "count", "mean", "p50", "p99", "max", "wait_avg", "wait_max"
+    );
+    for kind in ReclaimKind::ALL {
+        let l = stats.latency_of(kind);
+        let w = stats.lock_wait_of(kind);
+        if l.count == 0 {
+            out.push_str(&format!("{:<11}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n", kind.name(), 0, "-", "-", "-", "-", "-", "-"));
+            continue;
+        }
+        out.push_str(&format!(
+            "{:<11}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}{:>10}\n",
+            kind.name(),
+            l.count,
+            f(l.mean_ns),
+            f(l.p50_ns as f64),
+            f(l.p99_ns as f64),
+            f(l.max_ns as f64),
+            f(w.mean_ns),
+            f(w.max_ns as f64)
+        ));
+    }
+    out
+}
+
+impl Program for Reclaimstat {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.reset {
+            k.reclaim.stats.clear();
+        } else {
+            let t = reclaim_table(&k.reclaim.stats, self.raw_ns);
+            k.print(me, &t);
+        }
+        Step::Exit(0)
+    }
+}

@@ -558,11 +558,20 @@ fn vm_keys(era: memtwin_machine::KernelProfile) -> Vec<(&'static str, Option<&'s
     v
 }
 
+/// The files seed 004's split reclaim patch adds to /proc/sys/vm (docs/seed-004.md).
+pub const SPLIT_RECLAIM_KEYS: &[&str] =
+    &["vm.page_reclaim_start_kbytes", "vm.slab_reclaim_start_bytes", "vm.slab_reclaim_start_percent", "vm.split_reclaim"];
+
 /// Does the era's /proc/sys have this file? (vm.* keys by era; drop_caches and
 /// compact_memory are write-only files; other keys are the model's own.)
 pub fn era_has_key(era: memtwin_machine::KernelProfile, name: &str) -> bool {
     if !name.starts_with("vm.") {
         return true;
+    }
+    if SPLIT_RECLAIM_KEYS.contains(&name) {
+        // Seed 004's split reclaim patch: its files on the patched 2.6.39 and on the model's
+        // port of it to 6.x; other eras refuse it (memtwin_machine::validate).
+        return matches!(era, memtwin_machine::KernelProfile::Linux2639 | memtwin_machine::KernelProfile::Linux6);
     }
     if memtwin_machine::not_modelled(name).is_some() {
         // Tunables accepted at their default only (some are vendor kernels' own keys):
@@ -590,6 +599,13 @@ pub fn sysctl_all(k: &Kernel) -> String {
             None => k.sysctl.get(name).unwrap_or_default(),
         };
         keys.push((name.to_string(), v));
+    }
+    // The patched 2.6.39 lists the split reclaim files; a stock 6.x has none (the model's
+    // port of the patch answers for them but `sysctl -a` shows the real kernel's keys).
+    if k.machine.kernel == memtwin_machine::KernelProfile::Linux2639 {
+        for name in SPLIT_RECLAIM_KEYS {
+            keys.push((name.to_string(), k.sysctl.get(name).unwrap_or_default()));
+        }
     }
     for name in memtwin_machine::sysctl_names().iter().filter(|n| n.starts_with("net.")) {
         if let Ok(v) = k.sysctl.get(name) {
