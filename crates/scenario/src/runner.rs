@@ -342,29 +342,6 @@ impl Shell {
             vals.push(match p {
                 WordPart::CmdSubst { script, .. } => Some(self.command_output(script)?),
                 WordPart::Arith { expr, .. } => Some(self.arith(w.span, expr)?.to_string()),
-                WordPart::Param { name, op, arg, arg2, .. } => {
-                    let val = (self.lookup())(name);
-                    let a = if lang::expand::param_needs_arg(*op, val.as_deref()) { self.expand_word(arg)? } else { String::new() };
-                    let b = match arg2 {
-                        Some(x) => Some(self.expand_word(x)?),
-                        None => None,
-                    };
-                    let (v, assign) = if *op == lang::ParamOp::Substring {
-                        // OFFSET and LENGTH are arithmetic expressions.
-                        let off = self.arith(w.span, &a)?.to_string();
-                        let len = match &b {
-                            Some(e) => Some(self.arith(w.span, e)?.to_string()),
-                            None => None,
-                        };
-                        lang::expand::apply_param(*op, val, &off, len.as_deref(), &mut |e| e.parse().unwrap_or(0))
-                    } else {
-                        lang::expand::apply_param(*op, val, &a, b.as_deref(), &mut |_| 0)
-                    };
-                    if assign {
-                        self.set_var(name, v.clone());
-                    }
-                    Some(v)
-                }
                 _ => None,
             });
         }
@@ -372,7 +349,7 @@ impl Shell {
     }
 
     fn needs_run(w: &Word) -> bool {
-        w.parts.iter().any(|p| matches!(p, WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Param { .. }))
+        w.parts.iter().any(|p| matches!(p, WordPart::CmdSubst { .. } | WordPart::Arith { .. }))
     }
 
     /// A word as one string (assignments, redirection targets, `case` words).

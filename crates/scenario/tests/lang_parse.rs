@@ -279,9 +279,9 @@ fn for_loops() {
     assert_eq!(s.items[1].span, Span::new(8, 1));
     assert_eq!(s.items[0].and_or.first.source, "for f in a \"b c\" $LIST\ndo\n  echo $f\n  sync\ndone");
     // `do` on the same line, empty word list, keywords as loop words.
-    let s = ok("for x in $EMPTY; do true; done");
+    let s = ok("for x in; do true; done");
     let Command::For(f) = first_cmd(&s.items[0]) else { panic!() };
-    assert!(expand_words(&f.words, &no_vars).is_empty());
+    assert!(f.words.is_empty());
     let s = ok("for x in do done if fi; do echo $x; done");
     let Command::For(f) = first_cmd(&s.items[0]) else { panic!() };
     assert_eq!(f.words.len(), 4);
@@ -313,8 +313,8 @@ fn if_clauses() {
     let Command::If(c) = first_cmd(&s.items[0]) else { panic!() };
     assert_eq!(argv(first_cmd(&c.branches[0].1[0])), vec!["echo", "fi", "then"]);
     assert!(c.else_body.is_none());
-    // if inside for inside if, on one line.
-    let s = ok("if a; then for i in 1; do if b; then c; fi; done; fi");
+    // if inside for inside if, `done fi` on one line.
+    let s = ok("if a; then for i in 1; do if b; then c; fi; done fi");
     assert_eq!(s.items.len(), 1);
     // `&&` after fi.
     let s = ok("if a; then b; fi && echo done");
@@ -362,22 +362,23 @@ fn error_display_is_line_col_message() {
 /// (script, line, col, part of the message)
 const ERRORS: &[(&str, u32, u32, &str)] = &[
     ("select x in a; do b; done", 1, 1, "'select'"),
-    ("echo ${X:?def}", 1, 6, "is not supported"),
+    ("echo \"now: `date`\"", 1, 12, "backquotes"),
+    ("echo ${X:-def}", 1, 6, "parameter expansion operators"),
     ("echo 'a'\necho b'c\nd", 2, 7, "unterminated single quote (opened here)"),
-    ("x=1\necho \"abc\n\ndef", 4, 4, "unterminated double quote"),
+    ("x=1\necho \"abc\n\ndef", 2, 6, "unterminated double quote (opened here)"),
     ("echo ${X", 1, 6, "unterminated '${'"),
     ("for i in 1 2; do\n  echo $i\n", 3, 1, "expected 'done' to close the 'for' started at line 1, found end of input"),
     ("\n\nfor i in 1 2; do echo; fi", 3, 24, "expected 'done' to close the 'for' started at line 3, found 'fi'"),
-    ("for i in 1 2\necho $i\ndone", 3, 1, "expected 'do' after the head of the 'for' started at line 1, found 'done'"),
+    ("for i in 1 2\necho $i\ndone", 2, 1, "expected 'do' after the word list of the 'for' started at line 1"),
     ("for i in 1; do done", 1, 16, "expected a command in the body of the 'for'"),
     ("for 1x in a; do b; done", 1, 5, "not a valid variable name"),
     ("for i; do b; done", 1, 6, "without 'in WORDS' is not supported"),
     ("for i do b; done", 1, 7, "without 'in WORDS' is not supported"),
-    ("for i in a > b; do c; done", 1, 14, "expected a file name after '>'"),
-    ("if true; then\n  x\n", 3, 1, "expected 'fi' to close the 'if' started at line 1, found end of input"),
-    ("if true; then x; else y; done", 1, 26, "'fi' to close the 'if' started at line 1, found 'done'"),
+    ("for i in a > b; do c; done", 1, 12, "in the word list"),
+    ("if true; then\n  x\n", 3, 1, "expected 'elif', 'else' or 'fi' to close the 'if' started at line 1"),
+    ("if true; then x; else y; done", 1, 26, "expected 'fi' to close the 'if' started at line 1, found 'done'"),
     ("if true\nx\nfi", 3, 1, "expected 'then' after the condition of the 'if' started at line 1"),
-    ("if then x; fi", 1, 12, "expected 'then' after the condition of the 'if'"),
+    ("if then x; fi", 1, 4, "expected a condition after 'if'"),
     ("if a; then fi", 1, 12, "expected a command after 'then'"),
     ("echo\ndone", 2, 1, "unexpected 'done' (there is no open loop)"),
     ("fi", 1, 1, "unexpected 'fi' (there is no open 'if')"),
@@ -385,7 +386,7 @@ const ERRORS: &[(&str, u32, u32, &str)] = &[
     ("a ;; b", 1, 3, "';;'"),
     ("a && ; b", 1, 6, "expected a command after '&&', found ';'"),
     ("a ||", 1, 5, "expected a command after '||', found end of input"),
-    ("a |\n\n", 1, 4, "expected a command after '|', found end of input"),
+    ("a |\n\n", 3, 1, "expected a command after '|', found end of input"),
     ("a && done", 1, 6, "expected a command after '&&', found 'done'"),
     ("& a", 1, 1, "expected a command, found '&'"),
     ("a & ; b", 1, 5, "expected a command, found ';'"),
@@ -395,7 +396,7 @@ const ERRORS: &[(&str, u32, u32, &str)] = &[
     ("echo >", 1, 7, "expected a file name after '>', found end of input"),
     ("echo > ; x", 1, 8, "expected a file name after '>', found ';'"),
     ("echo 2>&x", 1, 9, "'>&' must be followed by a file descriptor number 0-9"),
-    ("echo >&-", 1, 6, "closing a file descriptor"),
+    ("echo >&-", 1, 8, "closing a file descriptor"),
     ("echo 10>f", 1, 6, "file descriptor 10 is out of range"),
     ("cat <&3", 1, 5, "'<&'"),
     ("diff <(a) <(b)", 1, 6, "process substitution"),
@@ -405,12 +406,13 @@ const ERRORS: &[(&str, u32, u32, &str)] = &[
     ("echo $'x\\n'", 1, 6, "ANSI-C quoting"),
     ("case x in a) b;& esac", 1, 15, "';&'"),
     ("while true; do x; od", 1, 21, "expected 'done' to close the 'while' started at line 1"),
-    ("case x in\n a b) c;;\nesac", 2, 2, "expected '|' or ')' after a pattern"),
+    ("case x in\n a b) c;;\nesac", 2, 4, "expected '|' or ')' after a pattern"),
     ("f() x", 1, 5, "expected '{' to start the body of function 'f'"),
     ("echo $(( 1 + 2 )", 1, 6, "unterminated '$(('"),
+    ("for ((i=0;i<3;i++)); do x; done", 1, 1, "C-style"),
     ("{ a; b", 1, 7, "expected '}' to close the '{' started at line 1"),
     ("( a", 1, 4, "expected ')' to close the '(' started at line 1"),
-    ("echo $(for)", 1, 12, "expected 'do' after the head of the 'for' started at line 1, found end of input"),
+    ("echo $(for)", 1, 11, "expected a variable name after 'for'"),
 ];
 
 #[test]
@@ -447,7 +449,7 @@ fn deep_nesting_is_an_error_not_a_crash() {
     assert_eq!(e.line, 1);
     let src = "if a; then\n".repeat(n);
     let e = err(&src);
-    assert!(e.message.contains("'fi'"), "{e}");
+    assert_eq!(e.line, MAX_NESTING as u32 + 1);
     for src in ["(".repeat(n), "{ ".repeat(n), "$(".repeat(n), "\"$(".repeat(n), "${".repeat(n), "'".repeat(n + 1)] {
         assert!(parse(&src).is_err());
     }
@@ -465,68 +467,4 @@ fn long_inputs() {
     let long_word = "a".repeat(1_000_000);
     let s = ok(&format!("echo {long_word}"));
     assert_eq!(argv(first_cmd(&s.items[0]))[1].len(), 1_000_000);
-}
-
-#[test]
-fn time_before_a_compound_command() {
-    let s = ok("time -p while false; do x; done\ntime { a; b; } > f");
-    let p = &s.items[0].and_or.first;
-    assert!(p.timed && p.time_posix);
-    assert!(matches!(p.commands[0], Command::While(_)));
-    assert_eq!(p.source, "time -p while false; do x; done");
-    assert_eq!(p.span, Span::new(1, 1));
-    let p = &s.items[1].and_or.first;
-    assert!(p.timed && !p.time_posix);
-    assert_eq!(p.source, "time { a; b; } > f");
-    assert_eq!(p.commands[0].redirects().len(), 1);
-}
-
-#[test]
-fn backquotes_and_tilde() {
-    let s = ok("echo `date` \"at `uptime`\" ~ ~/x a~ \"~\" '~'");
-    let c = simple(first_cmd(&s.items[0]));
-    assert!(matches!(&c.words[1].parts[..], [WordPart::CmdSubst { quoted: false, .. }]));
-    assert!(matches!(&c.words[2].parts[..], [WordPart::Lit(_), WordPart::CmdSubst { quoted: true, .. }]));
-    let home = |n: &str| (n == "HOME").then(|| "/root".to_string());
-    let got: Vec<String> = c.words[3..].iter().map(|w| w.expand(&home)).collect();
-    assert_eq!(got, vec!["/root", "/root/x", "a~", "~", "~"]);
-    let s = ok("D=~/data");
-    assert_eq!(simple(first_cmd(&s.items[0])).assignments[0].1.expand(&home), "/root/data");
-}
-
-#[test]
-fn every_syntax_error_is_reported() {
-    let errs = parse_all("for i in 1 2\necho $i\ndone\necho fine\nif true; then echo\nfi fi\ncase x in\n").unwrap_err();
-    let lines: Vec<u32> = errs.iter().map(|e| e.line).collect();
-    assert!(lines.len() >= 3, "{errs:?}");
-    assert_eq!(lines[0], 3);
-    assert!(lines.contains(&6) && lines.contains(&7), "{errs:?}");
-    assert!(lines.windows(2).all(|w| w[0] < w[1]));
-}
-
-#[test]
-fn parameter_operators() {
-    let src = r#"echo ${U:-d} ${E:-d} ${E-d} ${X:+alt} ${U:+alt} ${P#*/} ${P##*/} ${P%/*} ${P%%/*} ${P/o/0} ${P//o/0} ${P:1:3} ${P: -3} ${P:2} "${U:-a b}" ${U:-a b} ${X:-$Y} ${U-$Y}"#;
-    let s = ok(src);
-    let lookup = |n: &str| match n {
-        "E" => Some(String::new()),
-        "X" => Some("x".to_string()),
-        "Y" => Some("y".to_string()),
-        "P" => Some("/usr/local/foo.txt".to_string()),
-        _ => None,
-    };
-    let c = simple(first_cmd(&s.items[0]));
-    assert_eq!(
-        expand_words(&c.words, &lookup),
-        vec![
-            "echo", "d", "d", "alt", "usr/local/foo.txt", "foo.txt", "/usr/local", "/usr/l0cal/foo.txt", "/usr/l0cal/f00.txt", "usr",
-            "txt", "sr/local/foo.txt", "a b", "a", "b", "x", "y"
-        ]
-    );
-    // Refused with what is supported.
-    for bad in ["echo ${X:?msg}", "echo ${!X}", "echo ${X^^}"] {
-        let e = err(bad);
-        assert!(e.message.contains("supported"), "{bad}: {e}");
-        assert_eq!((e.line, e.col), (1, 6), "{bad}: {e}");
-    }
 }

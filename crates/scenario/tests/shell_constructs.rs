@@ -147,24 +147,3 @@ fn unsupported_options_name_the_line_and_what_is_supported() {
     let e = run_text("u.sh", "awk '{ getline x }' f\n").err().expect("refused");
     assert!(e.message.contains("getline is not supported"), "{}", e.message);
 }
-
-#[test]
-fn c_style_for_backquotes_and_tilde() {
-    let r = run("for ((i = 0; i < 6; i++)); do if (( i == 2 )); then continue; fi; (( i == 4 )) && break; echo -n \"$i \"; done; echo\nfor ((;;)); do echo once; break; done\necho `echo a b` \"`echo c`\"\necho ~ ~/x\ncd ~ && pwd\n");
-    let o = outputs(&r);
-    assert_eq!(o[0], "0 1 3 ", "continue runs the step, break leaves: {}", o[0]);
-    assert_eq!(o[2], "once\n");
-    assert_eq!(o[3], "a b c\n");
-    assert_eq!(o[4], "/root /root/x\n");
-    assert_eq!(o[5], "/root\n");
-}
-
-#[test]
-fn parameter_operators_at_run_time() {
-    // `:=` assigns; the argument of `:-` is expanded only when used ($(...) runs then).
-    let r = run("echo ${N:=7} $N\nF=/var/log/syslog.1\necho ${F##*/} ${F%.*} ${F:0:4}\nX=set\necho ${X:-$(echo no)} ${U:-$(echo yes)}\n");
-    let o = outputs(&r);
-    assert_eq!(o[0], "7 7\n");
-    assert_eq!(o[2], "syslog.1 /var/log/syslog /var\n");
-    assert_eq!(o[4], "set yes\n");
-}

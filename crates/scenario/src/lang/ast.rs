@@ -44,30 +44,6 @@ pub enum WordPart {
     /// An unquoted brace expansion (`{1..3}`, `{a,b}`): the word becomes one word per
     /// alternative, in order.
     Brace(Vec<String>),
-    /// `${NAME<op>ARG}` (`${NAME:-x}`, `${NAME#pat}`, `${NAME/pat/rep}`, `${NAME:off:len}`,
-    /// ...): computed at run time (see [`crate::lang::expand::apply_param`]); split like a
-    /// variable unless `quoted`.
-    Param { name: String, op: ParamOp, arg: Box<Word>, arg2: Option<Box<Word>>, quoted: bool },
-}
-
-/// The operator of a `${NAME<op>...}` expansion. `colon`: the `:` form, which treats an
-/// empty value as unset.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ParamOp {
-    /// `${NAME:-WORD}` / `${NAME-WORD}`
-    Default { colon: bool },
-    /// `${NAME:=WORD}` / `${NAME=WORD}`: also assigns WORD.
-    Assign { colon: bool },
-    /// `${NAME:+WORD}` / `${NAME+WORD}`
-    Alt { colon: bool },
-    /// `${NAME#PAT}` / `${NAME##PAT}` (`longest`)
-    RemovePrefix { longest: bool },
-    /// `${NAME%PAT}` / `${NAME%%PAT}` (`longest`)
-    RemoveSuffix { longest: bool },
-    /// `${NAME/PAT/REP}` / `${NAME//PAT/REP}` (`all`); `arg2` is REP.
-    Replace { all: bool },
-    /// `${NAME:OFFSET}` / `${NAME:OFFSET:LENGTH}`: arithmetic expressions.
-    Substring,
 }
 
 /// One shell word, e.g. `of="$DIR/test"`.

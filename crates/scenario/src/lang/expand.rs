@@ -5,9 +5,9 @@
 //! a quoted `"$VAR"` always stays one argument. `$(...)` and `$((...))` are split like
 //! variables; their values are computed by the caller (the shell runs the commands) and
 //! handed in per part (see [`Word::expand_fields_with`]). Brace expansion comes first and
-//! makes one word per alternative. `~` was turned into `$HOME` by the parser. No globbing.
+//! makes one word per alternative. No globbing or tilde expansion.
 
-use super::ast::{ParamOp, Word, WordPart};
+use super::ast::{Word, WordPart};
 
 /// Values of a word's `$(...)` / `$((...))` parts, by part index (others are ignored).
 pub type PartValues = Vec<Option<String>>;
@@ -26,123 +26,9 @@ pub fn static_values(word: &Word, lookup: &dyn Fn(&str) -> Option<String>) -> Pa
         .map(|p| match p {
             WordPart::Arith { expr, .. } => Some(super::arith::eval(expr, &mut Ro(lookup)).map(|v| v.to_string()).unwrap_or_default()),
             WordPart::CmdSubst { .. } => Some(String::new()),
-            WordPart::Param { name, op, arg, arg2, .. } => {
-                let val = lookup(name);
-                let need = param_needs_arg(*op, val.as_deref());
-                let a = if need { arg.expand(lookup) } else { String::new() };
-                let b = arg2.as_ref().map(|w| w.expand(lookup));
-                let mut num = |e: &str| super::arith::eval(e, &mut Ro(lookup)).unwrap_or(0);
-                Some(apply_param(*op, val, &a, b.as_deref(), &mut num).0)
-            }
             _ => None,
         })
         .collect()
-}
-
-/// Whether `${NAME<op>ARG}` uses ARG when NAME's value is `val`.
-pub fn param_needs_arg(op: ParamOp, val: Option<&str>) -> bool {
-    let unset = |colon: bool| val.is_none() || (colon && val == Some(""));
-    match op {
-        ParamOp::Default { colon } | ParamOp::Assign { colon } => unset(colon),
-        ParamOp::Alt { colon } => !unset(colon),
-        _ => true,
-    }
-}
-
-/// The value of `${NAME<op>ARG[/ARG2]}` for NAME's value `val` and the expanded arguments
-/// (`num` evaluates an arithmetic expression); true if NAME is to be assigned the result
-/// (`:=`). Patterns are fnmatch(3) globs, matched as bash's remove/replace operators do.
-pub fn apply_param(op: ParamOp, val: Option<String>, arg: &str, arg2: Option<&str>, num: &mut dyn FnMut(&str) -> i64) -> (String, bool) {
-    use crate::builtins::glob_match;
-    let need = param_needs_arg(op, val.as_deref());
-    let v = val.unwrap_or_default();
-    // Char boundaries of `v`, including its end.
-    let cuts: Vec<usize> = v.char_indices().map(|(i, _)| i).chain(std::iter::once(v.len())).collect();
-    match op {
-        ParamOp::Default { .. } => (if need { arg.to_string() } else { v }, false),
-        ParamOp::Assign { .. } => if need { (arg.to_string(), true) } else { (v, false) },
-        ParamOp::Alt { .. } => (if need { arg.to_string() } else { String::new() }, false),
-        ParamOp::RemovePrefix { longest } => {
-            let mut order: Vec<usize> = cuts.clone();
-            if longest {
-                order.reverse();
-            }
-            let cut = order.into_iter().find(|&i| glob_match(arg, &v[..i]));
-            (cut.map_or(v.clone(), |i| v[i..].to_string()), false)
-        }
-        ParamOp::RemoveSuffix { longest } => {
-            let mut order: Vec<usize> = cuts.clone();
-            if !longest {
-                order.reverse();
-            }
-            let cut = order.into_iter().find(|&i| glob_match(arg, &v[i..]));
-            (cut.map_or(v.clone(), |i| v[..i].to_string()), false)
-        }
-        ParamOp::Replace { all } => {
-            let rep = arg2.unwrap_or("");
-            let (pat, anchor) = match arg.as_bytes().first() {
-                Some(b'#') => (&arg[1..], Some(true)),
-                Some(b'%') => (&arg[1..], Some(false)),
-                _ => (arg, None),
-            };
-            if pat.is_empty() && anchor.is_none() {
-                return (v, false);
-            }
-            let mut out = String::new();
-            let mut k = 0;
-            let mut done = false;
-            while k < cuts.len() {
-                let i = cuts[k];
-                let starts_ok = anchor != Some(true) || i == 0;
-                let m = if done || !starts_ok {
-                    None
-                } else {
-                    // The longest match starting at `i` (bash's rule).
-                    cuts[k..].iter().rev().copied().find(|&j| j > i && (anchor != Some(false) || j == v.len()) && glob_match(pat, &v[i..j]))
-                };
-                match m {
-                    Some(j) => {
-                        out.push_str(rep);
-                        done = !all;
-                        k = cuts.iter().position(|&c| c == j).unwrap_or(cuts.len());
-                        if j == v.len() {
-                            break;
-                        }
-                    }
-                    None => {
-                        if i < v.len() {
-                            let c = v[i..].chars().next().unwrap_or(' ');
-                            out.push(c);
-                        }
-                        k += 1;
-                    }
-                }
-            }
-            (out, false)
-        }
-        ParamOp::Substring => {
-            let chars: Vec<char> = v.chars().collect();
-            let n = chars.len() as i64;
-            let mut off = num(arg);
-            if off < 0 {
-                off = (n + off).max(0);
-            }
-            if off > n {
-                return (String::new(), false);
-            }
-            let end = match arg2 {
-                None => n,
-                Some(e) => {
-                    let l = num(e);
-                    if l < 0 { n + l } else { (off + l).min(n) }
-                }
-            };
-            if end <= off {
-                return (String::new(), false);
-            }
-            (chars[off as usize..end as usize].iter().collect(), false)
-        }
-    }
 }
 
 fn is_ifs(c: char) -> bool {
@@ -167,7 +53,7 @@ impl Word {
                         out.push_str(&v);
                     }
                 }
-                WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Param { .. } => {
+                WordPart::CmdSubst { .. } | WordPart::Arith { .. } => {
                     if let Some(Some(v)) = values.get(i) {
                         out.push_str(v);
                     }
@@ -210,7 +96,7 @@ impl Word {
         for (i, part) in self.parts.iter().enumerate() {
             let computed;
             let part = match part {
-                WordPart::CmdSubst { quoted, .. } | WordPart::Arith { quoted, .. } | WordPart::Param { quoted, .. } => {
+                WordPart::CmdSubst { quoted, .. } | WordPart::Arith { quoted, .. } => {
                     computed = values.get(i).cloned().flatten().unwrap_or_default();
                     if *quoted {
                         cur.push_str(&computed);
@@ -235,7 +121,7 @@ impl Word {
                     }
                     started = true;
                 }
-                WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Param { .. } | WordPart::Brace(_) => {}
+                WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Brace(_) => {}
                 WordPart::Var(name) => {
                     let v = if name.is_empty() { computed.clone() } else { lookup(name).unwrap_or_default() };
                     if v.is_empty() {

@@ -1,21 +1,20 @@
 //! The scenario language: bash's common part (see docs/shell.md).
 //!
-//! Scripts are parsed by tree-sitter-bash; [`tree`] converts its syntax tree into the
-//! interpreter's ([`ast`]). Supported: comments, line continuations, words with '...', "..."
-//! and backslash quoting, `NAME=value` assignments, `$NAME` / `${NAME}` / `${#NAME}` / `$?` /
-//! `$!` / `$$` / `$#` / `$1`..`$9` / `$@`, `$(...)` and backquotes, `$((...))`, brace
-//! expansion and `~` (performed at run time, see [`expand_words`]), lists with `;`, newline,
-//! `&&`, `||`, `&`, pipelines `a | b` and `|&`, `!`, the `time [-p]` prefix, redirections
-//! (`> f`, `>> f`, `< f`, `N> f`, `N>&M`, `&> f`, `&>> f`, here-documents and here-strings),
-//! `for`, `while`, `until`, `if`, `case`, functions, `{ ...; }`, `( ... )`, `(( ... ))` and
-//! `[[ ... ]]`, with redirections after a block. Everything else (parameter operators,
-//! process substitution, ...) is a [`ParseError`] that says what is accepted; [`parse_all`]
-//! reports every error of a script.
+//! Supported: comments, line continuations, words with '...', "..." and backslash quoting,
+//! `NAME=value` assignments, `$NAME` / `${NAME}` / `${#NAME}` / `$?` / `$!` / `$$` / `$#` /
+//! `$1`..`$9` / `$@`, `$(...)`, `$((...))` and brace expansion (performed at run time, see
+//! [`expand_words`]), lists with `;`, newline, `&&`, `||`, `&`, pipelines `a | b` and `|&`,
+//! `!`, the `time [-p]` prefix, redirections (`> f`, `>> f`, `< f`, `N> f`, `N>&M`, `&> f`,
+//! `&>> f`, here-documents and here-strings), `for`, `while`, `until`, `if`, `case`,
+//! functions, `{ ...; }`, `( ... )`, `(( ... ))` and `[[ ... ]]`, with redirections after a
+//! block. Everything else (backquotes, parameter operators, process substitution, ...) is a
+//! [`ParseError`] that says what is accepted; [`parse_all`] reports every error of a script.
 
 pub mod arith;
 pub mod ast;
 pub mod expand;
-mod tree;
+mod lexer;
+mod parser;
 
 use std::fmt;
 
@@ -60,5 +59,5 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
 /// Parse a whole script, reporting every syntax error (in source order; the scan goes on
 /// at the next line after each, and stops at a lexical error such as an open quote).
 pub fn parse_all(src: &str) -> Result<Script, Vec<ParseError>> {
-    tree::parse_all(src)
+    parser::Parser::new(src).parse_script_all()
 }
