@@ -511,7 +511,9 @@ impl Mm {
     pub fn free_blocks_per_order(&self, orders: usize) -> Vec<u64> {
         let mut count = vec![0u64; orders];
         let n = self.pages.nr() as u64;
-        let free = |p: u64| self.pages.lru(p as Pfn) == Lru::Free;
+        // Frames below the boot mark are free without being listed (FreeArea::untouched).
+        let untouched = self.free.untouched() as u64;
+        let free = |p: u64| p < untouched || self.pages.lru(p as Pfn) == Lru::Free;
         let max = orders as u32 - 1;
         let mut p = 0u64;
         while p < n {
