@@ -31,6 +31,11 @@ const SLAB: &str = "# machine: seed-000
 memhog -r2 700M
 grep -E 'Slab|SReclaimable' /proc/meminfo
 ";
+/// A stat storm over a generated tree (examples/file-tree.toml): dentry and inode cache
+/// misses, directory and inode-table block reads.
+const VFS: &str = "time du -s /export
+";
+
 /// The commit charge: an allocation larger than RAM and swap together.
 const COMMIT: &str = "# machine: seed-000
 memhog 1700M
@@ -108,6 +113,7 @@ fn base_sets(probe: &str) -> Vec<String> {
 
 fn probe_text(probe: &str) -> &'static str {
     match probe {
+        "VFS" => VFS,
         "MEM" | "MEM_SEEK" | "MEM_ROT" => MEM,
         "NET6" | "NET6D" => NET6,
         "DIRTY" => DIRTY,
@@ -149,6 +155,7 @@ fn row(key: &str) -> Option<Row> {
         "vm.bdflush" => Acts("80 500 0 0 500 3000 90 60 0", "BDFLUSH"),
         "vm.drop_caches" => Refused("3", "an action, not a setting"),
         "vm.vfs_cache_pressure" => Acts("0", "SLAB"),
+        "cpu.cache_miss_ns" => Acts("400", "VFS"),
         "vm.split_reclaim" => Acts("1", "SPLIT"),
         "vm.slab_reclaim_start_percent" => Refused("30", "not modelled"),
         "vm.slab_reclaim_start_bytes" => Refused("1073741824", "not modelled"),
@@ -219,7 +226,7 @@ fn run(probe: &str, extra: Option<String>) -> Result<RunResult, memtwin_scenario
     memtwin_scenario::run(&RunOptions {
         script_path: Some(format!("{probe}.sh")),
         script_text: Some(probe_text(probe).to_string()),
-        machine: String::new(),
+        machine: if probe == "VFS" { concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/file-tree.toml").into() } else { String::new() },
         sets,
         seed: 1,
         ..Default::default()
