@@ -776,13 +776,31 @@ impl Kernel {
                     return PathStep::Continue;
                 };
                 let ssc = super::shrinker::ShrinkControl { memcg: path.sc.target_lruvec(), gfp_fs: true, kswapd: path.sc.kswapd, ..Default::default() };
+                // Cost left by shrinker calls outside a reclaim path (drop_caches, split
+                // reclaim's slab reclaim, which charge their own) is not this batch's.
+                let _ = self.vfs_take_shrink_cost();
                 let (scanned, _freed, stop) = self.shrink_slab_batch(&mut e, &ssc);
                 path.shrink_plan[path.shrink_i] = e;
                 if stop {
                     path.shrink_i += 1;
                 }
                 path.sc.nr_reclaimed += std::mem::take(&mut self.reclaim.reclaimed_slab);
-                PathStep::Burst { sys: if path.timed { scanned * self.shrinker_obj_ns() } else { 0 } }
+                if !path.timed {
+                    return PathStep::Burst { sys: 0 };
+                }
+                // The dentry and inode shrinkers cost their own work per object and the time
+                // spun on their LRU locks (dcache_lru_lock / inode_lru_lock on 2.6.39, the
+                // super block's list_lru locks on 6.x); other shrinkers cost
+                // shrinker_obj_ns per object scanned.
+                let (vfs_cpu, vfs_wait) = self.vfs_take_shrink_cost();
+                if vfs_wait > 0 {
+                    path.lock_wait_ns += vfs_wait;
+                    if let Some(t) = tid {
+                        self.tasks[t as usize].lock_wait_ns += vfs_wait;
+                        self.note_lock_wait(t, vfs_wait);
+                    }
+                }
+                PathStep::Burst { sys: if vfs_cpu > 0 { vfs_cpu } else { scanned * self.shrinker_obj_ns() } }
             }
             RState::ShrinkSlabDone => {
                 let sc = &path.sc;
