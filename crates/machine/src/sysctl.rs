@@ -150,10 +150,6 @@ pub const KNOWN: &[&str] = &[
 /// `--set`, a warning on stderr (status 1, the script goes on) for `sysctl -w` and
 /// `echo > /proc/sys/...`.
 pub const NOT_MODELLED: &[(&str, &str, &str)] = &[
-    // S_start: split reclaim's slab reclaim acts at the default; no scenario command drives
-    // the VFS caches yet to show another value's effect (docs/seed-004.md).
-    ("vm.slab_reclaim_start_percent", "50", "other values of S_start are not modelled yet (no scenario command fills the dentry and inode caches)"),
-    ("vm.slab_reclaim_start_bytes", "0", "other values of S_start are not modelled yet (no scenario command fills the dentry and inode caches)"),
     ("net.ipv4.tcp_wmem", "4096 16384 4194304", "TCP send buffers are not modelled (ftp only receives)"),
     ("net.core.rmem_default", "212992", "TCP sockets start from tcp_rmem; other sockets are not modelled"),
 ];

@@ -940,10 +940,12 @@ fn split_reclaim_setting() {
     let mut c = s.sysctl.clone();
     c.slab_reclaim_start_bytes = GIB;
     assert_eq!(c.slab_reclaim_start(64 * GIB), GIB);
-    // Until slab reclaim is modelled, S_start is accepted at its default only.
-    assert!(set(&s, "vm.slab_reclaim_start_percent=50").is_ok());
-    let e = set(&s, "vm.slab_reclaim_start_percent=25").unwrap_err().message;
-    assert!(e.contains("not modelled"), "{e}");
+    // S_start: a percentage of MemTotal (1-100) or bytes; writing one clears the other.
+    let q = set(&s, "vm.slab_reclaim_start_percent=25").unwrap();
+    assert_eq!(q.sysctl.slab_reclaim_start(64 * GIB), 16 * GIB);
+    assert!(set(&s, "vm.slab_reclaim_start_percent=0").is_err());
+    let q = set(&q, "vm.slab_reclaim_start_bytes=1073741824").unwrap();
+    assert_eq!(q.sysctl.slab_reclaim_start(64 * GIB), GIB);
     assert!(set(&s, "vm.page_reclaim_start_kbytes=65536").is_ok());
     let e = set(&m, "reclaim=fast").unwrap_err().message;
     assert!(e.contains("accepted: \"classic\""), "{e}");

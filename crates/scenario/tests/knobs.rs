@@ -98,6 +98,7 @@ fn base_sets(probe: &str) -> Vec<String> {
     match probe {
         "MEM" | "BONNIE" | "DIRTY" | "SLAB" | "SPLIT" => vec!["ram=512M".into()],
         "SPLIT_ON" => vec!["ram=512M".into(), "reclaim=split".into()],
+        "VFS_SPLIT" => vec!["reclaim=split".into()],
         // rotational and seek_us act together: a seek costs seek_us on rotational media.
         "MEM_SEEK" => ["ram=512M", "disk.vda.seek_us=8000", "disk.vdb.seek_us=8000"].iter().map(|s| s.to_string()).collect(),
         "MEM_ROT" => ["ram=512M", "disk.vda.rotational=true", "disk.vdb.rotational=true"].iter().map(|s| s.to_string()).collect(),
@@ -113,7 +114,7 @@ fn base_sets(probe: &str) -> Vec<String> {
 
 fn probe_text(probe: &str) -> &'static str {
     match probe {
-        "VFS" => VFS,
+        "VFS" | "VFS_SPLIT" => VFS,
         "MEM" | "MEM_SEEK" | "MEM_ROT" => MEM,
         "NET6" | "NET6D" => NET6,
         "DIRTY" => DIRTY,
@@ -157,8 +158,8 @@ fn row(key: &str) -> Option<Row> {
         "vm.vfs_cache_pressure" => Acts("0", "SLAB"),
         "cpu.cache_miss_ns" => Acts("400", "VFS"),
         "vm.split_reclaim" => Acts("1", "SPLIT"),
-        "vm.slab_reclaim_start_percent" => Refused("30", "not modelled"),
-        "vm.slab_reclaim_start_bytes" => Refused("1073741824", "not modelled"),
+        "vm.slab_reclaim_start_percent" => Acts("1", "VFS_SPLIT"),
+        "vm.slab_reclaim_start_bytes" => Acts("1048576", "VFS_SPLIT"),
         "vm.page_reclaim_start_kbytes" => Acts("60000", "SPLIT_ON"),
         "reclaim" => Acts("split", "SPLIT"),
         "net.ipv4.tcp_rmem" => Acts("4096 873800 1747600", "NET6"),
@@ -226,7 +227,7 @@ fn run(probe: &str, extra: Option<String>) -> Result<RunResult, memtwin_scenario
     memtwin_scenario::run(&RunOptions {
         script_path: Some(format!("{probe}.sh")),
         script_text: Some(probe_text(probe).to_string()),
-        machine: if probe == "VFS" { concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/file-tree.toml").into() } else { String::new() },
+        machine: if probe.starts_with("VFS") { concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/file-tree.toml").into() } else { String::new() },
         sets,
         seed: 1,
         ..Default::default()
