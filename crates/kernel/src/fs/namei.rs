@@ -415,11 +415,7 @@ impl Kernel {
         let Some((sb, rest)) = self.vfs.tree_of(&path) else { return Err(Errno::ENOENT.into()) };
         let rest = rest.to_string();
         let d = self.vfs_walk(tid, sb, &rest)?;
-        self.vfs.stats.getattrs += 1;
-        let st = self.vfs_stat_of(sb, d);
-        self.charge_sys(tid, self.vfs.cost.getattr);
-        self.vfs_dput(sb, d);
-        Ok(st)
+        Ok(self.vfs_getattr_put(tid, sb, d, 0))
     }
 
     /// LOOKUP: `name` in directory `dir` (lookup_one_len); the child's handle.
@@ -442,11 +438,7 @@ impl Kernel {
     /// GETATTR (vfs_getattr of the handle's inode).
     pub fn vfs_getattr(&mut self, tid: TaskId, fh: Fh) -> VfsOp<Stat> {
         let (sb, d) = self.vfs_fh_dentry(tid, fh)?;
-        self.vfs.stats.getattrs += 1;
-        let st = self.vfs_stat_of(sb, d);
-        self.charge_sys(tid, self.vfs.cost.getattr);
-        self.vfs_dput(sb, d);
-        Ok(st)
+        Ok(self.vfs_getattr_put(tid, sb, d, 0))
     }
 
     /// fstatat(dirfd, name): the lookup of one name in an open directory, then getattr
@@ -460,11 +452,18 @@ impl Kernel {
             self.vfs_dput(sb, c);
             return Err(Errno::ENOENT.into());
         }
+        let syscall = self.vfs.cost.syscall;
+        Ok(self.vfs_getattr_put(tid, sb, c, syscall))
+    }
+
+    /// getattr of a held dentry's inode, then the dentry's reference dropped: the common
+    /// tail of stat, GETATTR and fstatat (`extra`: CPU before it, e.g. the syscall entry).
+    fn vfs_getattr_put(&mut self, tid: TaskId, sb: usize, d: u32, extra: Ns) -> Stat {
         self.vfs.stats.getattrs += 1;
-        let st = self.vfs_stat_of(sb, c);
-        self.charge_sys(tid, self.vfs.cost.syscall + self.vfs.cost.getattr);
-        self.vfs_dput(sb, c);
-        Ok(st)
+        let st = self.vfs_stat_of(sb, d);
+        self.charge_sys(tid, extra + self.vfs.cost.getattr);
+        self.vfs_dput(sb, d);
+        st
     }
 
     /// ACCESS (inode_permission): the inode's mode, root's view: always allowed.
