@@ -336,9 +336,16 @@ impl Kernel {
         }
         let end = if t.exit_code.is_some() { t.end } else { now };
         let mut b = Breakdown { wall_ns: end.saturating_sub(t.start), ..Default::default() };
-        // On-CPU time as measured by state, split by the scheduler's user/system totals
-        // (they agree except within a burst still running).
-        let user = st.utime.min(d.on_cpu);
+        // On-CPU time as measured by state, split by the scheduler's user/system totals.
+        // A burst still running is in on_cpu already but joins the totals only when it
+        // ends: count its elapsed part with them, as user or system time by its kind, so
+        // that a task caught mid-burst reports the same CPU time both ways.
+        let running = if t.exit_code.is_none() { d.on_cpu.saturating_sub(st.utime + st.stime) } else { 0 };
+        let (utime, stime) = match t.burst {
+            Some((false, _)) => (st.utime + running, st.stime),
+            _ => (st.utime, st.stime + running),
+        };
+        let user = utime.min(d.on_cpu);
         b.cpu_user_ns = user;
         let mut sys = d.on_cpu - user;
         let mut take = |want: Ns| {
@@ -366,8 +373,8 @@ impl Kernel {
             start_ns: t.start,
             end_ns: end,
             breakdown: b,
-            utime_ns: st.utime,
-            stime_ns: st.stime,
+            utime_ns: utime,
+            stime_ns: stime,
             rchar: t.rchar,
             wchar: t.wchar,
             read_bytes: t.read_bytes,
