@@ -182,14 +182,40 @@ pub struct SwapDevice {
 /// CPU and memory-system cost model. Calibrated from hardware parameters, not outcomes.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CpuModel {
-    /// Single-core memcpy bandwidth, bytes/s (copy_to_user / copy_from_user of cached data).
+    /// copy_to_user bandwidth, bytes/s: one core copying a page-cache page (in DRAM) into a
+    /// user buffer that stays in cache (read(2), a pipe read, a socket read). One byte of
+    /// DRAM traffic per byte copied.
     pub copy_bw: f64,
+    /// copy_from_user bandwidth into a page-cache page, bytes/s (write(2) into the page
+    /// cache or tmpfs). The destination is a page just allocated and not in cache: each
+    /// line is read for ownership and written back, two bytes of DRAM traffic per byte
+    /// copied, unless the core's string stores skip the read.
+    pub copy_in_bw: f64,
     /// Single-core memset/clear_page bandwidth, bytes/s.
     pub zero_bw: f64,
     /// Cost of allocating and freeing one page frame (buddy allocator + accounting), ns.
     pub page_alloc_ns: u64,
-    /// Cost of one page-cache lookup or insertion (xarray walk, LRU add), ns.
+    /// Cost of one page-cache lookup (find_get_page / filemap_get_read_batch, with
+    /// mark_page_accessed), ns.
     pub page_cache_ns: u64,
+    /// Cost of inserting a new page in a mapping's page-cache tree (add_to_page_cache /
+    /// __filemap_add_folio: the radix-tree or xarray store under the tree lock, with the
+    /// NR_FILE_PAGES and memcg statistics), ns.
+    pub page_cache_add_ns: u64,
+    /// Cost of putting a new page on an LRU list (lru_cache_add / folio_add_lru through the
+    /// per-CPU batch, the LRU lock taken once per batch), ns.
+    pub lru_add_ns: u64,
+    /// A disk filesystem's own work per page of a buffered write (write_begin/write_end:
+    /// block reservation or allocation, buffer heads, the journal handle), ns. tmpfs has
+    /// none of it.
+    pub fs_write_page_ns: u64,
+    /// A disk filesystem's and the block layer's own work per page read into the page cache
+    /// (readpage(s): block mapping, buffer heads or bio pages, completion), ns.
+    pub fs_read_page_ns: u64,
+    /// zram's compression and decompression time on this core relative to the reference
+    /// core the per-algorithm figures were measured on (docs/costs.md): 1.0 is as fast,
+    /// 2.0 twice as slow.
+    pub compress_scale: f64,
     /// Cost of scanning one page on an LRU list during reclaim, ns.
     pub reclaim_scan_ns: u64,
     /// Cost of a minor page fault (trap, PTE install), ns.
@@ -214,13 +240,32 @@ impl Default for CpuModel {
             // Single-threaded memcpy of data already in cache/DRAM, as copy_to_user does it
             // (rep movsb / ERMS): 5-8 GB/s on one core of that class.
             copy_bw: 6e9,
+            // copy_from_user into a freshly allocated page: its lines are not in cache, so
+            // each is read for ownership and written back (2 bytes of traffic per byte):
+            // half of copy_bw. Measured on a 2020s Xeon core (docs/costs.md): 11 GB/s out,
+            // 3.7 GB/s into new tmpfs pages.
+            copy_in_bw: 3e9,
             // clear_page/memset only writes (no read stream): ~10 GB/s on one core.
             zero_bw: 10e9,
             // __alloc_pages + free_unref_page fast paths through the per-cpu lists, with
             // memcg and zone counter updates: ~150 ns.
             page_alloc_ns: 150,
-            // One xarray walk plus an LRU add or lookup, mostly cache misses: ~120 ns.
+            // One xarray walk and mark_page_accessed, mostly cache misses: ~120 ns (a 2020s
+            // Xeon: 120 ns per page of a cached re-read beside the copy, docs/costs.md).
             page_cache_ns: 120,
+            // xarray store under the i_pages lock with the node and memcg statistics.
+            page_cache_add_ns: 150,
+            // folio_add_lru: a per-CPU batch of 15, the lru_lock taken once per batch.
+            lru_add_ns: 50,
+            // ext4 delayed allocation: ext4_da_write_begin/_end, buffer heads, reservation.
+            // Measured: an ext4 write costs 0.65 µs per page more than a tmpfs write on a
+            // 2020s Xeon core (docs/costs.md).
+            fs_write_page_ns: 650,
+            // ext4_mpage_readpages: an extent lookup shared by the pages of a bio, one
+            // bio_add_folio and one end_io per page.
+            fs_read_page_ns: 100,
+            // A 2010s-2020s server core compresses at the reference core's speed.
+            compress_scale: 1.0,
             // Isolating and checking one page in shrink_inactive_list (folio flags,
             // rmap reference check on mapped pages amortised): ~80 ns.
             reclaim_scan_ns: 80,

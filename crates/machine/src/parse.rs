@@ -275,9 +275,15 @@ const TOP_KEYS: &[&str] = &[
 
 const CPU_FIELDS: &[&str] = &[
     "copy_bw",
+    "copy_in_bw",
     "zero_bw",
     "page_alloc_ns",
     "page_cache_ns",
+    "page_cache_add_ns",
+    "lru_add_ns",
+    "fs_write_page_ns",
+    "fs_read_page_ns",
+    "compress_scale",
     "reclaim_scan_ns",
     "page_fault_ns",
     "syscall_ns",
@@ -363,6 +369,12 @@ fn set_top_field(m: &mut Machine, key: &str, v: &Val) -> Result<(), String> {
 fn set_cpu_field(c: &mut CpuModel, field: &str, v: &Val) -> Result<(), String> {
     match field {
         "copy_bw" => c.copy_bw = to_rate(v)?,
+        "copy_in_bw" => c.copy_in_bw = to_rate(v)?,
+        "page_cache_add_ns" => c.page_cache_add_ns = to_u64(v)?,
+        "lru_add_ns" => c.lru_add_ns = to_u64(v)?,
+        "fs_write_page_ns" => c.fs_write_page_ns = to_u64(v)?,
+        "fs_read_page_ns" => c.fs_read_page_ns = to_u64(v)?,
+        "compress_scale" => c.compress_scale = to_f64(v)?,
         "zero_bw" => c.zero_bw = to_rate(v)?,
         "page_alloc_ns" => c.page_alloc_ns = to_u64(v)?,
         "page_cache_ns" => c.page_cache_ns = to_u64(v)?,

@@ -168,7 +168,7 @@ pub(crate) fn check(m: &Machine) -> Result<(), Problem> {
 
 fn check_cpu(m: &Machine) -> Result<(), Problem> {
     let c = &m.cpu_model;
-    for (name, bw) in [("copy_bw", c.copy_bw), ("zero_bw", c.zero_bw)] {
+    for (name, bw) in [("copy_bw", c.copy_bw), ("copy_in_bw", c.copy_in_bw), ("zero_bw", c.zero_bw)] {
         if !(bw.is_finite() && bw > 0.0) {
             return Err(problem(
                 format!("cpu.{name}"),
@@ -176,9 +176,19 @@ fn check_cpu(m: &Machine) -> Result<(), Problem> {
             ));
         }
     }
+    if !(c.compress_scale.is_finite() && c.compress_scale > 0.0 && c.compress_scale <= 1000.0) {
+        return Err(problem(
+            "cpu.compress_scale".to_string(),
+            format!("cpu.compress_scale = {}: a time ratio to the reference core, above 0 and at most 1000", c.compress_scale),
+        ));
+    }
     for (name, ns) in [
         ("page_alloc_ns", c.page_alloc_ns),
         ("page_cache_ns", c.page_cache_ns),
+        ("page_cache_add_ns", c.page_cache_add_ns),
+        ("lru_add_ns", c.lru_add_ns),
+        ("fs_write_page_ns", c.fs_write_page_ns),
+        ("fs_read_page_ns", c.fs_read_page_ns),
         ("reclaim_scan_ns", c.reclaim_scan_ns),
         ("page_fault_ns", c.page_fault_ns),
         ("syscall_ns", c.syscall_ns),

@@ -880,9 +880,9 @@ fn net_section_and_set() {
     assert_eq!(m.cpu_model.stdio_char_ns, 40);
 }
 
-/// Seed 001's machines: memory bandwidth from the memory technology (1.5 bytes of DRAM
-/// traffic per byte a read(2)/write(2) copies, 55% of one channel's peak for one core),
-/// an HDD of the era and a tmpfs RAM disk at /mnt/ram.
+/// Seed 001's machines: memory bandwidth from the memory technology (55% of one channel's
+/// peak for one core; a copy-out moves 1 byte of DRAM traffic per byte, a copy-in to a new
+/// page 2), an HDD of the era and a tmpfs RAM disk at /mnt/ram.
 #[test]
 fn seed_001_machines_follow_their_hardware() {
     let peak_per_channel = [("optiplex-gx115", 133e6 * 8.0), ("ml110-g4", 667e6 * 8.0), ("ml110-g6", 1333e6 * 8.0)];
@@ -890,8 +890,10 @@ fn seed_001_machines_follow_their_hardware() {
     for (name, peak) in peak_per_channel {
         let m = preset(name).unwrap();
         let copy = m.cpu_model.copy_bw;
-        let derived = 0.55 * peak / 1.5;
-        assert!((copy / derived - 1.0).abs() < 0.02, "{name}: copy_bw {copy} vs 0.55 x {peak} / 1.5");
+        let derived = 0.55 * peak;
+        assert!((copy / derived - 1.0).abs() < 0.02, "{name}: copy_bw {copy} vs 0.55 x {peak}");
+        let copy_in = m.cpu_model.copy_in_bw;
+        assert!((copy_in / (derived / 2.0) - 1.0).abs() < 0.02, "{name}: copy_in_bw {copy_in} vs 0.55 x {peak} / 2");
         assert!(copy > last_copy, "newer memory copies faster");
         last_copy = copy;
         let ram = m.mounts.iter().find(|mt| mt.mountpoint == "/mnt/ram").expect("a RAM disk at /mnt/ram");

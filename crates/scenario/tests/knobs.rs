@@ -36,6 +36,16 @@ grep -E 'Slab|SReclaimable' /proc/meminfo
 const VFS: &str = "time du -s /export
 ";
 
+/// Swapping to zram: memhog's pages are compressed on the way out and decompressed on the
+/// way back.
+const ZRAM: &str = "# machine: seed-000
+swapoff -a
+zramctl --find --size 1G
+mkswap /dev/zram0
+swapon -p 100 /dev/zram0
+time memhog -r2 700M
+";
+
 /// The commit charge: an allocation larger than RAM and swap together.
 const COMMIT: &str = "# machine: seed-000
 memhog 1700M
@@ -96,7 +106,7 @@ reclaimstat --ns
 /// Settings applied to both runs of a probe.
 fn base_sets(probe: &str) -> Vec<String> {
     match probe {
-        "MEM" | "BONNIE" | "DIRTY" | "SLAB" | "SPLIT" => vec!["ram=512M".into()],
+        "MEM" | "BONNIE" | "DIRTY" | "SLAB" | "SPLIT" | "ZRAM" => vec!["ram=512M".into()],
         "SPLIT_ON" => vec!["ram=512M".into(), "reclaim=split".into()],
         "VFS_SPLIT" => vec!["reclaim=split".into()],
         // rotational and seek_us act together: a seek costs seek_us on rotational media.
@@ -121,6 +131,7 @@ fn probe_text(probe: &str) -> &'static str {
         "SLAB" => SLAB,
         "COMMIT" => COMMIT,
         "OOM" => OOM,
+        "ZRAM" => ZRAM,
         "NET" => NET,
         "BDFLUSH" => BDFLUSH,
         "BONNIE" => BONNIE,
@@ -180,6 +191,12 @@ fn row(key: &str) -> Option<Row> {
         "swap" => Acts("1G", "MEM"),
         "cpu.copy_bw" => Acts("1G", "MEM"),
         "cpu.zero_bw" => Acts("1G", "MEM"),
+        "cpu.copy_in_bw" => Acts("100M", "MEM"),
+        "cpu.page_cache_add_ns" => Acts("5000", "MEM"),
+        "cpu.lru_add_ns" => Acts("5000", "MEM"),
+        "cpu.fs_write_page_ns" => Acts("20000", "MEM"),
+        "cpu.fs_read_page_ns" => Acts("20000", "MEM"),
+        "cpu.compress_scale" => Acts("50", "ZRAM"),
         "cpu.page_alloc_ns" => Acts("2000", "MEM"),
         "cpu.page_cache_ns" => Acts("2000", "MEM"),
         "cpu.reclaim_scan_ns" => Acts("2000", "MEM"),

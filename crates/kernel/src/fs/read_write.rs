@@ -5,7 +5,7 @@
 use super::{normalize, parent_of, DirectWrite, Inode, OpenFile, RaState, Target};
 use crate::block::{Dir, ReqKind};
 use crate::delayacct::SysWork;
-use crate::mm::{MappingKind, Slot, PAGE_SIZE};
+use crate::mm::{cost, MappingKind, Slot, PAGE_SIZE};
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
@@ -533,7 +533,6 @@ impl Kernel {
     fn generic_perform_write(&mut self, tid: TaskId, fd: usize, m: u32, len: u64) -> Result<IoProgress, Errno> {
         let pos = self.file_mut(tid, fd)?.pos;
         let end = pos + len.min(MAX_PAGES_PER_CALL * PAGE_SIZE - pos % PAGE_SIZE);
-        let copy_bw = self.machine.cpu_model.copy_bw;
         let mut at = pos;
         let mut wait = None;
         let shmem = self.mm.mappings[m as usize].swap_backed();
@@ -560,6 +559,7 @@ impl Kernel {
                 _ => match self.page_cache_alloc(tid) {
                     Ok(p) => {
                         self.filemap_add_page(m, index, p, false);
+                        self.charge_sys(tid, cost::page_cache_insert_ns(&self.machine.cpu_model));
                         p
                     }
                     Err(step) => {
@@ -574,8 +574,12 @@ impl Kernel {
                 wait = Some(Step::SleepUntil { t, io: true });
                 break;
             }
-            self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
-            self.charge_sys_for(tid, ns_for(chunk, copy_bw), SysWork::Copy);
+            // The lookup (grab_cache_page_write_begin), a disk filesystem's write_begin/
+            // write_end (tmpfs has none), and copy_from_user into the page.
+            let c = &self.machine.cpu_model;
+            let ns = c.page_cache_ns + if shmem { 0 } else { c.fs_write_page_ns };
+            self.charge_sys(tid, ns);
+            self.charge_sys_for(tid, cost::copy_in_ns(&self.machine.cpu_model, chunk), SysWork::Copy);
             self.write_mark_accessed(p);
             self.set_page_dirty(tid, p);
             at += chunk;

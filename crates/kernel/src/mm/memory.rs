@@ -27,8 +27,8 @@ impl Kernel {
     pub fn fault_anon_pages(&mut self, tid: TaskId, vpage: u64, n: u64) -> Result<u64, (u64, Step)> {
         let m = self.anon_mapping(tid);
         let active = !self.profile.new_anon_inactive;
-        let zero_ns = (4096.0 / self.machine.cpu_model.zero_bw * 1e9) as u64;
-        let fault_ns = self.machine.cpu_model.page_fault_ns;
+        // The trap and PTE install, clear_page and the LRU insertion (mm/cost.rs).
+        let fault_ns = super::cost::anon_fault_ns(&self.machine.cpu_model);
         let mut done = 0;
         for i in 0..n {
             let idx = vpage + i;
@@ -49,7 +49,7 @@ impl Kernel {
             self.vm.inc(VmItem::Pgfault);
             self.memcg_count_fault(tid, false);
             self.tasks[tid as usize].min_flt += 1;
-            self.charge_sys(tid, fault_ns + zero_ns);
+            self.charge_sys(tid, fault_ns);
             done += 1;
         }
         Ok(done)

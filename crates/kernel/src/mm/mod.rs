@@ -2,6 +2,7 @@
 //! Mechanisms that need a task or the clock (allocation with reclaim, writeback) are
 //! `impl Kernel` blocks in the submodules named after the kernel files they follow.
 
+pub mod cost;
 pub mod filemap;
 pub mod lru;
 pub mod memcontrol;

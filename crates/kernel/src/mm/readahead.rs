@@ -138,6 +138,7 @@ impl Kernel {
                             run_start = index;
                         }
                         self.filemap_add_page(m, index, p, true);
+                        self.charge_readahead_page(tid);
                         run_len += 1;
                         total += 1;
                     }
@@ -159,6 +160,14 @@ impl Kernel {
         }
         self.account_read(tid, total * PAGE_SIZE);
         Ok(())
+    }
+
+    /// One page read in through the page cache: its insertion in the tree and on the LRU
+    /// (filemap_add_folio) and the filesystem's readpage work for it (mm/cost.rs).
+    pub(crate) fn charge_readahead_page(&mut self, tid: TaskId) {
+        let c = &self.machine.cpu_model;
+        let ns = super::cost::page_cache_insert_ns(c) + c.fs_read_page_ns;
+        self.charge_sys(tid, ns);
     }
 
     fn submit_read(&mut self, dev: u32, m: u32, base: u64, index: u64, n: u64, tid: TaskId) {

@@ -2,6 +2,7 @@
 //! mm/memory.c do_swap_page, mm/page_io.c, drivers/block/zram), and the page-access path
 //! of mapped memory (handle_mm_fault: do_anonymous_page, shmem_fault, filemap_fault).
 
+use super::cost;
 use super::page::Pfn;
 use super::swapfile::AreaKind;
 use super::{Content, MappingKind, Slot, PAGE_SIZE};
@@ -11,12 +12,6 @@ use crate::Kernel;
 use memtwin_engine::{Ns, TaskId};
 use memtwin_procfs::VmItem;
 
-/// CPU cost of zram per page (single core, lzo-rle class compressors): compressing 4 KiB
-/// at ~600 MB/s, decompressing at ~2 GB/s; a same-filled page is found by one scan of
-/// the page at memory speed.
-const ZRAM_COMPRESS_NS: Ns = 6_800;
-const ZRAM_DECOMPRESS_NS: Ns = 2_000;
-const ZRAM_SAME_FILLED_NS: Ns = 400;
 /// mm/filemap.c: stop read-around after this many mmap misses without a hit.
 const MMAP_LOTSAMISS: u32 = 100;
 
@@ -92,9 +87,11 @@ impl Kernel {
         self.mm.mappings[m as usize].nr_writeback += 1;
         self.vm.inc(VmItem::Pswpout);
         self.vm.inc(VmItem::NrVmscanWrite);
-        if matches!(self.swap_area_kind(slot), AreaKind::Zram { .. }) {
+        if let AreaKind::Zram { algorithm } = self.swap_area_kind(slot) {
+            // zram_write_page: the same-filled check, then the compressor (mm/cost.rs).
+            let algo = cost::Zcomp::from_name(algorithm);
             let content = self.mm.mappings[m as usize].content;
-            self.reclaim.pass_ns += if content == Content::Zero { ZRAM_SAME_FILLED_NS } else { ZRAM_COMPRESS_NS };
+            self.reclaim.pass_ns += cost::zram_store_ns(&self.machine.cpu_model, algo, content);
             self.zram_store(slot, content);
             // A synchronous write (zram): the page is not on the LRU while reclaim holds
             // it, so nothing is rotated; shrink_folio_list goes on to free it in this pass
@@ -195,14 +192,22 @@ impl Kernel {
         self.memcg_count_fault(tid, true);
         self.tasks[tid as usize].maj_flt += 1;
         self.vm.inc(VmItem::Pswpin);
-        self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
-        let kind = self.swap_area_kind(slot).clone();
-        let AreaKind::Block { dev, base } = kind else {
-            // zram: decompress in the faulting task.
-            self.charge_sys_for(tid, ZRAM_DECOMPRESS_NS, crate::delayacct::SysWork::Zram);
-            self.mm.pages.clear_locked(p);
-            self.shmem_swapin_done(m, index, p);
-            return Ok(self.now);
+        // do_swap_page: the trap, then the page joins the swap cache and the LRU.
+        let c = &self.machine.cpu_model;
+        let ns = c.page_fault_ns + cost::page_cache_insert_ns(c);
+        self.charge_sys(tid, ns);
+        let (dev, base) = match self.swap_area_kind(slot).clone() {
+            AreaKind::Block { dev, base } => (dev, base),
+            AreaKind::Zram { algorithm } => {
+                // zram_read_page in the faulting task: a fill, a copy or a decompression
+                // (mm/cost.rs).
+                let content = self.mm.mappings[m as usize].content;
+                let ns = cost::zram_load_ns(&self.machine.cpu_model, cost::Zcomp::from_name(&algorithm), content);
+                self.charge_sys_for(tid, ns, crate::delayacct::SysWork::Zram);
+                self.mm.pages.clear_locked(p);
+                self.shmem_swapin_done(m, index, p);
+                return Ok(self.now);
+            }
         };
         // swap_cluster_readahead: the following slots, if they hold this mapping's next pages.
         let window = 1u32 << self.sysctl.page_cluster.min(10);
@@ -328,8 +333,7 @@ impl Kernel {
                         self.vm.inc(VmItem::Pgfault);
                         self.memcg_count_fault(tid, false);
                         self.tasks[tid as usize].min_flt += 1;
-                        let zero_ns = (PAGE_SIZE as f64 / self.machine.cpu_model.zero_bw * 1e9) as Ns;
-                        self.charge_sys(tid, self.machine.cpu_model.page_fault_ns + zero_ns);
+                        self.charge_sys(tid, cost::anon_fault_ns(&self.machine.cpu_model));
                         Ok(())
                     }
                     MappingKind::File | MappingKind::BlockDev => self.filemap_fault(tid, m, index),
@@ -412,6 +416,7 @@ impl Kernel {
                     }
                 };
                 self.filemap_add_page(m, i, p, true);
+                self.charge_readahead_page(tid);
                 run = match run {
                     Some((s, k)) => Some((s, k + 1)),
                     None => Some((i, 1)),
