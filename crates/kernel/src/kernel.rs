@@ -105,8 +105,11 @@ pub struct ReclaimState {
     pub paths: Vec<Option<Box<crate::mm::vmscan::ReclaimPath>>>,
     /// Direct reclaimers asleep in too_many_isolated (reclaim_throttle).
     pub isolated_waiters: Vec<TaskId>,
-    /// lru_lock of each lruvec (or of the node, before 5.11).
+    /// lru_lock of each lruvec (or of the node, before 5.11), and who took each last.
     pub lru_locks: Vec<memtwin_engine::LockQueue>,
+    pub lru_lock_holders: Vec<u32>,
+    /// Scratch list of an LRU-add batch being drained (mm/swap.rs).
+    pub drain_buf: Vec<(crate::mm::page::Pfn, crate::mm::page::Lru)>,
     /// Frames freed while a reclaim batch decides (freed by the batch afterwards).
     pub defer_free: bool,
     pub deferred: Vec<crate::mm::page::Pfn>,
@@ -115,8 +118,9 @@ pub struct ReclaimState {
     /// Slab pages freed by shrinkers since the reclaim that runs them last looked
     /// (current->reclaim_state->reclaimed_slab).
     pub reclaimed_slab: u64,
-    /// Time the path's current step spun on zone->lock (freeing to the buddy lists), run
-    /// as part of its next burst.
+    /// Time the path's current step spun on zone->lock (freeing to the buddy lists) or on
+    /// lru_lock outside its own states (draining an LRU-add batch), run as part of its
+    /// next burst.
     pub zone_spin: Ns,
     /// A reclaim path is being advanced (`Kernel::run_kpath`): lock waits go to its burst.
     pub advancing: bool,
@@ -329,6 +333,9 @@ impl Kernel {
         k.boot_trees().map_err(KernelError)?;
         k.boot_swap().map_err(KernelError)?;
         k.spawn_kernel_threads();
+        // The boot memory is on its lists; from now on new pages go through the era's
+        // per-CPU LRU-add batches.
+        k.mm.lru_add = crate::mm::swap::LruAddBatches::new(profile.lru_add, ncpus);
         Ok(k)
     }
 
@@ -637,6 +644,11 @@ impl Kernel {
 
     /// Free what a task holds (its anonymous memory); filled in by the anon model.
     fn release_task_memory(&mut self, tid: TaskId) {
+        // exit_mmap: lru_add_drain() on the exiting task's CPU first. The task runs no more
+        // bursts: a wait for lru_lock here is nobody's time (as in completion context).
+        let prev = self.current.take();
+        self.lru_add_drain_cpu(self.sched.task_cpu(tid) as usize);
+        self.current = prev;
         if let Some(m) = self.tasks[tid as usize].anon_mapping.take() {
             self.truncate_mapping(m, 0);
             self.mm.release_mapping(m);

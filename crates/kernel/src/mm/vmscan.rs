@@ -317,31 +317,56 @@ impl Kernel {
 
     /// The lock that guards the LRU lists of lruvec `id`: the lruvec's own lru_lock (5.11+)
     /// or the node's (pgdat->lru_lock / zone->lru_lock before).
-    fn lru_lock_index(&self, id: LruvecId) -> usize {
+    pub(crate) fn lru_lock_index(&self, id: LruvecId) -> usize {
         if self.profile.lru_lock_per_lruvec { id as usize } else { 0 }
     }
 
     /// Hold time of lru_lock per page moved on or off a list (isolate_lru_folios,
-    /// move_folios_to_lru). Derived from the cost model: page_cache_ns is one xarray walk
-    /// plus one LRU list operation, about half each; the lock covers the list operation.
+    /// move_folios_to_lru, folio_batch_move_lru). Derived from the cost model: page_cache_ns
+    /// is one xarray walk plus one LRU list operation, about half each; the lock covers the
+    /// list operation.
     pub fn lru_lock_hold_per_page(&self) -> Ns {
         (self.machine.cpu_model.page_cache_ns / 2).max(1)
     }
 
     /// Acquire lru_lock of lruvec `id` now for `hold` ns: returns the ns the caller spins
     /// before it gets the lock (spin_lock_irq: the waiter burns system time), recorded as
-    /// the task's and the lock's wait.
+    /// the task's and the lock's wait. One holder's consecutive acquisitions (a drain of
+    /// the LRU-add batch, then the isolation) follow each other without waiting on itself.
     fn lru_lock(&mut self, tid: Option<TaskId>, id: LruvecId, hold: Ns) -> Ns {
         let i = self.lru_lock_index(id);
         if self.reclaim.lru_locks.len() <= i {
             self.reclaim.lru_locks.resize(i + 1, LockQueue::new(LockKind::Spin));
+            self.reclaim.lru_lock_holders.resize(i + 1, super::pcp::NO_HOLDER);
         }
+        let me = tid.unwrap_or(super::pcp::IRQ_HOLDER);
         let now = self.now;
-        let grant = self.reclaim.lru_locks[i].acquire(now, hold);
-        let wait = grant - now;
+        let at = if self.reclaim.lru_lock_holders[i] == me { self.reclaim.lru_locks[i].free_at.max(now) } else { now };
+        self.reclaim.lru_lock_holders[i] = me;
+        let grant = self.reclaim.lru_locks[i].acquire(at, hold);
+        let wait = grant - at;
         if let Some(t) = tid {
             self.tasks[t as usize].lock_wait_ns += wait;
             self.note_lock_wait(t, wait);
+        }
+        wait
+    }
+
+    /// lru_lock taken by the work running now (`Kernel::current`, or completion context)
+    /// outside the reclaim path's own states: an LRU-add batch drained, 2.4's per-page
+    /// lru_cache_add. A task's spin is system time: in its program's step it joins the
+    /// step's burst; in a reclaim path, the path's next burst and its lock wait.
+    pub(crate) fn lru_lock_spin(&mut self, id: LruvecId, hold: Ns) -> Ns {
+        let tid = self.current;
+        let wait = self.lru_lock(tid, id, hold);
+        if let Some(t) = tid {
+            if wait > 0 {
+                if self.reclaim.advancing {
+                    self.reclaim.zone_spin += wait;
+                } else {
+                    self.charge_sys(t, wait);
+                }
+            }
         }
         wait
     }
@@ -649,11 +674,14 @@ impl Kernel {
                     };
                     return PathStep::Sleep { until: self.now + timeout, io: false };
                 }
+                // lru_add_drain(): this CPU's LRU-add batch joins the lists first (its lock
+                // waits go to the burst through zone_spin; its hold is this path's work).
+                let drain_hold = self.lru_add_drain();
                 let id = path.lruvec;
                 let avail = self.mm.lruvec(id).len(path.batch_l).min(path.batch_n);
                 if avail == 0 {
                     path.state = path.after_batch;
-                    return PathStep::Continue;
+                    return if path.timed { PathStep::Burst { sys: drain_hold } } else { PathStep::Continue };
                 }
                 path.state = RState::IsolateLruFolios;
                 if !path.timed {
@@ -662,7 +690,7 @@ impl Kernel {
                 let hold = avail * self.lru_lock_hold_per_page();
                 let wait = self.lru_lock(tid, id, hold);
                 path.lock_wait_ns += wait;
-                PathStep::Burst { sys: wait + hold }
+                PathStep::Burst { sys: drain_hold + wait + hold }
             }
             RState::ThrottleIsolated => {
                 if let Some(t) = tid {
@@ -1107,8 +1135,8 @@ pub enum RState {
     /// The shrink_lruvec loop: the next batch of up to SWAP_CLUSTER_MAX pages, or the end
     /// of a round (the era's stop rule).
     NextBatch,
-    /// shrink_inactive_list / shrink_active_list: too_many_isolated, then
-    /// spin_lock_irq(&lruvec->lru_lock) (spinning while another holds it).
+    /// shrink_inactive_list / shrink_active_list: too_many_isolated, then lru_add_drain
+    /// and spin_lock_irq(&lruvec->lru_lock) (spinning while another holds it).
     LruLock,
     /// Asleep in too_many_isolated.
     ThrottleIsolated,
