@@ -131,6 +131,10 @@ pub struct Profile {
     /// when pages were still in one): 67d46b296a1b "mm/fadvise.c: drain all pagevecs if
     /// POSIX_FADV_DONTNEED fails to discard all pages" (3.8). 2.6.39 does not.
     pub fadvise_drains_lru: bool,
+    /// Cgroup reclaim of a cgroup whose swappiness is 0 scans file pages only
+    /// (get_scan_count: "cgroup_reclaim(sc) && !swappiness", 3.5+). 2.6.39 weighs anon by
+    /// swappiness + 1 there too.
+    pub memcg_swappiness_zero_file_only: bool,
     /// Transparent huge pages enabled by default (distributions of the 5.x and 6.x eras):
     /// khugepaged's set_recommended_min_free_kbytes raises min_free_kbytes.
     pub thp_enabled: bool,
@@ -212,6 +216,7 @@ impl Profile {
             activate_batched: !old,
             drop_caches_drains_lru: kernel == Linux6,
             fadvise_drains_lru: !old,
+            memcg_swappiness_zero_file_only: !old,
             thp_enabled: matches!(kernel, Linux6 | Linux58 | Linux5Pre59),
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,
