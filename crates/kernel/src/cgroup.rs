@@ -615,8 +615,9 @@ impl Kernel {
             }
             "memory.force_empty" => {
                 not_root(id)?;
-                // mem_cgroup_force_empty: reclaim everything, MAX_RECLAIM_RETRIES without
-                // progress at most.
+                // mem_cgroup_force_empty: drain the LRU-add batches (lru_add_drain_all), then
+                // reclaim everything, MAX_RECLAIM_RETRIES without progress at most.
+                self.lru_add_drain_all();
                 let mut retries = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
                 while retries > 0 && self.memcg.cgs[id as usize].memory.usage > 0 {
                     if self.try_to_free_mem_cgroup_pages(id, 1, Some(tid), true).nr_reclaimed == 0 {
@@ -678,6 +679,10 @@ impl Kernel {
         let mut done = 0;
         while done < want {
             let n = (want - done).min(crate::mm::SWAP_CLUSTER_MAX);
+            if retries == 0 {
+                // "This is the final attempt, drain percpu lru caches" (6.1).
+                self.lru_add_drain_all();
+            }
             let r = self.try_to_free_mem_cgroup_pages(id, n, Some(tid), true).nr_reclaimed;
             if r == 0 {
                 if retries == 0 {

@@ -105,8 +105,11 @@ pub struct ReclaimState {
     pub paths: Vec<Option<Box<crate::mm::vmscan::ReclaimPath>>>,
     /// Direct reclaimers asleep in too_many_isolated (reclaim_throttle).
     pub isolated_waiters: Vec<TaskId>,
-    /// lru_lock of each lruvec (or of the node, before 5.11).
+    /// lru_lock of each lruvec (or of the node, before 5.11), and who took each last.
     pub lru_locks: Vec<memtwin_engine::LockQueue>,
+    pub lru_lock_holders: Vec<u32>,
+    /// Scratch list of an LRU-add batch being drained (mm/swap.rs).
+    pub drain_buf: Vec<(crate::mm::page::Pfn, crate::mm::page::Lru)>,
     /// Frames freed while a reclaim batch decides (freed by the batch afterwards).
     pub defer_free: bool,
     pub deferred: Vec<crate::mm::page::Pfn>,
@@ -115,8 +118,9 @@ pub struct ReclaimState {
     /// Slab pages freed by shrinkers since the reclaim that runs them last looked
     /// (current->reclaim_state->reclaimed_slab).
     pub reclaimed_slab: u64,
-    /// Time the path's current step spun on zone->lock (freeing to the buddy lists), run
-    /// as part of its next burst.
+    /// Time the path's current step spun on zone->lock (freeing to the buddy lists) or on
+    /// lru_lock outside its own states (draining an LRU-add batch), run as part of its
+    /// next burst.
     pub zone_spin: Ns,
     /// A reclaim path is being advanced (`Kernel::run_kpath`): lock waits go to its burst.
     pub advancing: bool,
@@ -135,10 +139,17 @@ impl ReclaimState {
     pub fn in_path(&self, tid: TaskId) -> bool {
         matches!(self.paths.get(tid as usize), Some(Some(p)) if !p.done())
     }
-    /// The finished path of `tid`, if any.
+    /// The finished global reclaim path (direct, kswapd, split) of `tid`, if any.
     pub fn take_done(&mut self, tid: TaskId) -> Option<Box<crate::mm::vmscan::ReclaimPath>> {
+        self.take_done_where(tid, false)
+    }
+    /// The finished cgroup reclaim path (try_to_free_mem_cgroup_pages) of `tid`, if any.
+    pub fn take_done_memcg(&mut self, tid: TaskId) -> Option<Box<crate::mm::vmscan::ReclaimPath>> {
+        self.take_done_where(tid, true)
+    }
+    fn take_done_where(&mut self, tid: TaskId, memcg: bool) -> Option<Box<crate::mm::vmscan::ReclaimPath>> {
         match self.paths.get_mut(tid as usize) {
-            Some(slot) if slot.as_ref().is_some_and(|p| p.done()) => slot.take(),
+            Some(slot) if slot.as_ref().is_some_and(|p| p.done() && p.sc.cgroup_reclaim() == memcg) => slot.take(),
             _ => None,
         }
     }
@@ -208,6 +219,10 @@ pub struct ReclaimStats {
     pub passes: [Vec<Ns>; 4],
     /// Per ReclaimKind: lock wait in ns of each invocation.
     pub lock_wait: [Vec<Ns>; 4],
+    /// The cgroup limit reclaims (try_to_free_mem_cgroup_pages) among the direct ones:
+    /// latency and lock wait of each.
+    pub memcg_passes: Vec<Ns>,
+    pub memcg_lock_wait: Vec<Ns>,
 }
 
 /// Count, mean and percentiles of a set of durations.
@@ -245,6 +260,19 @@ impl ReclaimStats {
         self.passes[i].push(latency);
         self.lock_wait[i].push(lock_wait);
     }
+    /// A cgroup limit reclaim: a direct reclaim, also kept apart.
+    pub fn record_memcg(&mut self, latency: Ns, lock_wait: Ns) {
+        self.record(ReclaimKind::Direct, latency, lock_wait);
+        self.memcg_passes.push(latency);
+        self.memcg_lock_wait.push(lock_wait);
+    }
+    /// Latency and lock wait of the cgroup limit reclaims.
+    pub fn memcg_latency(&self) -> LatencySummary {
+        LatencySummary::of(&self.memcg_passes)
+    }
+    pub fn memcg_lock_wait(&self) -> LatencySummary {
+        LatencySummary::of(&self.memcg_lock_wait)
+    }
     /// Latency of kswapd's passes (true) or of classic direct reclaim (false).
     pub fn latency(&self, kswapd: bool) -> LatencySummary {
         self.latency_of(if kswapd { ReclaimKind::Kswapd } else { ReclaimKind::Direct })
@@ -261,16 +289,20 @@ impl ReclaimStats {
     }
     /// Add `other`'s records after these (the kernels a reboot replaced first).
     pub fn append(&mut self, other: ReclaimStats) {
-        let ReclaimStats { passes, lock_wait } = other;
+        let ReclaimStats { passes, lock_wait, memcg_passes, memcg_lock_wait } = other;
         for (a, b) in self.passes.iter_mut().zip(passes).chain(self.lock_wait.iter_mut().zip(lock_wait)) {
             a.extend(b);
         }
+        self.memcg_passes.extend(memcg_passes);
+        self.memcg_lock_wait.extend(memcg_lock_wait);
     }
     /// Forget every record (`reclaimstat -z`).
     pub fn clear(&mut self) {
         for v in self.passes.iter_mut().chain(self.lock_wait.iter_mut()) {
             v.clear();
         }
+        self.memcg_passes.clear();
+        self.memcg_lock_wait.clear();
     }
 }
 
@@ -329,6 +361,9 @@ impl Kernel {
         k.boot_trees().map_err(KernelError)?;
         k.boot_swap().map_err(KernelError)?;
         k.spawn_kernel_threads();
+        // The boot memory is on its lists; from now on new pages go through the era's
+        // per-CPU LRU-add batches.
+        k.mm.lru_add = crate::mm::swap::LruAddBatches::new(profile.lru_add, ncpus);
         Ok(k)
     }
 
@@ -637,6 +672,11 @@ impl Kernel {
 
     /// Free what a task holds (its anonymous memory); filled in by the anon model.
     fn release_task_memory(&mut self, tid: TaskId) {
+        // exit_mmap: lru_add_drain() on the exiting task's CPU first. The task runs no more
+        // bursts: a wait for lru_lock here is nobody's time (as in completion context).
+        let prev = self.current.take();
+        self.lru_add_drain_cpu(self.sched.task_cpu(tid) as usize);
+        self.current = prev;
         if let Some(m) = self.tasks[tid as usize].anon_mapping.take() {
             self.truncate_mapping(m, 0);
             self.mm.release_mapping(m);

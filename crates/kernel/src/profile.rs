@@ -115,6 +115,26 @@ pub struct Profile {
     pub lru_lock_per_lruvec: bool,
     /// Per-CPU pagesets: none in 2.4; batch and high by era (mm/pcp.rs).
     pub pcp: crate::mm::pcp::PcpRule,
+    /// How new pages reach the LRU lists: per-CPU batches by era (mm/swap.rs).
+    pub lru_add: crate::mm::swap::LruAddRule,
+    /// mark_page_accessed activates a page still in this CPU's LRU-add batch: it joins
+    /// the active list when the batch drains (__lru_cache_activate_page, 059285a25f30 "mm:
+    /// activate !PageLRU pages on mark_page_accessed if page is on local pagevec", 3.12).
+    /// Before, a page not yet on the LRU (!PageLRU) is only marked referenced.
+    pub activate_batched: bool,
+    /// drop_caches drains every CPU's LRU-add batch first (lru_add_drain_all in
+    /// drop_caches_sysctl_handler, "fs: drop_caches: draining pages before dropping
+    /// caches", 6.6); before, pages still in a batch hold an extra reference and
+    /// invalidate_mapping_pages leaves them cached.
+    pub drop_caches_drains_lru: bool,
+    /// POSIX_FADV_DONTNEED drains the LRU-add batches (this CPU's first, every CPU's
+    /// when pages were still in one): 67d46b296a1b "mm/fadvise.c: drain all pagevecs if
+    /// POSIX_FADV_DONTNEED fails to discard all pages" (3.8). 2.6.39 does not.
+    pub fadvise_drains_lru: bool,
+    /// Cgroup reclaim of a cgroup whose swappiness is 0 scans file pages only
+    /// (get_scan_count: "cgroup_reclaim(sc) && !swappiness", 3.5+). 2.6.39 weighs anon by
+    /// swappiness + 1 there too.
+    pub memcg_swappiness_zero_file_only: bool,
     /// Transparent huge pages enabled by default (distributions of the 5.x and 6.x eras):
     /// khugepaged's set_recommended_min_free_kbytes raises min_free_kbytes.
     pub thp_enabled: bool,
@@ -185,6 +205,18 @@ impl Profile {
                 Linux58 | Linux5Pre59 => crate::mm::pcp::PcpRule::SixBatches { cap_kb: 1024 },
                 Linux6 => crate::mm::pcp::PcpRule::LowWmarkShare,
             },
+            lru_add: match kernel {
+                Linux24 => crate::mm::swap::LruAddRule::Direct,
+                // lru_add_pvecs[NR_LRU_LISTS], PAGEVEC_SIZE 14.
+                Linux2639 => crate::mm::swap::LruAddRule::PerList { size: 14 },
+                // lru_add_pvec (5.x) and cpu_fbatches.lru_add (6.x): PAGEVEC_SIZE 15 since
+                // "pagevec: Use unsigned char for nr" (4.15).
+                Linux58 | Linux5Pre59 | Linux6 => crate::mm::swap::LruAddRule::Single { size: 15 },
+            },
+            activate_batched: !old,
+            drop_caches_drains_lru: kernel == Linux6,
+            fadvise_drains_lru: !old,
+            memcg_swappiness_zero_file_only: !old,
             thp_enabled: matches!(kernel, Linux6 | Linux58 | Linux5Pre59),
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,

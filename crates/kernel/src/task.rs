@@ -115,6 +115,8 @@ pub struct Task {
     pub memcg_nr_pages_over_high: u64,
     /// try_charge's reclaim retries without progress (nr_retries).
     pub memcg_retries: u32,
+    /// mem_cgroup_handle_over_high in progress: its reclaim paths run one after the other.
+    pub memcg_high: Option<crate::mm::memcontrol::HighReclaim>,
 }
 
 impl Task {
@@ -169,6 +171,7 @@ impl Task {
             memcg: 0,
             memcg_nr_pages_over_high: 0,
             memcg_retries: 0,
+            memcg_high: None,
         }
     }
 }

@@ -230,6 +230,11 @@ fn young_shmem_page_activation_follows_the_era() {
         let n = 64;
         let before = k.vm.get(VmItem::Pgactivate);
         with_fresh_shmem(&mut k, n, move |k| {
+            // The last pages still wait in this CPU's LRU-add batch (15 a batch).
+            let batched = k.mm.lru_add.total;
+            assert_eq!(batched, n % 15, "{profile}: full batches went to the lists");
+            assert_eq!(k.mm.lru_len(Lru::InactiveAnon) + batched, n);
+            k.lru_add_drain();
             assert_eq!(k.mm.lru_len(Lru::InactiveAnon), n, "{profile}: shmem pages start inactive");
             let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
             let reclaimed = k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);

@@ -137,7 +137,8 @@ fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, P
     dict.set_item("kernel_profile", kernel_profile)?;
     dict.set_item("machine_toml", machine_toml)?;
     // Per reclaim path: every invocation's duration and its lock-wait part (ns).
-    let memtwin_scenario::ReclaimStats { passes, lock_wait } = reclaim_passes;
+    // The cgroup limit reclaims are among the direct ones.
+    let memtwin_scenario::ReclaimStats { passes, lock_wait, .. } = reclaim_passes;
     for ((kind, p), w) in memtwin_scenario::ReclaimKind::ALL.iter().zip(passes).zip(lock_wait) {
         dict.set_item(format!("reclaim_{}_ns", kind.name()), p)?;
         dict.set_item(format!("reclaim_{}_lock_wait_ns", kind.name()), w)?;

@@ -26,7 +26,16 @@ impl Kernel {
         if self.mm.mappings[m as usize].nr_dirty > 0 {
             self.writeback_mapping(m, u64::MAX, Some(tid));
         }
-        let dropped = self.invalidate_mapping_pages(m);
+        // Pages just read or written wait in this CPU's LRU-add batch: drain it first, and
+        // every CPU's when some were still in a batch (generic_fadvise).
+        if self.profile.fadvise_drains_lru {
+            self.lru_add_drain();
+        }
+        let (mut dropped, in_batch) = self.invalidate_mapping_pages_nr(m);
+        if in_batch > 0 && self.profile.fadvise_drains_lru {
+            self.lru_add_drain_all();
+            dropped += self.invalidate_mapping_pages(m);
+        }
         self.charge_sys(tid, dropped * self.machine.cpu_model.page_cache_ns);
         Ok(dropped)
     }

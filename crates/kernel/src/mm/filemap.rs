@@ -13,6 +13,13 @@ impl Kernel {
     /// entry in the slot means the page was evicted before: workingset_refault decides
     /// whether it comes back active. `locked`: the page is being read (not yet uptodate).
     pub fn filemap_add_page(&mut self, m: u32, index: u64, p: Pfn, locked: bool) {
+        self.filemap_add_page_lru(m, index, p, locked, false);
+    }
+
+    /// filemap_add_page, the page going to an active list when `active` (a new anonymous
+    /// page before 5.9: lru_cache_add_active_or_unevictable, 2.6.39's
+    /// lru_cache_add_lru(page, LRU_ACTIVE_ANON)).
+    pub fn filemap_add_page_lru(&mut self, m: u32, index: u64, p: Pfn, locked: bool, active: bool) {
         let prev = super::decode_slot(self.mm.set_slot(m, index, encode_page(p)));
         debug_assert!(!matches!(prev, Slot::Page(_)), "slot already holds a page");
         self.mm.pages.set_owner(p, m, index);
@@ -27,18 +34,18 @@ impl Kernel {
         let space = &mut self.mm.mappings[m as usize];
         space.nrpages += 1;
         let file = !space.swap_backed();
-        let mut active = false;
+        let mut active = active;
         match prev {
             Slot::Shadow(shadow) => {
                 space.nrshadows -= 1;
-                active = self.workingset_refault(p, shadow, file);
+                active |= self.workingset_refault(p, shadow, file);
             }
             Slot::Swap(slot) => {
                 // Swap-in: the page joins the swap cache, keeping its slot.
                 space.nr_swapped -= 1;
                 self.mm.set_swap_cache_slot(m, index, Some(slot));
                 if let Some(shadow) = self.swap_shadow(slot) {
-                    active = self.workingset_refault(p, shadow, file);
+                    active |= self.workingset_refault(p, shadow, file);
                 }
             }
             _ => {}
@@ -74,20 +81,11 @@ impl Kernel {
                 lv.recent_rotated[t] += 1;
             }
         }
-        // shmem and anon pages live on the anon lists (they are swap-backed).
+        // shmem and anon pages live on the anon lists (they are swap-backed). The page
+        // reaches its list through this CPU's LRU-add batch (mm/swap.rs).
         let l = Lru::of(file, active);
-        self.mm.lruvecs[id as usize].add_head(&mut self.mm.pages, p, l);
+        self.lru_cache_add(p, l);
         self.memcg_page_added(p, m, prev, active);
-    }
-
-    /// lru_cache_add_active_or_unevictable (before 5.9): a new anonymous page goes to the
-    /// active list, and before 5.8 __pagevec_lru_add_fn counts it as rotated.
-    pub fn lru_add_active_anon(&mut self, p: Pfn) {
-        self.mm.lru_move_head(p, Lru::ActiveAnon);
-        if !self.profile.cost_balance {
-            let id = self.mm.page_lruvec(p);
-            self.mm.lruvec_mut(id).recent_rotated[0] += 1;
-        }
     }
 
     /// __filemap_remove_folio + free: the page leaves its mapping (leaving `shadow` in the
@@ -170,6 +168,12 @@ impl Kernel {
             MappingKind::Anon => self.mm.stat.anon -= 1,
         }
         self.memcg_page_removed(p, m, swapped_to);
+        if self.mm.pages.batched(p) {
+            // In an LRU-add batch: the batch holds the last reference and frees the page
+            // when it drains (it finds the page without a mapping).
+            self.mm.pages.set_owner(p, 0, 0);
+            return;
+        }
         if self.mm.lru_del(p) == Lru::Isolated {
             // Isolated by a reclaim path: the path holds the last reference and frees it
             // (it finds the page without a mapping).
@@ -236,6 +240,10 @@ impl Kernel {
             return;
         }
         let l = pages.lru(p);
+        if l == Lru::None && pages.batched(p) {
+            self.mark_batched_page_accessed(p);
+            return;
+        }
         if l == Lru::InactiveFile || l == Lru::InactiveAnon {
             let target = if l == Lru::InactiveFile { Lru::ActiveFile } else { Lru::ActiveAnon };
             self.mm.lru_move_head(p, target);
@@ -251,6 +259,27 @@ impl Kernel {
                 lv.recent_rotated[t] += 1;
             }
         }
+    }
+
+    /// folio_mark_accessed of a referenced page not yet on the LRU (in an LRU-add batch):
+    /// since 3.12 it is made active (__lru_cache_activate_folio: only a page in this CPU's
+    /// batch is found; one in another CPU's batch just loses PG_referenced) and ages the
+    /// clock, without PGACTIVATE (counted when a listed page moves). Before, !PageLRU
+    /// pages are only marked referenced (2.6.39 mark_page_accessed).
+    fn mark_batched_page_accessed(&mut self, p: Pfn) {
+        if !self.profile.activate_batched {
+            return;
+        }
+        let owner = self.mm.pages.batch_cpu(p) as usize;
+        if self.mm.lru_add.pending_list(owner, p).is_some_and(|l| l.is_active()) {
+            return;
+        }
+        let cpu = self.this_cpu();
+        if cpu == owner {
+            self.mm.lru_add.activate(cpu, p);
+        }
+        self.mm.pages.clear_referenced(p);
+        self.workingset_activation(p);
     }
 
     /// folio_mark_dirty for a page-cache page: node and inode dirty accounting
@@ -336,10 +365,18 @@ impl Kernel {
     /// entries (shmem handles them itself). The walk visits the entries present only
     /// (find_lock_entries). Returns the pages dropped.
     pub fn invalidate_mapping_pages(&mut self, m: u32) -> u64 {
+        self.invalidate_mapping_pages_nr(m).0
+    }
+
+    /// invalidate_mapping_pages, also returning the pages left because they wait in an
+    /// LRU-add batch (the batch's reference: mapping_evict_folio fails; nr_pagevec of
+    /// invalidate_mapping_pagevec).
+    pub fn invalidate_mapping_pages_nr(&mut self, m: u32) -> (u64, u64) {
         let s = &self.mm.mappings[m as usize];
         if !s.live || s.swap_backed() {
-            return 0;
+            return (0, 0);
         }
+        let mut in_batch = 0;
         // The model maps a mapped file's every resident page (folio_mapped): none can go.
         let mapped = s.mapped;
         let mut dropped = 0;
@@ -352,6 +389,10 @@ impl Kernel {
                     if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
                         continue;
                     }
+                    if pg.batched(p) {
+                        in_batch += 1;
+                        continue;
+                    }
                     self.page_cache_delete(p, None);
                     dropped += 1;
                 }
@@ -362,7 +403,7 @@ impl Kernel {
                 _ => {}
             }
         }
-        dropped
+        (dropped, in_batch)
     }
 
     /// drop_caches: 1 frees clean, unmapped page cache; 2 reclaimable slab; 3 both
@@ -370,6 +411,9 @@ impl Kernel {
     pub fn drop_caches(&mut self, what: u32) -> u64 {
         let mut freed = 0;
         if what & 1 != 0 {
+            if self.profile.drop_caches_drains_lru {
+                self.lru_add_drain_all();
+            }
             self.vm.inc(VmItem::DropPagecache);
             for m in 1..self.mm.mappings.len() as u32 {
                 freed += self.invalidate_mapping_pages(m);

@@ -162,8 +162,6 @@ pub struct MemCgroup {
     pub lruvec: LruvecId,
     /// Workingset eviction clock of this cgroup's lruvec (lruvec->nonresident_age).
     pub nonresident_age: u64,
-    /// File workingset activations at the end of the last reclaim cycle in it.
-    pub refaults_seen: u64,
     /// Time its tasks slept in memory.high throttling.
     pub high_throttled_ns: Ns,
 }
@@ -190,7 +188,6 @@ impl MemCgroup {
             nr_swapped_out: 0,
             lruvec: 0,
             nonresident_age: 0,
-            refaults_seen: 0,
             high_throttled_ns: 0,
         }
     }
@@ -993,103 +990,156 @@ impl Kernel {
 
 // ---- try_charge, memory.high, the memcg OOM killer ------------------------------------------
 
+/// mem_cgroup_handle_over_high in progress (`Task::memcg_high`): the pages charged over
+/// high, the retries left, and where reclaim_high's walk up the tree is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HighReclaim {
+    pub nr_pages: u64,
+    pub nr_retries: u32,
+    pub in_retry: bool,
+    /// Rounds of reclaim_high done.
+    pub rounds: u32,
+    /// The next ancestor (index in `MemCgroups::ancestors`) reclaim_high looks at.
+    pub level: usize,
+    /// Pages the paths of this round reclaimed.
+    pub reclaimed: u64,
+}
+
 impl Kernel {
     /// try_charge_memcg: charge `n` pages to `id` for `tid`. Over memory.max somewhere up
-    /// the tree: MEMCG_MAX, reclaim in that cgroup (try_to_free_mem_cgroup_pages), retry
-    /// while reclaim makes progress; after MAX_RECLAIM_RETRIES failures, MEMCG_OOM and
-    /// mem_cgroup_out_of_memory. Err(step): what the task does before it tries again.
-    /// The kernel charges MEMCG_CHARGE_BATCH pages at once into a per-CPU stock; here each
-    /// page is charged as it is allocated (usage never overshoots memory.max).
+    /// the tree: MEMCG_MAX, then the task reclaims in that cgroup
+    /// (try_to_free_mem_cgroup_pages, a reclaim path run in simulated time before its
+    /// program is called again) and the charge is retried when the program retries:
+    /// at once while reclaim makes progress; after MAX_RECLAIM_RETRIES reclaims without
+    /// progress, MEMCG_OOM and mem_cgroup_out_of_memory. Err(step): what the task does
+    /// before it tries again. The kernel charges MEMCG_CHARGE_BATCH pages at once into a
+    /// per-CPU stock; here each page is charged as it is allocated (usage never
+    /// overshoots memory.max).
     pub fn try_charge(&mut self, tid: TaskId, id: MemcgId, n: u64) -> Result<(), crate::task::Step> {
         use crate::task::Step;
         // The previous charges left the task over memory.high: the return to user space
         // (resume_user_mode_work -> mem_cgroup_handle_over_high) reclaims and may sleep.
-        if self.tasks[tid as usize].memcg_nr_pages_over_high >= MEMCG_CHARGE_BATCH {
+        let t = &self.tasks[tid as usize];
+        if t.memcg_nr_pages_over_high >= MEMCG_CHARGE_BATCH || t.memcg_high.is_some() {
             if let Some(step) = self.mem_cgroup_handle_over_high(tid) {
                 return Err(step);
             }
         }
-        // Each pass of the loop is one `goto retry` of try_charge_memcg; a pass that
-        // reclaimed something retries at once (bounded: the task yields after a few).
-        for _ in 0..8 {
-            let Some((over, memsw)) = self.memcg.over_limit_which(id, n) else {
-                self.memcg.counter_charge(id, n);
-                self.tasks[tid as usize].memcg_retries = 0;
-                // Over memory.high anywhere up the tree: remember it for the return to user.
-                let over_high = self.memcg.ancestors(id).into_iter().any(|i| {
-                    let c = &self.memcg.cgs[i as usize].memory;
-                    i != ROOT_MEMCG && c.usage > c.high
-                });
-                if over_high {
-                    self.tasks[tid as usize].memcg_nr_pages_over_high += n;
-                }
-                return Ok(());
-            };
-            self.memcg.event(over, MemcgEvent::Max);
-            let sc = self.try_to_free_mem_cgroup_pages(over, n, Some(tid), !memsw);
-            if self.memcg.margin(over) >= n {
-                continue;
-            }
-            if sc.nr_reclaimed > 0 {
-                continue;
-            }
-            if sc.nr_congested > 0 || sc.nr_writeback > 0 || sc.nr_dirty > 0 {
-                // Reclaim found pages it must wait for (being written): the charging task
-                // is throttled (reclaim_throttle) instead of failing a retry.
-                let until = self.block.next_completion().unwrap_or(self.now + 100 * memtwin_engine::NS_PER_MS);
-                let until = until.min(self.now + 100 * memtwin_engine::NS_PER_MS).max(self.now + 1);
-                if sc.nr_dirty > 0 {
-                    self.wakeup_flusher_threads();
-                }
-                return Err(Step::SleepUntil { t: until, io: sc.nr_congested > 0 });
-            }
-            let t = &mut self.tasks[tid as usize];
-            t.memcg_retries += 1;
-            if t.memcg_retries <= super::page_alloc::MAX_RECLAIM_RETRIES {
-                return Err(Step::Yield);
-            }
-            t.memcg_retries = 0;
-            // mem_cgroup_oom.
-            self.memcg.event(over, MemcgEvent::Oom);
-            self.mem_cgroup_out_of_memory(over, tid);
+        if self.reclaim.in_path(tid) {
+            // Started in this step: the path runs before the task retries.
             return Err(Step::Yield);
         }
+        let done = self.reclaim.take_done_memcg(tid);
+        let Some((over, memsw)) = self.memcg.over_limit_which(id, n) else {
+            self.memcg.counter_charge(id, n);
+            self.tasks[tid as usize].memcg_retries = 0;
+            // Over memory.high anywhere up the tree: remember it for the return to user.
+            let over_high = self.memcg.ancestors(id).into_iter().any(|i| {
+                let c = &self.memcg.cgs[i as usize].memory;
+                i != ROOT_MEMCG && c.usage > c.high
+            });
+            if over_high {
+                self.tasks[tid as usize].memcg_nr_pages_over_high += n;
+            }
+            return Ok(());
+        };
+        let progress = match &done {
+            None => true,
+            Some(path) => {
+                let sc = path.sc;
+                if sc.nr_reclaimed == 0 && (sc.nr_congested > 0 || sc.nr_writeback > 0 || sc.nr_dirty > 0) {
+                    // Reclaim found pages it must wait for (being written): the charging
+                    // task is throttled (reclaim_throttle) instead of failing a retry.
+                    let until = self.block.next_completion().unwrap_or(self.now + 100 * memtwin_engine::NS_PER_MS);
+                    let until = until.min(self.now + 100 * memtwin_engine::NS_PER_MS).max(self.now + 1);
+                    if sc.nr_dirty > 0 {
+                        self.wakeup_flusher_threads();
+                    }
+                    return Err(Step::SleepUntil { t: until, io: sc.nr_congested > 0 });
+                }
+                sc.nr_reclaimed > 0
+            }
+        };
+        if !progress {
+            let t = &mut self.tasks[tid as usize];
+            t.memcg_retries += 1;
+            if t.memcg_retries > super::page_alloc::MAX_RECLAIM_RETRIES {
+                t.memcg_retries = 0;
+                // mem_cgroup_oom.
+                self.memcg.event(over, MemcgEvent::Oom);
+                self.mem_cgroup_out_of_memory(over, tid);
+                return Err(Step::Yield);
+            }
+        }
+        // `goto retry`: MEMCG_MAX and another reclaim of the cgroup over its limit.
+        self.memcg.event(over, MemcgEvent::Max);
+        self.start_memcg_reclaim(tid, over, n, !memsw);
         Err(Step::Yield)
     }
 
     /// mem_cgroup_handle_over_high: reclaim the pages charged over memory.high
     /// (reclaim_high), then sleep the penalty calculate_high_delay gives for the overage
-    /// left, at most MEMCG_MAX_HIGH_DELAY_JIFFIES; nothing below HZ/100.
+    /// left, at most MEMCG_MAX_HIGH_DELAY_JIFFIES; nothing below HZ/100. Each reclaim is a
+    /// path the task runs in simulated time; the state in between is the task's
+    /// `memcg_high`. Returns what the task does before it goes on (None: go on now).
     pub fn mem_cgroup_handle_over_high(&mut self, tid: TaskId) -> Option<crate::task::Step> {
-        let nr_pages = std::mem::take(&mut self.tasks[tid as usize].memcg_nr_pages_over_high);
         let id = self.task_memcg(tid);
-        if nr_pages == 0 || id == ROOT_MEMCG {
-            return None;
+        let mut st = match self.tasks[tid as usize].memcg_high.take() {
+            Some(st) => st,
+            None => {
+                let nr_pages = std::mem::take(&mut self.tasks[tid as usize].memcg_nr_pages_over_high);
+                if nr_pages == 0 || id == ROOT_MEMCG {
+                    return None;
+                }
+                HighReclaim { nr_pages, nr_retries: super::page_alloc::MAX_RECLAIM_RETRIES, ..Default::default() }
+            }
+        };
+        if self.reclaim.in_path(tid) {
+            self.tasks[tid as usize].memcg_high = Some(st);
+            return Some(crate::task::Step::Yield);
         }
-        let mut nr_retries = super::page_alloc::MAX_RECLAIM_RETRIES;
-        let mut in_retry = false;
-        for _ in 0..64 {
-            let want = if in_retry { super::SWAP_CLUSTER_MAX } else { nr_pages };
-            let reclaimed = self.reclaim_high(id, want, tid);
+        if let Some(path) = self.reclaim.take_done_memcg(tid) {
+            st.reclaimed += path.sc.nr_reclaimed;
+        }
+        let ancestors = self.memcg.ancestors(id);
+        loop {
+            // reclaim_high: every cgroup from `id` up that is over memory.high counts
+            // MEMCG_HIGH and has the pages reclaimed from it.
+            while let Some(&i) = ancestors.get(st.level) {
+                st.level += 1;
+                if i == ROOT_MEMCG {
+                    st.level = ancestors.len();
+                    break;
+                }
+                let c = &self.memcg.cgs[i as usize].memory;
+                if c.usage <= c.high {
+                    continue;
+                }
+                self.memcg.event(i, MemcgEvent::High);
+                let want = if st.in_retry { super::SWAP_CLUSTER_MAX } else { st.nr_pages };
+                self.start_memcg_reclaim(tid, i, want, true);
+                self.tasks[tid as usize].memcg_high = Some(st);
+                return Some(crate::task::Step::Yield);
+            }
+            let reclaimed = std::mem::take(&mut st.reclaimed);
+            st.level = 0;
+            st.rounds += 1;
             let overage = self.mem_find_max_overage(id);
-            let penalty = calculate_high_delay(nr_pages, overage).min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
+            let penalty = calculate_high_delay(st.nr_pages, overage).min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
             if penalty <= HZ / 100 {
                 return None;
             }
-            if reclaimed > 0 || nr_retries > 0 {
+            // `if (nr_reclaimed || nr_retries--) { in_retry = true; goto retry_reclaim; }`
+            // (the model bounds the rounds of one return to user at 64).
+            if st.rounds < 64 && (reclaimed > 0 || st.nr_retries > 0) {
                 if reclaimed == 0 {
-                    nr_retries -= 1;
+                    st.nr_retries -= 1;
                 }
-                in_retry = true;
+                st.in_retry = true;
                 continue;
             }
             return Some(self.high_penalty_sleep(tid, penalty));
         }
-        let penalty = calculate_high_delay(nr_pages, self.mem_find_max_overage(id)).min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
-        if penalty <= HZ / 100 {
-            return None;
-        }
-        Some(self.high_penalty_sleep(tid, penalty))
     }
 
     fn high_penalty_sleep(&mut self, tid: TaskId, penalty: u64) -> crate::task::Step {
@@ -1099,24 +1149,6 @@ impl Kernel {
         // schedule_timeout_killable: a sleep the memory-pressure accounting counts.
         self.set_wait_reason(tid, crate::delayacct::WaitReason::MemcgHigh);
         crate::task::Step::SleepUntil { t: self.now + ns, io: false }
-    }
-
-    /// reclaim_high: every cgroup from `id` up that is over memory.high counts MEMCG_HIGH
-    /// and has `nr_pages` reclaimed from it.
-    pub fn reclaim_high(&mut self, id: MemcgId, nr_pages: u64, tid: TaskId) -> u64 {
-        let mut total = 0;
-        for i in self.memcg.ancestors(id) {
-            if i == ROOT_MEMCG {
-                break;
-            }
-            let c = &self.memcg.cgs[i as usize].memory;
-            if c.usage <= c.high {
-                continue;
-            }
-            self.memcg.event(i, MemcgEvent::High);
-            total += self.try_to_free_mem_cgroup_pages(i, nr_pages, Some(tid), true).nr_reclaimed;
-        }
-        total
     }
 
     /// Tasks alive in the subtree of `root`, in task-table order.

@@ -40,10 +40,7 @@ impl Kernel {
                 Ok(p) => p,
                 Err(s) => return Err((done, s)),
             };
-            self.filemap_add_page(m, idx, p, false);
-            if active {
-                self.lru_add_active_anon(p);
-            }
+            self.filemap_add_page_lru(m, idx, p, false, active);
             self.mm.pages.set_young(p);
             self.mm.pages.set_dirty(p);
             self.vm.inc(VmItem::Pgfault);

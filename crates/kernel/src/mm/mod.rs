@@ -20,6 +20,7 @@ pub mod slab;
 #[cfg(test)]
 mod slab_tests;
 pub mod split_reclaim;
+pub mod swap;
 pub mod swap_state;
 pub mod swapfile;
 pub mod util;
@@ -292,6 +293,8 @@ pub struct Mm {
     pub free: FreeArea,
     /// How many of the free frames are on each CPU's list (`pcp`), and zone->lock.
     pub pcp: pcp::Pagesets,
+    /// Pages added to the LRU that wait in their CPU's batch (`swap`).
+    pub lru_add: swap::LruAddBatches,
     /// The node's lruvecs; index 0 is the root (node) lruvec, the others belong to memory
     /// cgroups. Freed ones stay in place (not `live`) for reuse.
     pub lruvecs: Vec<Lruvec>,
@@ -330,8 +333,8 @@ impl Mm {
     pub fn try_new(managed: u64, wmark: Watermarks) -> Result<Mm, String> {
         let nr = u32::try_from(managed)
             .ok()
-            .filter(|n| n.checked_add(NR_ALL_SENTINELS).is_some_and(|t| t < page::NIL))
-            .ok_or_else(|| format!("{managed} page frames are more than the model can index (at most {})", page::NIL - 1 - NR_ALL_SENTINELS))?;
+            .filter(|n| n.checked_add(NR_ALL_SENTINELS).is_some_and(|t| t < page::BATCH_LINK))
+            .ok_or_else(|| format!("{managed} page frames are more than the model can index (at most {})", page::BATCH_LINK - 1 - NR_ALL_SENTINELS))?;
         let mut pages = Pages::try_new(nr, NR_ALL_SENTINELS).map_err(|e| {
             format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
         })?;
@@ -352,6 +355,9 @@ impl Mm {
             free,
             // No per-CPU lists until the kernel sets them up for its era and CPUs.
             pcp: pcp::Pagesets::new(pcp::PcpRule::Off, 1, managed, wmark.low),
+            // New pages go straight to their lists until the kernel sets up its era's
+            // batches (after the boot memory is in place).
+            lru_add: swap::LruAddBatches::unlocked(),
             lruvecs: vec![root],
             free_lruvec_ids: Vec::new(),
             kernel,
@@ -755,19 +761,24 @@ impl Mm {
     pub fn check_invariants(&self) -> Result<(), String> {
         let listed: u64 = self.lruvecs.iter().map(|v| v.nr_pages()).sum::<u64>() + self.nr_free_frames();
         let held = self.kernel.total();
-        if listed + held + self.isolated() != self.managed {
+        let batched = self.lru_add.total;
+        if listed + held + self.isolated() + batched != self.managed {
             return Err(format!(
-                "frames: {listed} listed + {held} kernel + {} isolated != {} managed",
+                "frames: {listed} listed + {held} kernel + {} isolated + {batched} in LRU-add batches != {} managed",
                 self.isolated(),
                 self.managed
             ));
         }
         let in_cache: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nrpages).sum();
         let lru_pages = self.file_lru() + self.anon_lru() + self.lru_len(Lru::Unevictable);
-        // Every page-cache page is on an LRU list or isolated by reclaim (isolated pages
-        // also include reclaimed ones already out of their mapping, not yet freed).
-        if in_cache < lru_pages || in_cache > lru_pages + self.isolated() {
-            return Err(format!("{in_cache} pages in address spaces but {lru_pages} on LRU lists and {} isolated", self.isolated()));
+        // Every page-cache page is on an LRU list, isolated by reclaim or in an LRU-add
+        // batch (isolated and batched pages also include ones already out of their
+        // mapping, not yet freed).
+        if in_cache < lru_pages || in_cache > lru_pages + self.isolated() + batched {
+            return Err(format!(
+                "{in_cache} pages in address spaces but {lru_pages} on LRU lists, {} isolated and {batched} in LRU-add batches",
+                self.isolated()
+            ));
         }
         for (id, m) in self.mappings.iter().enumerate().filter(|(_, m)| m.live) {
             if m.i_pages.len() != m.nrpages + m.nrshadows + m.nr_swapped {
@@ -825,6 +836,8 @@ impl Mm {
                             ));
                         }
                         match self.pages.lru(p) {
+                            // Waiting in an LRU-add batch.
+                            Lru::None if self.pages.batched(p) => {}
                             Lru::None | Lru::Free => return Err(format!("frame {p} at mapping {id} index {i} is on no LRU list")),
                             // Isolated by a reclaim path: off the lists for a while; one it
                             // reclaimed has already left its index too, so these are not

@@ -25,6 +25,9 @@
 
 pub type Pfn = u32;
 pub const NIL: Pfn = u32::MAX;
+/// The `next` link of a page waiting in a per-CPU LRU-add batch (`Pages::set_batched`):
+/// never a frame (Mm::try_new keeps frames below it).
+pub const BATCH_LINK: Pfn = NIL - 1;
 
 /// Which LRU list a page is on (`enum lru_list`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -277,6 +280,24 @@ impl Pages {
     pub fn set_lru(&mut self, p: Pfn, l: Lru) {
         let m = &mut self.f[p as usize].map;
         *m = (*m & !LRU_MASK) | ((l as u32) << LRU_SHIFT);
+    }
+
+    /// The page waits in CPU `cpu`'s LRU-add batch (mm/swap.rs): on no list, its links
+    /// hold `BATCH_LINK` and the CPU.
+    #[inline]
+    pub fn set_batched(&mut self, p: Pfn, cpu: u32) {
+        debug_assert_eq!(self.lru(p), Lru::None, "page already on a list");
+        self.set_links(p, BATCH_LINK, cpu);
+    }
+    /// Whether the page waits in an LRU-add batch.
+    #[inline]
+    pub fn batched(&self, p: Pfn) -> bool {
+        self.lru(p) == Lru::None && self.next(p) == BATCH_LINK
+    }
+    /// The CPU whose LRU-add batch holds the page (`batched`).
+    #[inline]
+    pub fn batch_cpu(&self, p: Pfn) -> u32 {
+        self.prev(p)
     }
 
     flag!(referenced, set_referenced, clear_referenced, map, PG_REFERENCED);

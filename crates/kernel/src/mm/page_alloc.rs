@@ -81,7 +81,7 @@ impl Kernel {
     /// The CPU kernel work runs on now: the current task's, else CPU 0 (completion
     /// interrupts, timers).
     #[inline]
-    fn this_cpu(&self) -> usize {
+    pub(crate) fn this_cpu(&self) -> usize {
         self.current.map_or(0, |t| self.sched.task_cpu(t) as usize)
     }
 

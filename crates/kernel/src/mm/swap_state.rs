@@ -323,11 +323,9 @@ impl Kernel {
                     MappingKind::Anon | MappingKind::Shmem => {
                         // do_anonymous_page / shmem_fault: a zeroed page.
                         let p = self.page_cache_alloc(tid)?;
-                        self.filemap_add_page(m, index, p, false);
-                        if kind == MappingKind::Anon && !self.profile.new_anon_inactive {
-                            // lru_cache_add_active_or_unevictable (before 5.9).
-                            self.lru_add_active_anon(p);
-                        }
+                        // lru_cache_add_active_or_unevictable (before 5.9): active anon.
+                        let active = kind == MappingKind::Anon && !self.profile.new_anon_inactive;
+                        self.filemap_add_page_lru(m, index, p, false, active);
                         self.mm.pages.set_young(p);
                         self.mm.pages.set_dirty(p);
                         self.vm.inc(VmItem::Pgfault);

@@ -42,6 +42,13 @@ pub struct ScanControl {
     /// that reclaims such cgroups too (memcg_low_reclaim).
     pub memcg_low_skipped: bool,
     pub memcg_low_reclaim: bool,
+    /// Anonymous pages may not be swapped (!MEMCG_RECLAIM_MAY_SWAP: v1 reclaim for a
+    /// memory+swap limit, where swapping would not lower the charge).
+    pub no_swap: bool,
+    /// The reclaim cost of each type in the target lruvec (prepare_scan_count copies
+    /// target_lruvec->anon_cost / file_cost; lru_note_cost adds to every ancestor).
+    pub anon_cost: u64,
+    pub file_cost: u64,
 }
 
 impl ScanControl {
@@ -105,6 +112,8 @@ fn refaulting(lv: &Lruvec, file: bool) -> bool {
 /// prepare_scan_count (6.x): whether to age the active lists, and the special modes, from
 /// the target lruvec and (for global reclaim) the node's file and free pages.
 pub fn prepare_scan_count(lv: &Lruvec, node: &NodeNumbers, sc: &mut ScanControl) {
+    sc.anon_cost = lv.anon_cost;
+    sc.file_cost = lv.file_cost;
     sc.may_deactivate_anon = refaulting(lv, false) || inactive_is_low(lv, false);
     sc.may_deactivate_file = refaulting(lv, true) || inactive_is_low(lv, true);
     sc.cache_trim_mode = (lv.len(Lru::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate_file;
@@ -125,7 +134,12 @@ pub fn get_scan_count(lv: &mut Lruvec, prof: &Profile, node: &NodeNumbers, sc: &
     let file_only = [0, 0, scan(2), scan(3)];
     let anon_only = [scan(0), scan(1), 0, 0];
     let all = [scan(0), scan(1), scan(2), scan(3)];
-    if !node.can_reclaim_anon {
+    if sc.no_swap || !node.can_reclaim_anon {
+        return file_only;
+    }
+    // "memcg users want to use this knob to disable swapping for individual groups
+    // completely" (get_scan_count, 3.5+): cgroup reclaim at swappiness 0 is file only.
+    if sc.cgroup_reclaim() && swappiness == 0 && prof.memcg_swappiness_zero_file_only {
         return file_only;
     }
     if sc.priority == 0 && swappiness > 0 {
@@ -138,10 +152,11 @@ pub fn get_scan_count(lv: &mut Lruvec, prof: &Profile, node: &NodeNumbers, sc: &
         if sc.cache_trim_mode {
             return file_only;
         }
-        // SCAN_FRACT: weigh each type by swappiness and the cost of reclaiming it.
-        let total = lv.anon_cost + lv.file_cost;
-        let anon_cost = total + lv.anon_cost;
-        let file_cost = total + lv.file_cost;
+        // SCAN_FRACT: weigh each type by swappiness and the cost of reclaiming it, the
+        // costs of the target lruvec (sc->anon_cost, sc->file_cost).
+        let total = sc.anon_cost + sc.file_cost;
+        let anon_cost = total + sc.anon_cost;
+        let file_cost = total + sc.file_cost;
         let total = anon_cost + file_cost;
         let ap = swappiness * (total + 1) / (anon_cost + 1);
         let fp = (200 - swappiness) * (total + 1) / (file_cost + 1);
@@ -187,8 +202,14 @@ pub fn get_scan_count(lv: &mut Lruvec, prof: &Profile, node: &NodeNumbers, sc: &
 /// pages it had to write out (shrink_inactive_list's nr_pageout) plus its workingset
 /// refaults (lru_note_cost_folio); both decay once they exceed a quarter of the LRU.
 pub fn lru_note_cost(lv: &mut Lruvec, file: bool, nr_pages: u64) {
-    if file { lv.file_cost += nr_pages } else { lv.anon_cost += nr_pages }
     let lrusize = lv.file_lru() + lv.anon_lru();
+    lru_note_cost_sized(lv, file, nr_pages, lrusize);
+}
+
+/// lru_note_cost on one lruvec of the walk up the hierarchy, `lrusize` being the LRU pages
+/// it accounts (lruvec_page_state: its cgroup's subtree).
+pub fn lru_note_cost_sized(lv: &mut Lruvec, file: bool, nr_pages: u64, lrusize: u64) {
+    if file { lv.file_cost += nr_pages } else { lv.anon_cost += nr_pages }
     if lv.file_cost + lv.anon_cost > lrusize / 4 {
         lv.file_cost /= 2;
         lv.anon_cost /= 2;
@@ -253,6 +274,26 @@ impl Kernel {
         self.swap_available()
     }
 
+    /// The numbers get_scan_count reads for lruvec `id`: the node's, with the swappiness
+    /// of the lruvec's cgroup (mem_cgroup_swappiness: v1's memory.swappiness) and anon
+    /// reclaim only while the cgroup and its ancestors have swap room
+    /// (can_reclaim_anon_pages -> mem_cgroup_get_nr_swap_pages, v2).
+    fn lruvec_numbers(&self, id: LruvecId) -> NodeNumbers {
+        let mut node = self.node_numbers();
+        if !self.memcg.active() || id == ROOT_LRUVEC {
+            return node;
+        }
+        let memcg = self.memcg.lruvec_memcg(id);
+        node.swappiness = self.memcg.cgs[memcg as usize].swappiness.unwrap_or(self.sysctl.swappiness) as u64;
+        if self.memcg.mode == super::memcontrol::CgroupMode::V2 {
+            node.can_reclaim_anon &= self.memcg.ancestors(memcg).iter().all(|&i| {
+                let a = &self.memcg.cgs[i as usize];
+                i == super::memcontrol::ROOT_MEMCG || a.swap.usage < a.swap.max
+            });
+        }
+        node
+    }
+
     /// The node-wide numbers the balance rules read.
     pub fn node_numbers(&self) -> NodeNumbers {
         NodeNumbers {
@@ -271,13 +312,34 @@ impl Kernel {
 
     /// get_scan_count of lruvec `id`.
     pub fn get_scan_count(&mut self, id: LruvecId, sc: &ScanControl) -> [u64; 4] {
-        let node = self.node_numbers();
+        let node = self.lruvec_numbers(id);
         get_scan_count(&mut self.mm.lruvecs[id as usize], &self.profile, &node, sc)
     }
 
-    /// lru_note_cost on lruvec `id`.
+    /// lru_note_cost on lruvec `id` and (6.x: `do { ... } while ((lruvec =
+    /// parent_lruvec(lruvec)))`) the lruvec of every ancestor cgroup, each decaying against
+    /// the LRU pages of its subtree, so that cgroup and global reclaim weigh the costs of
+    /// the whole subtree they target.
     pub fn lru_note_cost(&mut self, id: LruvecId, file: bool, nr_pages: u64) {
-        lru_note_cost(self.mm.lruvec_mut(id), file, nr_pages);
+        if !self.memcg.active() || id == ROOT_LRUVEC {
+            lru_note_cost(self.mm.lruvec_mut(id), file, nr_pages);
+            return;
+        }
+        let mut memcg = Some(self.memcg.lruvec_memcg(id));
+        while let Some(m) = memcg {
+            let lv = self.memcg.cgs[m as usize].lruvec;
+            let lrusize = if lv == ROOT_LRUVEC { self.mm.file_lru() + self.mm.anon_lru() } else { self.subtree_lru_pages(m) };
+            lru_note_cost_sized(self.mm.lruvec_mut(lv), file, nr_pages, lrusize);
+            memcg = self.memcg.cgs[m as usize].parent;
+        }
+    }
+
+    /// Evictable LRU pages of cgroup `m` and its descendants (lruvec_page_state of a
+    /// cgroup's lruvec counts its subtree).
+    fn subtree_lru_pages(&self, m: super::memcontrol::MemcgId) -> u64 {
+        let c = &self.memcg.cgs[m as usize];
+        let lv = self.mm.lruvec(c.lruvec);
+        lv.file_lru() + lv.anon_lru() + c.children.iter().map(|&ch| self.subtree_lru_pages(ch)).sum::<u64>()
     }
 
     /// mem_cgroup_iter(target, prev): the lruvecs of the node that this reclaim scans, one
@@ -317,31 +379,56 @@ impl Kernel {
 
     /// The lock that guards the LRU lists of lruvec `id`: the lruvec's own lru_lock (5.11+)
     /// or the node's (pgdat->lru_lock / zone->lru_lock before).
-    fn lru_lock_index(&self, id: LruvecId) -> usize {
+    pub(crate) fn lru_lock_index(&self, id: LruvecId) -> usize {
         if self.profile.lru_lock_per_lruvec { id as usize } else { 0 }
     }
 
     /// Hold time of lru_lock per page moved on or off a list (isolate_lru_folios,
-    /// move_folios_to_lru). Derived from the cost model: page_cache_ns is one xarray walk
-    /// plus one LRU list operation, about half each; the lock covers the list operation.
+    /// move_folios_to_lru, folio_batch_move_lru). Derived from the cost model: page_cache_ns
+    /// is one xarray walk plus one LRU list operation, about half each; the lock covers the
+    /// list operation.
     pub fn lru_lock_hold_per_page(&self) -> Ns {
         (self.machine.cpu_model.page_cache_ns / 2).max(1)
     }
 
     /// Acquire lru_lock of lruvec `id` now for `hold` ns: returns the ns the caller spins
     /// before it gets the lock (spin_lock_irq: the waiter burns system time), recorded as
-    /// the task's and the lock's wait.
+    /// the task's and the lock's wait. One holder's consecutive acquisitions (a drain of
+    /// the LRU-add batch, then the isolation) follow each other without waiting on itself.
     fn lru_lock(&mut self, tid: Option<TaskId>, id: LruvecId, hold: Ns) -> Ns {
         let i = self.lru_lock_index(id);
         if self.reclaim.lru_locks.len() <= i {
             self.reclaim.lru_locks.resize(i + 1, LockQueue::new(LockKind::Spin));
+            self.reclaim.lru_lock_holders.resize(i + 1, super::pcp::NO_HOLDER);
         }
+        let me = tid.unwrap_or(super::pcp::IRQ_HOLDER);
         let now = self.now;
-        let grant = self.reclaim.lru_locks[i].acquire(now, hold);
-        let wait = grant - now;
+        let at = if self.reclaim.lru_lock_holders[i] == me { self.reclaim.lru_locks[i].free_at.max(now) } else { now };
+        self.reclaim.lru_lock_holders[i] = me;
+        let grant = self.reclaim.lru_locks[i].acquire(at, hold);
+        let wait = grant - at;
         if let Some(t) = tid {
             self.tasks[t as usize].lock_wait_ns += wait;
             self.note_lock_wait(t, wait);
+        }
+        wait
+    }
+
+    /// lru_lock taken by the work running now (`Kernel::current`, or completion context)
+    /// outside the reclaim path's own states: an LRU-add batch drained, 2.4's per-page
+    /// lru_cache_add. A task's spin is system time: in its program's step it joins the
+    /// step's burst; in a reclaim path, the path's next burst and its lock wait.
+    pub(crate) fn lru_lock_spin(&mut self, id: LruvecId, hold: Ns) -> Ns {
+        let tid = self.current;
+        let wait = self.lru_lock(tid, id, hold);
+        if let Some(t) = tid {
+            if wait > 0 {
+                if self.reclaim.advancing {
+                    self.reclaim.zone_spin += wait;
+                } else {
+                    self.charge_sys(t, wait);
+                }
+            }
         }
         wait
     }
@@ -350,6 +437,11 @@ impl Kernel {
     /// isolated than remain on its inactive list (kswapd never waits here).
     pub fn too_many_isolated(&self, file: bool, sc: &ScanControl) -> bool {
         if sc.kswapd {
+            return false;
+        }
+        // writeback_throttling_sane (sane_reclaim before 5.8; scanning_global_lru in
+        // 2.6.39): v1 cgroup reclaim is never throttled here.
+        if sc.cgroup_reclaim() && self.memcg.mode == super::memcontrol::CgroupMode::V1 {
             return false;
         }
         let (inactive, isolated) = if file {
@@ -418,7 +510,7 @@ impl Kernel {
 
     /// Run a path with no time passing (its waits and bursts skipped); tests of the
     /// reclaim decisions use it.
-    fn reclaim_path_untimed(&mut self, path: &mut ReclaimPath) {
+    pub(crate) fn reclaim_path_untimed(&mut self, path: &mut ReclaimPath) {
         while !matches!(self.reclaim_advance(None, path), PathStep::Done) {}
     }
 
@@ -455,8 +547,12 @@ impl Kernel {
         if path.timed && !path.done() {
             // The invocation ends here (a fatal signal): it still has its latency record.
             let latency = if path.started { self.now - path.start } else { 0 };
-            let kind = if path.sc.kswapd { crate::ReclaimKind::Kswapd } else { self.direct_reclaim_kind() };
-            self.reclaim.stats.record(kind, latency, path.lock_wait_ns);
+            if path.sc.cgroup_reclaim() {
+                self.reclaim.stats.record_memcg(latency, path.lock_wait_ns);
+            } else {
+                let kind = if path.sc.kswapd { crate::ReclaimKind::Kswapd } else { self.direct_reclaim_kind() };
+                self.reclaim.stats.record(kind, latency, path.lock_wait_ns);
+            }
         }
         let l = path.batch_l;
         let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
@@ -649,11 +745,14 @@ impl Kernel {
                     };
                     return PathStep::Sleep { until: self.now + timeout, io: false };
                 }
+                // lru_add_drain(): this CPU's LRU-add batch joins the lists first (its lock
+                // waits go to the burst through zone_spin; its hold is this path's work).
+                let drain_hold = self.lru_add_drain();
                 let id = path.lruvec;
                 let avail = self.mm.lruvec(id).len(path.batch_l).min(path.batch_n);
                 if avail == 0 {
                     path.state = path.after_batch;
-                    return PathStep::Continue;
+                    return if path.timed { PathStep::Burst { sys: drain_hold } } else { PathStep::Continue };
                 }
                 path.state = RState::IsolateLruFolios;
                 if !path.timed {
@@ -662,7 +761,7 @@ impl Kernel {
                 let hold = avail * self.lru_lock_hold_per_page();
                 let wait = self.lru_lock(tid, id, hold);
                 path.lock_wait_ns += wait;
-                PathStep::Burst { sys: wait + hold }
+                PathStep::Burst { sys: drain_hold + wait + hold }
             }
             RState::ThrottleIsolated => {
                 if let Some(t) = tid {
@@ -814,7 +913,8 @@ impl Kernel {
             }
             RState::BlkMqGetTag => {
                 // A request slot is free: the same reclaim goes on, from DEF_PRIORITY.
-                path.sc = ScanControl { nr_to_reclaim: path.sc.nr_to_reclaim, ..Default::default() };
+                let sc = &path.sc;
+                path.sc = ScanControl { nr_to_reclaim: sc.nr_to_reclaim, target_mem_cgroup: sc.target_mem_cgroup, no_swap: sc.no_swap, ..Default::default() };
                 path.node_passes = 0;
                 path.state = RState::DoTryToFreePages;
                 PathStep::Continue
@@ -850,8 +950,13 @@ impl Kernel {
             self.snapshot_refaults(&sc);
         }
         if path.timed && tid.is_some() {
-            let kind = if path.sc.kswapd { crate::ReclaimKind::Kswapd } else { self.direct_reclaim_kind() };
-            self.reclaim.stats.record(kind, self.now - path.start, path.lock_wait_ns);
+            if path.sc.cgroup_reclaim() {
+                // try_to_free_mem_cgroup_pages: direct reclaim by the charging task.
+                self.reclaim.stats.record_memcg(self.now - path.start, path.lock_wait_ns);
+            } else {
+                let kind = if path.sc.kswapd { crate::ReclaimKind::Kswapd } else { self.direct_reclaim_kind() };
+                self.reclaim.stats.record(kind, self.now - path.start, path.lock_wait_ns);
+            }
         }
         path.state = RState::Done;
         PathStep::Done
@@ -891,7 +996,9 @@ impl Kernel {
             path.putback.push((p, inactive, false));
             self.vm.inc(VmItem::Pgdeactivate);
         }
-        self.vm.add(VmItem::Pgrefill, scanned);
+        if !path.sc.cgroup_reclaim() {
+            self.vm.add(VmItem::Pgrefill, scanned);
+        }
         let memcg = self.memcg.lruvec_memcg(path.lruvec);
         if memcg != super::memcontrol::ROOT_MEMCG {
             let deactivated = path.putback.iter().filter(|&&(_, pl, _)| !pl.is_active()).count() as u64;
@@ -1051,8 +1158,12 @@ impl Kernel {
         } else {
             (VmItem::PgscanDirect, VmItem::PgstealDirect)
         };
-        self.vm.add(scan_item, scanned);
-        self.vm.add(steal_item, reclaimed);
+        // Cgroup reclaim counts in the cgroup only (shrink_inactive_list: "if
+        // (!cgroup_reclaim(sc)) __count_vm_events(item, ...)"; 2.6.39: scanning_global_lru).
+        if !path.sc.cgroup_reclaim() {
+            self.vm.add(scan_item, scanned);
+            self.vm.add(steal_item, reclaimed);
+        }
         // The same events counted in the lruvec's cgroup (count_memcg_events).
         let memcg = self.memcg.lruvec_memcg(path.lruvec);
         if memcg != super::memcontrol::ROOT_MEMCG {
@@ -1071,7 +1182,9 @@ impl Kernel {
         let lv = self.mm.lruvec_mut(path.lruvec);
         lv.recent_scanned[t] += scanned;
         lv.recent_rotated[t] += activated;
-        lru_note_cost(lv, file, pageout);
+        if pageout > 0 {
+            self.lru_note_cost(path.lruvec, file, pageout);
+        }
         path.sc.nr_scanned += scanned;
         path.sc.nr_reclaimed += reclaimed;
         path.reclaimed_here += reclaimed;
@@ -1107,8 +1220,8 @@ pub enum RState {
     /// The shrink_lruvec loop: the next batch of up to SWAP_CLUSTER_MAX pages, or the end
     /// of a round (the era's stop rule).
     NextBatch,
-    /// shrink_inactive_list / shrink_active_list: too_many_isolated, then
-    /// spin_lock_irq(&lruvec->lru_lock) (spinning while another holds it).
+    /// shrink_inactive_list / shrink_active_list: too_many_isolated, then lru_add_drain
+    /// and spin_lock_irq(&lruvec->lru_lock) (spinning while another holds it).
     LruLock,
     /// Asleep in too_many_isolated.
     ThrottleIsolated,
@@ -1176,7 +1289,7 @@ pub struct ReclaimPath {
 }
 
 impl ReclaimPath {
-    fn new(sc: ScanControl, loop_priorities: bool, timed: bool, now: Ns) -> ReclaimPath {
+    pub(crate) fn new(sc: ScanControl, loop_priorities: bool, timed: bool, now: Ns) -> ReclaimPath {
         let mut sc = sc;
         if loop_priorities {
             sc.priority = DEF_PRIORITY;
@@ -1402,6 +1515,8 @@ mod tests {
         let even = get_scan_count(&mut lv, &prof, &n, &s);
         assert_eq!(even[0], even[2], "swappiness 100, equal costs: equal pressure");
         lru_note_cost(&mut lv, true, 1000);
+        // The costs are the target lruvec's, read by prepare_scan_count.
+        prepare_scan_count(&lv, &n, &mut s);
         let c = get_scan_count(&mut lv, &prof, &n, &s);
         assert!(c[0] > c[2], "file refaults/writes make file costlier: {c:?}");
         // Costs decay once they exceed a quarter of the LRU.
