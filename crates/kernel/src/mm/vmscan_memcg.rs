@@ -22,7 +22,10 @@ impl Kernel {
     /// every cgroup with pages was skipped for memory.low, retry with low reclaim
     /// (memcg_low_reclaim). The CPU work is charged to `tid`.
     pub fn try_to_free_mem_cgroup_pages(&mut self, target: MemcgId, nr_pages: u64, tid: Option<TaskId>, may_swap: bool) -> ScanControl {
-        let mut sc = ScanControl { nr_to_reclaim: nr_pages.max(SWAP_CLUSTER_MAX), ..Default::default() };
+        // sc.target_mem_cgroup: limit reclaim (cgroup_reclaim(sc)), which the global
+        // pgscan/pgsteal_kswapd/direct (and 6.x's pgrefill) do not count.
+        let target_lv = self.memcg.cgs[target as usize].lruvec;
+        let mut sc = ScanControl { nr_to_reclaim: nr_pages.max(SWAP_CLUSTER_MAX), target_mem_cgroup: Some(target_lv), ..Default::default() };
         let mut low_reclaim = false;
         loop {
             let mut low_skipped = false;
