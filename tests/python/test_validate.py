@@ -221,6 +221,31 @@ def test_validate_anon_pushes_cache_swaps_under_the_limit(tmp_path):
 
 
 @needs_cgroup
+def test_validate_write_read_twice_activates_on_the_second_read(tmp_path):
+    rep = _validate(tmp_path, "write-read-twice")
+    # Both sides: the first read leaves the written file inactive, the second activates it
+    # (the cgroup's own active_file, not a host-wide counter).
+    for side in ("twin", "real"):
+        assert _figure(rep, 2, "d_active_file")[side] < 1024, side
+        assert _figure(rep, 3, "d_active_file")[side] > 12000, side
+
+
+@needs_cgroup
+def test_validate_limit_reclaim_is_counted_by_list_not_by_reclaimer(tmp_path):
+    rep = _validate(tmp_path, "file-only-reclaim", "--twin-memcg")
+    # Plenty of clean file cache: both sides reclaim file pages and swap nothing.
+    overall = {r["figure"]: r for r in rep["overall"]}
+    for side in ("twin", "real"):
+        assert overall["pgscan_file"][side] > 10000, side
+        assert overall.get("pswpout", {side: 0})[side] < 256, side
+    # The twin's limit reclaim is not direct reclaim (cgroup_reclaim): as in 6.x's
+    # shrink_inactive_list, pgscan_direct does not count it.
+    c = rep["twin_raw"]["commands"][4]
+    assert c["vmstat_end"]["pgscan_direct"] == c["vmstat_start"]["pgscan_direct"]
+    assert c["vmstat_end"]["pgscan_file"] > c["vmstat_start"]["pgscan_file"]
+
+
+@needs_cgroup
 @pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupt_mid_run_restores_the_host(tmp_path, sig, status):
     knob = "/proc/sys/vm/dirty_expire_centisecs"

@@ -113,6 +113,13 @@ impl Kernel {
         }
     }
 
+    /// The text of /proc/vmstat as the profile's kernel prints it; None on 2.4, which has
+    /// no such file.
+    pub fn vmstat_text(&self) -> Option<String> {
+        let layout = self.profile.vmstat_layout?;
+        Some(self.vmstat().render_layout(layout, self.zone_name()))
+    }
+
     /// The /proc/vmstat values: event counters plus the current gauges.
     pub fn vmstat(&self) -> memtwin_procfs::VmStat {
         let mut v = self.vm.clone();

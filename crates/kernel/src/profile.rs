@@ -159,6 +159,16 @@ pub struct Profile {
     /// The slab allocator the era's kernels are built with: SLAB (mm/slab.c) on 2.4 and
     /// 2.6.39, SLUB (mm/slub.c) on 5.x/6.x.
     pub slab_allocator: crate::mm::slab::SlabAllocator,
+    /// shrink_active_list counts PGREFILL in /proc/vmstat only for global reclaim
+    /// (`if (!cgroup_reclaim(sc))`, 6.x); through 5.8 limit reclaim counted it too.
+    pub pgrefill_global_only: bool,
+    /// shrink_inactive_list counts PGSTEAL for every reclaimer, limit reclaim included
+    /// (2.6.39: __count_zone_vm_events(PGSTEAL, ...) outside the scanning_global_lru
+    /// test). From 3.x on pgsteal_kswapd/direct count global reclaim only.
+    pub pgsteal_counts_cgroup_reclaim: bool,
+    /// The names, order and items of /proc/vmstat (vmstat_text); None: no /proc/vmstat
+    /// (2.4 shows its page and swap counters in /proc/stat).
+    pub vmstat_layout: Option<memtwin_procfs::VmstatLayout>,
 }
 
 impl Profile {
@@ -224,6 +234,15 @@ impl Profile {
             kswapd_hopeless: !old,
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
+            pgrefill_global_only: kernel == Linux6,
+            pgsteal_counts_cgroup_reclaim: old,
+            vmstat_layout: match kernel {
+                Linux24 => None,
+                Linux2639 => Some(memtwin_procfs::VmstatLayout::V2_6_39),
+                Linux5Pre59 => Some(memtwin_procfs::VmstatLayout::V5_4),
+                Linux58 => Some(memtwin_procfs::VmstatLayout::V5_8),
+                Linux6 => Some(memtwin_procfs::VmstatLayout::V6),
+            },
         }
     }
     pub fn name(&self) -> &'static str {

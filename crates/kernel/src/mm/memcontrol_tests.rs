@@ -375,3 +375,28 @@ fn a_refault_is_judged_against_the_lruvec_that_evicted_the_page() {
     k.mm.lruvec_mut(la).nonresident_age += 4096;
     assert!(!k.workingset_refault(p, shadow, true), "4096 evictions in a exceed a's workingset");
 }
+
+/// Limit reclaim is cgroup_reclaim(sc): not counted in the global
+/// pgscan/pgsteal_kswapd/direct, pgrefill (6.x) or allocstall, counted in
+/// pgscan/pgsteal_file (6.18 in a v1 memcg: pgscan_file 36 352, pgscan_direct 0).
+#[test]
+fn limit_reclaim_is_not_counted_as_direct_reclaim() {
+    use memtwin_procfs::VmItem;
+    let mut k = boot();
+    let c = cg(&mut k, ROOT_MEMCG, "c");
+    k.memcg.cgs[c as usize].memory.max = 1024;
+    let before = k.vm.clone();
+    append(&mut k, c, "/root/x", 4 << 20);
+    run_in(&mut k, ROOT_MEMCG, |k, _| {
+        k.writeback.sync_requested = true;
+        None
+    });
+    k.run_until(k.now + 30 * NS_PER_SEC, &mut |_| false);
+    append(&mut k, c, "/root/y", 8 << 20);
+    assert!(k.memcg.cgs[c as usize].memory.usage <= 1024);
+    let d = |i: VmItem| k.vm.get(i) - before.get(i);
+    assert!(d(VmItem::PgscanFile) > 0 && d(VmItem::PgstealFile) > 0, "limit reclaim ran");
+    assert_eq!(d(VmItem::PgscanDirect) + d(VmItem::PgstealDirect) + d(VmItem::PgscanKswapd) + d(VmItem::PgstealKswapd), 0);
+    assert_eq!(d(VmItem::Pgrefill), 0, "6.x: pgrefill counts global reclaim only");
+    assert_eq!(d(VmItem::AllocstallNormal), 0);
+}

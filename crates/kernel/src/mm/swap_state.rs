@@ -100,6 +100,9 @@ impl Kernel {
             self.mm.pages.clear_reclaim(p);
             self.mm.stat.writeback -= 1;
             self.mm.mappings[m as usize].nr_writeback -= 1;
+            // folio_end_writeback -> __folio_end_writeback: NR_WRITTEN for every page
+            // whose writeback ends, swap cache pages included.
+            self.vm.inc(VmItem::NrWritten);
             let shadow = self.workingset_eviction(p);
             self.page_cache_delete(p, Some(shadow));
             return SwapOut::Freed;
@@ -145,6 +148,8 @@ impl Kernel {
         self.mm.pages.clear_writeback(p);
         self.mm.stat.writeback -= 1;
         self.mm.mappings[m as usize].nr_writeback -= 1;
+        // __folio_end_writeback: NR_WRITTEN, swap cache pages included.
+        self.vm.inc(VmItem::NrWritten);
         self.end_writeback_reclaim(p);
     }
 
@@ -188,6 +193,8 @@ impl Kernel {
     fn swapin(&mut self, tid: TaskId, m: u32, index: u64, slot: u32) -> Result<Ns, Step> {
         let p = self.page_cache_alloc(tid)?;
         self.filemap_add_page(m, index, p, true);
+        // handle_mm_fault counts PGFAULT for every fault, do_swap_page PGMAJFAULT too.
+        self.vm.inc(VmItem::Pgfault);
         self.vm.inc(VmItem::Pgmajfault);
         self.memcg_count_fault(tid, true);
         self.tasks[tid as usize].maj_flt += 1;

@@ -996,7 +996,8 @@ impl Kernel {
             path.putback.push((p, inactive, false));
             self.vm.inc(VmItem::Pgdeactivate);
         }
-        if !path.sc.cgroup_reclaim() {
+        // PGREFILL: every reclaim through 5.8, global reclaim only in 6.x.
+        if !(self.profile.pgrefill_global_only && path.sc.cgroup_reclaim()) {
             self.vm.add(VmItem::Pgrefill, scanned);
         }
         let memcg = self.memcg.lruvec_memcg(path.lruvec);
@@ -1129,8 +1130,10 @@ impl Kernel {
                         let _ = i;
                     }
                     super::swap_state::SwapOut::Keep => {
+                        // add_to_swap failed: activate_locked_split, counted PGACTIVATE.
                         self.mm.pages.set_lru(p, Lru::Isolated);
                         path.putback.push((p, active, false));
+                        self.vm.inc(VmItem::Pgactivate);
                         activated += 1;
                     }
                 }
@@ -1158,10 +1161,13 @@ impl Kernel {
         } else {
             (VmItem::PgscanDirect, VmItem::PgstealDirect)
         };
-        // Cgroup reclaim counts in the cgroup only (shrink_inactive_list: "if
-        // (!cgroup_reclaim(sc)) __count_vm_events(item, ...)"; 2.6.39: scanning_global_lru).
+        // shrink_inactive_list: pgscan/pgsteal_kswapd/direct count global reclaim only
+        // (`if (!cgroup_reclaim(sc))`; 2.6.39: scanning_global_lru for PGSCAN, PGSTEAL
+        // always); pgscan/pgsteal_anon/file (5.8+) count every reclaim.
         if !path.sc.cgroup_reclaim() {
             self.vm.add(scan_item, scanned);
+        }
+        if !path.sc.cgroup_reclaim() || self.profile.pgsteal_counts_cgroup_reclaim {
             self.vm.add(steal_item, reclaimed);
         }
         // The same events counted in the lruvec's cgroup (count_memcg_events).
@@ -1344,6 +1350,8 @@ pub struct Kswapd {
     running: bool,
     /// Pages reclaimed by the current balance_pgdat run (all its priorities).
     run_reclaimed: u64,
+    /// kswapd_try_to_sleep's short nap (schedule_timeout(HZ/10)) is under way.
+    napping: bool,
 }
 
 impl Program for Kswapd {
@@ -1352,6 +1360,21 @@ impl Program for Kswapd {
             return self.after_pass(k, me, path.sc);
         }
         let w = k.mm.wmark;
+        if self.napping {
+            // kswapd_try_to_sleep after the nap: woken by wakeup_kswapd during it
+            // (remaining != 0), or still balanced (prepare_kswapd_sleep): sleep until
+            // woken; or unbalanced again without a wakeup (the free pages fell below the
+            // high watermark, not the low one): back to balance_pgdat.
+            self.napping = false;
+            if !k.reclaim.kswapd_waiting {
+                k.vm.inc(VmItem::KswapdLowWmarkHitQuickly);
+            } else if k.mm.nr_free() > w.high {
+                return Step::Block { io: false };
+            } else {
+                k.reclaim.kswapd_waiting = false;
+                k.vm.inc(VmItem::KswapdHighWmarkHitQuickly);
+            }
+        }
         if k.mm.nr_free() > w.high {
             // clear_pgdat_congested: a balanced node is no longer flagged.
             k.mm.pgdat_writeback = false;
@@ -1360,8 +1383,11 @@ impl Program for Kswapd {
                 k.snapshot_refaults(&ScanControl::default());
             }
             self.priority = DEF_PRIORITY;
+            // kswapd_try_to_sleep: a balanced node first gets a short nap,
+            // schedule_timeout(HZ/10), that wakeup_kswapd cuts short.
             k.reclaim.kswapd_waiting = true;
-            return Step::Block { io: false };
+            self.napping = true;
+            return Step::SleepUntil { t: k.now + 100 * NS_PER_MS, io: false };
         }
         if k.profile.kswapd_hopeless && k.mm.kswapd_failures >= super::page_alloc::MAX_RECLAIM_RETRIES {
             // prepare_kswapd_sleep: a hopeless node lets kswapd sleep unbalanced.
@@ -1433,6 +1459,15 @@ impl Kswapd {
             }
             self.run_reclaimed = 0;
             self.priority = DEF_PRIORITY;
+            // The end of this balance_pgdat run: the next pass starts another
+            // (PAGEOUTRUN; 2.6.39: `goto loop_again`). Since 4.x balance_pgdat returns
+            // here and kswapd_try_to_sleep, finding the node unbalanced, counts
+            // KSWAPD_HIGH_WMARK_HIT_QUICKLY (a hopeless node sleeps instead).
+            self.running = false;
+            let hopeless = k.profile.kswapd_hopeless && k.mm.kswapd_failures >= super::page_alloc::MAX_RECLAIM_RETRIES;
+            if k.profile.kswapd_hopeless && !hopeless {
+                k.vm.inc(VmItem::KswapdHighWmarkHitQuickly);
+            }
             let until = k.block.next_completion().unwrap_or(k.now + 100 * NS_PER_MS).min(k.now + 100 * NS_PER_MS);
             return Step::SleepUntil { t: until.max(k.now + 1), io: false };
         }

@@ -145,8 +145,10 @@ impl Kernel {
         }
         self.workingset_age(id, 1);
         self.mm.lruvec_mut(id).workingset_activate[file as usize] += 1;
+        // WORKINGSET_ACTIVATE only: the page joins the active list through lru_add with
+        // PG_active set, which counts no PGACTIVATE (that is folio_activate's and
+        // shrink_folio_list's).
         self.vm.inc(if file { VmItem::WorkingsetActivateFile } else { VmItem::WorkingsetActivateAnon });
-        self.vm.inc(VmItem::Pgactivate);
         if was_workingset {
             self.mm.pages.set_workingset(p);
             self.vm.inc(if file { VmItem::WorkingsetRestoreFile } else { VmItem::WorkingsetRestoreAnon });

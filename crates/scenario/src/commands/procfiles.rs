@@ -77,12 +77,7 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             let x = MeminfoExtra { ram_kb: k.machine.ram_bytes / 1024, swap_used_kb: mi.swap_total - mi.swap_free };
             return Ok(mi.render_layout(layout(k), &x));
         }
-        "vmstat" => {
-            if k.machine.kernel == KernelProfile::Linux24 {
-                return Err(nofile());
-            }
-            return Ok(k.vmstat().render());
-        }
+        "vmstat" => return k.vmstat_text().ok_or_else(nofile),
         "swaps" => return Ok(proc_swaps(k, !matches!(k.machine.kernel, KernelProfile::Linux2639 | KernelProfile::Linux24))),
         "loadavg" => return Ok(loadavg(k)),
         "uptime" => return Ok(uptime(k)),
@@ -195,11 +190,49 @@ fn stat(k: &Kernel) -> String {
             ticks(c.iowait) / div
         )
     };
+    if k.machine.kernel == KernelProfile::Linux24 {
+        return stat_2_4(k, &s);
+    }
     let mut t = line("cpu ", 1);
     for i in 0..s.ncpus {
         t.push_str(&line(&format!("cpu{i}"), s.ncpus as u64));
     }
     t.push_str(&format!("intr {}\nctxt {}\nbtime 0\nprocesses {}\nprocs_running {}\nprocs_blocked {}\n", s.intr, s.ctxt, s.processes, s.procs_running.max(1), s.procs_blocked));
+    t
+}
+
+/// 2.4's /proc/stat (kstat_read_proc in fs/proc/proc_misc.c): "cpu  user nice system
+/// idle" (no iowait: idle is the rest of the jiffies), the page and swap lines (pgpgin and
+/// pgpgout in KiB, `kstat.pgpgin >> 1` of sectors; pswpin/pswpout pages, counted in
+/// rw_swap_page_base), intr (the sum only: the model keeps no per-IRQ counts), the
+/// disk_io line ("(major,disk):(io,rio,rblk,wio,wblk)" for IDE and SCSI disks, blocks in
+/// sectors), ctxt, btime, processes. 2.4 has no /proc/vmstat: these are its only
+/// paging counters.
+fn stat_2_4(k: &Kernel, s: &memtwin_procfs::Snapshot) -> String {
+    use memtwin_procfs::VmItem;
+    let ticks = |ns: u64| ns / 10_000_000;
+    let c = s.cpu;
+    let n = s.ncpus.max(1) as u64;
+    let mut t = format!("cpu  {} 0 {} {}\n", ticks(c.user), ticks(c.system), ticks(c.idle + c.iowait));
+    for i in 0..s.ncpus {
+        t.push_str(&format!("cpu{i} {} 0 {} {}\n", ticks(c.user) / n, ticks(c.system) / n, ticks(c.idle + c.iowait) / n));
+    }
+    let v = &k.vm;
+    t.push_str(&format!("page {} {}\nswap {} {}\nintr {}\ndisk_io: ", v.get(VmItem::Pgpgin), v.get(VmItem::Pgpgout), v.get(VmItem::Pswpin), v.get(VmItem::Pswpout), s.intr));
+    for d in k.diskstats() {
+        // disk_index: 64 minors a disk on IDE (major 3), 16 on SCSI (8);
+        // DK_MAX_MAJOR 16, DK_MAX_DISK 16.
+        let disk = match d.major {
+            3 => d.minor >> 6,
+            8 => d.minor >> 4,
+            _ => continue,
+        };
+        if disk >= 16 || d.ios[0] + d.ios[1] + d.sectors[0] + d.sectors[1] == 0 {
+            continue;
+        }
+        t.push_str(&format!("({},{}):({},{},{},{},{}) ", d.major, disk, d.ios[0] + d.ios[1], d.ios[0], d.sectors[0], d.ios[1], d.sectors[1]));
+    }
+    t.push_str(&format!("\nctxt {}\nbtime 0\nprocesses {}\n", s.ctxt, s.processes));
     t
 }
 

@@ -1,0 +1,260 @@
+//! Event counters of /proc/vmstat: each is counted where the kernel counts it, per era
+//! (docs/counters.md lists every counter, its kernel call sites and the model's).
+
+use memtwin_kernel::fs::OpenFlags;
+use memtwin_kernel::mm::page::Lru;
+use memtwin_kernel::mm::vmscan::ScanControl;
+use memtwin_kernel::mm::Slot;
+use memtwin_kernel::{Kernel, Program, Step, TaskId, NS_PER_SEC};
+use memtwin_procfs::VmItem;
+
+fn boot_with(preset: &str, sets: &[&str]) -> Kernel {
+    let mut m = memtwin_machine::preset(preset).expect("preset");
+    for s in sets {
+        memtwin_machine::apply_set(&mut m, s).unwrap();
+    }
+    let mut k = Kernel::boot(m, 1).expect("boot");
+    k.debug_invariants = true;
+    k
+}
+
+struct Script<F: FnMut(&mut Kernel, TaskId) -> Option<Step>>(F);
+impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        (self.0)(k, me).unwrap_or(Step::Exit(0))
+    }
+}
+
+fn run_task<F: FnMut(&mut Kernel, TaskId) -> Option<Step> + 'static>(k: &mut Kernel, f: F) -> TaskId {
+    let t = k.spawn("test", "test", Box::new(Script(f)), memtwin_kernel::Sink::Null, memtwin_kernel::Sink::Null);
+    let limit = k.now + 3600 * NS_PER_SEC;
+    k.run_until(limit, &mut |k| k.task_exited(t));
+    assert!(k.task_exited(t), "task did not finish");
+    t
+}
+
+fn write_file(k: &mut Kernel, path: &'static str, mb: u64) {
+    let mut fd = None;
+    let mut left = mb << 20;
+    run_task(k, move |k, me| {
+        let f = *fd.get_or_insert_with(|| k.sys_open(me, path, OpenFlags { write: true, create: true, trunc: true, ..Default::default() }).unwrap().0);
+        if left == 0 {
+            k.sys_close(me, f).unwrap();
+            return None;
+        }
+        let r = k.sys_write(me, f, left.min(1 << 20)).unwrap();
+        left -= r.bytes;
+        Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+    });
+}
+
+fn read_file(k: &mut Kernel, path: &'static str) {
+    let mut fd = None;
+    run_task(k, move |k, me| {
+        let f = *fd.get_or_insert_with(|| k.sys_open(me, path, OpenFlags { read: true, ..Default::default() }).unwrap().0);
+        let r = k.sys_read(me, f, 1 << 20).unwrap();
+        if r.eof || (r.bytes == 0 && r.wait.is_none()) {
+            return None;
+        }
+        Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+    });
+}
+
+fn sync_all(k: &mut Kernel) {
+    k.request_sync();
+    let t = k.now + 120 * NS_PER_SEC;
+    k.run_until(t, &mut |k| k.mm.stat.dirty + k.mm.stat.writeback == 0);
+    assert_eq!(k.mm.stat.dirty + k.mm.stat.writeback, 0);
+}
+
+fn mapping_of(k: &Kernel, path: &str) -> u32 {
+    let ino = k.fs.lookup(path).unwrap();
+    k.fs.inodes[ino as usize].mapping
+}
+
+/// workingset_refault activates a refaulting page by setting PG_active before lru_add:
+/// WORKINGSET_ACTIVATE counts it, PGACTIVATE does not (no era counts it there).
+#[test]
+fn refault_activation_is_not_pgactivate() {
+    for profile in ["linux-6.x", "linux-5.8", "linux-5.4"] {
+        let mut k = boot_with("seed-000", &[&format!("kernel={profile}")]);
+        write_file(&mut k, "/root/f", 8);
+        sync_all(&mut k);
+        let m = mapping_of(&k, "/root/f");
+        let n = k.fs.inodes[k.fs.lookup("/root/f").unwrap() as usize].size / 4096;
+        for i in 0..n {
+            let p = k.mm.page(m, i).unwrap();
+            let shadow = k.workingset_eviction(p);
+            k.page_cache_delete(p, Some(shadow));
+        }
+        assert!(matches!(k.mm.slot(m, 0), Slot::Shadow(_)), "{profile}");
+        let (act0, ws0) = (k.vm.get(VmItem::Pgactivate), k.vm.get(VmItem::WorkingsetActivateFile));
+        read_file(&mut k, "/root/f");
+        let ws = k.vm.get(VmItem::WorkingsetActivateFile) - ws0;
+        assert_eq!(ws, n, "{profile}: every refault is within the workingset");
+        assert_eq!(k.mm.pages.lru(k.mm.page(m, 0).unwrap()), Lru::ActiveFile, "{profile}");
+        assert_eq!(k.vm.get(VmItem::Pgactivate), act0, "{profile}: refault activations are not pgactivate");
+    }
+}
+
+/// Limit reclaim (cgroup_reclaim) is not counted in pgscan/pgsteal_kswapd/direct
+/// (`if (!cgroup_reclaim(sc))` since 3.x; 2.6.39: PGSCAN behind scanning_global_lru,
+/// PGSTEAL for every reclaimer); pgscan/pgsteal_file count it (5.8+); PGREFILL counts it
+/// through 5.8, not in 6.x.
+#[test]
+fn limit_reclaim_counts_follow_the_era() {
+    for (profile, steal_counted, refill_counted) in [("linux-6.x", false, false), ("linux-5.8", false, true), ("linux-5.4", false, true), ("linux-2.6.39", true, true)] {
+        let mut k = boot_with("seed-000", &[&format!("kernel={profile}")]);
+        write_file(&mut k, "/root/f", 16);
+        sync_all(&mut k);
+        let before = k.vm.clone();
+        let d = |k: &Kernel, i: VmItem| k.vm.get(i) - before.get(i);
+        let n = k.mm.lru_len(Lru::InactiveFile).min(512);
+        let mut sc = ScanControl { nr_to_reclaim: n, target_mem_cgroup: Some(0), ..Default::default() };
+        let freed = k.shrink_inactive_list(0, n, Lru::InactiveFile, &mut sc);
+        assert!(freed > 0, "{profile}");
+        assert_eq!(d(&k, VmItem::PgscanDirect) + d(&k, VmItem::PgscanKswapd), 0, "{profile}: pgscan");
+        assert_eq!(d(&k, VmItem::PgstealDirect) > 0, steal_counted, "{profile}: pgsteal");
+        assert_eq!(d(&k, VmItem::PgstealKswapd), 0, "{profile}: not kswapd");
+        assert_eq!(d(&k, VmItem::PgscanFile), n, "{profile}: pgscan_file counts every reclaim");
+        assert_eq!(d(&k, VmItem::PgstealFile), freed, "{profile}: pgsteal_file counts every reclaim");
+        let active = k.mm.lru_len(Lru::ActiveFile).min(64);
+        assert!(active > 0, "{profile}: boot's active file pages");
+        k.shrink_active_list(0, active, Lru::ActiveFile, &mut sc);
+        assert_eq!(d(&k, VmItem::Pgrefill) > 0, refill_counted, "{profile}: pgrefill");
+        // Global reclaim counts everywhere.
+        let before = k.vm.clone();
+        let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
+        k.shrink_inactive_list(0, 32, Lru::InactiveFile, &mut sc);
+        assert_eq!(k.vm.get(VmItem::PgscanDirect) - before.get(VmItem::PgscanDirect), 32, "{profile}");
+        assert!(k.vm.get(VmItem::PgstealDirect) > before.get(VmItem::PgstealDirect), "{profile}");
+    }
+}
+
+/// handle_mm_fault counts PGFAULT for every fault; do_swap_page adds PGMAJFAULT when the
+/// page is read from swap. The swap write's completion counts NR_WRITTEN
+/// (__folio_end_writeback, swap cache pages included).
+#[test]
+fn swap_in_is_a_fault_and_a_major_fault() {
+    let mut k = boot_with("seed-000", &[]);
+    let n = 64u64;
+    let mut phase = 0;
+    let mut map = 0u32;
+    let mut before = None;
+    let t = k.spawn(
+        "test",
+        "test",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            phase += 1;
+            let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
+            match phase {
+                1 => {
+                    map = k.map_shared_anon(me, n, memtwin_kernel::mm::Content::Text);
+                    for i in 0..n {
+                        k.touch(me, map, i, true).expect("free memory");
+                    }
+                    k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
+                    k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
+                    assert_eq!(k.vm.get(VmItem::Pswpout), n);
+                    before = Some(k.vm.get(VmItem::NrWritten));
+                    Some(Step::SleepUntil { t: k.now + NS_PER_SEC, io: false })
+                }
+                2 => {
+                    assert_eq!(k.vm.get(VmItem::NrWritten) - before.unwrap(), n, "each swap write ends: nr_written");
+                    k.shrink_inactive_list(0, n, Lru::InactiveAnon, &mut sc);
+                    assert!(matches!(k.mm.slot(map, 0), Slot::Swap(_)));
+                    let (f0, m0) = (k.vm.get(VmItem::Pgfault), k.vm.get(VmItem::Pgmajfault));
+                    let r = k.touch(me, map, 0, false);
+                    assert!(r.is_err(), "the page is read from swap");
+                    assert_eq!(k.vm.get(VmItem::Pgfault) - f0, 1, "pgfault");
+                    assert_eq!(k.vm.get(VmItem::Pgmajfault) - m0, 1, "pgmajfault");
+                    Some(Step::Cpu { user: 0, sys: 0 })
+                }
+                _ => None,
+            }
+        })),
+        memtwin_kernel::Sink::Null,
+        memtwin_kernel::Sink::Null,
+    );
+    let limit = k.now + 60 * NS_PER_SEC;
+    k.run_until(limit, &mut |k| k.task_exited(t));
+    assert!(k.task_exited(t));
+}
+
+/// shrink_folio_list finds dirty file pages at the inactive tail: it marks them PG_reclaim
+/// (nr_vmscan_immediate_reclaim) and activates them (pgactivate); when the flusher's write
+/// ends, folio_rotate_reclaimable moves each to the inactive tail (pgrotated), where the
+/// next pass frees it.
+#[test]
+fn dirty_file_pages_rotate_to_the_tail_when_written() {
+    for profile in ["linux-6.x", "linux-5.4"] {
+        let mut k = boot_with("seed-000", &[&format!("kernel={profile}")]);
+        write_file(&mut k, "/root/f", 4);
+        let m = mapping_of(&k, "/root/f");
+        let n = 1024u64;
+        let pages: Vec<u32> = (0..n).map(|i| k.mm.page(m, i).unwrap()).collect();
+        assert!(pages.iter().all(|&p| k.mm.pages.dirty(p)), "{profile}: dirty after the write");
+        let before = k.vm.clone();
+        let d = |k: &Kernel, i: VmItem| k.vm.get(i) - before.get(i);
+        // Isolate exactly the file's pages: they are the newest at the inactive head, so
+        // scan the whole inactive list.
+        let all = k.mm.lru_len(Lru::InactiveFile);
+        let mut sc = ScanControl { nr_to_reclaim: all, ..Default::default() };
+        k.shrink_inactive_list(0, all, Lru::InactiveFile, &mut sc);
+        assert!(pages.iter().all(|&p| k.mm.pages.lru(p) == Lru::ActiveFile && k.mm.pages.reclaim(p)), "{profile}: activated with PG_reclaim");
+        assert_eq!(d(&k, VmItem::NrVmscanImmediateReclaim), n, "{profile}");
+        assert!(d(&k, VmItem::Pgactivate) >= n, "{profile}");
+        sync_all(&mut k);
+        assert!(pages.iter().all(|&p| k.mm.pages.lru(p) == Lru::InactiveFile && !k.mm.pages.reclaim(p)), "{profile}: rotated to the inactive list");
+        assert_eq!(d(&k, VmItem::Pgrotated), n, "{profile}: pgrotated");
+        let tail = k.mm.lruvecs[0].collect(&k.mm.pages, Lru::InactiveFile);
+        assert!(pages.contains(tail.last().unwrap()), "{profile}: at the tail");
+    }
+}
+
+/// kswapd_try_to_sleep: a balanced node first naps HZ/10; a wakeup during the nap counts
+/// kswapd_low_wmark_hit_quickly, a node unbalanced again after it
+/// kswapd_high_wmark_hit_quickly; pageoutrun counts balance_pgdat runs.
+#[test]
+fn kswapd_counts_its_naps_and_runs() {
+    let mut k = boot_with("seed-000", &["ram=256M"]);
+    write_file(&mut k, "/root/big", 600);
+    let quick = k.vm.get(VmItem::KswapdLowWmarkHitQuickly) + k.vm.get(VmItem::KswapdHighWmarkHitQuickly);
+    assert!(quick > 0, "a streaming write wakes kswapd again within its nap");
+    let runs = k.vm.get(VmItem::Pageoutrun);
+    assert!(runs > 1, "pageoutrun {runs}");
+    assert!(quick < runs, "a run follows each early wakeup: {quick} vs {runs}");
+    // Quiet: after the nap kswapd sleeps until woken.
+    sync_all(&mut k);
+    let t = k.now + NS_PER_SEC;
+    k.run_until(t, &mut |_| false);
+    assert!(k.reclaim.kswapd_waiting);
+    let q = k.vm.get(VmItem::KswapdLowWmarkHitQuickly) + k.vm.get(VmItem::KswapdHighWmarkHitQuickly);
+    let t = k.now + 5 * NS_PER_SEC;
+    k.run_until(t, &mut |_| false);
+    assert_eq!(k.vm.get(VmItem::KswapdLowWmarkHitQuickly) + k.vm.get(VmItem::KswapdHighWmarkHitQuickly), q, "no counts while asleep");
+}
+
+/// /proc/vmstat as each era prints it: 2.4 has none; 2.6.39 per-zone pgsteal and
+/// kswapd_steal; 5.x one workingset_refault; 6.x split by type. Per-zone names follow the
+/// model's zone (DMA32 up to 4 GiB), allocstall the allocation's zone (movable).
+#[test]
+fn vmstat_text_follows_the_era() {
+    let k = boot_with("seed-000", &["kernel=linux-2.4"]);
+    assert!(k.vmstat_text().is_none(), "2.4 has no /proc/vmstat");
+    let k = boot_with("seed-000", &["kernel=linux-2.6.39"]);
+    let t = k.vmstat_text().unwrap();
+    assert!(t.contains("\nkswapd_steal ") && t.contains("\npgsteal_dma32 ") && t.contains("\nallocstall ") && t.contains("\npgalloc_dma32 "), "{t}");
+    assert!(!t.contains("workingset") && !t.contains("pgsteal_kswapd") && !t.contains("nr_zone_"));
+    let k = boot_with("seed-000", &["kernel=linux-5.4"]);
+    let t = k.vmstat_text().unwrap();
+    assert!(t.contains("\nworkingset_refault ") && t.contains("\nallocstall_movable ") && !t.contains("pgscan_anon"), "{t}");
+    let k = boot_with("seed-000", &["kernel=linux-5.8"]);
+    let t = k.vmstat_text().unwrap();
+    assert!(t.contains("\nworkingset_refault ") && t.contains("\npgscan_anon ") && !t.contains("nr_swapcached"), "{t}");
+    let k = boot_with("seed-000", &[]);
+    let t = k.vmstat_text().unwrap();
+    assert!(t.contains("\nworkingset_refault_file ") && t.contains("\nnr_swapcached ") && t.contains("\npgalloc_dma32 "), "{t}");
+    let k = boot_with("seed-000", &["ram=8G"]);
+    assert!(k.vmstat_text().unwrap().contains("\npgalloc_normal "));
+}
