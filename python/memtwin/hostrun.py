@@ -14,10 +14,18 @@ What it changes, and only that:
   simulated machine has swap;
 * the /proc/sys knobs the scenario or the machine sets, each saved before the first write;
 * files inside its temporary directory, which is the commands' working directory.
+
+A run killed outright (SIGKILL, a lost terminal's kill -9, an OOM kill of the validator itself)
+cannot undo anything. So the session keeps a record of what it changed, ``state.json`` in its
+temporary directory (named ``memtwin-validate-<pid>-*``), rewritten after each change; the next
+session (:func:`reap_stale`) finds the records of runs whose process no longer exists and undoes
+them: its cgroup's processes killed and the cgroup removed, the swap file swapped off, the
+sysctls written back, the directory deleted.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -203,9 +211,84 @@ def open_session(tmp_parent: Optional[str], holder: list) -> "HostSession":
     """A new session appended to `holder` with SIGINT/SIGTERM held, so that the caller's
     `finally` always finds (and closes) what was made."""
     with _signals_deferred():
+        reaped = reap_stale(tmp_parent)
         s = HostSession(tmp_parent)
+        s.notes += reaped
         holder.append(s)
     return s
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_STALE_DIR = re.compile(r"^memtwin-validate-(\d+)-")
+
+
+def reap_stale(tmp_parent: Optional[str] = None) -> List[str]:
+    """Undo what earlier sessions killed outright left behind, from their ``state.json``.
+
+    Only directories named ``memtwin-validate-<pid>-*`` whose ``<pid>`` no longer exists are
+    touched (a live validator's session is never touched); returns one note per run undone
+    or one problem per thing that could not be undone."""
+    parent = tmp_parent or tempfile.gettempdir()
+    notes: List[str] = []
+    try:
+        names = sorted(os.listdir(parent))
+    except OSError:
+        return notes
+    for name in names:
+        m = _STALE_DIR.match(name)
+        path = os.path.join(parent, name)
+        if not m or not os.path.isdir(path) or os.path.islink(path) or _pid_alive(int(m.group(1))):
+            continue
+        try:
+            state = json.loads(read_text(os.path.join(path, "state.json")))
+        except (OSError, ValueError):
+            state = {}
+        undone: List[str] = []
+        cg = state.get("cgroup")
+        if isinstance(cg, dict) and isinstance(cg.get("path"), str) and os.path.basename(cg["path"]).startswith("memtwin-validate-"):
+            c = Cgroup(int(cg.get("version", 1)), cg["path"])
+            if os.path.isdir(c.path):
+                for pid in c.procs():
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                problems = _remove_cgroup(c)
+                notes += problems
+                if not problems:
+                    undone.append(f"cgroup {c.path}")
+        swap = state.get("swapfile")
+        if isinstance(swap, str) and os.path.dirname(swap) == path:
+            if any(line.split()[:1] == [swap] for line in read_text("/proc/swaps").splitlines()[1:]):
+                r = subprocess.run(["swapoff", swap], capture_output=True, text=True)
+                if r.returncode != 0:
+                    notes.append(f"swapoff {swap}: {r.stderr.strip()}")
+                    continue  # keep the directory: the file is still in use as swap
+                undone.append(f"swap file {swap}")
+        sysctls = state.get("sysctls")
+        if isinstance(sysctls, dict):
+            for key, value in sorted(sysctls.items()):
+                if not (isinstance(key, str) and isinstance(value, str) and re.fullmatch(r"[a-z0-9_.]+", key)):
+                    continue
+                try:
+                    with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
+                        f.write(value)
+                    undone.append(f"{key}={value}")
+                except OSError as e:
+                    notes.append(f"cannot restore {key}={value}: {e.strerror}")
+        shutil.rmtree(path, ignore_errors=True)
+        what = ", ".join(undone) if undone else "its files"
+        notes.append(f"undid what a killed earlier run (pid {m.group(1)}) left behind: {what}")
+    return notes
 
 
 class HostSession:
@@ -213,7 +296,7 @@ class HostSession:
 
     def __init__(self, tmp_parent: Optional[str] = None) -> None:
         # Make it inside the caller's `try` so that close() runs: see open_session().
-        self.tmp = tempfile.mkdtemp(prefix="memtwin-validate-", dir=tmp_parent)
+        self.tmp = tempfile.mkdtemp(prefix=f"memtwin-validate-{os.getpid()}-", dir=tmp_parent)
         self.cgroup: Optional[Cgroup] = None
         self.swapfile: Optional[str] = None
         self.saved_sysctls: Dict[str, str] = {}
@@ -229,6 +312,7 @@ class HostSession:
         with _signals_deferred():  # made and recorded at once, so close() always sees it
             os.mkdir(path)
             cg = self.cgroup = Cgroup(version, path)
+            self._save_state()
         if version == 1:
             cg.write("memory.limit_in_bytes", str(limit))
             if cg.has("memory.memsw.limit_in_bytes"):
@@ -254,6 +338,7 @@ class HostSession:
         path = os.path.join(self.tmp, "swapfile")
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         self.swapfile = path  # from here on close() deletes it
+        self._save_state()
         try:
             chunk = b"\0" * (1 << 20)
             left = size
@@ -272,8 +357,23 @@ class HostSession:
         path = "/proc/sys/" + name.replace(".", "/")
         if name != "vm.drop_caches" and name not in self.saved_sysctls:
             self.saved_sysctls[name] = read_text(path).strip()
+            self._save_state()
         with open(path, "w") as f:
             f.write(value)
+
+    def _save_state(self) -> None:
+        """state.json: what close() would undo, for reap_stale() if this process is killed
+        outright. Written whole (a temporary file renamed over it)."""
+        state = {
+            "pid": os.getpid(),
+            "cgroup": {"version": self.cgroup.version, "path": self.cgroup.path} if self.cgroup else None,
+            "swapfile": self.swapfile,
+            "sysctls": self.saved_sysctls,
+        }
+        tmp = os.path.join(self.tmp, ".state.json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(state, f)
+        os.replace(tmp, os.path.join(self.tmp, "state.json"))
 
     # -- running ----------------------------------------------------------------------------
 

@@ -390,3 +390,47 @@ def test_validate_twin_memcg_oom_kills_on_both_sides(tmp_path):
     # Both swapped up to the memory+swap limit before the kill.
     sw = _figure(rep, 0, "pswpout")
     assert sw["verdict"] == OK and sw["real"] > 100000
+
+
+# --- a run killed outright ---------------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_reap_stale_undoes_a_killed_run_and_leaves_live_ones(tmp_path):
+    """A validator killed with SIGKILL cannot run its `finally`; the next session finds its
+    state.json (the dead pid in the directory's name) and removes what it recorded. A live
+    validator's directory is never touched."""
+    dead = _dead_pid()
+    assert not hostrun._pid_alive(dead)
+    stale = tmp_path / f"memtwin-validate-{dead}-abc"
+    stale.mkdir()
+    (stale / "state.json").write_text(json.dumps({"pid": dead, "cgroup": None, "swapfile": None, "sysctls": {}}))
+    (stale / "out-1.txt").write_text("x")
+    live = tmp_path / f"memtwin-validate-{os.getpid()}-def"
+    live.mkdir()
+    other = tmp_path / "memtwin-validate-notapid"
+    other.mkdir()
+    notes = hostrun.reap_stale(str(tmp_path))
+    assert not stale.exists()
+    assert live.exists() and other.exists()
+    assert len(notes) == 1 and f"pid {dead}" in notes[0]
+
+
+def test_a_session_records_what_it_changed(tmp_path):
+    holder: list = []
+    s = hostrun.open_session(str(tmp_path), holder)
+    try:
+        assert os.path.basename(s.tmp).startswith(f"memtwin-validate-{os.getpid()}-")
+        s.saved_sysctls["vm.swappiness"] = "60"  # as set_sysctl records it, without writing
+        s._save_state()
+        state = json.loads((Path(s.tmp) / "state.json").read_text())
+        assert state == {"pid": os.getpid(), "cgroup": None, "swapfile": None, "sysctls": {"vm.swappiness": "60"}}
+    finally:
+        s.saved_sysctls.clear()
+        assert s.close() == []
+    assert not os.path.exists(s.tmp)
