@@ -176,13 +176,12 @@ fn slot_caches_take_and_return_slots_in_batches_of_64() {
     for (profile, cached) in [("linux-6.x", true), ("linux-5.4", true), ("linux-2.6.39", false)] {
         let mut k = boot(profile, SETS);
         let mut phase = 0;
-        let mut m = 0;
         run(&mut k, move |k, me| {
             phase += 1;
             if phase > 1 {
                 return None;
             }
-            m = k.anon_mapping(me);
+            let m = k.anon_mapping(me);
             for i in 0..10 {
                 k.touch(me, m, i, true).expect("free memory");
             }
