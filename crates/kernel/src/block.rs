@@ -1,7 +1,9 @@
 //! Block devices and requests (block/, drivers/). A device serves requests one after
 //! another at its transfer rate per direction; a request that does not continue the
 //! previous one costs a seek on rotational media; a fixed per-request latency overlaps with
-//! the next transfer (the device has a queue). Completion times follow at submission, so
+//! the next transfer (the device has a queue) -- except on a write-through device
+//! (`write_through`), where a write starts only when the previous one is committed.
+//! Completion times follow at submission, so
 //! waiting for I/O is sleeping until a known time. Reads and writes have their own latency
 //! (a virtio write goes through the host's write-through path), so a read submitted after
 //! a write can complete first: requests complete in completion-time order, not in
@@ -75,6 +77,8 @@ pub struct BlockDevice {
     pub flusher: Option<TaskId>,
     /// When the device finishes what it has been given.
     pub busy_until: Ns,
+    /// When the last write is committed (write-through devices).
+    pub write_done: Ns,
     /// Byte position after the last request (sequential detection).
     pub last_end: u64,
     /// Completion times of requests in flight, earliest first (not submission order).
@@ -117,6 +121,7 @@ impl Block {
             mapping,
             flusher: None,
             busy_until: 0,
+            write_done: 0,
             last_end: 0,
             inflight: VecDeque::with_capacity(256),
             nr_requests,
@@ -214,7 +219,11 @@ impl Block {
         if d.disk.model.rotational && pos != d.last_end {
             service += d.disk.model.seek_ns;
         }
-        let start = d.busy_until.max(now);
+        let through = dir == Dir::Write && d.disk.model.write_through;
+        // A write-through device starts a write only once the previous one is committed:
+        // the writes' per-request latency is in series with their transfers. Reads go on
+        // meanwhile (served while a write commits).
+        let start = if through { d.busy_until.max(d.write_done).max(now) } else { d.busy_until.max(now) };
         d.busy_until = start + service;
         d.busy_ns += service;
         d.last_end = pos + bytes;
@@ -223,6 +232,11 @@ impl Block {
             Dir::Write => d.disk.model.write_latency_ns,
         };
         let done_at = d.busy_until + latency;
+        if through {
+            // The commit is device time too (busy, utilisation).
+            d.write_done = done_at;
+            d.busy_ns += latency;
+        }
         let at = d.inflight.partition_point(|&t| t <= done_at);
         d.inflight.insert(at, done_at);
         let req = Request { dev, dir, bytes, kind, done_at, task, live: true, start: now };

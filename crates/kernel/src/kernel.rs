@@ -177,6 +177,18 @@ pub struct SwapState {
     pub pending_buf: Vec<u32>,
     /// zram devices set up with zramctl: (disk size, compression algorithm).
     pub zram_disks: Vec<(u64, String)>,
+    /// Per-CPU swap slot caches (mm/swap_slots.c) and whether they are active.
+    pub slot_caches: Vec<crate::mm::swapfile::SwapSlotsCache>,
+    pub slot_cache_active: bool,
+    /// Swap-write pages held in reclaimers' block plugs, and the last slot in the plug of
+    /// the reclaimer running shrink_folio_list.
+    pub plugged: u64,
+    pub plug_tail: Option<u32>,
+    pub plug_run: usize,
+    /// Pages swap-in read into the swap cache that no page table maps yet (the faulting
+    /// page until its fault completes, swap readahead's pages until touched): touching one
+    /// is do_swap_page, touching any other is a plain access or do_wp_page.
+    pub unmapped: std::collections::HashSet<(u32, u64)>,
 }
 
 /// The reclaim paths whose invocations are recorded (docs/seed-004.md). Classic kernels

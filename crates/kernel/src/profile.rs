@@ -169,6 +169,20 @@ pub struct Profile {
     /// The names, order and items of /proc/vmstat (vmstat_text); None: no /proc/vmstat
     /// (2.4 shows its page and swap counters in /proc/stat).
     pub vmstat_layout: Option<memtwin_procfs::VmstatLayout>,
+    /// Per-CPU swap slot caches (mm/swap_slots.c, 4.11 .. 6.13): folio_alloc_swap takes
+    /// slots from this CPU's batch of SWAP_SLOTS_CACHE_SIZE, refilled from the global
+    /// allocator; free_swap_slot parks freed slots in a per-CPU return batch that goes back
+    /// to the swap map when full. Cached slots count as used (SwapFree, swpd).
+    pub swap_slots_cache: bool,
+    /// A write to an anonymous page that is mapped (read-only) with a swap-cache copy frees
+    /// the copy: do_wp_page -> reuse_swap_page, which delete_from_swap_cache's a page only
+    /// this mm uses (2.6.x .. 5.18). From 5.19 ("mm: remember exclusively mapped anonymous
+    /// pages with PG_anon_exclusive") do_wp_page reuses an exclusive page at once and the
+    /// slot stays: the dirty page is written to it again if reclaimed.
+    pub wp_frees_swap_cache: bool,
+    /// shrink_lruvec holds a block plug around its loop (3.2, "vmscan: add block plug for
+    /// page reclaim"): swap writes of successive batches merge before they reach the device.
+    pub reclaim_plug: bool,
 }
 
 impl Profile {
@@ -243,6 +257,9 @@ impl Profile {
                 Linux58 => Some(memtwin_procfs::VmstatLayout::V5_8),
                 Linux6 => Some(memtwin_procfs::VmstatLayout::V6),
             },
+            swap_slots_cache: !old,
+            wp_frees_swap_cache: kernel != Linux6,
+            reclaim_plug: !old,
         }
     }
     pub fn name(&self) -> &'static str {

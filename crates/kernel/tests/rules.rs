@@ -453,6 +453,36 @@ fn block_requests_complete_out_of_submission_order() {
     let _ = t0;
 }
 
+/// A write-through device (the virtio preset: the host commits each write on its storage
+/// before it takes the next) runs writes in series, each write's latency included; reads
+/// are not held up by a commit. A device with a write cache (NVMe) overlaps a write's
+/// latency with the next transfer.
+#[test]
+fn write_through_device_runs_writes_in_series() {
+    use memtwin_kernel::block::{Dir, ReqKind};
+    let half = 512u64 << 10;
+    let mut k = boot("seed-000");
+    let d = k.block.find("vdb").expect("seed 000's swap disk");
+    let model = k.block.devs[d as usize].disk.model.clone();
+    assert!(model.write_through, "virtio preset");
+    let xfer = (half as f64 / model.write_bw * 1e9) as u64;
+    let t0 = k.now;
+    let a = k.submit_bio(d, Dir::Write, 4096, half, ReqKind::Direct, None);
+    let b = k.submit_bio(d, Dir::Write, 4096 + half, half, ReqKind::Direct, None);
+    let r = k.submit_bio(d, Dir::Read, 1 << 30, 4096, ReqKind::Direct, None);
+    assert_eq!(a - t0, xfer + model.write_latency_ns);
+    assert_eq!(b - a, xfer + model.write_latency_ns, "the second write starts after the first is committed");
+    assert!(r < b, "a read is not held up by the write's commit: read {r}, write {b}");
+    let mut k = boot("seed-003");
+    let d = 0;
+    let model = k.block.devs[d as usize].disk.model.clone();
+    assert!(!model.write_through);
+    let xfer = (half as f64 / model.write_bw * 1e9) as u64;
+    let a = k.submit_bio(d, Dir::Write, 4096, half, ReqKind::Direct, None);
+    let b = k.submit_bio(d, Dir::Write, 4096 + half, half, ReqKind::Direct, None);
+    assert_eq!(b - a, xfer, "the latency overlaps with the next transfer");
+}
+
 /// get_scan_count: with plenty of inactive file cache that is not thrashing, reclaim
 /// leaves anon alone (cache_trim_mode, 5.5+; "file is plenty", 3.8+): a 768 MiB machine
 /// with 400 MiB of a file cached (read once) and a program faulting in 480 MiB swaps

@@ -111,6 +111,10 @@ pub struct DeviceModel {
     pub queue_depth: u32,
     /// Largest request the block layer sends (max_sectors_kb), bytes.
     pub max_request_bytes: u64,
+    /// Writes are completed one at a time on stable storage (a VM disk whose host writes
+    /// through, e.g. a virtio-blk with cache=writethrough/directsync): a write's per-request
+    /// latency occupies the device instead of overlapping with the next transfer.
+    pub write_through: bool,
 }
 
 /// A block device attached to the machine, e.g. `vda`.

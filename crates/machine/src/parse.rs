@@ -50,6 +50,7 @@
 //! rotational = false
 //! queue_depth = 64
 //! max_request_kb = 512         # max_sectors_kb, a multiple of 4
+//! write_through = false        # writes complete one at a time (their latency in series)
 //! read_ahead_kb = 128          # default 128
 //!
 //! [[mount]]                    # exactly one at "/"
@@ -304,6 +305,7 @@ const DEVICE_FIELDS: &[&str] = &[
     "rotational",
     "queue_depth",
     "max_request_kb",
+    "write_through",
     "read_ahead_kb",
 ];
 
@@ -462,6 +464,7 @@ fn set_device_field(d: &mut Disk, field: &str, v: &Val) -> Result<(), String> {
                 .ok_or_else(|| format!("max_request_kb = {kb} is too large"))?;
         }
         "read_ahead_kb" => d.read_ahead_kb = to_u32(v)?,
+        "write_through" => dm.write_through = to_bool(v)?,
         _ => {
             return Err(format!(
                 "unknown device field '{field}' (accepted: {})",
@@ -839,6 +842,7 @@ fn read_disk(
                 rotational: false,
                 queue_depth: 32,
                 max_request_bytes: 512 * 1024,
+                write_through: false,
             }
         }
     };

@@ -163,6 +163,7 @@ fn seed_000_matches_the_article() {
     let vda = m.disk("vda").unwrap();
     assert_eq!(vda.dev(), "253:0", "[flush-253:0]");
     assert_eq!(vda.model.preset, "virtio");
+    assert!(vda.model.write_through, "the host commits each write before the next");
     assert_eq!(vda.model.write_latency_ns, 1_200_000);
     assert!(vda.model.latency_ns < vda.model.write_latency_ns);
     assert_eq!(m.swaps.len(), 1);
@@ -391,6 +392,19 @@ fn bad_device_values() {
         19,
         &["expected true or false"],
     );
+    assert_err(
+        &replace(19, "write_through = 2"),
+        19,
+        &["expected true or false"],
+    );
+}
+
+#[test]
+fn write_through_overrides_the_preset() {
+    let m = parse_toml(&replace(19, "write_through = true"), "wt.toml").unwrap();
+    assert!(m.disk("vda").unwrap().model.write_through);
+    let m = parse_toml(&replace(19, "write_through = false"), "wt.toml").unwrap();
+    assert!(!m.disk("vda").unwrap().model.write_through);
 }
 
 #[test]

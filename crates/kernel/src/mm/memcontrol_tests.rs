@@ -157,6 +157,10 @@ fn swap_out_stops_at_memory_swap_max() {
     assert!(c.events[MemcgEvent::SwapMax as usize] > 0 && c.events[MemcgEvent::SwapFail as usize] > 0);
     // 2000 pages fit in neither: the memcg OOM killer ended the task.
     assert_eq!(c.events[MemcgEvent::OomKill as usize], 1);
+    // Slots freed by the kill wait in the per-CPU return batches, still charged.
+    assert!(c.swap.usage <= k.swap_slots_cached());
+    k.drain_swap_slots_caches();
+    let c = &k.memcg.cgs[a as usize];
     assert_eq!((c.memory.usage, c.swap.usage), (0, 0));
 }
 
@@ -193,6 +197,13 @@ fn swap_is_charged_to_the_cgroup_and_freed_with_the_task() {
     assert!(c.swap.usage >= 1400 - 1024, "swap {} charged to the cgroup", c.swap.usage);
     assert!(!k.tasks[t as usize].killed);
     k.kill(t, 9);
+    // The freed slots wait in the per-CPU return batches (free_swap_slot), still charged
+    // (mem_cgroup_uncharge_swap runs in swap_entry_free); draining them uncharges them.
+    let cached = k.swap_slots_cached();
+    let c = &k.memcg.cgs[a as usize];
+    assert_eq!(c.memory.usage, 0, "exit frees memory");
+    assert!(c.swap.usage <= cached, "swap charged {} with {cached} slots in the caches", c.swap.usage);
+    k.drain_swap_slots_caches();
     let c = &k.memcg.cgs[a as usize];
     assert_eq!((c.memory.usage, c.swap.usage), (0, 0), "exit frees memory and swap charges");
 }

@@ -12,6 +12,10 @@ use crate::Kernel;
 use memtwin_engine::{Ns, TaskId};
 use memtwin_procfs::VmItem;
 
+/// The largest swap write request: max_sectors_kb (512 KiB) of 4 KiB pages.
+pub const MAX_SWAP_REQUEST_PAGES: usize = 128;
+/// BLK_PLUG_FLUSH_SIZE (128 KiB) in pages.
+pub const BLK_PLUG_FLUSH_PAGES: usize = 32;
 /// mm/filemap.c: stop read-around after this many mmap misses without a hit.
 const MMAP_LOTSAMISS: u32 = 100;
 
@@ -37,10 +41,28 @@ impl Kernel {
         match area.map(|a| &self.swap.areas[a].kind) {
             Some(AreaKind::Block { dev, .. }) => {
                 let d = &self.block.devs[*dev as usize];
-                d.inflight.len() + self.swap.pending_buf.len() / 32 >= d.nr_requests as usize
+                // Plugged requests hold their request slots too.
+                d.inflight.len() + (self.swap.pending_buf.len() as u64 + self.swap.plugged) as usize / 32 >= d.nr_requests as usize
             }
             _ => false,
         }
+    }
+
+    /// Whether the swap write of a page would merge into the request the reclaimer is
+    /// building (the batch in progress, or its plug): a bio that continues the last
+    /// request's slots joins it (bio_attempt_back_merge) and needs no request slot of its
+    /// own; any other one waits for a tag when the queue is full (blk_mq_get_tag).
+    fn swap_write_merges(&self, existing: Option<u32>) -> bool {
+        let Some(tail) = self.swap.plug_tail else { return false };
+        if self.swap.plug_run >= MAX_SWAP_REQUEST_PAGES {
+            // The request is as large as max_sectors: the next bio needs a new one.
+            return false;
+        }
+        let next = match existing {
+            Some(s) => Some(s),
+            None => self.peek_swap_slot(),
+        };
+        next == Some(tail + 1)
     }
 
     fn swap_area_kind(&self, slot: u32) -> &AreaKind {
@@ -61,7 +83,7 @@ impl Kernel {
                 return SwapOut::Freed;
             }
         }
-        if self.swap_congested() {
+        if !self.swap_write_merges(existing) && self.swap_congested() {
             // Every request slot of the swap device is taken: the writer would sleep in
             // the block layer; reclaim leaves the page for a later pass.
             return SwapOut::Busy;
@@ -76,6 +98,10 @@ impl Kernel {
                     return SwapOut::Keep;
                 }
                 self.mm.set_swap_cache_slot(m, index, Some(s));
+                if !self.swap.unmapped.is_empty() {
+                    // add_to_swap of a mapped page: not one swap-in left unmapped.
+                    self.swap.unmapped.remove(&(m, index));
+                }
                 s
             }
         };
@@ -109,12 +135,17 @@ impl Kernel {
         }
         self.swap.wb.insert(slot, (m, index));
         self.swap.pending_buf.push(slot);
+        // The request being built: its last slot and how many contiguous slots it has.
+        self.swap.plug_run = match self.swap.plug_tail {
+            Some(t) if slot == t + 1 && self.swap.plug_run < MAX_SWAP_REQUEST_PAGES => self.swap.plug_run + 1,
+            _ => 1,
+        };
+        self.swap.plug_tail = Some(slot);
         SwapOut::Writing
     }
 
     /// Submit the swap writes reclaim queued, merging contiguous slots (block plugging).
-    pub(crate) fn submit_swap_writes(&mut self) {
-        let mut pending = std::mem::take(&mut self.swap.pending_buf);
+    pub(crate) fn submit_swap_writes(&mut self, pending: &mut Vec<u32>) {
         pending.sort_unstable();
         let mut i = 0;
         while i < pending.len() {
@@ -122,7 +153,7 @@ impl Kernel {
             let mut n = 1;
             let ai = self.area_of(start);
             let area_end = self.swap.areas[ai].start + self.swap.areas[ai].pages as u32;
-            while i + n < pending.len() && pending[i + n] == start + n as u32 && start + (n as u32) < area_end && n < 128 {
+            while i + n < pending.len() && pending[i + n] == start + n as u32 && start + (n as u32) < area_end && n < MAX_SWAP_REQUEST_PAGES {
                 n += 1;
             }
             if let AreaKind::Block { dev, base } = self.swap.areas[ai].kind.clone() {
@@ -134,7 +165,6 @@ impl Kernel {
             i += n;
         }
         pending.clear();
-        self.swap.pending_buf = pending;
     }
 
     /// end_swap_bio_write -> folio_end_writeback: the written page is clean; pageout() set
@@ -195,6 +225,9 @@ impl Kernel {
         self.filemap_add_page(m, index, p, true);
         // handle_mm_fault counts PGFAULT for every fault, do_swap_page PGMAJFAULT too.
         self.vm.inc(VmItem::Pgfault);
+        if self.mm.mappings[m as usize].kind == MappingKind::Anon {
+            self.swap.unmapped.insert((m, index));
+        }
         self.vm.inc(VmItem::Pgmajfault);
         self.memcg_count_fault(tid, true);
         self.tasks[tid as usize].maj_flt += 1;
@@ -233,6 +266,9 @@ impl Kernel {
                     self.vm.inc(VmItem::Pswpin);
                     self.vm.inc(VmItem::SwapRa);
                     self.swap.rd.insert(s, (m, next));
+                    if self.mm.mappings[m as usize].kind == MappingKind::Anon {
+                        self.swap.unmapped.insert((m, next));
+                    }
                     n += 1;
                 }
                 _ => break,
@@ -295,17 +331,22 @@ impl Kernel {
                 let first_touch = !self.mm.pages.young(p) && !self.mm.pages.referenced(p);
                 self.mm.pages.set_young(p);
                 if self.mm.mappings[m as usize].swap_backed() {
+                    // A swap-cache page no page table maps yet: this access is the fault
+                    // that maps it (do_swap_page, a major fault already counted at swapin
+                    // or a swap-cache hit of swap readahead).
+                    let fault = !self.swap.unmapped.is_empty() && self.swap.unmapped.remove(&(m, index));
                     if let Some(slot) = self.mm.swap_cache_slot(m, index) {
-                        // A write makes the swap copy stale (do_swap_page reuses the page
-                        // and frees the slot); so does a full swap (try_to_free_swap).
-                        if write || self.vm_swap_full() {
-                            if !self.mm.pages.writeback(p) {
-                                self.mm.set_swap_cache_slot(m, index, None);
-                                self.swap_free(slot);
-                                self.mm.pages.set_dirty(p);
-                            }
+                        if self.swap_cache_frees_on_access(fault, write) && !self.mm.pages.writeback(p) {
+                            // try_to_free_swap / folio_free_swap: the page leaves the swap
+                            // cache, the slot is freed, the page is dirty (no copy left).
+                            self.mm.set_swap_cache_slot(m, index, None);
+                            self.swap_free(slot);
+                            self.mm.pages.set_dirty(p);
                         }
-                    } else if write {
+                    }
+                    if write {
+                        // The PTE is dirty: a page that keeps its swap-cache copy is
+                        // written to its slot again if reclaimed.
                         self.mm.pages.set_dirty(p);
                     }
                 } else if first_touch {
@@ -333,6 +374,9 @@ impl Kernel {
                         // lru_cache_add_active_or_unevictable (before 5.9): active anon.
                         let active = kind == MappingKind::Anon && !self.profile.new_anon_inactive;
                         self.filemap_add_page_lru(m, index, p, false, active);
+                        if !self.swap.unmapped.is_empty() {
+                            self.swap.unmapped.remove(&(m, index));
+                        }
                         self.mm.pages.set_young(p);
                         self.mm.pages.set_dirty(p);
                         self.vm.inc(VmItem::Pgfault);
@@ -343,6 +387,41 @@ impl Kernel {
                     }
                     MappingKind::File | MappingKind::BlockDev => self.filemap_fault(tid, m, index),
                 }
+            }
+        }
+    }
+
+    /// Whether an access to an anonymous page with a swap-cache copy drops the copy.
+    /// The fault that maps it, do_swap_page: try_to_free_swap when vm_swap_full (more
+    /// than half of swap in use; mem_cgroup_swap_full in 5.x/6.x also counts the memcg's
+    /// swap limit) and, for a write fault, reuse_swap_page (2.6.x .. 5.18) or
+    /// should_try_to_free_swap's exclusive-write test (5.19+). A later write to the mapped
+    /// page, do_wp_page: reuse_swap_page frees the copy before 5.19; since then an
+    /// exclusive page is reused and keeps its slot (`wp_frees_swap_cache`). A read of a
+    /// mapped page changes nothing. (mlock, the other reason, is not modelled.)
+    pub fn swap_cache_frees_on_access(&self, fault: bool, write: bool) -> bool {
+        if fault {
+            write || self.vm_swap_full()
+        } else {
+            write && self.profile.wp_frees_swap_cache
+        }
+    }
+
+    /// activate_locked in shrink_folio_list: a swap-cache page going back to the active
+    /// list is "not a candidate for swapping, so reclaim swap space" when vm_swap_full
+    /// (mem_cgroup_swap_full in 5.x/6.x; or mlocked) -- try_to_free_swap, which leaves a
+    /// page under writeback alone. The page is dirty again: it has no copy on swap.
+    pub(crate) fn activate_frees_swap(&mut self, p: Pfn) {
+        let m = self.mm.pages.mapping(p);
+        if !self.mm.mappings[m as usize].swap_backed() || self.mm.pages.writeback(p) {
+            return;
+        }
+        let index = self.mm.pages.index(p);
+        if let Some(slot) = self.mm.swap_cache_slot(m, index) {
+            if self.vm_swap_full() {
+                self.mm.set_swap_cache_slot(m, index, None);
+                self.swap_free(slot);
+                self.mm.pages.set_dirty(p);
             }
         }
     }
@@ -454,6 +533,8 @@ impl Kernel {
     /// the reads complete, `Ok(None)` when the area is empty and off; `Err` if the task
     /// must wait for memory first (the page is retried on the next call).
     pub fn swapoff_area_step(&mut self, tid: TaskId, ai: usize, budget: usize, cur: &mut UnuseCursor) -> Result<Option<Ns>, Step> {
+        // disable_swap_slots_cache_lock: swapoff drains the per-CPU slot caches.
+        self.drain_swap_slots_caches();
         let (start, end) = (self.swap.areas[ai].start, self.swap.areas[ai].start + self.swap.areas[ai].pages as u32);
         let mut last = self.now;
         let mut n = 0;
@@ -493,6 +574,8 @@ impl Kernel {
                     }
                     cur.found = true;
                     let done = self.swapin(tid, cur.mapping, cur.index, slot)?;
+                    // unuse_pte maps the page at once.
+                    self.swap.unmapped.remove(&(cur.mapping, cur.index));
                     last = last.max(done);
                     n += 1;
                 }

@@ -48,6 +48,17 @@ pub struct SwapMap {
 
 const IN_USE: u32 = 1 << 31;
 
+/// SWAP_SLOTS_CACHE_SIZE = SWAP_BATCH (include/linux/swap_slots.h, include/linux/swap.h).
+pub const SWAP_SLOTS_CACHE_SIZE: usize = 64;
+
+/// One CPU's struct swap_slots_cache: slots allocated in a batch and not yet used (handed
+/// out from the end: the batch is stored in reverse), and freed slots not yet returned.
+#[derive(Clone, Debug, Default)]
+pub struct SwapSlotsCache {
+    pub slots: Vec<u32>,
+    pub slots_ret: Vec<u32>,
+}
+
 impl Kernel {
     pub(crate) fn boot_swap(&mut self) -> Result<(), String> {
         let mut next_prio = -2;
@@ -152,9 +163,95 @@ impl Kernel {
         self.swap.areas.iter().rposition(|a| a.start <= slot).unwrap_or(0)
     }
 
-    /// get_swap_page: a free slot from the highest-priority active area with room,
-    /// allocated in order from the area's cursor.
+    /// folio_alloc_swap (get_swap_page before 5.16): one slot for a page reclaim swaps
+    /// out. With the per-CPU slot caches (mm/swap_slots.c, 4.11 .. 6.13) it comes from this
+    /// CPU's batch, refilled SWAP_SLOTS_CACHE_SIZE at a time by refill_swap_slots_cache;
+    /// otherwise (or when the caches are deactivated) straight from get_swap_pages.
     pub fn get_swap_slot(&mut self) -> Option<u32> {
+        if self.profile.swap_slots_cache && self.check_cache_active() {
+            let cpu = self.swap_slots_cpu();
+            if self.swap.slot_caches[cpu].slots.is_empty() {
+                // refill_swap_slots_cache -> get_swap_pages(SWAP_SLOTS_CACHE_SIZE, ...):
+                // the batch is taken in allocation order and handed out in that order.
+                let mut batch = std::mem::take(&mut self.swap.slot_caches[cpu].slots);
+                while batch.len() < SWAP_SLOTS_CACHE_SIZE {
+                    match self.get_swap_page_global() {
+                        Some(s) => batch.push(s),
+                        None => break,
+                    }
+                }
+                batch.reverse();
+                self.swap.slot_caches[cpu].slots = batch;
+            }
+            if let Some(s) = self.swap.slot_caches[cpu].slots.pop() {
+                return Some(s);
+            }
+        }
+        self.get_swap_page_global()
+    }
+
+    /// The slot get_swap_slot would hand out next (this CPU's cache, or the allocator's
+    /// cursor in the area it would use).
+    pub fn peek_swap_slot(&self) -> Option<u32> {
+        if self.profile.swap_slots_cache && self.swap.slot_cache_active {
+            let cpu = self.current.map_or(0, |t| self.sched.task_cpu(t) as usize);
+            if let Some(&s) = self.swap.slot_caches.get(cpu).and_then(|c| c.slots.last()) {
+                return Some(s);
+            }
+        }
+        let area = (0..self.swap.areas.len())
+            .filter(|&i| self.swap.areas[i].active && self.swap.areas[i].used < self.swap.areas[i].pages)
+            .max_by_key(|&i| (self.swap.areas[i].priority, std::cmp::Reverse(i)))?;
+        let a = &self.swap.areas[area];
+        if a.cursor < a.start + a.pages as u32 { Some(a.cursor) } else { a.free_slots.last().copied() }
+    }
+
+    /// The CPU whose slot cache the running task uses (raw_cpu_ptr(&swp_slots)).
+    fn swap_slots_cpu(&mut self) -> usize {
+        let n = self.machine.cpus.max(1) as usize;
+        if self.swap.slot_caches.len() < n {
+            self.swap.slot_caches.resize_with(n, SwapSlotsCache::default);
+        }
+        self.current.map_or(0, |t| self.sched.task_cpu(t) as usize).min(n - 1)
+    }
+
+    /// check_cache_active (mm/swap_slots.c): the caches are switched on while more than
+    /// THRESHOLD_ACTIVATE_SWAP_SLOTS_CACHE free slots per online CPU remain, and off (all
+    /// cached slots drained back) when fewer than THRESHOLD_DEACTIVATE_SWAP_SLOTS_CACHE do.
+    fn check_cache_active(&mut self) -> bool {
+        let (_, free) = self.swap_totals();
+        let cpus = self.machine.cpus.max(1) as u64;
+        if !self.swap.slot_cache_active {
+            if free > cpus * 5 * SWAP_SLOTS_CACHE_SIZE as u64 {
+                self.swap.slot_cache_active = true;
+            }
+        } else if free < cpus * 2 * SWAP_SLOTS_CACHE_SIZE as u64 {
+            // deactivate_swap_slots_cache -> drain_slots_cache_cpu on every CPU.
+            self.swap.slot_cache_active = false;
+            self.drain_swap_slots_caches();
+        }
+        self.swap.slot_cache_active
+    }
+
+    /// drain_slots_cache_cpu on every CPU (swapoff, deactivation): cached slots, allocated
+    /// and returned, go back to the swap map.
+    pub fn drain_swap_slots_caches(&mut self) {
+        for cpu in 0..self.swap.slot_caches.len() {
+            let c = std::mem::take(&mut self.swap.slot_caches[cpu]);
+            for s in c.slots.into_iter().chain(c.slots_ret) {
+                self.swap_entry_free(s);
+            }
+        }
+    }
+
+    /// Slots held by the per-CPU caches (allocated, not yet used; freed, not yet returned).
+    pub fn swap_slots_cached(&self) -> u64 {
+        self.swap.slot_caches.iter().map(|c| (c.slots.len() + c.slots_ret.len()) as u64).sum()
+    }
+
+    /// get_swap_pages / scan_swap_map_slots: a free slot from the highest-priority active
+    /// area with room, allocated in order from the area's cursor.
+    fn get_swap_page_global(&mut self) -> Option<u32> {
         let area = (0..self.swap.areas.len())
             .filter(|&i| self.swap.areas[i].active && self.swap.areas[i].used < self.swap.areas[i].pages)
             .max_by_key(|&i| (self.swap.areas[i].priority, std::cmp::Reverse(i)))?;
@@ -172,8 +269,37 @@ impl Kernel {
         Some(s)
     }
 
-    /// swap_free: the slot is no longer needed (zram gives its memory back).
+    /// The last reference to a slot is gone (swap_free, free_swap_and_cache, the swap cache
+    /// dropping its copy). free_swap_slot (4.11 .. 6.13) parks it in this CPU's return
+    /// batch, which goes back to the swap map (swapcache_free_entries) when it holds
+    /// SWAP_SLOTS_CACHE_SIZE; until then the slot still counts as used. Without the caches
+    /// it is freed at once.
     pub fn swap_free(&mut self, slot: u32) {
+        if self.mm.swap_map.state[slot as usize] == 0 {
+            return;
+        }
+        if self.profile.swap_slots_cache && self.swap.slot_cache_active {
+            // The workingset shadow goes with the swap cache entry; the slot stays allocated.
+            self.mm.swap_map.state[slot as usize] = IN_USE;
+            let cpu = self.swap_slots_cpu();
+            if self.swap.slot_caches[cpu].slots_ret.len() >= SWAP_SLOTS_CACHE_SIZE {
+                let batch = std::mem::take(&mut self.swap.slot_caches[cpu].slots_ret);
+                for s in &batch {
+                    self.swap_entry_free(*s);
+                }
+                let mut batch = batch;
+                batch.clear();
+                self.swap.slot_caches[cpu].slots_ret = batch;
+            }
+            self.swap.slot_caches[cpu].slots_ret.push(slot);
+            return;
+        }
+        self.swap_entry_free(slot);
+    }
+
+    /// swap_entry_free / swap_range_free: the slot is free in the swap map again (zram
+    /// gives its memory back).
+    fn swap_entry_free(&mut self, slot: u32) {
         let st = &mut self.mm.swap_map.state[slot as usize];
         if *st == 0 {
             return;
@@ -242,6 +368,10 @@ impl Kernel {
     /// swapon -a / swapoff -a for areas that are not in use. swapoff of an area in use is
     /// done by `swapoff_area` (the caller reads pages back first).
     pub fn swap_all(&mut self, on: bool) -> usize {
+        if !on {
+            // swapoff: disable_swap_slots_cache_lock drains every CPU's cache first.
+            self.drain_swap_slots_caches();
+        }
         let mut n = 0;
         for a in &mut self.swap.areas {
             if a.active != on && (on || a.used == 0) {

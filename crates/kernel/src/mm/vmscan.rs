@@ -9,6 +9,7 @@
 use super::lru::{Lruvec, LruvecId, ROOT_LRUVEC};
 use super::page::{Lru, Pfn};
 use super::{MappingKind, DEF_PRIORITY, SWAP_CLUSTER_MAX};
+use super::swap_state::{BLK_PLUG_FLUSH_PAGES, MAX_SWAP_REQUEST_PAGES};
 use crate::profile::{FirstRefActivates, IsolatedThrottle, Profile, ReclaimStop, WritebackThrottle};
 use crate::task::{Program, Step};
 use crate::Kernel;
@@ -87,6 +88,17 @@ enum Ref {
     Keep,
     ReclaimClean,
     Reclaim,
+}
+
+/// How many slots the last request in a plug holds: the trailing run of contiguous slots,
+/// split every MAX_SWAP_REQUEST_PAGES (max_sectors) as the requests are.
+fn plug_tail_run(plug: &[u32]) -> usize {
+    let Some(&last) = plug.last() else { return 0 };
+    let run = plug.iter().rev().zip((0..=last).rev()).take_while(|(a, b)| **a == *b).count();
+    match run % MAX_SWAP_REQUEST_PAGES {
+        0 => MAX_SWAP_REQUEST_PAGES,
+        r => r,
+    }
 }
 
 fn int_sqrt(x: u64) -> u64 {
@@ -500,6 +512,10 @@ impl Kernel {
         loop {
             let Some(mut path) = self.reclaim.paths[tid as usize].take() else { return PathStep::Done };
             let r = self.reclaim_advance(Some(tid), &mut path);
+            if matches!(r, PathStep::Sleep { .. } | PathStep::Done) {
+                // schedule() -> blk_flush_plug: a reclaimer that sleeps submits its plug.
+                self.flush_reclaim_plug(&mut path);
+            }
             self.reclaim.paths[tid as usize] = Some(path);
             match r {
                 PathStep::Continue | PathStep::Burst { sys: 0 } => continue,
@@ -512,6 +528,56 @@ impl Kernel {
     /// reclaim decisions use it.
     pub(crate) fn reclaim_path_untimed(&mut self, path: &mut ReclaimPath) {
         while !matches!(self.reclaim_advance(None, path), PathStep::Done) {}
+        self.flush_reclaim_plug(path);
+    }
+
+    /// The swap writes of one shrink_folio_list. With a block plug (3.2+, "vmscan: add
+    /// block plug for page reclaim") they join the reclaimer's plug, where a bio that
+    /// continues the last request merges into it (blk_attempt_plug_merge) up to
+    /// max_sectors; a bio that starts a new request flushes the plug once the last request
+    /// has reached BLK_PLUG_FLUSH_SIZE (128 KiB, blk_add_rq_to_plug). Before (2.6.39) each
+    /// batch goes to the queue at once.
+    fn plug_swap_writes(&mut self, path: &mut ReclaimPath) {
+        if !self.profile.reclaim_plug {
+            let mut pending = std::mem::take(&mut self.swap.pending_buf);
+            self.submit_swap_writes(&mut pending);
+            self.swap.pending_buf = pending;
+            return;
+        }
+        let mut batch = std::mem::take(&mut self.swap.pending_buf);
+        batch.sort_unstable();
+        // The last request in the plug: its contiguous slots.
+        let mut run = plug_tail_run(&path.plug);
+        for &s in &batch {
+            if let Some(&last) = path.plug.last() {
+                let continues = s == last + 1 && run < MAX_SWAP_REQUEST_PAGES;
+                if continues {
+                    run += 1;
+                } else {
+                    if run >= BLK_PLUG_FLUSH_PAGES {
+                        self.flush_reclaim_plug(path);
+                    }
+                    run = 1;
+                }
+            } else {
+                run = 1;
+            }
+            path.plug.push(s);
+            self.swap.plugged += 1;
+        }
+        batch.clear();
+        self.swap.pending_buf = batch;
+    }
+
+    /// blk_finish_plug / blk_flush_plug: the plugged swap writes go to the device.
+    fn flush_reclaim_plug(&mut self, path: &mut ReclaimPath) {
+        if path.plug.is_empty() {
+            return;
+        }
+        self.swap.plugged -= path.plug.len() as u64;
+        let mut plug = std::mem::take(&mut path.plug);
+        self.submit_swap_writes(&mut plug);
+        path.plug = plug;
     }
 
     /// One shrink_node pass at `sc.priority`, with no time passing (tests).
@@ -563,6 +629,7 @@ impl Kernel {
             self.free_page(p);
         }
         self.move_folios_to_lru(&mut path);
+        self.flush_reclaim_plug(&mut path);
         self.reclaim.isolated_waiters.retain(|&t| t != tid);
     }
 
@@ -824,6 +891,8 @@ impl Kernel {
                 PathStep::Continue
             }
             RState::LruvecDone => {
+                // blk_finish_plug at the end of shrink_lruvec's loop.
+                self.flush_reclaim_plug(path);
                 // Even without evicting anon, keep its active/inactive balance.
                 let id = path.lruvec;
                 if self.can_reclaim_anon() && self.inactive_is_low(id, false) {
@@ -1049,6 +1118,8 @@ impl Kernel {
         let mut batch_writeback = 0;
         let mut pages = std::mem::take(&mut path.isolated);
         let mut congested = false;
+        self.swap.plug_tail = path.plug.last().copied();
+        self.swap.plug_run = plug_tail_run(&path.plug);
         self.reclaim.defer_free = true;
         for (i, &p) in pages.iter().enumerate() {
             if congested {
@@ -1068,6 +1139,9 @@ impl Kernel {
             }
             let r = self.check_references(p, file);
             if r == Ref::Activate {
+                if !file {
+                    self.activate_frees_swap(p);
+                }
                 path.putback.push((p, active, false));
                 self.vm.inc(VmItem::Pgactivate);
                 activated += 1;
@@ -1149,8 +1223,9 @@ impl Kernel {
         pages.clear();
         path.isolated = pages;
         if !self.swap.pending_buf.is_empty() {
-            self.submit_swap_writes();
+            self.plug_swap_writes(path);
         }
+        self.swap.plug_tail = None;
         // shrink_node: kswapd flags the node PGDAT_WRITEBACK when every page it took was
         // under writeback (cleared when the node is balanced).
         if path.sc.kswapd && scanned > 0 && batch_writeback == scanned {
@@ -1292,6 +1367,9 @@ pub struct ReclaimPath {
     /// shrink_slab's targets (shrinker, total_scan, freeable) and the one being worked.
     shrink_plan: Vec<(super::shrinker::ShrinkerId, u64, u64)>,
     shrink_i: usize,
+    /// Swap writes held in this reclaimer's block plug (blk_start_plug in shrink_lruvec,
+    /// 3.2+): contiguous slots of successive batches merge into one request.
+    plug: Vec<u32>,
 }
 
 impl ReclaimPath {
@@ -1326,6 +1404,7 @@ impl ReclaimPath {
             pass_scanned_at: 0,
             shrink_plan: Vec::new(),
             shrink_i: 0,
+            plug: Vec::new(),
         }
     }
     fn begin_batch(&mut self, l: Lru, n: u64, after: RState) {
