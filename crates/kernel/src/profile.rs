@@ -64,6 +64,24 @@ pub enum IsolatedThrottle {
     ReclaimThrottleOnce,
 }
 
+/// Memory compaction (mm/compaction.c) as `echo 1 > /proc/sys/vm/compact_memory` runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compaction {
+    /// 2.4: no compaction, no compact_memory file.
+    None,
+    /// 2.6.35 .. 3.7 (2.6.39 here): compact_node runs compact_zone with sync = false:
+    /// isolate_migratepages takes any page on an LRU list but unevictable ones
+    /// (__isolate_lru_page(ISOLATE_BOTH)); a page under writeback is isolated and then fails
+    /// to migrate (unmap_and_move gives up on it when !sync). Counted per round as
+    /// compact_blocks_moved, compact_pages_moved, compact_pagemigrate_failed.
+    Async2635,
+    /// 3.8+ (5.x and 6.x here): compact_node runs compact_zone with MIGRATE_SYNC; unevictable
+    /// pages are isolated too (vm.compact_unevictable_allowed = 1, 4.1+); counted as
+    /// compact_migrate_scanned, compact_free_scanned, compact_isolated, pgmigrate_success,
+    /// pgmigrate_fail.
+    Sync,
+}
+
 /// Every era-dependent rule of the kernel model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Profile {
@@ -139,6 +157,8 @@ pub struct Profile {
     /// The slab allocator the era's kernels are built with: SLAB (mm/slab.c) on 2.4 and
     /// 2.6.39, SLUB (mm/slub.c) on 5.x/6.x.
     pub slab_allocator: crate::mm::slab::SlabAllocator,
+    /// What compact_memory does (mm/compaction.rs).
+    pub compaction: Compaction,
 }
 
 impl Profile {
@@ -192,6 +212,11 @@ impl Profile {
             kswapd_hopeless: !old,
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
+            compaction: match kernel {
+                Linux24 => Compaction::None,
+                Linux2639 => Compaction::Async2635,
+                _ => Compaction::Sync,
+            },
         }
     }
     pub fn name(&self) -> &'static str {

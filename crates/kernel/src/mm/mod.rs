@@ -2,6 +2,7 @@
 //! Mechanisms that need a task or the clock (allocation with reclaim, writeback) are
 //! `impl Kernel` blocks in the submodules named after the kernel files they follow.
 
+pub mod compaction;
 pub mod filemap;
 pub mod lru;
 pub mod memcontrol;
@@ -257,7 +258,7 @@ impl KernelOwner {
 /// their cache's lists). A kernel page has no mapping (mapping 0) and records its owner's
 /// code as its index, so that one specific page can be freed (free_kernel_page).
 pub struct KernelPages {
-    base: Pfn,
+    pub(crate) base: Pfn,
     pub nr: [u64; NR_KERNEL_OWNERS],
 }
 

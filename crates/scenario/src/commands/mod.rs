@@ -132,9 +132,8 @@ pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
         ));
     }
     if path == "/proc/sys/vm/compact_memory" {
-        // sysctl_compaction_handler -> compact_nodes: the model does not migrate pages, so
-        // nothing moves and no compact_* event is counted.
-        return Ok(Box::new(files::Echo::silent()));
+        // sysctl_compaction_handler -> compact_nodes (mm/compaction.rs).
+        return Ok(Box::new(sysctl::CompactMemory));
     }
     let Some(rest) = path.strip_prefix("/proc/sys/") else {
         return Err(format!("cannot write to '{path}' (only /proc/sys/... files are writable)"));

@@ -58,6 +58,12 @@ fn layout(k: &Kernel) -> MeminfoLayout {
     }
 }
 
+/// /proc/vmstat with the era's compaction counters.
+pub fn vmstat_text(k: &Kernel) -> String {
+    let era = if k.machine.kernel == KernelProfile::Linux2639 { memtwin_procfs::VmCompaction::Moved } else { memtwin_procfs::VmCompaction::Migrate };
+    k.vmstat().render_era(era)
+}
+
 /// The text of a file (after `check`). `Err`: cat's message for a missing file.
 pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
     let nofile = || format!("cat: {path}: No such file or directory\n");
@@ -81,7 +87,7 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             if k.machine.kernel == KernelProfile::Linux24 {
                 return Err(nofile());
             }
-            return Ok(k.vmstat().render());
+            return Ok(vmstat_text(k));
         }
         "swaps" => return Ok(proc_swaps(k, !matches!(k.machine.kernel, KernelProfile::Linux2639 | KernelProfile::Linux24))),
         "loadavg" => return Ok(loadavg(k)),

@@ -79,7 +79,7 @@ pub fn build_cat(args: &[String], ctx: &Ctx<'_>, stdin: Input) -> Result<Cmd, St
 pub fn proc_text(k: &Kernel, path: &str) -> Option<String> {
     match path {
         "/proc/meminfo" => Some(k.meminfo().render()),
-        "/proc/vmstat" => Some(k.vmstat().render()),
+        "/proc/vmstat" => Some(crate::commands::procfiles::vmstat_text(k)),
         p if p.starts_with("/proc/sys/") => k.sysctl.get(&p["/proc/sys/".len()..].replace('/', ".")).ok().map(|v| format!("{v}\n")),
         _ => None,
     }
