@@ -159,6 +159,12 @@ pub struct Profile {
     pub slab_allocator: crate::mm::slab::SlabAllocator,
     /// What compact_memory does (mm/compaction.rs).
     pub compaction: Compaction,
+    /// How a kernel allocation falling back to another type's pageblock takes it over
+    /// (mm/pageblock.rs).
+    pub steal_rule: crate::mm::pageblock::StealRule,
+    /// MIGRATE_RESERVE blocks at the start of the zone (setup_zone_migrate_reserve,
+    /// 2.6.24 .. 3.19).
+    pub migrate_reserve: bool,
 }
 
 impl Profile {
@@ -217,6 +223,8 @@ impl Profile {
                 Linux2639 => Compaction::Async2635,
                 _ => Compaction::Sync,
             },
+            steal_rule: if old { crate::mm::pageblock::StealRule::HalfFree } else { crate::mm::pageblock::StealRule::HalfFreeOrAlike },
+            migrate_reserve: kernel == Linux2639,
         }
     }
     pub fn name(&self) -> &'static str {

@@ -259,3 +259,44 @@ fn compact_memory_merges_free_frames_into_higher_orders() {
     let r = run_on("echo 1 > /proc/sys/vm/compact_memory\n", "optiplex-gx115", &[]);
     assert!(r.transcript.contains("bash: /proc/sys/vm/compact_memory: No such file or directory\n"), "{}", r.transcript);
 }
+
+/// /proc/pagetypeinfo: the era's layout; free blocks per type add up to buddyinfo's per
+/// order; every pageblock has one type; kernel allocations claim blocks for themselves.
+#[test]
+fn pagetypeinfo_counts_free_blocks_by_migrate_type() {
+    let nums = |l: &str, skip: usize| -> Vec<u64> { l.split_whitespace().skip(skip).map(|v| v.parse().unwrap()).collect() };
+    let r = run_on("cat /proc/pagetypeinfo\ncat /proc/buddyinfo\n", "default", &[]);
+    let p = section(&r.transcript, "cat /proc/pagetypeinfo");
+    let lines: Vec<&str> = p.lines().collect();
+    assert_eq!(&lines[..3], &["Page block order: 9", "Pages per block:  512", ""], "{p}");
+    assert_eq!(lines[3], "Free pages count per migrate type at order       0      1      2      3      4      5      6      7      8      9     10 ");
+    let types: Vec<&str> = lines[4..10].iter().map(|l| l.split_whitespace().nth(5).unwrap()).collect();
+    assert_eq!(types, ["Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA", "Isolate"], "{p}");
+    assert!(lines[4].starts_with("Node    0, zone   Normal, type    Unmovable "), "{p}");
+    let mut per_order = vec![0u64; 11];
+    for l in &lines[4..10] {
+        for (o, n) in nums(l, 6).into_iter().enumerate() {
+            per_order[o] += n;
+        }
+    }
+    let b = section(&r.transcript, "cat /proc/buddyinfo");
+    assert_eq!(per_order, nums(b.lines().next().unwrap(), 4), "the types split buddyinfo's counts: {p}");
+    assert_eq!(lines[10], "");
+    assert_eq!(lines[11], "Number of blocks type     Unmovable      Movable  Reclaimable   HighAtomic          CMA      Isolate ");
+    let blocks = nums(lines[12], 4);
+    assert_eq!(blocks.iter().sum::<u64>(), 2048000 / 512, "every pageblock of the zone has one type: {p}");
+    // The boot slab (reclaimable dentries and inodes, unreclaimable caches) claimed blocks;
+    // movable blocks are the rest.
+    assert!(blocks[0] > 0 && blocks[2] > 0 && blocks[1] > 3900, "{p}");
+    // 2.6.39: its own order of types, MIGRATE_RESERVE blocks, no 100000 cap.
+    let r = run_on("cat /proc/pagetypeinfo\n", "ml110-g6", &[]);
+    let p = section(&r.transcript, "cat /proc/pagetypeinfo");
+    let lines: Vec<&str> = p.lines().collect();
+    let types: Vec<&str> = lines[4..9].iter().map(|l| l.split_whitespace().nth(5).unwrap()).collect();
+    assert_eq!(types, ["Unmovable", "Reclaimable", "Movable", "Reserve", "Isolate"], "{p}");
+    assert_eq!(lines[10], "Number of blocks type     Unmovable  Reclaimable      Movable      Reserve      Isolate ");
+    let blocks = nums(lines[11], 4);
+    assert!((1..=2).contains(&blocks[3]), "setup_zone_migrate_reserve keeps one or two blocks: {p}");
+    let r = run_on("cat /proc/pagetypeinfo\n", "optiplex-gx115", &[]);
+    assert!(r.transcript.contains("cat: /proc/pagetypeinfo: No such file or directory"), "{}", r.transcript);
+}

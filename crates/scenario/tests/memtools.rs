@@ -226,7 +226,6 @@ fn bad_options_name_the_line_and_what_is_accepted() {
         ("stress-ng --vm 1 --vm-method prime-incdec\n", "is not modelled"),
         ("stress --cpu 2\n", "only --vm workers are modelled"),
         ("fallocate /x\n", "fallocate: no length argument specified"),
-        ("cat /proc/pagetypeinfo\n", "not modelled: the model's free pages have no migrate types"),
         ("dmesg --level=loud\n", "unknown level 'loud'"),
         ("echo never > /sys/kernel/mm/transparent_hugepage/enabled\n", "is not modelled"),
     ] {

@@ -204,6 +204,11 @@ impl Mm {
         let mut isolate_start = cc.free_pfn;
         while block_start >= low_pfn {
             let block_end = (block_start + pb).min(nr);
+            if !self.suitable_migration_target(block_start as u64) {
+                block_start -= pb;
+                isolate_start = block_start;
+                continue;
+            }
             let mut pfn = isolate_start.max(block_start);
             while pfn < block_end && cc.freepages.len() < want {
                 cc.stats.free_scanned += 1;
@@ -239,6 +244,18 @@ impl Mm {
             isolate_start = block_start;
         }
         cc.free_pfn = isolate_start;
+    }
+
+    /// suitable_migration_target: free frames are taken from movable pageblocks only (and
+    /// from a block that is one free buddy block of pageblock order or more); never from a
+    /// MIGRATE_RESERVE block (2.6.39).
+    fn suitable_migration_target(&self, block_start: u64) -> bool {
+        use super::pageblock::MigrateType;
+        match self.pageblocks.of(block_start) {
+            MigrateType::Movable => true,
+            MigrateType::Reserve => false,
+            _ => self.frame_is_free(block_start) && self.free_block_order(block_start) >= PAGEBLOCK_ORDER,
+        }
     }
 
     /// migrate_pages with compaction_alloc as the allocator: each isolated page moves to an
@@ -490,6 +507,19 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn the_free_scanner_takes_frames_from_movable_blocks_only() {
+        let (mut mm, _, _) = checkerboard();
+        // The top block holds unmovable allocations: its free frames are no targets.
+        let top = 7 * PAGEBLOCK_NR_PAGES;
+        mm.pageblocks.set(top, crate::mm::pageblock::MigrateType::Unmovable);
+        let mut targets = Vec::new();
+        mm.compact_zone(Compaction::Sync, |_, n| targets.push(n));
+        assert!(targets.len() > 100, "{}", targets.len());
+        assert!(targets.iter().all(|&n| (n as u64) < top), "no page moved into the unmovable block");
+        mm.check_invariants().unwrap();
     }
 
     #[test]

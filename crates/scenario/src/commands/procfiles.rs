@@ -7,13 +7,12 @@ use memtwin_procfs::{MeminfoExtra, MeminfoLayout};
 
 /// The files that can be read, for error messages.
 pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loadavg, /proc/uptime, /proc/stat, \
-/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
+/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/pagetypeinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
 /sys/kernel/mm/transparent_hugepage/{enabled,defrag}";
 
 /// Files the model has no state for, and why.
 fn refused(path: &str) -> Option<&'static str> {
     Some(match path {
-        "/proc/pagetypeinfo" => "the model's free pages have no migrate types (pageblocks of unmovable, movable, reclaimable pages)",
         "/proc/cpuinfo" => "the machine file describes CPU costs, not a CPU model name, flags or frequency",
         "/proc/pressure/memory" | "/proc/pressure/io" | "/proc/pressure/cpu" => "pressure stall information is not part of this model",
         _ => return None,
@@ -36,7 +35,7 @@ pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
     }
     let rest = path.strip_prefix("/proc/").ok_or_else(|| format!("cat: {path}: not modelled (supported: {SUPPORTED})"))?;
     match rest {
-        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" | "slabinfo" | "diskstats" | "buddyinfo" => return Ok(()),
+        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" | "slabinfo" | "diskstats" | "buddyinfo" | "pagetypeinfo" => return Ok(()),
         _ => {}
     }
     if let Some((pid, file)) = rest.split_once('/') {
@@ -115,6 +114,12 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             }
             t.push('\n');
             return Ok(t);
+        }
+        "pagetypeinfo" => {
+            if k.machine.kernel == KernelProfile::Linux24 {
+                return Err(nofile());
+            }
+            return Ok(pagetypeinfo(k));
         }
         "diskstats" => {
             use memtwin_procfs::DiskstatsLayout::*;
@@ -206,6 +211,57 @@ fn stat(k: &Kernel) -> String {
         t.push_str(&line(&format!("cpu{i}"), s.ncpus as u64));
     }
     t.push_str(&format!("intr {}\nctxt {}\nbtime 0\nprocesses {}\nprocs_running {}\nprocs_blocked {}\n", s.intr, s.ctxt, s.processes, s.procs_running.max(1), s.procs_blocked));
+    t
+}
+
+/// /proc/pagetypeinfo (pagetypeinfo_show, mm/vmstat.c, 2.6.24+): the pageblock size, free
+/// blocks per order of each migrate type, and the pageblocks of each type, for the model's
+/// one zone. Migrate types in each era's order and names (migratetype_names): 2.6.39
+/// Unmovable, Reclaimable, Movable, Reserve, Isolate; 4.x+ Unmovable, Movable, Reclaimable,
+/// HighAtomic, CMA, Isolate (the model has no high-atomic, CMA or isolated blocks). Since 5.4
+/// a count stops at 100000 and prints as ">100000".
+fn pagetypeinfo(k: &Kernel) -> String {
+    use memtwin_kernel::mm::pageblock::MigrateType::{self, *};
+    let old = k.machine.kernel == KernelProfile::Linux2639;
+    let types: &[(&str, Option<MigrateType>)] = if old {
+        &[("Unmovable", Some(Unmovable)), ("Reclaimable", Some(Reclaimable)), ("Movable", Some(Movable)), ("Reserve", Some(Reserve)), ("Isolate", None)]
+    } else {
+        &[("Unmovable", Some(Unmovable)), ("Movable", Some(Movable)), ("Reclaimable", Some(Reclaimable)), ("HighAtomic", None), ("CMA", None), ("Isolate", None)]
+    };
+    let cap = !old;
+    let zone = k.zone_name();
+    let mut t = format!("Page block order: {}\nPages per block:  {}\n\n", memtwin_kernel::mm::compaction::PAGEBLOCK_ORDER, memtwin_kernel::mm::compaction::PAGEBLOCK_NR_PAGES);
+    // pagetypeinfo_showfree
+    t.push_str(&format!("{:<43} ", "Free pages count per migrate type at order"));
+    for order in 0..11 {
+        t.push_str(&format!("{order:6} "));
+    }
+    t.push('\n');
+    let free = k.mm.free_blocks_per_type(11);
+    for &(name, mt) in types {
+        t.push_str(&format!("Node {:4}, zone {:>8}, type {:>12} ", 0, zone, name));
+        for order in 0..11 {
+            let n = mt.map_or(0, |m| free[m as usize][order]);
+            if cap && n >= 100_000 {
+                t.push_str(&format!(">{:6} ", 100_000));
+            } else {
+                t.push_str(&format!("{n:6} "));
+            }
+        }
+        t.push('\n');
+    }
+    // pagetypeinfo_showblockcount
+    t.push_str(&format!("\n{:<23}", "Number of blocks type "));
+    for &(name, _) in types {
+        t.push_str(&format!("{name:>12} "));
+    }
+    t.push('\n');
+    let blocks = k.mm.pageblocks.count();
+    t.push_str(&format!("Node {}, zone {:>8} ", 0, zone));
+    for &(_, mt) in types {
+        t.push_str(&format!("{:12} ", mt.map_or(0, |m| blocks[m as usize])));
+    }
+    t.push('\n');
     t
 }
 
