@@ -395,3 +395,46 @@ fn the_24_log_has_no_time_stamps() {
     assert!(t.contains("k swap-space (priority -2)\n"), "{t}");
     assert!(t.contains("dmesg: -T: the 2.4 kernel's log has no time stamps\n"), "{t}");
 }
+
+/// /proc/cpuinfo: one block per CPU from the machine's CPU identity, in each era's layout;
+/// a machine file that names no CPU shows a generic virtual CPU.
+#[test]
+fn cpuinfo_shows_the_machines_cpu_in_the_eras_layout() {
+    let r = run_on("grep -c ^processor /proc/cpuinfo\nnproc\ncat /proc/cpuinfo\n", "default", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("# grep -c ^processor /proc/cpuinfo\n4\n# nproc\n4\n"), "{t}");
+    let c = t.split("# cat /proc/cpuinfo\n").nth(1).unwrap();
+    let first = c.split("\n\n").next().unwrap();
+    let keys: Vec<&str> = first.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(
+        keys,
+        [
+            "processor", "vendor_id", "cpu family", "model", "model name", "stepping", "cpu MHz", "cache size", "physical id", "siblings", "core id", "cpu cores", "apicid",
+            "initial apicid", "fpu", "fpu_exception", "cpuid level", "wp", "flags", "bugs", "bogomips", "clflush size", "cache_alignment", "address sizes", "power management:"
+        ],
+        "{first}"
+    );
+    assert!(first.contains("model name\t: Intel(R) Xeon(R) CPU E3-1220 v5 @ 3.00GHz\n"), "{first}");
+    assert!(first.contains("cpu MHz\t\t: 3000.000\ncache size\t: 8192 KB\n") && first.contains("bogomips\t: 6000.00\n"), "{first}");
+    assert!(c.contains("processor\t: 3\n") && c.contains("core id\t\t: 3\ncpu cores\t: 4\n"), "{c}");
+    // Hyper-threads: siblings counts threads of the package, cpu cores its cores.
+    let r = run_on("cat /proc/cpuinfo\n", "seed-003", &[]);
+    assert_eq!(r.transcript.matches("siblings\t: 8\ncore id").count(), 8, "{}", r.transcript);
+    assert!(r.transcript.contains("processor\t: 4\n") && r.transcript.contains("cpu cores\t: 4\napicid\t\t: 1\n"), "{}", r.transcript);
+    // 2.6.39: no bugs line.
+    let r = run_on("cat /proc/cpuinfo\n", "ml110-g6", &[]);
+    assert!(r.transcript.contains("X3430  @ 2.40GHz") && !r.transcript.contains("bugs"), "{}", r.transcript);
+    // 2.4: the i386 layout, no topology, a blank line after bogomips.
+    let r = run_on("cat /proc/cpuinfo\n", "optiplex-gx115", &[]);
+    assert!(r.transcript.contains("model name\t: Pentium III (Coppermine)\n"), "{}", r.transcript);
+    assert!(r.transcript.contains("cache size\t: 256 KB\nfdiv_bug\t: no\nhlt_bug\t\t: no\n") && !r.transcript.contains("physical id"), "{}", r.transcript);
+    assert!(r.transcript.contains("\nbogomips\t: 2000.00\n\n"), "{}", r.transcript);
+    // A machine file without a CPU identity.
+    let dir = std::env::temp_dir().join(format!("memtwin-cpuinfo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bare.toml");
+    std::fs::write(&path, "ram = \"1G\"\ncpus = 2\n[[disk]]\nname = \"vda\"\nsize = \"8G\"\npreset = \"virtio\"\n[[mount]]\nsource = \"/dev/vda\"\nat = \"/\"\nfstype = \"ext4\"\n").unwrap();
+    let r = run_on("cat /proc/cpuinfo\n", path.to_str().unwrap(), &[]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(r.transcript.contains("model name\t: QEMU Virtual CPU version 2.5+\n") && r.transcript.contains("processor\t: 1\n"), "{}", r.transcript);
+}

@@ -80,6 +80,8 @@ pub fn proc_text(k: &Kernel, path: &str) -> Option<String> {
     match path {
         "/proc/meminfo" => Some(k.meminfo().render()),
         "/proc/vmstat" => Some(crate::commands::procfiles::vmstat_text(k)),
+        // Files that depend on no reader (None where the era has no such file).
+        "/proc/cpuinfo" | "/proc/buddyinfo" | "/proc/pagetypeinfo" => super::procfiles::read(k, 0, path).ok(),
         p if p.starts_with("/proc/sys/") => k.sysctl.get(&p["/proc/sys/".len()..].replace('/', ".")).ok().map(|v| format!("{v}\n")),
         _ => None,
     }
