@@ -291,10 +291,45 @@ fn fincore_vmtouch_and_pmap_read_the_page_cache_and_the_task() {
 }
 
 #[test]
-fn nice_and_ionice_are_refused_with_the_reason() {
-    for (script, want) in [("nice -n 10 dd if=/dev/zero of=/root/x bs=1M count=1\n", "no nice levels"), ("ionice -c3 cp a b\n", "no I/O scheduling classes")] {
+fn nice_is_refused_with_the_reason() {
+    let e = common::run_text("t.sh", "nice -n 10 dd if=/dev/zero of=/root/x bs=1M count=1\n").err().expect("refused").to_string();
+    assert!(e.contains("t.sh:1:") && e.contains("no nice levels"), "{e}");
+}
+
+/// ionice runs its command where the disks' elevator ignores I/O priorities (none; 5.x's
+/// mq-deadline) and is refused where CFQ (2.6.39) or 6.x's mq-deadline would serve by
+/// class; 2.4 has no ioprio_set.
+#[test]
+fn ionice_follows_each_eras_elevator() {
+    // seed-000: 6.x, two vCPUs: virtio-blk has two queues, so no elevator.
+    let r = run_on("cat /sys/block/vda/queue/scheduler\nionice -c3 dd if=/dev/zero of=/root/f bs=1M count=8\necho $?\nionice -c 3 -n 2 true\n", "seed-000", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("# cat /sys/block/vda/queue/scheduler\n[none] mq-deadline \n"), "{t}");
+    assert!(t.contains("8388608 bytes (8.4 MB, 8.0 MiB) copied") && t.contains("# echo $?\n0\n"), "{t}");
+    assert!(t.contains("ionice: ignoring given class data for idle class\n"), "{t}");
+    // seed-003: 5.8 on NVMe.
+    let r = run_on("ionice -c2 -n7 true\necho $?\ncat /sys/block/nvme0n1/queue/scheduler\n", "seed-003", &[]);
+    assert!(r.transcript.contains("# echo $?\n0\n") && r.transcript.contains("[none] mq-deadline \n"), "{}", r.transcript);
+    // The default machine: 6.x's mq-deadline on a SATA disk serves by priority class.
+    let o = memtwin_scenario::RunOptions { script_path: Some("t.sh".into()), script_text: Some("ionice -c3 cp a b\n".into()), machine: "default".into(), ..Default::default() };
+    let e = memtwin_scenario::run(&o);
+    let r = run_on("cat /sys/block/sda/queue/scheduler\n", "default", &[]);
+    assert!(r.transcript.contains("none [mq-deadline] \n"), "{}", r.transcript);
+    let e = e.err().expect("refused on the default machine").to_string();
+    assert!(e.contains("t.sh:1:") && e.contains("/dev/sda uses the mq-deadline I/O scheduler (linux-6.x)"), "{e}");
+    // 2.6.39: CFQ.
+    let o = memtwin_scenario::RunOptions { script_path: Some("t.sh".into()), script_text: Some("ionice -c3 true\n".into()), machine: "ml110-g6".into(), ..Default::default() };
+    let e = memtwin_scenario::run(&o).err().expect("refused on CFQ").to_string();
+    assert!(e.contains("uses the cfq I/O scheduler (linux-2.6.39)"), "{e}");
+    let r = run_on("cat /sys/block/sda/queue/scheduler\n", "ml110-g6", &[]);
+    assert!(r.transcript.contains("noop deadline [cfq] \n"), "{}", r.transcript);
+    // 2.4: no such system call; the command does not run.
+    let r = run_on("ionice -c3 dd if=/dev/zero of=/root/f bs=1M count=1\necho $?\n", "optiplex-gx115", &[]);
+    assert!(r.transcript.contains("ionice: ioprio_set failed: Function not implemented\n# echo $?\n1\n"), "{}", r.transcript);
+    // Bad options are script errors.
+    for (script, want) in [("ionice -c 9 true\n", "unknown scheduling class: '9'"), ("ionice -c2 -n 8 true\n", "invalid class data argument: '8'"), ("ionice -p 1\n", "-p/-P/-u"), ("ionice -c3\n", "without a command")] {
         let e = common::run_text("t.sh", script).err().expect("refused").to_string();
-        assert!(e.contains("t.sh:1:") && e.contains(want), "{e}");
+        assert!(e.contains("t.sh:1:") && e.contains(want), "{script}: {e}");
     }
 }
 

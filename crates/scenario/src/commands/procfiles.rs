@@ -8,7 +8,7 @@ use memtwin_procfs::{MeminfoExtra, MeminfoLayout};
 /// The files that can be read, for error messages.
 pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loadavg, /proc/uptime, /proc/stat, \
 /proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/pagetypeinfo, /proc/cpuinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
-/sys/kernel/mm/transparent_hugepage/{enabled,defrag}";
+/sys/kernel/mm/transparent_hugepage/{enabled,defrag}, /sys/block/DEV/queue/scheduler";
 
 /// Files the model has no state for, and why.
 fn refused(path: &str) -> Option<&'static str> {
@@ -31,6 +31,11 @@ pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
             Some("enabled" | "defrag") => Ok(()),
             _ => Err(format!("cat: {path}: not modelled (supported: {SUPPORTED})")),
         };
+    }
+    if let Some(r) = path.strip_prefix("/sys/block/") {
+        if r.split('/').count() == 3 && r.ends_with("/queue/scheduler") {
+            return Ok(());
+        }
     }
     let rest = path.strip_prefix("/proc/").ok_or_else(|| format!("cat: {path}: not modelled (supported: {SUPPORTED})"))?;
     match rest {
@@ -73,6 +78,13 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             _ if k.machine.kernel == KernelProfile::Linux2639 => "[always] madvise never\n".to_string(),
             _ => "always defer defer+madvise [madvise] never\n".to_string(),
         });
+    }
+    if let Some(name) = path.strip_prefix("/sys/block/").and_then(|r| r.strip_suffix("/queue/scheduler")) {
+        // The I/O schedulers the device offers, the active one in brackets (elv_iosched_show;
+        // 2.4 has no sysfs).
+        let d = k.machine.disks.iter().find(|d| d.name == name).filter(|_| k.machine.kernel != KernelProfile::Linux24).ok_or_else(nofile)?;
+        let (line, _) = super::ionice::scheduler(&k.machine, d);
+        return Ok(if line.ends_with('\n') { line } else { format!("{line}\n") });
     }
     let rest = &path["/proc/".len()..];
     match rest {
