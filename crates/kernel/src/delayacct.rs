@@ -46,7 +46,7 @@ pub enum SysWork {
     /// Reclaim done by the task (direct reclaim, or kswapd's own), including zram
     /// compression of the pages it swaps out.
     Reclaim,
-    /// Memory compaction (not modelled yet; kept so the field exists).
+    /// Memory compaction (compact_memory: scanning and migrating pages, mm/compaction.rs).
     Compaction,
     /// zram decompression at swap-in.
     Zram,

@@ -368,6 +368,14 @@ impl Kernel {
         };
         let profile = k.profile;
         k.mm.pcp = crate::mm::pcp::Pagesets::new(profile.pcp, ncpus, managed, k.mm.wmark.low);
+        k.mm.steal_rule = profile.steal_rule;
+        if profile.migrate_reserve {
+            // setup_zone_migrate_reserve: roundup(min watermark, pageblock) blocks, at most
+            // 2, from the start of the zone.
+            let pb = crate::mm::compaction::PAGEBLOCK_NR_PAGES;
+            let reserve = (k.mm.wmark.min.div_ceil(pb)).min(2);
+            k.mm.pageblocks = crate::mm::pageblock::Pageblocks::new(managed, reserve);
+        }
         k.boot_devices()?;
         k.boot_memory();
         k.boot_trees().map_err(KernelError)?;

@@ -64,6 +64,24 @@ pub enum IsolatedThrottle {
     ReclaimThrottleOnce,
 }
 
+/// Memory compaction (mm/compaction.c) as `echo 1 > /proc/sys/vm/compact_memory` runs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Compaction {
+    /// 2.4: no compaction, no compact_memory file.
+    None,
+    /// 2.6.35 .. 3.7 (2.6.39 here): compact_node runs compact_zone with sync = false:
+    /// isolate_migratepages takes any page on an LRU list but unevictable ones
+    /// (__isolate_lru_page(ISOLATE_BOTH)); a page under writeback is isolated and then fails
+    /// to migrate (unmap_and_move gives up on it when !sync). Counted per round as
+    /// compact_blocks_moved, compact_pages_moved, compact_pagemigrate_failed.
+    Async2635,
+    /// 3.8+ (5.x and 6.x here): compact_node runs compact_zone with MIGRATE_SYNC; unevictable
+    /// pages are isolated too (vm.compact_unevictable_allowed = 1, 4.1+); counted as
+    /// compact_migrate_scanned, compact_free_scanned, compact_isolated, pgmigrate_success,
+    /// pgmigrate_fail.
+    Sync,
+}
+
 /// Every era-dependent rule of the kernel model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Profile {
@@ -183,6 +201,14 @@ pub struct Profile {
     /// shrink_lruvec holds a block plug around its loop (3.2, "vmscan: add block plug for
     /// page reclaim"): swap writes of successive batches merge before they reach the device.
     pub reclaim_plug: bool,
+    /// What compact_memory does (mm/compaction.rs).
+    pub compaction: Compaction,
+    /// How a kernel allocation falling back to another type's pageblock takes it over
+    /// (mm/pageblock.rs).
+    pub steal_rule: crate::mm::pageblock::StealRule,
+    /// MIGRATE_RESERVE blocks at the start of the zone (setup_zone_migrate_reserve,
+    /// 2.6.24 .. 3.19).
+    pub migrate_reserve: bool,
 }
 
 impl Profile {
@@ -260,6 +286,13 @@ impl Profile {
             swap_slots_cache: !old,
             wp_frees_swap_cache: kernel != Linux6,
             reclaim_plug: !old,
+            compaction: match kernel {
+                Linux24 => Compaction::None,
+                Linux2639 => Compaction::Async2635,
+                _ => Compaction::Sync,
+            },
+            steal_rule: if old { crate::mm::pageblock::StealRule::HalfFree } else { crate::mm::pageblock::StealRule::HalfFreeOrAlike },
+            migrate_reserve: kernel == Linux2639,
         }
     }
     pub fn name(&self) -> &'static str {

@@ -329,6 +329,58 @@ impl Default for NetModel {
     }
 }
 
+/// What the CPU says it is (CPUID, as /proc/cpuinfo prints it): the `[cpu]` table's
+/// identity keys. A machine file without them gets `CpuIdentity::generic()`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CpuIdentity {
+    /// CPUID vendor string: GenuineIntel, AuthenticAMD.
+    pub vendor_id: String,
+    /// The brand string ("model name"), as the CPU reports it (with its padding spaces).
+    pub model_name: String,
+    pub family: u32,
+    pub model: u32,
+    pub stepping: u32,
+    /// The clock /proc/cpuinfo shows ("cpu MHz", the TSC's rate).
+    pub mhz: f64,
+    /// The cache "cache size" names (L2 on older CPUs, the last level since), KiB.
+    pub cache_kb: u32,
+    /// Cores per package and hardware threads per core (physical id, siblings, core id,
+    /// cpu cores follow from them and `cpus`).
+    pub cores_per_package: u32,
+    pub threads_per_core: u32,
+    /// Highest standard CPUID leaf ("cpuid level").
+    pub cpuid_level: u32,
+    /// Feature flags, space-separated, in the kernel's order.
+    pub flags: String,
+    /// CPU bugs the kernel knows of ("bugs", 3.18+), space-separated.
+    pub bugs: String,
+    /// Physical and virtual address bits ("address sizes", 2.6.x+).
+    pub address_bits: (u32, u32),
+}
+
+impl CpuIdentity {
+    /// The identity of a machine file that names no CPU: QEMU's default x86-64 model
+    /// ("qemu64"), which is what a virtual machine without CPU passthrough reports, at
+    /// the default cost model's 3 GHz.
+    pub fn generic() -> CpuIdentity {
+        CpuIdentity {
+            vendor_id: "GenuineIntel".into(),
+            model_name: "QEMU Virtual CPU version 2.5+".into(),
+            family: 15,
+            model: 107,
+            stepping: 1,
+            mhz: 3000.0,
+            cache_kb: 16384,
+            cores_per_package: 1,
+            threads_per_core: 1,
+            cpuid_level: 13,
+            flags: "fpu de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 syscall nx lm rep_good nopl xtopology cpuid tsc_known_freq pni cx16 x2apic hypervisor lahf_lm cpuid_fault pti".into(),
+            bugs: "cpu_meltdown spectre_v1 spectre_v2 spec_store_bypass l1tf mds swapgs itlb_multihit mmio_unknown".into(),
+            address_bits: (40, 48),
+        }
+    }
+}
+
 /// A whole machine.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Machine {
@@ -342,6 +394,8 @@ pub struct Machine {
     pub cpus: u32,
     pub kernel: KernelProfile,
     pub cpu_model: CpuModel,
+    /// What /proc/cpuinfo says the CPU is.
+    pub cpu_id: CpuIdentity,
     pub disks: Vec<Disk>,
     pub mounts: Vec<Mount>,
     pub swaps: Vec<SwapDevice>,

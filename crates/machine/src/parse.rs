@@ -291,6 +291,19 @@ const CPU_FIELDS: &[&str] = &[
     "io_request_ns",
     "stdio_char_ns",
     "cache_miss_ns",
+    "vendor_id",
+    "model_name",
+    "cpu_family",
+    "model",
+    "stepping",
+    "mhz",
+    "cache_kb",
+    "cores_per_package",
+    "threads_per_core",
+    "cpuid_level",
+    "flags",
+    "bugs",
+    "address_bits",
 ];
 
 const NET_FIELDS: &[&str] = &["nic", "link_mbit", "rtt_us", "mtu", "rx_packet_ns", "rx_byte_ns", "bus_bw"];
@@ -364,6 +377,55 @@ fn set_top_field(m: &mut Machine, key: &str, v: &Val) -> Result<(), String> {
             }
         }
         _ => return Err(format!("unknown key '{key}'")),
+    }
+    Ok(())
+}
+
+/// A `[cpu]` key: a cost (CpuModel) or the identity /proc/cpuinfo prints (CpuIdentity).
+fn set_cpu_key(m: &mut Machine, field: &str, v: &Val) -> Result<(), String> {
+    let small = |v: &Val| -> Result<u32, String> {
+        let n = to_u64(v)?;
+        u32::try_from(n).ok().filter(|&n| n <= 65535).ok_or_else(|| format!("{n} is out of range (0 to 65535)"))
+    };
+    let id = &mut m.cpu_id;
+    match field {
+        "vendor_id" => id.vendor_id = to_string(v)?,
+        "model_name" => id.model_name = to_string(v)?,
+        "cpu_family" => id.family = small(v)?,
+        "model" => id.model = small(v)?,
+        "stepping" => id.stepping = small(v)?,
+        "mhz" => {
+            let f = to_f64(v)?;
+            if !(1.0..=100_000.0).contains(&f) {
+                return Err(format!("{f} MHz is out of range (1 to 100000)"));
+            }
+            id.mhz = f;
+        }
+        "cache_kb" => id.cache_kb = u32::try_from(to_u64(v)?).map_err(|_| "too large".to_string())?,
+        "cores_per_package" | "threads_per_core" => {
+            let n = small(v)?;
+            if n == 0 {
+                return Err("must be at least 1".into());
+            }
+            if field == "cores_per_package" {
+                id.cores_per_package = n;
+            } else {
+                id.threads_per_core = n;
+            }
+        }
+        "cpuid_level" => id.cpuid_level = small(v)?,
+        "flags" => id.flags = to_string(v)?.split_whitespace().collect::<Vec<_>>().join(" "),
+        "bugs" => id.bugs = to_string(v)?.split_whitespace().collect::<Vec<_>>().join(" "),
+        "address_bits" => {
+            let s = to_string(v)?;
+            let bad = || format!("address_bits = \"{s}\": expected \"PHYSICAL VIRTUAL\", e.g. \"46 48\"");
+            let mut it = s.split_whitespace().map(|x| x.parse::<u32>());
+            match (it.next(), it.next(), it.next()) {
+                (Some(Ok(p)), Some(Ok(vb)), None) if (20..=64).contains(&p) && (32..=64).contains(&vb) => id.address_bits = (p, vb),
+                _ => return Err(bad()),
+            }
+        }
+        _ => return set_cpu_field(&mut m.cpu_model, field, v),
     }
     Ok(())
 }
@@ -668,6 +730,7 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
         cpus: 0,
         kernel: KernelProfile::Linux6,
         cpu_model: CpuModel::default(),
+        cpu_id: crate::CpuIdentity::generic(),
         disks: Vec::new(),
         mounts: Vec::new(),
         swaps: Vec::new(),
@@ -704,9 +767,7 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
         t.check_keys(&src, CPU_FIELDS)?;
         for entry in t.entries {
             let field = entry.key.as_str();
-            read(&src, &mut spans, &format!("cpu.{field}"), entry, |v| {
-                set_cpu_field(&mut m.cpu_model, field, v)
-            })?;
+            read(&src, &mut spans, &format!("cpu.{field}"), entry, |v| set_cpu_key(&mut m, field, v))?;
         }
     }
     if let Some(e) = top.get("net") {
@@ -1141,7 +1202,7 @@ pub fn apply_set(m: &mut Machine, kv: &str) -> Result<(), MachineError> {
     } else if let Some(rest) = key.strip_prefix("disk.") {
         set_disk(&mut new, rest, &v).map_err(fail)?;
     } else if let Some(field) = key.strip_prefix("cpu.") {
-        set_cpu_field(&mut new.cpu_model, field, &v).map_err(fail)?;
+        set_cpu_key(&mut new, field, &v).map_err(fail)?;
     } else if let Some(field) = key.strip_prefix("net.").filter(|f| NET_FIELDS.contains(f)) {
         // net.ipv4.* and net.core.* are sysctls; net.FIELD is the interface.
         set_net_field(&mut new.net, field, &v).map_err(fail)?;

@@ -972,3 +972,17 @@ fn split_reclaim_setting() {
     let e = err(&replace(5, "kernel = \"linux-2.4\"\nreclaim = \"split\""));
     assert!(e.contains("not on linux-2.4"), "{e}");
 }
+
+#[test]
+fn cpu_identity_is_read_from_the_cpu_table_and_checked() {
+    let m = parse_toml(&replace(12, "model_name = \"Intel(R) Xeon(R) CPU X5670 @ 2.93GHz\"\nmhz = 2933.0\nthreads_per_core = 2\naddress_bits = \"40 48\""), "t.toml").unwrap();
+    assert_eq!(m.cpu_id.model_name, "Intel(R) Xeon(R) CPU X5670 @ 2.93GHz");
+    assert_eq!((m.cpu_id.mhz, m.cpu_id.threads_per_core, m.cpu_id.address_bits), (2933.0, 2, (40, 48)));
+    assert_eq!(m.cpu_model.page_fault_ns, 700, "the costs beside it are kept");
+    // Without identity keys: the documented generic virtual CPU.
+    assert_eq!(parse_toml(BASE, "t.toml").unwrap().cpu_id, memtwin_machine::CpuIdentity::generic());
+    assert_err(&replace(12, "mhz = 0"), 12, &["mhz", "out of range"]);
+    assert_err(&replace(12, "threads_per_core = 0"), 12, &["at least 1"]);
+    assert_err(&replace(12, "address_bits = \"48\""), 12, &["expected \"PHYSICAL VIRTUAL\""]);
+    assert_err(&replace(12, "model_name = 7"), 12, &["expected a string"]);
+}

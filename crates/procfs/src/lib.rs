@@ -11,7 +11,7 @@ mod vmstat;
 pub use diskstats::{render_diskstats, DiskStat, DiskstatsLayout};
 pub use meminfo::{MemInfo, MeminfoExtra, MeminfoLayout};
 pub use slabinfo::{parse_slabinfo, slabinfo, SlabInfo, SlabinfoVersion};
-pub use vmstat::{VmItem, VmStat, VmstatLayout, VM_ITEMS};
+pub use vmstat::{VmCompaction, VmItem, VmStat, VmstatLayout, VM_ITEMS};
 
 /// CPU time split as in /proc/stat, in nanoseconds summed over all CPUs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -95,11 +95,42 @@ vm_items! {
     KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
     Pageoutrun => "pageoutrun",
     Pgrotated => "pgrotated",
+    CompactBlocksMoved => "compact_blocks_moved",
+    CompactPagesMoved => "compact_pages_moved",
+    CompactPagemigrateFailed => "compact_pagemigrate_failed",
     DropPagecache => "drop_pagecache",
     DropSlab => "drop_slab",
     OomKill => "oom_kill",
+    PgmigrateSuccess => "pgmigrate_success",
+    PgmigrateFail => "pgmigrate_fail",
+    CompactMigrateScanned => "compact_migrate_scanned",
+    CompactFreeScanned => "compact_free_scanned",
+    CompactIsolated => "compact_isolated",
     SwapRa => "swap_ra",
     SwapRaHit => "swap_ra_hit",
+}
+
+/// Which era's compaction counters /proc/vmstat lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VmCompaction {
+    /// 2.6.35 .. 3.7: compact_blocks_moved, compact_pages_moved, compact_pagemigrate_failed.
+    Moved,
+    /// 3.8+: pgmigrate_success/fail, compact_migrate_scanned, compact_free_scanned,
+    /// compact_isolated.
+    Migrate,
+}
+
+impl VmItem {
+    /// The era whose /proc/vmstat lists this compaction counter; None: not a compaction
+    /// counter.
+    pub fn compaction_era(self) -> Option<VmCompaction> {
+        use VmItem::*;
+        match self {
+            CompactBlocksMoved | CompactPagesMoved | CompactPagemigrateFailed => Some(VmCompaction::Moved),
+            PgmigrateSuccess | PgmigrateFail | CompactMigrateScanned | CompactFreeScanned | CompactIsolated => Some(VmCompaction::Migrate),
+            _ => None,
+        }
+    }
 }
 
 /// The values of every item.
@@ -134,8 +165,16 @@ impl VmStat {
     /// The text of /proc/vmstat in the 6.x layout, with the model's item names: "name
     /// value" per line.
     pub fn render(&self) -> String {
+        self.render_era(VmCompaction::Migrate)
+    }
+    /// The text of /proc/vmstat with the compaction counters of one era (vmstat_text):
+    /// 2.6.35 .. 3.7 count compact_blocks_moved, compact_pages_moved and
+    /// compact_pagemigrate_failed after pgrotated; 3.8+ ("mm: compaction: add migrated and
+    /// freed page accounting", "mm: migrate: add pgmigrate_success/fail") count
+    /// pgmigrate_* and compact_*_scanned, compact_isolated after oom_kill.
+    pub fn render_era(&self, era: VmCompaction) -> String {
         let mut out = String::with_capacity(VmItem::COUNT * 28);
-        for &item in VM_ITEMS {
+        for &item in VM_ITEMS.iter().filter(|i| i.compaction_era().is_none_or(|e| e == era)) {
             out.push_str(item.name());
             out.push(' ');
             out.push_str(&self.get(item).to_string());
@@ -157,6 +196,8 @@ impl VmStat {
                 match item {
                     VmItem::PgallocNormal => self.zoned(&mut out, "pgalloc", zone_idx(zone), self.get(item)),
                     VmItem::AllocstallNormal => self.zoned(&mut out, "allocstall", ZONE_MOVABLE, self.get(item)),
+                    // 2.6.35 .. 3.7's compaction counters are not in 6.x's vmstat_text.
+                    _ if item.compaction_era() == Some(VmCompaction::Moved) => {}
                     _ => line(&mut out, item.name(), self.get(item)),
                 }
             }
@@ -284,6 +325,9 @@ const L2_6_39: &[(&str, Src)] = &[
     ("pageoutrun", I(V::Pageoutrun)),
     ("allocstall", I(V::AllocstallNormal)),
     ("pgrotated", I(V::Pgrotated)),
+    ("compact_blocks_moved", I(V::CompactBlocksMoved)),
+    ("compact_pages_moved", I(V::CompactPagesMoved)),
+    ("compact_pagemigrate_failed", I(V::CompactPagemigrateFailed)),
 ];
 
 /// 5.8's vmstat_text; 5.4's is the same without pgscan_anon .. pgsteal_file.
@@ -358,6 +402,11 @@ const L5_8: &[(&str, Src)] = &[
     ("drop_pagecache", I(V::DropPagecache)),
     ("drop_slab", I(V::DropSlab)),
     ("oom_kill", I(V::OomKill)),
+    ("pgmigrate_success", I(V::PgmigrateSuccess)),
+    ("pgmigrate_fail", I(V::PgmigrateFail)),
+    ("compact_migrate_scanned", I(V::CompactMigrateScanned)),
+    ("compact_free_scanned", I(V::CompactFreeScanned)),
+    ("compact_isolated", I(V::CompactIsolated)),
     ("swap_ra", I(V::SwapRa)),
     ("swap_ra_hit", I(V::SwapRaHit)),
 ];
@@ -451,6 +500,9 @@ mod tests {
         v.set(VmItem::Pgpgin, 42);
         let text = v.render();
         assert!(text.lines().any(|l| l == "pgpgin 42"));
-        assert_eq!(text.lines().count(), VmItem::COUNT);
+        assert_eq!(text.lines().count(), VmItem::COUNT - 3, "one era's compaction counters");
+        assert!(text.contains("\npgmigrate_success 0\n") && !text.contains("compact_pages_moved"));
+        let old = v.render_era(VmCompaction::Moved);
+        assert!(old.contains("\ncompact_pages_moved 0\n") && !old.contains("pgmigrate"));
     }
 }

@@ -344,9 +344,19 @@ fn validate_command(c: &lang::Command, file: &str, funcs: &std::collections::BTr
                     }
                 }
             } else {
-                let r = match commands::text::build(name, &words[1..], &ctx, commands::text::Input::Tty) {
+                // ionice runs its command: the options, then the command as typed.
+                let (name, rest) = match commands::ionice::parse(&words[1..]) {
+                    Ok(a) if name == "ionice" => (&a.command[0], &a.command[1..]),
+                    Err(m) if name == "ionice" => {
+                        fail(line, m);
+                        errors.append(&mut inner);
+                        return;
+                    }
+                    _ => (name, &words[1..]),
+                };
+                let r = match commands::text::build(name, rest, &ctx, commands::text::Input::Tty) {
                     Some(r) => r.map(|_| ()),
-                    None => commands::build(name, &words[1..], "/root", &captures).map(|_| ()),
+                    None => commands::build(name, rest, "/root", &captures).map(|_| ()),
                 };
                 if let Err(m) = r {
                     fail(line, m);

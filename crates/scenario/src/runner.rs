@@ -968,6 +968,22 @@ impl Shell {
 
     /// A command's program: a text tool, or one of the built-in commands.
     fn build(&mut self, c: &SimpleCommand, name: &str, args: &[String], red: &Redirs) -> Result<Cmd, Stop> {
+        if name == "ionice" {
+            // ionice sets the I/O class and execs the command: accepted where the disks'
+            // elevators ignore I/O priorities (commands/ionice.rs).
+            let a = commands::ionice::parse(args).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+            if self.k.machine.kernel == memtwin_machine::KernelProfile::Linux24 {
+                return Ok(Box::new(commands::ionice::NoIoprio));
+            }
+            commands::ionice::check_machine(&self.k.machine).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+            let warn = commands::ionice::warning(&a);
+            let (inner, rest) = (a.command[0].clone(), a.command[1..].to_vec());
+            let cmd = self.build(c, &inner, &rest, red)?;
+            return Ok(match warn {
+                Some(w) => Box::new(commands::ionice::Warned { warning: Some(w), inner: cmd }),
+                None => cmd,
+            });
+        }
         if name == "tee" {
             // tee's files get their text like a redirection's.
             for a in args.iter().filter(|a| !a.starts_with('-')) {

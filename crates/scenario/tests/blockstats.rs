@@ -218,3 +218,85 @@ fn timeout_ends_a_sleep() {
     let up: f64 = section(&r.transcript, "cat /proc/uptime").split_whitespace().next().unwrap().parse().unwrap();
     assert!((2.0..3.0).contains(&up), "{up}");
 }
+
+/// echo 1 > /proc/sys/vm/compact_memory: the free frames left between another file's
+/// pages merge into larger blocks once the pages around them have moved (compact_zone);
+/// each era counts it in its own /proc/vmstat items, and 2.4 has no such file.
+#[test]
+fn compact_memory_merges_free_frames_into_higher_orders() {
+    // Two files written at once take alternate 16 KiB runs of frames; removing one leaves
+    // 4096 order-2 holes between the other's pages.
+    let script = "dd if=/dev/zero of=a bs=16k count=4096 &\ndd if=/dev/zero of=b bs=16k count=4096 &\nwait\nsync\nrm a\ncat /proc/buddyinfo\necho 1 > /proc/sys/vm/compact_memory\ncat /proc/buddyinfo\ngrep -E 'compact|pgmigrate' /proc/vmstat\n";
+    let orders = |b: &str| -> Vec<u64> { b.split_whitespace().skip(4).map(|v| v.parse().unwrap()).collect() };
+    let r = run_on(script, "default", &[]);
+    let t = &r.transcript;
+    assert_eq!(r.exit_status, 0, "{t}");
+    let parts: Vec<&str> = t.split("# cat /proc/buddyinfo\n").collect();
+    let before = orders(parts[1].lines().next().unwrap());
+    let after = orders(parts[2].lines().next().unwrap());
+    let pages = |c: &[u64]| -> u64 { c.iter().enumerate().map(|(k, n)| n << k).sum() };
+    assert_eq!(pages(&before), pages(&after), "migration frees a frame for each it takes: {before:?} {after:?}");
+    assert!(before[2] >= 4000, "{before:?}");
+    assert!(after[2] < before[2] / 10, "the holes have merged: {before:?} -> {after:?}");
+    assert!(after[10] > before[10], "{before:?} -> {after:?}");
+    let v = section(t, "grep -E 'compact|pgmigrate' /proc/vmstat");
+    let get = |name: &str| -> u64 { v.lines().find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok()).unwrap_or_else(|| panic!("{name}: {v}")) };
+    // The scanners meet where the file's pages below match the holes above: about half of
+    // its 16384 pages move.
+    let moved = get("pgmigrate_success");
+    assert!((4096..=12288).contains(&moved), "{v}");
+    assert_eq!(get("pgmigrate_fail"), 0);
+    assert!(get("compact_isolated") >= 2 * moved, "both scanners count their isolations: {v}");
+    assert!(get("compact_migrate_scanned") > moved && get("compact_free_scanned") > moved, "{v}");
+    assert!(!v.contains("compact_pages_moved"), "{v}");
+    // 2.6.39 counts the same work as compact_blocks_moved / compact_pages_moved.
+    let r = run_on(script, "ml110-g6", &[]);
+    let v = section(&r.transcript, "grep -E 'compact|pgmigrate' /proc/vmstat");
+    assert!(!v.contains("pgmigrate") && v.contains("compact_pagemigrate_failed 0\n"), "{v}");
+    let moved = v.lines().find_map(|l| l.strip_prefix("compact_pages_moved ")).unwrap().parse::<u64>().unwrap();
+    assert!(moved > 1000, "{v}");
+    // 2.4: no compaction, no file.
+    let r = run_on("echo 1 > /proc/sys/vm/compact_memory\n", "optiplex-gx115", &[]);
+    assert!(r.transcript.contains("bash: /proc/sys/vm/compact_memory: No such file or directory\n"), "{}", r.transcript);
+}
+
+/// /proc/pagetypeinfo: the era's layout; free blocks per type add up to buddyinfo's per
+/// order; every pageblock has one type; kernel allocations claim blocks for themselves.
+#[test]
+fn pagetypeinfo_counts_free_blocks_by_migrate_type() {
+    let nums = |l: &str, skip: usize| -> Vec<u64> { l.split_whitespace().skip(skip).map(|v| v.parse().unwrap()).collect() };
+    let r = run_on("cat /proc/pagetypeinfo\ncat /proc/buddyinfo\n", "default", &[]);
+    let p = section(&r.transcript, "cat /proc/pagetypeinfo");
+    let lines: Vec<&str> = p.lines().collect();
+    assert_eq!(&lines[..3], &["Page block order: 9", "Pages per block:  512", ""], "{p}");
+    assert_eq!(lines[3], "Free pages count per migrate type at order       0      1      2      3      4      5      6      7      8      9     10 ");
+    let types: Vec<&str> = lines[4..10].iter().map(|l| l.split_whitespace().nth(5).unwrap()).collect();
+    assert_eq!(types, ["Unmovable", "Movable", "Reclaimable", "HighAtomic", "CMA", "Isolate"], "{p}");
+    assert!(lines[4].starts_with("Node    0, zone   Normal, type    Unmovable "), "{p}");
+    let mut per_order = vec![0u64; 11];
+    for l in &lines[4..10] {
+        for (o, n) in nums(l, 6).into_iter().enumerate() {
+            per_order[o] += n;
+        }
+    }
+    let b = section(&r.transcript, "cat /proc/buddyinfo");
+    assert_eq!(per_order, nums(b.lines().next().unwrap(), 4), "the types split buddyinfo's counts: {p}");
+    assert_eq!(lines[10], "");
+    assert_eq!(lines[11], "Number of blocks type     Unmovable      Movable  Reclaimable   HighAtomic          CMA      Isolate ");
+    let blocks = nums(lines[12], 4);
+    assert_eq!(blocks.iter().sum::<u64>(), 2048000 / 512, "every pageblock of the zone has one type: {p}");
+    // The boot slab (reclaimable dentries and inodes, unreclaimable caches) claimed blocks;
+    // movable blocks are the rest.
+    assert!(blocks[0] > 0 && blocks[2] > 0 && blocks[1] > 3900, "{p}");
+    // 2.6.39: its own order of types, MIGRATE_RESERVE blocks, no 100000 cap.
+    let r = run_on("cat /proc/pagetypeinfo\n", "ml110-g6", &[]);
+    let p = section(&r.transcript, "cat /proc/pagetypeinfo");
+    let lines: Vec<&str> = p.lines().collect();
+    let types: Vec<&str> = lines[4..9].iter().map(|l| l.split_whitespace().nth(5).unwrap()).collect();
+    assert_eq!(types, ["Unmovable", "Reclaimable", "Movable", "Reserve", "Isolate"], "{p}");
+    assert_eq!(lines[10], "Number of blocks type     Unmovable  Reclaimable      Movable      Reserve      Isolate ");
+    let blocks = nums(lines[11], 4);
+    assert!((1..=2).contains(&blocks[3]), "setup_zone_migrate_reserve keeps one or two blocks: {p}");
+    let r = run_on("cat /proc/pagetypeinfo\n", "optiplex-gx115", &[]);
+    assert!(r.transcript.contains("cat: /proc/pagetypeinfo: No such file or directory"), "{}", r.transcript);
+}

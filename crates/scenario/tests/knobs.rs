@@ -137,6 +137,7 @@ fn probe_text(probe: &str) -> &'static str {
         "BONNIE" => BONNIE,
         "SPLIT" | "SPLIT_ON" => SPLIT,
         "CGROUP" => CGROUP,
+        "CPUINFO" => "cat /proc/cpuinfo\n",
         _ => panic!("no probe {probe}"),
     }
 }
@@ -190,6 +191,20 @@ fn row(key: &str) -> Option<Row> {
         "boot_file" => Acts("100M", "MEM"),
         "swap" => Acts("1G", "MEM"),
         "cpu.copy_bw" => Acts("1G", "MEM"),
+        // The CPU's identity: what /proc/cpuinfo prints.
+        "cpu.vendor_id" => Acts("AuthenticAMD", "CPUINFO"),
+        "cpu.model_name" => Acts("Test CPU", "CPUINFO"),
+        "cpu.cpu_family" => Acts("15", "CPUINFO"),
+        "cpu.model" => Acts("1", "CPUINFO"),
+        "cpu.stepping" => Acts("9", "CPUINFO"),
+        "cpu.mhz" => Acts("1234.5", "CPUINFO"),
+        "cpu.cache_kb" => Acts("512", "CPUINFO"),
+        "cpu.cores_per_package" => Acts("2", "CPUINFO"),
+        "cpu.threads_per_core" => Acts("2", "CPUINFO"),
+        "cpu.cpuid_level" => Acts("7", "CPUINFO"),
+        "cpu.flags" => Acts("fpu", "CPUINFO"),
+        "cpu.bugs" => Acts("spectre_v1", "CPUINFO"),
+        "cpu.address_bits" => Acts("44 48", "CPUINFO"),
         "cpu.zero_bw" => Acts("1G", "MEM"),
         "cpu.copy_in_bw" => Acts("100M", "MEM"),
         "cpu.page_cache_add_ns" => Acts("5000", "MEM"),

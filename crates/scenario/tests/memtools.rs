@@ -226,7 +226,6 @@ fn bad_options_name_the_line_and_what_is_accepted() {
         ("stress-ng --vm 1 --vm-method prime-incdec\n", "is not modelled"),
         ("stress --cpu 2\n", "only --vm workers are modelled"),
         ("fallocate /x\n", "fallocate: no length argument specified"),
-        ("cat /proc/pagetypeinfo\n", "not modelled: the model's free pages have no migrate types"),
         ("dmesg --level=loud\n", "unknown level 'loud'"),
         ("echo never > /sys/kernel/mm/transparent_hugepage/enabled\n", "is not modelled"),
     ] {
@@ -292,10 +291,45 @@ fn fincore_vmtouch_and_pmap_read_the_page_cache_and_the_task() {
 }
 
 #[test]
-fn nice_and_ionice_are_refused_with_the_reason() {
-    for (script, want) in [("nice -n 10 dd if=/dev/zero of=/root/x bs=1M count=1\n", "no nice levels"), ("ionice -c3 cp a b\n", "no I/O scheduling classes")] {
+fn nice_is_refused_with_the_reason() {
+    let e = common::run_text("t.sh", "nice -n 10 dd if=/dev/zero of=/root/x bs=1M count=1\n").err().expect("refused").to_string();
+    assert!(e.contains("t.sh:1:") && e.contains("no nice levels"), "{e}");
+}
+
+/// ionice runs its command where the disks' elevator ignores I/O priorities (none; 5.x's
+/// mq-deadline) and is refused where CFQ (2.6.39) or 6.x's mq-deadline would serve by
+/// class; 2.4 has no ioprio_set.
+#[test]
+fn ionice_follows_each_eras_elevator() {
+    // seed-000: 6.x, two vCPUs: virtio-blk has two queues, so no elevator.
+    let r = run_on("cat /sys/block/vda/queue/scheduler\nionice -c3 dd if=/dev/zero of=/root/f bs=1M count=8\necho $?\nionice -c 3 -n 2 true\n", "seed-000", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("# cat /sys/block/vda/queue/scheduler\n[none] mq-deadline \n"), "{t}");
+    assert!(t.contains("8388608 bytes (8.4 MB, 8.0 MiB) copied") && t.contains("# echo $?\n0\n"), "{t}");
+    assert!(t.contains("ionice: ignoring given class data for idle class\n"), "{t}");
+    // seed-003: 5.8 on NVMe.
+    let r = run_on("ionice -c2 -n7 true\necho $?\ncat /sys/block/nvme0n1/queue/scheduler\n", "seed-003", &[]);
+    assert!(r.transcript.contains("# echo $?\n0\n") && r.transcript.contains("[none] mq-deadline \n"), "{}", r.transcript);
+    // The default machine: 6.x's mq-deadline on a SATA disk serves by priority class.
+    let o = memtwin_scenario::RunOptions { script_path: Some("t.sh".into()), script_text: Some("ionice -c3 cp a b\n".into()), machine: "default".into(), ..Default::default() };
+    let e = memtwin_scenario::run(&o);
+    let r = run_on("cat /sys/block/sda/queue/scheduler\n", "default", &[]);
+    assert!(r.transcript.contains("none [mq-deadline] \n"), "{}", r.transcript);
+    let e = e.err().expect("refused on the default machine").to_string();
+    assert!(e.contains("t.sh:1:") && e.contains("/dev/sda uses the mq-deadline I/O scheduler (linux-6.x)"), "{e}");
+    // 2.6.39: CFQ.
+    let o = memtwin_scenario::RunOptions { script_path: Some("t.sh".into()), script_text: Some("ionice -c3 true\n".into()), machine: "ml110-g6".into(), ..Default::default() };
+    let e = memtwin_scenario::run(&o).err().expect("refused on CFQ").to_string();
+    assert!(e.contains("uses the cfq I/O scheduler (linux-2.6.39)"), "{e}");
+    let r = run_on("cat /sys/block/sda/queue/scheduler\n", "ml110-g6", &[]);
+    assert!(r.transcript.contains("noop deadline [cfq] \n"), "{}", r.transcript);
+    // 2.4: no such system call; the command does not run.
+    let r = run_on("ionice -c3 dd if=/dev/zero of=/root/f bs=1M count=1\necho $?\n", "optiplex-gx115", &[]);
+    assert!(r.transcript.contains("ionice: ioprio_set failed: Function not implemented\n# echo $?\n1\n"), "{}", r.transcript);
+    // Bad options are script errors.
+    for (script, want) in [("ionice -c 9 true\n", "unknown scheduling class: '9'"), ("ionice -c2 -n 8 true\n", "invalid class data argument: '8'"), ("ionice -p 1\n", "-p/-P/-u"), ("ionice -c3\n", "without a command")] {
         let e = common::run_text("t.sh", script).err().expect("refused").to_string();
-        assert!(e.contains("t.sh:1:") && e.contains(want), "{e}");
+        assert!(e.contains("t.sh:1:") && e.contains(want), "{script}: {e}");
     }
 }
 
@@ -395,4 +429,47 @@ fn the_24_log_has_no_time_stamps() {
     assert!(t.contains("# dmesg\nAdding Swap: "), "{t}");
     assert!(t.contains("k swap-space (priority -2)\n"), "{t}");
     assert!(t.contains("dmesg: -T: the 2.4 kernel's log has no time stamps\n"), "{t}");
+}
+
+/// /proc/cpuinfo: one block per CPU from the machine's CPU identity, in each era's layout;
+/// a machine file that names no CPU shows a generic virtual CPU.
+#[test]
+fn cpuinfo_shows_the_machines_cpu_in_the_eras_layout() {
+    let r = run_on("grep -c ^processor /proc/cpuinfo\nnproc\ncat /proc/cpuinfo\n", "default", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("# grep -c ^processor /proc/cpuinfo\n4\n# nproc\n4\n"), "{t}");
+    let c = t.split("# cat /proc/cpuinfo\n").nth(1).unwrap();
+    let first = c.split("\n\n").next().unwrap();
+    let keys: Vec<&str> = first.lines().map(|l| l.split('\t').next().unwrap()).collect();
+    assert_eq!(
+        keys,
+        [
+            "processor", "vendor_id", "cpu family", "model", "model name", "stepping", "cpu MHz", "cache size", "physical id", "siblings", "core id", "cpu cores", "apicid",
+            "initial apicid", "fpu", "fpu_exception", "cpuid level", "wp", "flags", "bugs", "bogomips", "clflush size", "cache_alignment", "address sizes", "power management:"
+        ],
+        "{first}"
+    );
+    assert!(first.contains("model name\t: Intel(R) Xeon(R) CPU E3-1220 v5 @ 3.00GHz\n"), "{first}");
+    assert!(first.contains("cpu MHz\t\t: 3000.000\ncache size\t: 8192 KB\n") && first.contains("bogomips\t: 6000.00\n"), "{first}");
+    assert!(c.contains("processor\t: 3\n") && c.contains("core id\t\t: 3\ncpu cores\t: 4\n"), "{c}");
+    // Hyper-threads: siblings counts threads of the package, cpu cores its cores.
+    let r = run_on("cat /proc/cpuinfo\n", "seed-003", &[]);
+    assert_eq!(r.transcript.matches("siblings\t: 8\ncore id").count(), 8, "{}", r.transcript);
+    assert!(r.transcript.contains("processor\t: 4\n") && r.transcript.contains("cpu cores\t: 4\napicid\t\t: 1\n"), "{}", r.transcript);
+    // 2.6.39: no bugs line.
+    let r = run_on("cat /proc/cpuinfo\n", "ml110-g6", &[]);
+    assert!(r.transcript.contains("X3430  @ 2.40GHz") && !r.transcript.contains("bugs"), "{}", r.transcript);
+    // 2.4: the i386 layout, no topology, a blank line after bogomips.
+    let r = run_on("cat /proc/cpuinfo\n", "optiplex-gx115", &[]);
+    assert!(r.transcript.contains("model name\t: Pentium III (Coppermine)\n"), "{}", r.transcript);
+    assert!(r.transcript.contains("cache size\t: 256 KB\nfdiv_bug\t: no\nhlt_bug\t\t: no\n") && !r.transcript.contains("physical id"), "{}", r.transcript);
+    assert!(r.transcript.contains("\nbogomips\t: 2000.00\n\n"), "{}", r.transcript);
+    // A machine file without a CPU identity.
+    let dir = std::env::temp_dir().join(format!("memtwin-cpuinfo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bare.toml");
+    std::fs::write(&path, "ram = \"1G\"\ncpus = 2\n[[disk]]\nname = \"vda\"\nsize = \"8G\"\npreset = \"virtio\"\n[[mount]]\nsource = \"/dev/vda\"\nat = \"/\"\nfstype = \"ext4\"\n").unwrap();
+    let r = run_on("cat /proc/cpuinfo\n", path.to_str().unwrap(), &[]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(r.transcript.contains("model name\t: QEMU Virtual CPU version 2.5+\n") && r.transcript.contains("processor\t: 1\n"), "{}", r.transcript);
 }

@@ -95,6 +95,16 @@ impl FreeArea {
         pages.set_lru(p, Lru::Free);
         self.nr_free += 1;
     }
+    /// Take one given linked free frame off the list (the compaction free scanner's
+    /// __isolate_free_page). Frames below the boot mark are not linked: the caller takes
+    /// only frames at or above it.
+    #[inline]
+    pub fn isolate(&mut self, pages: &mut Pages, p: Pfn) {
+        debug_assert!(p >= self.untouched && pages.lru(p) == Lru::Free, "frame {p} is not a linked free frame");
+        unlink(pages, p);
+        pages.set_lru(p, Lru::None);
+        self.nr_free -= 1;
+    }
     /// Take the frame at the tail: the last one freed, else the highest never used.
     #[inline]
     pub fn take(&mut self, pages: &mut Pages) -> Option<Pfn> {

@@ -385,6 +385,14 @@ impl MemCgroups {
         self.mapping_memcg.get(mapping as usize).copied().unwrap_or(ROOT_MEMCG)
     }
 
+    /// The charge of page `old` now belongs to `new`, which replaced it in its mapping
+    /// (mem_cgroup_migrate: the new folio takes over the old one's memcg).
+    pub fn migrate(&mut self, old: Pfn, new: Pfn) {
+        if let Some(id) = self.exceptions.remove(&old) {
+            self.exceptions.insert(new, id);
+        }
+    }
+
     /// The usual owner of a mapping's pages.
     pub fn mapping_owner(&self, mapping: u32) -> MemcgId {
         self.mapping_memcg.get(mapping as usize).copied().unwrap_or(ROOT_MEMCG)

@@ -3,6 +3,7 @@
 //! `impl Kernel` blocks in the submodules named after the kernel files they follow.
 
 pub mod cost;
+pub mod compaction;
 pub mod filemap;
 pub mod lru;
 pub mod memcontrol;
@@ -12,6 +13,7 @@ pub mod memory;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
+pub mod pageblock;
 pub mod page_writeback;
 pub mod pcp;
 pub mod readahead;
@@ -259,7 +261,7 @@ impl KernelOwner {
 /// their cache's lists). A kernel page has no mapping (mapping 0) and records its owner's
 /// code as its index, so that one specific page can be freed (free_kernel_page).
 pub struct KernelPages {
-    base: Pfn,
+    pub(crate) base: Pfn,
     pub nr: [u64; NR_KERNEL_OWNERS],
 }
 
@@ -322,6 +324,10 @@ pub struct Mm {
     /// MAX_RECLAIM_RETRIES the node is "hopeless" (4.12+): kswapd sleeps and is not woken
     /// until some reclaim makes progress on the node.
     pub kswapd_failures: u32,
+    /// The migrate type of each pageblock (`mm::pageblock`).
+    pub pageblocks: pageblock::Pageblocks,
+    /// How a kernel allocation falling back to another type's block takes it over.
+    pub steal_rule: pageblock::StealRule,
 }
 
 impl Mm {
@@ -372,6 +378,8 @@ impl Mm {
             pgdat_writeback: false,
             slab: slab::Slabs::new(slab::SlabAllocator::Slub, 1),
             kswapd_failures: 0,
+            pageblocks: pageblock::Pageblocks::new(managed, 0),
+            steal_rule: pageblock::StealRule::HalfFreeOrAlike,
         })
     }
 
@@ -724,6 +732,13 @@ impl Mm {
         let h = self.kernel.base + c as u32;
         lru::link_after(&mut self.pages, h, p);
         self.kernel.nr[c] += 1;
+        // Reclaimable slab is MIGRATE_RECLAIMABLE (__GFP_RECLAIMABLE), other kernel memory
+        // MIGRATE_UNMOVABLE (gfp_migratetype).
+        let t = match owner {
+            KernelOwner::Slab(id) if self.slab.caches.get(id as usize).is_some_and(|c| c.reclaimable()) => pageblock::MigrateType::Reclaimable,
+            _ => pageblock::MigrateType::Unmovable,
+        };
+        self.pageblock_fallback(p, t);
         Some(p)
     }
     /// Who holds kernel page `p`.

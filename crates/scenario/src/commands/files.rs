@@ -587,10 +587,6 @@ pub struct Echo {
 }
 
 impl Echo {
-    /// A write whose text goes nowhere (a /proc file that takes it and does nothing visible).
-    pub fn silent() -> Echo {
-        Echo { text: String::new() }
-    }
     pub fn new(args: &[String]) -> Echo {
         let (newline, rest) = match args.first().map(|s| s.as_str()) {
             Some("-n") => (false, &args[1..]),

@@ -12,6 +12,7 @@ mod fs_admin;
 pub(crate) mod memtools;
 mod monitor;
 mod net;
+pub mod ionice;
 mod procfiles;
 mod stress;
 mod swapdemo;
@@ -30,7 +31,7 @@ pub const SUPPORTED: &[&str] = &[
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec",
-    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -90,7 +91,7 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "sar" => memtools::Sar::parse(args).map(|d| Box::new(d) as Cmd),
         "stress-ng" | "stress" => stress::StressVm::parse(name, args).map(|d| Box::new(d) as Cmd),
         "nice" | "renice" => Err(format!("{name}: not modelled: the scheduler gives every task the same weight (no nice levels), so a niced command would run as any other")),
-        "ionice" => Err("ionice: not modelled: the block model has no I/O scheduling classes or priorities, so the setting would have no effect".into()),
+        "ionice" => Err("ionice: runs its command from the shell (internal: not built here)".into()),
         _ => Err(format!("unknown command '{name}' (supported: {})", supported().join(", "))),
     }
 }
@@ -109,6 +110,12 @@ pub fn supported() -> Vec<&'static str> {
 
 /// The name a command's task shows in ps/top (`memhog --comm NAME`).
 pub fn comm_of(name: &str, args: &[String]) -> String {
+    if name == "ionice" {
+        // ionice execs its command: the task is the command's.
+        if let Ok(a) = ionice::parse(args) {
+            return comm_of(&a.command[0], &a.command[1..]);
+        }
+    }
     if name == "stress-ng" || name == "stress" {
         return name.to_string();
     }
@@ -132,9 +139,8 @@ pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
         ));
     }
     if path == "/proc/sys/vm/compact_memory" {
-        // sysctl_compaction_handler -> compact_nodes: the model does not migrate pages, so
-        // nothing moves and no compact_* event is counted.
-        return Ok(Box::new(files::Echo::silent()));
+        // sysctl_compaction_handler -> compact_nodes (mm/compaction.rs).
+        return Ok(Box::new(sysctl::CompactMemory));
     }
     let Some(rest) = path.strip_prefix("/proc/sys/") else {
         return Err(format!("cannot write to '{path}' (only /proc/sys/... files are writable)"));

@@ -7,14 +7,12 @@ use memtwin_procfs::{MeminfoExtra, MeminfoLayout};
 
 /// The files that can be read, for error messages.
 pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loadavg, /proc/uptime, /proc/stat, \
-/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
-/sys/kernel/mm/transparent_hugepage/{enabled,defrag}";
+/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/pagetypeinfo, /proc/cpuinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
+/sys/kernel/mm/transparent_hugepage/{enabled,defrag}, /sys/block/DEV/queue/scheduler";
 
 /// Files the model has no state for, and why.
 fn refused(path: &str) -> Option<&'static str> {
     Some(match path {
-        "/proc/pagetypeinfo" => "the model's free pages have no migrate types (pageblocks of unmovable, movable, reclaimable pages)",
-        "/proc/cpuinfo" => "the machine file describes CPU costs, not a CPU model name, flags or frequency",
         "/proc/pressure/memory" | "/proc/pressure/io" | "/proc/pressure/cpu" => "pressure stall information is not part of this model",
         _ => return None,
     })
@@ -34,9 +32,14 @@ pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
             _ => Err(format!("cat: {path}: not modelled (supported: {SUPPORTED})")),
         };
     }
+    if let Some(r) = path.strip_prefix("/sys/block/") {
+        if r.split('/').count() == 3 && r.ends_with("/queue/scheduler") {
+            return Ok(());
+        }
+    }
     let rest = path.strip_prefix("/proc/").ok_or_else(|| format!("cat: {path}: not modelled (supported: {SUPPORTED})"))?;
     match rest {
-        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" | "slabinfo" | "diskstats" | "buddyinfo" => return Ok(()),
+        "meminfo" | "vmstat" | "swaps" | "loadavg" | "uptime" | "stat" | "zoneinfo" | "slabinfo" | "diskstats" | "buddyinfo" | "pagetypeinfo" | "cpuinfo" => return Ok(()),
         _ => {}
     }
     if let Some((pid, file)) = rest.split_once('/') {
@@ -69,6 +72,13 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             _ if k.machine.kernel == KernelProfile::Linux2639 => "[always] madvise never\n".to_string(),
             _ => "always defer defer+madvise [madvise] never\n".to_string(),
         });
+    }
+    if let Some(name) = path.strip_prefix("/sys/block/").and_then(|r| r.strip_suffix("/queue/scheduler")) {
+        // The I/O schedulers the device offers, the active one in brackets (elv_iosched_show;
+        // 2.4 has no sysfs).
+        let d = k.machine.disks.iter().find(|d| d.name == name).filter(|_| k.machine.kernel != KernelProfile::Linux24).ok_or_else(nofile)?;
+        let (line, _) = super::ionice::scheduler(&k.machine, d);
+        return Ok(if line.ends_with('\n') { line } else { format!("{line}\n") });
     }
     let rest = &path["/proc/".len()..];
     match rest {
@@ -104,6 +114,13 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             }
             t.push('\n');
             return Ok(t);
+        }
+        "cpuinfo" => return Ok(cpuinfo(k)),
+        "pagetypeinfo" => {
+            if k.machine.kernel == KernelProfile::Linux24 {
+                return Err(nofile());
+            }
+            return Ok(pagetypeinfo(k));
         }
         "diskstats" => {
             use memtwin_procfs::DiskstatsLayout::*;
@@ -233,6 +250,124 @@ fn stat_2_4(k: &Kernel, s: &memtwin_procfs::Snapshot) -> String {
         t.push_str(&format!("({},{}):({},{},{},{},{}) ", d.major, disk, d.ios[0] + d.ios[1], d.ios[0], d.sectors[0], d.ios[1], d.sectors[1]));
     }
     t.push_str(&format!("\nctxt {}\nbtime 0\nprocesses {}\n", s.ctxt, s.processes));
+    t
+}
+
+/// /proc/cpuinfo: one block per CPU from the machine's CPU identity, in each era's layout
+/// (show_cpuinfo: arch/i386/kernel/setup.c in 2.4, arch/x86/kernel/cpu/proc.c since).
+/// 2.4: the i386 fields (fdiv_bug .. coma_bug) and no topology lines; 2.6.39: the
+/// topology lines (physical id .. initial apicid) only when a package has more than one
+/// thread, no bugs line; 3.18+ (5.x, 6.x): topology lines always on SMP kernels and the
+/// bugs line. Not printed: microcode (unknown to the machine file), vmx flags (5.8+).
+/// CPUs are numbered threads-last, packages before cores (cpu i: thread i / (packages x
+/// cores), then package, then core), as the BIOS usually lists them.
+fn cpuinfo(k: &Kernel) -> String {
+    let id = &k.machine.cpu_id;
+    let era = k.machine.kernel;
+    let ncpu = k.machine.cpus;
+    let (cores, threads) = (id.cores_per_package.max(1), id.threads_per_core.max(1));
+    let per_pkg = cores * threads;
+    let packages = ncpu.div_ceil(per_pkg).max(1);
+    let bits = |n: u32| if n <= 1 { 0 } else { 32 - (n - 1).leading_zeros() };
+    let (tshift, pshift) = (bits(threads), bits(threads) + bits(cores));
+    // calibrate_delay from the TSC: loops_per_jiffy = tsc_khz * 1000 / HZ, printed as
+    // lpj / (500000 / HZ) "." (lpj / (5000 / HZ)) % 100: 2 x MHz.
+    let bogomips = (id.mhz * 2.0 * 100.0).floor() / 100.0;
+    let mut t = String::new();
+    for cpu in 0..ncpu {
+        let thread = cpu / (packages * cores);
+        let rem = cpu % (packages * cores);
+        let (pkg, core) = (rem / cores, rem % cores);
+        let apicid = (pkg << pshift) | (core << tshift) | thread;
+        t.push_str(&format!(
+            "processor\t: {cpu}\nvendor_id\t: {}\ncpu family\t: {}\nmodel\t\t: {}\nmodel name\t: {}\nstepping\t: {}\n",
+            id.vendor_id, id.family, id.model, id.model_name, id.stepping
+        ));
+        t.push_str(&format!("cpu MHz\t\t: {:.3}\n", id.mhz));
+        t.push_str(&format!("cache size\t: {} KB\n", id.cache_kb));
+        if era == KernelProfile::Linux24 {
+            t.push_str(&format!(
+                "fdiv_bug\t: no\nhlt_bug\t\t: no\nf00f_bug\t: no\ncoma_bug\t: no\nfpu\t\t: yes\nfpu_exception\t: yes\ncpuid level\t: {}\nwp\t\t: yes\nflags\t\t:{}\nbogomips\t: {bogomips:.2}\n\n",
+                id.cpuid_level,
+                id.flags.split_whitespace().map(|f| format!(" {f}")).collect::<String>()
+            ));
+            continue;
+        }
+        let smp = if era == KernelProfile::Linux2639 { per_pkg > 1 } else { true };
+        if smp {
+            let siblings = per_pkg.min(ncpu);
+            t.push_str(&format!(
+                "physical id\t: {pkg}\nsiblings\t: {siblings}\ncore id\t\t: {core}\ncpu cores\t: {}\napicid\t\t: {apicid}\ninitial apicid\t: {apicid}\n",
+                cores.min(ncpu)
+            ));
+        }
+        t.push_str(&format!("fpu\t\t: yes\nfpu_exception\t: yes\ncpuid level\t: {}\nwp\t\t: yes\n", id.cpuid_level));
+        t.push_str("flags\t\t:");
+        for f in id.flags.split_whitespace() {
+            t.push(' ');
+            t.push_str(f);
+        }
+        if era != KernelProfile::Linux2639 {
+            t.push_str("\nbugs\t\t:");
+            for b in id.bugs.split_whitespace() {
+                t.push(' ');
+                t.push_str(b);
+            }
+        }
+        t.push_str(&format!("\nbogomips\t: {bogomips:.2}\nclflush size\t: 64\ncache_alignment\t: 64\n"));
+        t.push_str(&format!("address sizes\t: {} bits physical, {} bits virtual\npower management:\n\n", id.address_bits.0, id.address_bits.1));
+    }
+    t
+}
+
+/// /proc/pagetypeinfo (pagetypeinfo_show, mm/vmstat.c, 2.6.24+): the pageblock size, free
+/// blocks per order of each migrate type, and the pageblocks of each type, for the model's
+/// one zone. Migrate types in each era's order and names (migratetype_names): 2.6.39
+/// Unmovable, Reclaimable, Movable, Reserve, Isolate; 4.x+ Unmovable, Movable, Reclaimable,
+/// HighAtomic, CMA, Isolate (the model has no high-atomic, CMA or isolated blocks). Since 5.4
+/// a count stops at 100000 and prints as ">100000".
+fn pagetypeinfo(k: &Kernel) -> String {
+    use memtwin_kernel::mm::pageblock::MigrateType::{self, *};
+    let old = k.machine.kernel == KernelProfile::Linux2639;
+    let types: &[(&str, Option<MigrateType>)] = if old {
+        &[("Unmovable", Some(Unmovable)), ("Reclaimable", Some(Reclaimable)), ("Movable", Some(Movable)), ("Reserve", Some(Reserve)), ("Isolate", None)]
+    } else {
+        &[("Unmovable", Some(Unmovable)), ("Movable", Some(Movable)), ("Reclaimable", Some(Reclaimable)), ("HighAtomic", None), ("CMA", None), ("Isolate", None)]
+    };
+    let cap = !old;
+    let zone = k.zone_name();
+    let mut t = format!("Page block order: {}\nPages per block:  {}\n\n", memtwin_kernel::mm::compaction::PAGEBLOCK_ORDER, memtwin_kernel::mm::compaction::PAGEBLOCK_NR_PAGES);
+    // pagetypeinfo_showfree
+    t.push_str(&format!("{:<43} ", "Free pages count per migrate type at order"));
+    for order in 0..11 {
+        t.push_str(&format!("{order:6} "));
+    }
+    t.push('\n');
+    let free = k.mm.free_blocks_per_type(11);
+    for &(name, mt) in types {
+        t.push_str(&format!("Node {:4}, zone {:>8}, type {:>12} ", 0, zone, name));
+        for order in 0..11 {
+            let n = mt.map_or(0, |m| free[m as usize][order]);
+            if cap && n >= 100_000 {
+                t.push_str(&format!(">{:6} ", 100_000));
+            } else {
+                t.push_str(&format!("{n:6} "));
+            }
+        }
+        t.push('\n');
+    }
+    // pagetypeinfo_showblockcount
+    t.push_str(&format!("\n{:<23}", "Number of blocks type "));
+    for &(name, _) in types {
+        t.push_str(&format!("{name:>12} "));
+    }
+    t.push('\n');
+    let blocks = k.mm.pageblocks.count();
+    t.push_str(&format!("Node {}, zone {:>8} ", 0, zone));
+    for &(_, mt) in types {
+        t.push_str(&format!("{:12} ", mt.map_or(0, |m| blocks[m as usize])));
+    }
+    t.push('\n');
     t
 }
 

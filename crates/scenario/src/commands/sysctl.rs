@@ -87,6 +87,21 @@ fn apply(k: &mut Kernel, me: TaskId, name: &str, value: &str) -> Result<(), Stri
     Ok(())
 }
 
+/// `echo 1 > /proc/sys/vm/compact_memory`: the writer compacts the zone
+/// (sysctl_compaction_handler -> compact_nodes); 2.4 has no such file.
+pub struct CompactMemory;
+
+impl Program for CompactMemory {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if k.profile.compaction == memtwin_kernel::profile::Compaction::None {
+            k.eprint(me, "bash: /proc/sys/vm/compact_memory: No such file or directory\n");
+            return Step::Exit(1);
+        }
+        k.compact_nodes(me);
+        Step::Exit(0)
+    }
+}
+
 impl Program for Sysctl {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         if self.done {

@@ -80,6 +80,8 @@ pub fn proc_text(k: &Kernel, path: &str) -> Option<String> {
     match path {
         "/proc/meminfo" => Some(k.meminfo().render()),
         "/proc/vmstat" => k.vmstat_text(),
+        // Files that depend on no reader (None where the era has no such file).
+        "/proc/cpuinfo" | "/proc/buddyinfo" | "/proc/pagetypeinfo" => super::procfiles::read(k, 0, path).ok(),
         p if p.starts_with("/proc/sys/") => k.sysctl.get(&p["/proc/sys/".len()..].replace('/', ".")).ok().map(|v| format!("{v}\n")),
         _ => None,
     }
@@ -96,7 +98,7 @@ pub fn special_write_check(abs: &str) -> Result<(), String> {
     if abs.starts_with("/sys/") {
         return Err("No such file or directory".into());
     }
-    const READ_ONLY: &[&str] = &["/proc/meminfo", "/proc/vmstat", "/proc/loadavg", "/proc/stat", "/proc/uptime", "/proc/swaps", "/proc/zoneinfo", "/proc/buddyinfo", "/proc/diskstats", "/proc/pressure/memory", "/proc/slabinfo", "/proc/cpuinfo", "/proc/version", "/proc/mounts", "/proc/kmsg"];
+    const READ_ONLY: &[&str] = &["/proc/meminfo", "/proc/vmstat", "/proc/loadavg", "/proc/stat", "/proc/uptime", "/proc/swaps", "/proc/zoneinfo", "/proc/buddyinfo", "/proc/pagetypeinfo", "/proc/diskstats", "/proc/pressure/memory", "/proc/slabinfo", "/proc/cpuinfo", "/proc/version", "/proc/mounts", "/proc/kmsg"];
     if READ_ONLY.contains(&abs) || abs == "/proc" || abs.starts_with("/proc/self/") || abs.split('/').nth(2).is_some_and(|p| p.chars().all(|c| c.is_ascii_digit())) {
         return Err("Permission denied".into());
     }

@@ -1,0 +1,169 @@
+//! `ionice -c CLASS [-n LEVEL] COMMAND...` (util-linux) and the block devices' I/O
+//! schedulers it depends on (/sys/block/DEV/queue/scheduler).
+//!
+//! An I/O priority only changes anything where the device's elevator reads it. The model has
+//! no elevator that does, so ionice is accepted where the era's default elevator ignores
+//! priorities, and refused where it would not:
+//!
+//! * 2.4: no ioprio_set system call (2.6.13+): ionice fails as it does there (ENOSYS).
+//! * 2.6.39: CFQ is every disk's default; its idle class is served only when the disk is
+//!   otherwise idle and best-effort levels get time slices in proportion: refused.
+//! * 5.x: blk-mq; a multi-queue device (NVMe, virtio-blk with a queue per vCPU, Xen) gets
+//!   `none`, a single-queue one (SCSI/SATA) `mq-deadline` (elevator_get_default), which
+//!   reads no I/O priority before 5.14: accepted, no effect.
+//! * 6.x: as 5.x, but mq-deadline serves requests by priority class since 5.14
+//!   ("mq-deadline: Add I/O priority support"): accepted only when every disk that is not
+//!   a RAM disk uses `none`.
+
+use memtwin_kernel::{Kernel, Program, Step, TaskId};
+use memtwin_machine::{Disk, KernelProfile, Machine};
+
+/// The scheduler line of /sys/block/DEV/queue/scheduler (the active one in brackets),
+/// and the active one's name.
+pub fn scheduler(m: &Machine, d: &Disk) -> (String, &'static str) {
+    if d.name.starts_with("ram") {
+        // brd is bio-based: no elevator (elv_support_iosched false).
+        return ("none\n".into(), "none");
+    }
+    match m.kernel {
+        KernelProfile::Linux24 => ("".into(), ""),
+        // elv_iosched_show: every registered elevator, "%s " each, the active one "[%s] ".
+        KernelProfile::Linux2639 => ("noop deadline [cfq] \n".into(), "cfq"),
+        _ => {
+            // elevator_get_default: none for devices with more than one hardware queue;
+            // virtio-blk has one per vCPU (QEMU 5.2+), NVMe one per CPU, xen-blkfront too.
+            let multi = d.name.starts_with("nvme") || ((d.name.starts_with("vd") || d.name.starts_with("xvd")) && m.cpus > 1);
+            if multi {
+                ("[none] mq-deadline \n".into(), "none")
+            } else {
+                ("none [mq-deadline] \n".into(), "mq-deadline")
+            }
+        }
+    }
+}
+
+/// Whether an I/O priority would change how the machine's disks are served: Err names the
+/// disk and its scheduler.
+pub fn check_machine(m: &Machine) -> Result<(), String> {
+    for d in &m.disks {
+        let (_, active) = scheduler(m, d);
+        let honours = match (m.kernel, active) {
+            (KernelProfile::Linux2639, "cfq") => true,
+            (KernelProfile::Linux6, "mq-deadline") => true,
+            _ => false,
+        };
+        if honours {
+            return Err(format!(
+                "ionice: not modelled on this machine: /dev/{} uses the {active} I/O scheduler ({}), which serves requests by I/O priority class, and the block model has no priorities; accepted where the elevator ignores them (none: NVMe and multi-queue virtio disks on linux-5.x/6.x; mq-deadline before 5.14)",
+                d.name,
+                m.kernel.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Parsed `ionice` options; the command follows.
+pub struct IoniceArgs<'a> {
+    pub class: u32,
+    pub level: Option<u32>,
+    pub command: &'a [String],
+}
+
+/// util-linux ionice's options for the COMMAND form.
+pub fn parse(args: &[String]) -> Result<IoniceArgs<'_>, String> {
+    let mut class = 2; // IOPRIO_CLASS_BE when only -n is given
+    let mut class_set = false;
+    let mut level = None;
+    let mut i = 0;
+    let value = |i: usize, opt: &str| -> Result<&String, String> { args.get(i).ok_or_else(|| format!("ionice: option requires an argument -- '{opt}'")) };
+    while i < args.len() {
+        let a = &args[i];
+        let (opt, inline) = if let Some(r) = a.strip_prefix("--class=") {
+            ("c", Some(r.to_string()))
+        } else if let Some(r) = a.strip_prefix("--classdata=") {
+            ("n", Some(r.to_string()))
+        } else if a == "--class" {
+            ("c", None)
+        } else if a == "--classdata" {
+            ("n", None)
+        } else if a == "-t" || a == "--ignore" {
+            i += 1;
+            continue;
+        } else if a == "-p" || a == "--pid" || a.starts_with("-p") || a == "-P" || a == "-u" {
+            return Err("ionice: -p/-P/-u (changing running processes) is not modelled; use ionice -c CLASS [-n LEVEL] COMMAND".into());
+        } else if let Some(r) = a.strip_prefix("-c") {
+            ("c", if r.is_empty() { None } else { Some(r.to_string()) })
+        } else if let Some(r) = a.strip_prefix("-n") {
+            ("n", if r.is_empty() { None } else { Some(r.to_string()) })
+        } else if a.starts_with('-') && a.len() > 1 {
+            return Err(format!("ionice: invalid option '{a}' (accepted: -c CLASS, -n LEVEL, -t, then the command)"));
+        } else {
+            break;
+        };
+        let v = match inline {
+            Some(v) => v,
+            None => {
+                i += 1;
+                value(i, opt)?.clone()
+            }
+        };
+        if opt == "c" {
+            class = match v.as_str() {
+                "0" | "none" => 0,
+                "1" | "realtime" => 1,
+                "2" | "best-effort" => 2,
+                "3" | "idle" => 3,
+                _ => return Err(format!("ionice: unknown scheduling class: '{v}' (0/none, 1/realtime, 2/best-effort, 3/idle)")),
+            };
+            class_set = true;
+        } else {
+            let n: u32 = v.parse().map_err(|_| format!("ionice: invalid class data argument: '{v}'"))?;
+            if n > 7 {
+                return Err(format!("ionice: invalid class data argument: '{v}' (0 to 7)"));
+            }
+            level = Some(n);
+        }
+        i += 1;
+    }
+    let _ = class_set;
+    let command = &args[i..];
+    if command.is_empty() {
+        return Err("ionice: not modelled without a command (reading or setting a running process's class); use ionice -c CLASS [-n LEVEL] COMMAND".into());
+    }
+    Ok(IoniceArgs { class, level, command })
+}
+
+/// What ionice prints before it runs the command on the accepting eras (util-linux: a
+/// level with the idle class is ignored with a warning).
+pub fn warning(a: &IoniceArgs<'_>) -> Option<&'static str> {
+    (a.class == 3 && a.level.is_some()).then_some("ionice: ignoring given class data for idle class\n")
+}
+
+/// 2.4: ioprio_set does not exist; ionice exits 1 without running the command.
+pub struct NoIoprio;
+
+impl Program for NoIoprio {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        k.eprint(me, "ionice: ioprio_set failed: Function not implemented\n");
+        Step::Exit(1)
+    }
+}
+
+/// The command, after ionice's warning on standard error.
+pub struct Warned {
+    pub warning: Option<&'static str>,
+    pub inner: Box<dyn Program>,
+}
+
+impl Program for Warned {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if let Some(w) = self.warning.take() {
+            k.eprint(me, w);
+        }
+        self.inner.step(k, me)
+    }
+    fn killed(&mut self, k: &mut Kernel, me: TaskId) {
+        self.inner.killed(k, me);
+    }
+}
