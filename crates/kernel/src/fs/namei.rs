@@ -284,8 +284,6 @@ impl Kernel {
         let Some(Node::Dir { depth, idx }) = self.dentry_node(sb, dir) else {
             return Err(Errno::ENOTDIR.into());
         };
-        self.vfs.stats.lookups += 1;
-        let cost = self.vfs.cost;
         let s = &mut self.vfs.sbs[sb];
         let t = s.tree.as_ref().unwrap();
         let ord = t.parse_name(depth, name);
@@ -293,6 +291,17 @@ impl Kernel {
             Some(o) if o < u32::MAX as u64 / 2 => o as NameKey,
             _ => s.dcache.intern(name),
         };
+        self.vfs_lookup_key(tid, sb, dir, depth, idx, ord, key)
+    }
+
+    /// `vfs_lookup_one` of a name already parsed: its ordinal in the directory (if it is
+    /// a generated name) and its key.
+    #[allow(clippy::too_many_arguments)]
+    fn vfs_lookup_key(&mut self, tid: TaskId, sb: usize, dir: u32, depth: u32, idx: u64, ord: Option<u64>, key: NameKey) -> VfsOp<u32> {
+        self.vfs.stats.lookups += 1;
+        let cost = self.vfs.cost;
+        let s = &mut self.vfs.sbs[sb];
+        let t = s.tree.as_ref().unwrap();
         if let Some(d) = s.dcache.d_lookup(dir, key) {
             s.dcache.dget(d);
             if s.dcache.inode(d).is_none() {
@@ -390,17 +399,36 @@ impl Kernel {
         let Some(s) = self.vfs.sbs.get(sb) else { return Err(Errno::EINVAL.into()) };
         let Some(t) = s.tree.as_ref() else { return Err(Errno::EINVAL.into()) };
         let Some(node) = t.node_of(fh.ino) else { return Err(Errno::ENOENT.into()) };
-        let mut chain = Vec::new();
+        // The ancestry as (depth, index, ordinal) steps from the root (at most 64 levels).
+        let mut chain = [(0u32, 0u64, 0u64); 64];
+        let mut len = 0;
         let mut n = node;
         while let Some((depth, idx, ord)) = parent_of_node(t, n) {
-            chain.push(t.child_name(depth, ord));
+            chain[len] = (depth, idx, ord);
+            len += 1;
             n = Node::Dir { depth, idx };
         }
-        chain.reverse();
-        let path = chain.join("/");
         let before = self.tasks[tid as usize].pending_sys;
         let misses = self.vfs.stats.lookup_misses;
-        let d = self.vfs_walk(tid, sb, &path)?;
+        let root = self.vfs.sbs[sb].root;
+        self.vfs.sbs[sb].dcache.dget(root);
+        let mut cur = root;
+        for &(depth, idx, ord) in chain[..len].iter().rev() {
+            let next = match self.vfs_lookup_key(tid, sb, cur, depth, idx, Some(ord), ord as NameKey) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.vfs_dput(sb, cur);
+                    return Err(e);
+                }
+            };
+            self.vfs_dput(sb, cur);
+            if self.vfs.sbs[sb].dcache.inode(next).is_none() {
+                self.vfs_dput(sb, next);
+                return Err(Errno::ENOENT.into());
+            }
+            cur = next;
+        }
+        let d = cur;
         if self.vfs.stats.lookup_misses == misses {
             // All cached: d_find_alias, not a walk.
             self.tasks[tid as usize].pending_sys = before + self.vfs.cost.lookup_hit;
@@ -615,6 +643,41 @@ impl Kernel {
         let k = out.len() as u64;
         self.charge_sys(tid, self.vfs.cost.syscall + k * self.vfs.cost.readdir_entry);
         Ok((out, (end < n).then_some(end)))
+    }
+
+    /// READDIRPLUS (nfsd3_proc_readdirplus): up to `count` entries from `cookie`, and for
+    /// each its file handle and attributes (encode_entry_plus -> compose_entry_fh:
+    /// lookup_one_len under the directory, then getattr), so every entry's dentry and inode
+    /// are cached. Returns the entries and the next cookie.
+    pub fn vfs_readdirplus(&mut self, tid: TaskId, dir: Fh, cookie: u64, count: u64) -> VfsOp<(Vec<DirEntry>, Option<u64>)> {
+        let (entries, next) = self.vfs_readdir(tid, dir, cookie, count)?;
+        let (sb, d) = self.vfs_fh_dentry(tid, dir)?;
+        let Some(Node::Dir { depth, idx }) = self.dentry_node(sb, d) else {
+            self.vfs_dput(sb, d);
+            return Err(Errno::ENOTDIR.into());
+        };
+        let first = self.vfs.sbs[sb].tree.as_ref().unwrap().children(depth, idx).0;
+        for e in &entries {
+            let node = self.vfs.sbs[sb].tree.as_ref().unwrap().node_of(e.ino);
+            let ord = match node {
+                Some(Node::File(f)) => f - first,
+                Some(Node::Dir { idx: i, .. }) => i - first,
+                None => continue,
+            };
+            match self.vfs_lookup_key(tid, sb, d, depth, idx, Some(ord), ord as NameKey) {
+                Ok(c) if self.vfs.sbs[sb].dcache.inode(c).is_some() => {
+                    self.vfs_getattr_put(tid, sb, c, 0);
+                }
+                Ok(c) => self.vfs_dput(sb, c),
+                Err(VfsErr::Errno(_)) => {}
+                Err(w) => {
+                    self.vfs_dput(sb, d);
+                    return Err(w);
+                }
+            }
+        }
+        self.vfs_dput(sb, d);
+        Ok((entries, next))
     }
 
     /// REMOVE: unlink `name` from `dir` (vfs_unlink -> d_delete): the dentry turns negative

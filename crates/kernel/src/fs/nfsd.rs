@@ -509,7 +509,15 @@ impl Kernel {
                     f
                 }
                 NfsProc::Getattr | NfsProc::Lookup | NfsProc::Access | NfsProc::Readdir | NfsProc::Readdirplus | NfsProc::Fsstat => {
-                    lp.lo + l.rng.below(accessed)
+                    // An existing file (SFS looks up the names it has created).
+                    let mut f = lp.lo + l.rng.below(accessed);
+                    for _ in 0..8 {
+                        if !tree.removed.contains(&f) {
+                            break;
+                        }
+                        f = lp.lo + l.rng.below(accessed);
+                    }
+                    f
                 }
                 _ => pick(&mut l.rng, true),
             };
@@ -592,7 +600,7 @@ impl Kernel {
             NfsProc::Create => self.vfs_create(me, dir, &name).map(drop),
             NfsProc::Remove => self.vfs_unlink(me, dir, &name),
             NfsProc::Readdir => self.vfs_readdir(me, dir, 0, per).map(drop),
-            NfsProc::Readdirplus => self.nfsd_readdirplus(me, dir, per),
+            NfsProc::Readdirplus => self.vfs_readdirplus(me, dir, 0, per).map(drop),
             NfsProc::Fsstat => self.vfs_statfs(me, root).map(drop),
             NfsProc::Commit => match self.vfs_commit(me, fh) {
                 Ok(Some(t)) => Err(VfsErr::Wait(Step::SleepUntil { t, io: true })),
@@ -606,20 +614,6 @@ impl Kernel {
             Err(VfsErr::Errno(e)) => Ok(Some(e)),
             Err(VfsErr::Wait(s)) => Err(s),
         }
-    }
-
-    /// READDIRPLUS (nfsd3_proc_readdirplus): the entries, and for each its file handle
-    /// and attributes (encode_entry_plus -> compose_entry_fh: lookup_one_len, then
-    /// getattr), so every entry's dentry and inode are cached.
-    fn nfsd_readdirplus(&mut self, me: TaskId, dir: Fh, count: u64) -> Result<(), VfsErr> {
-        let (entries, _) = self.vfs_readdir(me, dir, 0, count)?;
-        for e in &entries {
-            match self.vfs_statat(me, dir, &e.name) {
-                Ok(_) | Err(VfsErr::Errno(_)) => {}
-                Err(w) => return Err(w),
-            }
-        }
-        Ok(())
     }
 
     /// Send the reply to process `p`'s request: the send path's CPU, the link, the

@@ -220,7 +220,7 @@ impl Sfs {
         out.push_str(&format!("NUMBER OF SFS CLIENTS: {}\n", self.clients));
         out.push_str(&format!("TOTAL FILE SET SIZE CREATED: {} KB\n", self.created_kb));
         if self.storm {
-            out.push_str(&format!("FILES STATTED: {}   TOTAL TIME OF THE STORM: {:.1} Sec\n", l.files_done, secs));
+            out.push_str(&format!("FILES STATTED: {}   TOTAL TIME OF THE STORM: {:.3} Sec\n", l.files_done, secs));
         } else {
             out.push_str(&format!("TOTAL FILE SET SIZE ACCESSED: {} KB\n", self.created_kb * self.access_pct / 100));
         }
