@@ -404,7 +404,7 @@ impl Kernel {
             let sb = load.cfg.sb as usize;
             for lp in &mut load.procs {
                 let span = lp.hi - lp.lo;
-                for j in 0..2u64.min(span / 2) {
+                for j in 0..4u64.min(span / 2) {
                     let f = lp.hi - 1 - j;
                     if !self.vfs.sbs[sb].tree.as_ref().unwrap().is_symlink(f) {
                         self.vfs.sbs[sb].tree.as_mut().unwrap().removed.insert(f);
@@ -468,6 +468,14 @@ impl Kernel {
                     break;
                 }
                 x -= w;
+            }
+            // CREATE takes back a name the process removed and REMOVE gives one up: with no
+            // name to create the process removes one, with its list full it creates one (the
+            // two stay at their combined share of the mix).
+            if op == NfsProc::Create && lp.pool_n == 0 {
+                op = NfsProc::Remove;
+            } else if op == NfsProc::Remove && lp.pool_n as usize == lp.pool.len() {
+                op = NfsProc::Create;
             }
             let span = lp.hi - lp.lo;
             let accessed = (span * l.cfg.access_pct).div_ceil(100).clamp(1, span.max(1));
