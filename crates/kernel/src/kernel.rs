@@ -21,6 +21,9 @@ pub enum Event {
     BurstDone(TaskId),
     /// A block request completes.
     IoDone(u32),
+    /// An NFS request from load process N reaches the server, or (top bit set) the
+    /// process sends its next one (fs/nfsd.rs).
+    NfsRpc(u32),
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,6 +91,8 @@ pub struct Kernel {
     pub vfs: crate::fs::vfs::Vfs,
     /// Registered shrinkers and the locks of slab reclaim (mm/shrinker.rs).
     pub shrink: crate::mm::shrinker::Shrinkers,
+    /// The NFS server's threads and the load driving it (fs/nfsd.rs).
+    pub nfsd: crate::fs::nfsd::Nfsd,
     /// The task whose program step or kernel path is running (`current`): frees done
     /// for it go to its CPU's page list, and lock waits are its.
     pub current: Option<TaskId>,
@@ -363,6 +368,7 @@ impl Kernel {
             psi,
             vfs: crate::fs::vfs::Vfs::new(machine.kernel, &machine.cpu_model),
             shrink: Default::default(),
+            nfsd: Default::default(),
             current: None,
             machine,
         };
@@ -805,6 +811,7 @@ impl Kernel {
             }
             Event::BurstDone(tid) => self.burst_done(tid),
             Event::IoDone(req) => self.io_done(req),
+            Event::NfsRpc(p) => self.nfsd_arrive(p),
         }
     }
 

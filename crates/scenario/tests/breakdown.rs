@@ -34,6 +34,9 @@ fn every_command_of_every_scenario_sums_to_its_wall_time() {
         .filter_map(|e| e.ok())
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".sh"))
+        // Seed 004's runs are hours of simulated NFS load at full scale; tests/seed004.rs
+        // runs them at reduced scale.
+        .filter(|n| !n.starts_with("seed-004-"))
         .collect();
     names.sort();
     assert!(names.len() >= 10, "scenarios found: {names:?}");

@@ -13,6 +13,7 @@ pub mod dcache;
 mod fadvise;
 pub mod inode;
 pub mod namei;
+pub mod nfsd;
 pub mod vfs;
 mod namespace;
 mod persist;

@@ -86,6 +86,16 @@ fn set_obj(v: &mut Vec<u64>, slot: u32, h: ObjHandle) {
     v[slot as usize] = h.raw();
 }
 
+/// A symbolic link's target: the file before it in its directory.
+pub fn symlink_target(t: &GenTree, f: u64) -> String {
+    let ord = f % t.spec.files_per_dir;
+    format!("f{}", ord.saturating_sub(t.symlinks_per_dir))
+}
+
+/// The largest NFSv3 WRITE/READ the server accepts in one RPC (nfsd's default max
+/// block size on a 64 GB machine, NFSSVC_MAXBLKSIZE: 1 MiB).
+pub const NFSSVC_MAXBLKSIZE: u64 = 1 << 20;
+
 fn name_hash(key: NameKey) -> u64 {
     let h = (key as u64 ^ 0x5bd1_e995).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     h ^ (h >> 33)
@@ -100,6 +110,18 @@ impl Kernel {
         self.vfs.dentry_cache = self.mm.slab.find(dname).ok_or("no dentry slab cache")?;
         let trees = self.machine.trees.clone();
         for spec in trees {
+            self.add_tree(spec, None, 0)?;
+        }
+        Ok(())
+    }
+
+    /// Put a generated tree on a disk filesystem (at boot for `[[tree]]`, or later for a
+    /// file set a benchmark creates): its super block, its root dentry and inode (pinned),
+    /// and the VFS shrinkers if it is the first. `size_mix`: a file-size distribution
+    /// (size, percent); `symlinks_per_dir`: the last entries of each leaf directory are
+    /// symbolic links. Returns the super block's index.
+    pub fn add_tree(&mut self, spec: memtwin_machine::TreeSpec, size_mix: Option<Vec<(u64, u32)>>, symlinks_per_dir: u64) -> Result<usize, String> {
+        {
             let at = super::normalize("/", &spec.at);
             let Some(mi) = self.fs.mount_of(&at) else {
                 return Err(format!("tree at {at}: no filesystem is mounted there"));
@@ -120,10 +142,19 @@ impl Kernel {
             }
             self.fs.add_boot_dir(&at);
             let dev_bytes = self.block.devs[dev as usize].disk.size_bytes;
-            let tree = GenTree::new(memtwin_machine::TreeSpec { at: at.clone(), ..spec.clone() }, dev_bytes);
+            let mut tree = GenTree::new(memtwin_machine::TreeSpec { at: at.clone(), ..spec.clone() }, dev_bytes);
+            tree.size_mix = size_mix;
+            tree.symlinks_per_dir = symlinks_per_dir;
             let inodes = tree.spec.files + tree.n_dirs;
             self.fs.mounts[mi as usize].inodes_used += inodes;
-            self.fs.mounts[mi as usize].used += tree.spec.files * tree.spec.file_size.div_ceil(4096) * 4096;
+            let bytes = match &tree.size_mix {
+                None => tree.spec.files * tree.spec.file_size.div_ceil(4096) * 4096,
+                Some(mix) => {
+                    let mean: f64 = mix.iter().map(|&(sz, pct)| sz.div_ceil(4096) as f64 * 4096.0 * pct as f64 / 100.0).sum();
+                    (mean * tree.spec.files as f64) as u64
+                }
+            };
+            self.fs.mounts[mi as usize].used += bytes;
             let mut sb = SuperBlock {
                 mount: mi,
                 dev: Some(dev),
@@ -150,15 +181,18 @@ impl Kernel {
             self.vfs.sbs.push(sb);
             use crate::mm::shrinker::{ShrinkerKind, DEFAULT_SEEKS};
             if self.vfs.era.global_lru_locks {
-                // 2.6.39: the two global VFS shrinkers (dcache_shrinker, icache_shrinker).
-                self.register_shrinker(ShrinkerKind::Dcache, "dcache", DEFAULT_SEEKS);
-                self.register_shrinker(ShrinkerKind::Icache, "icache", DEFAULT_SEEKS);
+                // 2.6.39: the two global VFS shrinkers (dcache_shrinker, icache_shrinker),
+                // registered once.
+                if idx == 0 {
+                    self.register_shrinker(ShrinkerKind::Dcache, "dcache", DEFAULT_SEEKS);
+                    self.register_shrinker(ShrinkerKind::Icache, "icache", DEFAULT_SEEKS);
+                }
             } else {
                 // 3.1+: one per super block (alloc_super's s_shrink: super_cache_scan).
                 self.register_shrinker(ShrinkerKind::SuperBlock(idx), "sb-tree", DEFAULT_SEEKS);
             }
+            Ok(idx as usize)
         }
-        Ok(())
     }
 
     /// Free the slab objects of freed dentry slots and inode slots; slab pages given back.
@@ -250,8 +284,6 @@ impl Kernel {
         let Some(Node::Dir { depth, idx }) = self.dentry_node(sb, dir) else {
             return Err(Errno::ENOTDIR.into());
         };
-        self.vfs.stats.lookups += 1;
-        let cost = self.vfs.cost;
         let s = &mut self.vfs.sbs[sb];
         let t = s.tree.as_ref().unwrap();
         let ord = t.parse_name(depth, name);
@@ -259,6 +291,17 @@ impl Kernel {
             Some(o) if o < u32::MAX as u64 / 2 => o as NameKey,
             _ => s.dcache.intern(name),
         };
+        self.vfs_lookup_key(tid, sb, dir, depth, idx, ord, key)
+    }
+
+    /// `vfs_lookup_one` of a name already parsed: its ordinal in the directory (if it is
+    /// a generated name) and its key.
+    #[allow(clippy::too_many_arguments)]
+    fn vfs_lookup_key(&mut self, tid: TaskId, sb: usize, dir: u32, depth: u32, idx: u64, ord: Option<u64>, key: NameKey) -> VfsOp<u32> {
+        self.vfs.stats.lookups += 1;
+        let cost = self.vfs.cost;
+        let s = &mut self.vfs.sbs[sb];
+        let t = s.tree.as_ref().unwrap();
         if let Some(d) = s.dcache.d_lookup(dir, key) {
             s.dcache.dget(d);
             if s.dcache.inode(d).is_none() {
@@ -356,17 +399,36 @@ impl Kernel {
         let Some(s) = self.vfs.sbs.get(sb) else { return Err(Errno::EINVAL.into()) };
         let Some(t) = s.tree.as_ref() else { return Err(Errno::EINVAL.into()) };
         let Some(node) = t.node_of(fh.ino) else { return Err(Errno::ENOENT.into()) };
-        let mut chain = Vec::new();
+        // The ancestry as (depth, index, ordinal) steps from the root (at most 64 levels).
+        let mut chain = [(0u32, 0u64, 0u64); 64];
+        let mut len = 0;
         let mut n = node;
         while let Some((depth, idx, ord)) = parent_of_node(t, n) {
-            chain.push(t.child_name(depth, ord));
+            chain[len] = (depth, idx, ord);
+            len += 1;
             n = Node::Dir { depth, idx };
         }
-        chain.reverse();
-        let path = chain.join("/");
         let before = self.tasks[tid as usize].pending_sys;
         let misses = self.vfs.stats.lookup_misses;
-        let d = self.vfs_walk(tid, sb, &path)?;
+        let root = self.vfs.sbs[sb].root;
+        self.vfs.sbs[sb].dcache.dget(root);
+        let mut cur = root;
+        for &(depth, idx, ord) in chain[..len].iter().rev() {
+            let next = match self.vfs_lookup_key(tid, sb, cur, depth, idx, Some(ord), ord as NameKey) {
+                Ok(d) => d,
+                Err(e) => {
+                    self.vfs_dput(sb, cur);
+                    return Err(e);
+                }
+            };
+            self.vfs_dput(sb, cur);
+            if self.vfs.sbs[sb].dcache.inode(next).is_none() {
+                self.vfs_dput(sb, next);
+                return Err(Errno::ENOENT.into());
+            }
+            cur = next;
+        }
+        let d = cur;
         if self.vfs.stats.lookup_misses == misses {
             // All cached: d_find_alias, not a walk.
             self.tasks[tid as usize].pending_sys = before + self.vfs.cost.lookup_hit;
@@ -385,6 +447,11 @@ impl Kernel {
                 let sub = if depth == t.leaf_depth() { 0 } else { n };
                 let blocks = t.dir_blocks(depth, idx);
                 Stat { kind: FileKind::Directory, size: blocks * 4096, blocks: blocks * 8, nlink: 2 + sub, mode: 0o40755, ino, mount: s.mount, times: [0; 4] }
+            }
+            Some(Node::File(f)) if t.is_symlink(f) => {
+                // A fast symlink: the target lives in the inode (no data block).
+                let size = symlink_target(t, f).len() as u64;
+                Stat { kind: FileKind::Regular, size, blocks: 0, nlink: 1, mode: 0o120777, ino, mount: s.mount, times: [0; 4] }
             }
             Some(Node::File(f)) => {
                 let size = t.file_size(f);
@@ -486,8 +553,9 @@ impl Kernel {
             None => {
                 let dev = self.vfs.sbs[sb].dev;
                 let t = self.vfs.sbs[sb].tree.as_ref().unwrap();
-                // File data: contiguous extents after the metadata regions, wrapping.
-                let size = t.file_size(f).div_ceil(4096) * 4096;
+                // File data: contiguous extents after the metadata regions, wrapping (each
+                // file a slot of the largest generated size).
+                let size = t.max_generated_size().div_ceil(4096) * 4096;
                 let base = (f * size.max(4096)) % (t.dev_bytes / 2).max(4096);
                 let m = self.mm.new_mapping(MappingKind::File, dev, base);
                 self.vfs.sbs[sb].icache.set_mapping(i, m);
@@ -577,6 +645,41 @@ impl Kernel {
         Ok((out, (end < n).then_some(end)))
     }
 
+    /// READDIRPLUS (nfsd3_proc_readdirplus): up to `count` entries from `cookie`, and for
+    /// each its file handle and attributes (encode_entry_plus -> compose_entry_fh:
+    /// lookup_one_len under the directory, then getattr), so every entry's dentry and inode
+    /// are cached. Returns the entries and the next cookie.
+    pub fn vfs_readdirplus(&mut self, tid: TaskId, dir: Fh, cookie: u64, count: u64) -> VfsOp<(Vec<DirEntry>, Option<u64>)> {
+        let (entries, next) = self.vfs_readdir(tid, dir, cookie, count)?;
+        let (sb, d) = self.vfs_fh_dentry(tid, dir)?;
+        let Some(Node::Dir { depth, idx }) = self.dentry_node(sb, d) else {
+            self.vfs_dput(sb, d);
+            return Err(Errno::ENOTDIR.into());
+        };
+        let first = self.vfs.sbs[sb].tree.as_ref().unwrap().children(depth, idx).0;
+        for e in &entries {
+            let node = self.vfs.sbs[sb].tree.as_ref().unwrap().node_of(e.ino);
+            let ord = match node {
+                Some(Node::File(f)) => f - first,
+                Some(Node::Dir { idx: i, .. }) => i - first,
+                None => continue,
+            };
+            match self.vfs_lookup_key(tid, sb, d, depth, idx, Some(ord), ord as NameKey) {
+                Ok(c) if self.vfs.sbs[sb].dcache.inode(c).is_some() => {
+                    self.vfs_getattr_put(tid, sb, c, 0);
+                }
+                Ok(c) => self.vfs_dput(sb, c),
+                Err(VfsErr::Errno(_)) => {}
+                Err(w) => {
+                    self.vfs_dput(sb, d);
+                    return Err(w);
+                }
+            }
+        }
+        self.vfs_dput(sb, d);
+        Ok((entries, next))
+    }
+
     /// REMOVE: unlink `name` from `dir` (vfs_unlink -> d_delete): the dentry turns negative
     /// if no one else holds it; the inode is evicted at its last iput.
     pub fn vfs_unlink(&mut self, tid: TaskId, dir: Fh, name: &str) -> VfsOp<()> {
@@ -611,10 +714,211 @@ impl Kernel {
         Ok(())
     }
 
-    /// CREATE in a generated tree: refused (EOPNOTSUPP): a generated directory's entries
-    /// are its generated names; files removed with `vfs_unlink` stay removed.
-    pub fn vfs_create(&mut self, _tid: TaskId, _dir: Fh, _name: &str) -> VfsOp<Fh> {
-        Err(Errno::EOPNOTSUPP.into())
+    /// The file a handle names, with its dentry held (regular files and symlinks).
+    fn vfs_fh_file(&mut self, tid: TaskId, fh: Fh) -> VfsOp<(usize, u32, u64)> {
+        let (sb, d) = self.vfs_fh_dentry(tid, fh)?;
+        match self.dentry_node(sb, d) {
+            Some(Node::File(f)) => Ok((sb, d, f)),
+            _ => {
+                self.vfs_dput(sb, d);
+                Err(Errno::EISDIR.into())
+            }
+        }
+    }
+
+    /// Dirty a metadata block (an inode-table or directory block) in the block device's
+    /// page cache, as ext3's journalled metadata update leaves it for writeback: read it
+    /// first if it is not cached (sb_bread), then mark_buffer_dirty.
+    fn vfs_dirty_meta(&mut self, tid: TaskId, dev: u32, pos: u64) -> Result<(), Step> {
+        self.vfs_bread(tid, dev, pos)?;
+        let m = self.block.devs[dev as usize].mapping;
+        if let Slot::Page(p) = self.mm.slot(m, pos / PAGE_SIZE) {
+            self.set_page_dirty(tid, p);
+        }
+        Ok(())
+    }
+
+    /// WRITE of `len` bytes at `offset` (nfsd_write -> vfs_writev -> generic_perform_write):
+    /// page-cache pages allocated or found, copied into and dirtied; the file grows if
+    /// the write ends past its size (the inode's block marked dirty). Returns the bytes
+    /// written. The data reaches the disk by writeback, or by COMMIT.
+    pub fn vfs_write(&mut self, tid: TaskId, fh: Fh, offset: u64, len: u64) -> VfsOp<u64> {
+        let (sb, d, f) = self.vfs_fh_file(tid, fh)?;
+        self.vfs_dput(sb, d);
+        let m = self.vfs_open(tid, fh)?;
+        let len = len.min(NFSSVC_MAXBLKSIZE);
+        let end = offset + len;
+        let t = self.vfs.sbs[sb].tree.as_ref().unwrap();
+        if end > t.max_generated_size().div_ceil(4096) * 4096 {
+            return Err(Errno::EFBIG.into());
+        }
+        let copy_bw = self.machine.cpu_model.copy_bw;
+        let mut at = offset;
+        while at < end {
+            let index = at / PAGE_SIZE;
+            let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
+            let p = match self.mm.slot(m, index) {
+                Slot::Page(p) => p,
+                _ => {
+                    let p = self.page_cache_alloc(tid)?;
+                    self.filemap_add_page(m, index, p, false);
+                    p
+                }
+            };
+            if self.mm.pages.locked(p) {
+                let t = self.block.read_completion(m, index).unwrap_or(self.now + 1).max(self.now + 1);
+                return Err(Step::SleepUntil { t, io: true }.into());
+            }
+            self.charge_sys(tid, self.machine.cpu_model.page_cache_ns + (chunk as f64 / copy_bw * 1e9) as Ns);
+            self.write_mark_accessed(p);
+            self.set_page_dirty(tid, p);
+            at += chunk;
+        }
+        let t = self.vfs.sbs[sb].tree.as_mut().unwrap();
+        if end > t.file_size(f) {
+            t.sizes.insert(f, end);
+            // i_size changed: ext3_mark_inode_dirty (the inode-table block).
+            let pos = t.itable_pos(t.ino_of(Node::File(f)));
+            let dev = self.vfs.sbs[sb].dev.unwrap();
+            let _ = self.vfs_dirty_meta(tid, dev, pos);
+        }
+        Ok(len)
+    }
+
+    /// COMMIT (nfsd_commit -> vfs_fsync_range): write the file's dirty pages and wait for
+    /// them. Ok(None) when nothing is left to write, Ok(Some(t)) to wait until t and call
+    /// again.
+    pub fn vfs_commit(&mut self, tid: TaskId, fh: Fh) -> VfsOp<Option<Ns>> {
+        let (sb, d, _f) = self.vfs_fh_file(tid, fh)?;
+        let i = self.vfs.sbs[sb].dcache.inode(d).unwrap();
+        let m = self.vfs.sbs[sb].icache.mapping(i);
+        self.charge_sys(tid, self.vfs.cost.syscall);
+        self.vfs_dput(sb, d);
+        let Some(m) = m else { return Ok(None) };
+        while self.mm.mappings[m as usize].nr_dirty > 0 {
+            if self.writeback_mapping(m, u64::MAX, Some(tid)) == 0 {
+                break;
+            }
+        }
+        Ok(self.block.writeback_completion(m).filter(|&t| t > self.now))
+    }
+
+    /// SETATTR (nfsd_setattr -> notify_change): a size changes the file (truncate: its
+    /// pages past the end dropped), other attributes only the inode; either way the inode
+    /// is dirtied (its inode-table block). Returns the new attributes.
+    pub fn vfs_setattr(&mut self, tid: TaskId, fh: Fh, size: Option<u64>) -> VfsOp<Stat> {
+        let (sb, d) = self.vfs_fh_dentry(tid, fh)?;
+        let node = self.dentry_node(sb, d);
+        let dev = self.vfs.sbs[sb].dev.unwrap();
+        let t = self.vfs.sbs[sb].tree.as_ref().unwrap();
+        let ino = node.map(|n| t.ino_of(n)).unwrap_or(0);
+        let pos = t.itable_pos(ino.max(1));
+        let cap = t.max_generated_size().div_ceil(4096) * 4096;
+        if let Err(step) = self.vfs_dirty_meta(tid, dev, pos) {
+            self.vfs_dput(sb, d);
+            return Err(step.into());
+        }
+        if let (Some(sz), Some(Node::File(f))) = (size, node) {
+            if sz > cap {
+                self.vfs_dput(sb, d);
+                return Err(Errno::EFBIG.into());
+            }
+            let i = self.vfs.sbs[sb].dcache.inode(d).unwrap();
+            if let Some(m) = self.vfs.sbs[sb].icache.mapping(i) {
+                self.truncate_mapping(m, sz.div_ceil(PAGE_SIZE));
+            }
+            self.vfs.sbs[sb].tree.as_mut().unwrap().sizes.insert(f, sz);
+        }
+        Ok(self.vfs_getattr_put(tid, sb, d, self.vfs.cost.syscall))
+    }
+
+    /// READLINK (nfsd_readlink -> generic_readlink): the target of a fast symlink, copied
+    /// from the inode; EINVAL for anything else, as readlink(2) says.
+    pub fn vfs_readlink(&mut self, tid: TaskId, fh: Fh) -> VfsOp<String> {
+        let (sb, d) = self.vfs_fh_dentry(tid, fh)?;
+        let node = self.dentry_node(sb, d);
+        self.vfs_dput(sb, d);
+        let t = self.vfs.sbs[sb].tree.as_ref().unwrap();
+        match node {
+            Some(Node::File(f)) if t.is_symlink(f) => {
+                let target = symlink_target(t, f);
+                self.charge_sys(tid, self.vfs.cost.getattr);
+                Ok(target)
+            }
+            _ => Err(Errno::EINVAL.into()),
+        }
+    }
+
+    /// FSSTAT (nfsd_statfs -> vfs_statfs): the super block's counters, no I/O.
+    pub fn vfs_statfs(&mut self, tid: TaskId, fh: Fh) -> VfsOp<(u64, u64)> {
+        let (sb, d) = self.vfs_fh_dentry(tid, fh)?;
+        self.vfs_dput(sb, d);
+        let mi = self.vfs.sbs[sb].mount as usize;
+        self.charge_sys(tid, self.vfs.cost.getattr);
+        let m = &self.fs.mounts[mi];
+        Ok((m.used, m.inodes_used))
+    }
+
+    /// CREATE of `name` in a leaf directory (nfsd_create_v3 -> vfs_create -> ext3_create):
+    /// the name must be one of the directory's generated names whose file was removed (a
+    /// generated directory's entries are its generated names); the file comes back empty.
+    /// Creating an existing name is EEXIST (the NFSv3 GUARDED mode), another name
+    /// EOPNOTSUPP. The directory block and the new inode's inode-table block are dirtied,
+    /// and the new dentry and inode come from the slab.
+    pub fn vfs_create(&mut self, tid: TaskId, dir: Fh, name: &str) -> VfsOp<Fh> {
+        let (sb, d) = self.vfs_fh_dentry(tid, dir)?;
+        let Some(Node::Dir { depth, idx }) = self.dentry_node(sb, d) else {
+            self.vfs_dput(sb, d);
+            return Err(Errno::ENOTDIR.into());
+        };
+        let t = self.vfs.sbs[sb].tree.as_ref().unwrap();
+        let leaf = depth == t.leaf_depth();
+        let file = t.parse_name(depth, name).filter(|_| leaf).and_then(|o| {
+            let (first, n) = t.children(depth, idx);
+            (o < n).then_some(first + o)
+        });
+        let Some(f) = file else {
+            self.vfs_dput(sb, d);
+            return Err(Errno::EOPNOTSUPP.into());
+        };
+        if !t.removed.contains(&f) {
+            self.vfs_dput(sb, d);
+            return Err(Errno::EEXIST.into());
+        }
+        // The directory entry's block and the new inode's block (ext3_add_entry,
+        // ext3_new_inode).
+        let dev = self.vfs.sbs[sb].dev.unwrap();
+        let [dblk, _] = t.lookup_blocks(depth, idx, f % t.spec.files_per_dir);
+        let iblk = t.itable_pos(t.ino_of(Node::File(f)));
+        for pos in dblk.into_iter().chain(Some(iblk)) {
+            if let Err(step) = self.vfs_dirty_meta(tid, dev, pos) {
+                self.vfs_dput(sb, d);
+                return Err(step.into());
+            }
+        }
+        // The negative dentry, if one is cached, is unhashed first: the lookup below makes
+        // a positive one (d_instantiate of the new inode).
+        let s = &mut self.vfs.sbs[sb];
+        let t = s.tree.as_mut().unwrap();
+        t.removed.remove(&f);
+        t.sizes.insert(f, 0);
+        let key = (f % t.spec.files_per_dir) as NameKey;
+        if let Some(neg) = s.dcache.d_lookup(d, key) {
+            if s.dcache.inode(neg).is_none() {
+                s.dcache.dget(neg);
+                s.dcache.d_drop(neg);
+                self.vfs_dput(sb, neg);
+            }
+        }
+        self.fs.mounts[self.vfs.sbs[sb].mount as usize].inodes_used += 1;
+        let c = self.vfs_lookup_one(tid, sb, d, name);
+        self.vfs_dput(sb, d);
+        let c = c?;
+        let s = &self.vfs.sbs[sb];
+        let fh = s.dcache.inode(c).map(|i| Fh { sb: sb as u32, ino: s.icache.ino(i) as u64 });
+        self.charge_sys(tid, self.vfs.cost.syscall);
+        self.vfs_dput(sb, c);
+        fh.ok_or(Errno::ENOENT.into())
     }
 
     // ---- Shrinkers -------------------------------------------------------------------------

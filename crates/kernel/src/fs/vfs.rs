@@ -92,6 +92,14 @@ pub struct GenTree {
     /// Files unlinked and created since boot (a small overlay; the generated part is never
     /// stored).
     pub removed: std::collections::BTreeSet<u64>,
+    /// Sizes changed since boot by writes, truncation or creation (overlay).
+    pub sizes: std::collections::BTreeMap<u64, u64>,
+    /// A file-size distribution (size, percent) drawn per file from the seed instead of
+    /// one size for every file (the file sets `sfs` creates).
+    pub size_mix: Option<Vec<(u64, u32)>>,
+    /// The last `symlinks_per_dir` entries of each leaf directory are symbolic links
+    /// (fast symlinks: the target is in the inode), 0 for none.
+    pub symlinks_per_dir: u64,
 }
 
 /// A node of a generated tree.
@@ -130,6 +138,9 @@ impl GenTree {
             dir_base: dev_bytes / 2,
             dev_bytes,
             removed: Default::default(),
+            sizes: Default::default(),
+            size_mix: None,
+            symlinks_per_dir: 0,
         }
     }
 
@@ -237,9 +248,44 @@ impl GenTree {
         self.itable_base + (off % region.max(self.block_size)) / self.block_size * self.block_size
     }
 
-    /// A file's size: the declared size (the seed is kept for size distributions).
-    pub fn file_size(&self, _file: u64) -> u64 {
-        self.spec.file_size
+    /// A file's size: what a write, truncation or creation left, else the generated size:
+    /// the declared size, or one drawn from the tree's size distribution by the file's
+    /// number and the seed.
+    pub fn file_size(&self, file: u64) -> u64 {
+        if let Some(&s) = self.sizes.get(&file) {
+            return s;
+        }
+        self.generated_size(file)
+    }
+
+    /// The size a file was generated with.
+    pub fn generated_size(&self, file: u64) -> u64 {
+        match &self.size_mix {
+            None => self.spec.file_size,
+            Some(mix) => {
+                let mut h = (file ^ self.spec.seed.rotate_left(32)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                h ^= h >> 29;
+                let mut x = (h % 100) as u32;
+                for &(size, pct) in mix {
+                    if x < pct {
+                        return size;
+                    }
+                    x -= pct;
+                }
+                mix.last().map_or(self.spec.file_size, |m| m.0)
+            }
+        }
+    }
+
+    /// The largest size a file of this tree is generated with (its data slot on disk).
+    pub fn max_generated_size(&self) -> u64 {
+        self.size_mix.as_ref().map_or(self.spec.file_size, |m| m.iter().map(|x| x.0).max().unwrap_or(4096))
+    }
+
+    /// Whether a file is a symbolic link (the last entries of a leaf directory).
+    pub fn is_symlink(&self, file: u64) -> bool {
+        let per = self.spec.files_per_dir;
+        self.symlinks_per_dir > 0 && file % per >= per - self.symlinks_per_dir.min(per)
     }
 }
 

@@ -14,6 +14,7 @@ mod monitor;
 mod net;
 pub mod ionice;
 mod procfiles;
+mod sfs;
 mod stress;
 mod swapdemo;
 mod sysctl;
@@ -31,7 +32,7 @@ pub const SUPPORTED: &[&str] = &[
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec",
-    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "rpc.nfsd", "sfs", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -81,6 +82,8 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "uptime" => memtools::Uptime::parse(args).map(|d| Box::new(d) as Cmd),
         "nproc" => memtools::Nproc::parse(args).map(|d| Box::new(d) as Cmd),
         "reclaimstat" => memtools::Reclaimstat::parse(args).map(|d| Box::new(d) as Cmd),
+        "rpc.nfsd" => sfs::RpcNfsd::parse(args).map(|d| Box::new(d) as Cmd),
+        "sfs" => sfs::Sfs::parse(args).map(|d| Box::new(d) as Cmd),
         "fallocate" => memtools::SetSize::parse("fallocate", args, cwd).map(|d| Box::new(d) as Cmd),
         "truncate" => memtools::SetSize::parse("truncate", args, cwd).map(|d| Box::new(d) as Cmd),
         "chmod" => memtools::Chmod::parse(args, cwd).map(|d| Box::new(d) as Cmd),

@@ -240,3 +240,85 @@ fn host_memory_follows_what_is_cached() {
     // Proportional to the cached part: a few tens of bytes per object, not per file.
     assert!((host as u64) < 64 * cached, "{host} bytes for {cached} objects");
 }
+
+/// The handle of file `f` and of its directory in the tree of super block 0.
+fn fh_of(k: &Kernel, f: u64) -> (Fh, Fh) {
+    let t = k.vfs.sbs[0].tree.as_ref().unwrap();
+    let dir = Node::Dir { depth: t.leaf_depth(), idx: f / t.spec.files_per_dir };
+    (Fh { sb: 0, ino: t.ino_of(Node::File(f)) }, Fh { sb: 0, ino: t.ino_of(dir) })
+}
+
+#[test]
+fn write_dirties_page_cache_and_commit_writes_it_back() {
+    let mut k = boot_with(300, 30, KernelProfile::Linux2639);
+    let (fh, _) = fh_of(&k, 7);
+    let dirty0 = k.mm.stat.dirty;
+    // Cut to 100 bytes, then generic_perform_write: 2 pages dirtied (4 KiB at 2 KiB spans
+    // pages 0 and 1), and the file grows to the write's end.
+    run(&mut k, move |k, me| k.vfs_setattr(me, fh, Some(100))).unwrap();
+    let n = run(&mut k, move |k, me| k.vfs_write(me, fh, 2048, 4096)).unwrap();
+    assert_eq!(n, 4096);
+    assert!(k.mm.stat.dirty >= dirty0 + 2, "dirty {} -> {}", dirty0, k.mm.stat.dirty);
+    let st = run(&mut k, move |k, me| k.vfs_getattr(me, fh)).unwrap();
+    assert_eq!(st.size, 6144);
+    // A write past the file's slot on the disk (its generated 8 KiB) is refused.
+    assert_eq!(run(&mut k, move |k, me| k.vfs_write(me, fh, 8192, 4096)), Err(Errno::EFBIG));
+    // COMMIT writes the file's pages and waits for them: none of its pages stay dirty.
+    let m = run(&mut k, move |k, me| k.vfs_open(me, fh)).unwrap();
+    assert!(k.mm.mappings[m as usize].nr_dirty >= 2);
+    let r = run(&mut k, move |k, me| match k.vfs_commit(me, fh) {
+        Ok(Some(t)) => Err(VfsErr::Wait(Step::SleepUntil { t, io: true })),
+        other => other,
+    });
+    assert_eq!(r, Ok(None));
+    assert_eq!(k.mm.mappings[m as usize].nr_dirty, 0);
+}
+
+#[test]
+fn remove_then_create_brings_the_name_back_empty_and_other_names_are_refused() {
+    let mut k = boot_with(300, 30, KernelProfile::Linux2639);
+    let (fh, dir) = fh_of(&k, 35);
+    let used0 = k.fs.mounts[k.vfs.sbs[0].mount as usize].inodes_used;
+    run(&mut k, move |k, me| k.vfs_unlink(me, dir, "f5")).unwrap();
+    assert_eq!(run(&mut k, move |k, me| k.vfs_getattr(me, fh)), Err(Errno::ENOENT));
+    // The cached negative dentry answers the lookup.
+    assert_eq!(run(&mut k, move |k, me| k.vfs_lookup(me, dir, "f5")), Err(Errno::ENOENT));
+    let new = run(&mut k, move |k, me| k.vfs_create(me, dir, "f5")).unwrap();
+    assert_eq!(new, fh);
+    let st = run(&mut k, move |k, me| k.vfs_getattr(me, fh)).unwrap();
+    assert_eq!(st.size, 0);
+    assert_eq!(k.fs.mounts[k.vfs.sbs[0].mount as usize].inodes_used, used0);
+    assert_eq!(run(&mut k, move |k, me| k.vfs_create(me, dir, "f5")), Err(Errno::EEXIST));
+    assert_eq!(run(&mut k, move |k, me| k.vfs_create(me, dir, "notes.txt")), Err(Errno::EOPNOTSUPP));
+    // The directory block and the inode-table block are dirty metadata (Buffers).
+    assert!(k.mm.stat.dirty > 0);
+}
+
+#[test]
+fn setattr_truncates_and_readlink_reads_fast_symlinks_only() {
+    let mut k = boot_with(300, 30, KernelProfile::Linux2639);
+    k.vfs.sbs[0].tree.as_mut().unwrap().symlinks_per_dir = 1;
+    let (fh, _) = fh_of(&k, 40);
+    let st = run(&mut k, move |k, me| k.vfs_setattr(me, fh, Some(100))).unwrap();
+    assert_eq!(st.size, 100);
+    assert_eq!(run(&mut k, move |k, me| k.vfs_readlink(me, fh)), Err(Errno::EINVAL));
+    // The last entry of each directory is a symlink to the entry before it.
+    let (link, _) = fh_of(&k, 59);
+    assert_eq!(run(&mut k, move |k, me| k.vfs_readlink(me, link)), Ok("f28".to_string()));
+    let st = run(&mut k, move |k, me| k.vfs_getattr(me, link)).unwrap();
+    assert_eq!((st.mode, st.size), (0o120777, 3));
+}
+
+#[test]
+fn readdirplus_caches_every_entry_of_the_directory() {
+    let mut k = boot_with(300, 30, KernelProfile::Linux2639);
+    let (_, dir) = fh_of(&k, 60);
+    let before = vfs_slab(&k);
+    let (entries, next) = run(&mut k, move |k, me| k.vfs_readdirplus(me, dir, 0, 30)).unwrap();
+    assert_eq!((entries.len(), next), (30, None));
+    // 30 dentries and 30 inodes (plus the directory's ancestry).
+    assert!(vfs_slab(&k) >= before + 60, "{} -> {}", before, vfs_slab(&k));
+    let misses = k.vfs.stats.lookup_misses;
+    run(&mut k, move |k, me| k.vfs_readdirplus(me, dir, 0, 30)).unwrap();
+    assert_eq!(k.vfs.stats.lookup_misses, misses, "the second pass hits");
+}

@@ -1,0 +1,116 @@
+//! Seed 004 at reduced scale: the NFS server under the SPEC SFS 3.0 load and the
+//! attribute storm, classic against split reclaim. Shapes only (docs/seed-004.md): the
+//! latencies come from the reclaim paths' lock holds and per-object costs, never from a
+//! constant; the scale is reduced (less memory, fewer files) so that CI runs it.
+
+mod common;
+use common::run_on;
+
+/// One row of `reclaimstat --ns`: (count, mean, max) in ns.
+fn reclaim_row(t: &str, path: &str) -> (u64, f64, f64) {
+    let line = t.lines().rev().find(|l| l.split_whitespace().next() == Some(path)).unwrap_or_else(|| panic!("no {path} row in:\n{t}"));
+    let f: Vec<&str> = line.split_whitespace().collect();
+    let n = |s: &str| s.parse::<f64>().unwrap_or(0.0);
+    (f[1].parse().unwrap(), n(f[2]), n(f[5]))
+}
+
+fn meminfo_kb(t: &str, field: &str) -> u64 {
+    let l = t.lines().rev().find(|l| l.starts_with(&format!("{field}:"))).unwrap_or_else(|| panic!("no {field} in:\n{t}"));
+    l.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+const SMALL: [&str; 3] = ["ram=384M", "boot_anon=20M", "boot_file=20M"];
+
+#[test]
+fn sfs_runs_the_sfs97_mix_at_the_requested_rate_and_reports_each_operation() {
+    let t = run_on(
+        "rpc.nfsd 32\nsfs --ops 2000 --procs 20 --clients 2 --runtime 4 --warmup 1\n",
+        "seed-004",
+        &SMALL,
+    )
+    .transcript;
+    let tput: f64 = t.lines().find(|l| l.starts_with("NFS V3 THROUGHPUT:")).and_then(|l| l.split_whitespace().nth(3)).unwrap().parse().unwrap();
+    assert!((tput - 2000.0).abs() < 100.0, "throughput {tput}:\n{t}");
+    // Each operation's actual share is near its SFS 3.0 share (drawn from the mix).
+    for (op, pct) in [("lookup", 27.0), ("read", 18.0), ("getattr", 11.0), ("write", 9.0), ("readdirplus", 9.0), ("commit", 5.0)] {
+        let l = t.lines().find(|l| l.split_whitespace().next() == Some(op)).unwrap();
+        let actual: f64 = l.split_whitespace().nth(2).unwrap().trim_end_matches('%').parse().unwrap();
+        assert!((actual - pct * 100.0 / 99.0).abs() < 2.5, "{op}: {actual}% for {pct}%");
+        let mean: f64 = l.split_whitespace().nth(5).unwrap().parse().unwrap();
+        // At least the 60 µs round trip, and well under a second on an idle server.
+        assert!(mean >= 0.06 && mean < 100.0, "{op}: {mean} ms");
+    }
+    // Nothing in the mix fails (CREATE finds removed names, REMOVE existing files).
+    for l in t.lines().filter(|l| l.contains('%') && !l.contains("Pcnt")) {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() == 9 {
+            assert_eq!(f[4], "0", "errors in {l}");
+        }
+    }
+}
+
+#[test]
+fn sfs_needs_server_threads_and_refuses_bad_options() {
+    let r = run_on("sfs --ops 100 --procs 1 --runtime 1 --warmup 0\n", "seed-004", &SMALL);
+    assert!(r.transcript.contains("no nfsd threads are running (start them with rpc.nfsd N)"), "{}", r.transcript);
+    let e = memtwin_scenario::run(&memtwin_scenario::RunOptions {
+        script_path: Some("t.sh".into()),
+        script_text: Some("rpc.nfsd 4\nsfs --mix mkdir=5\n".into()),
+        machine: "seed-004".into(),
+        ..Default::default()
+    })
+    .err()
+    .expect("refused");
+    assert!(e.to_string().contains("unsupported mix operation 'mkdir'"), "{e}");
+}
+
+/// Table 1's shape on the split side: under the standard mix slab stays below S_start, so
+/// split reclaim runs no slab reclaim at all, while memory is under pressure (kswapd runs).
+#[test]
+fn standard_mix_under_split_reclaim_runs_no_slab_reclaim_below_s_start() {
+    let t = run_on(
+        "sysctl -w vm.split_reclaim=1\nrpc.nfsd 64\nreclaimstat -z\nsfs --ops 6000 --procs 60 --clients 1 --runtime 20 --warmup 0\nreclaimstat --ns\ngrep -E '^(MemTotal|MemFree|Slab)' /proc/meminfo\n",
+        "seed-004",
+        &SMALL,
+    )
+    .transcript;
+    let (kswapd, ..) = reclaim_row(&t, "kswapd");
+    let (slab_n, ..) = reclaim_row(&t, "split_slab");
+    assert!(kswapd > 0, "memory was never short:\n{t}");
+    assert!(meminfo_kb(&t, "Slab") < meminfo_kb(&t, "MemTotal") / 2, "slab reached S_start:\n{t}");
+    assert_eq!(slab_n, 0, "slab reclaim below S_start:\n{t}");
+}
+
+/// Table 2's shape: the attribute storm over more files than memory holds. Classic direct
+/// reclaim frees slab and page cache together, many reclaimers at once on the global LRU
+/// locks: few, long reclaims. Split reclaim frees slab in small batches in the tasks that
+/// allocate it: many more, far shorter reclaims (the worst well below classic's worst),
+/// and the storm takes longer.
+#[test]
+fn storm_split_runs_many_more_far_shorter_reclaims_and_takes_longer() {
+    let run = |split: bool| {
+        let pre = if split { "sysctl -w vm.split_reclaim=1\n" } else { "" };
+        run_on(&format!("{pre}rpc.nfsd 256\nreclaimstat -z\nsfs --storm --files 400000 --procs 300 --clients 2\nreclaimstat --ns\n"), "seed-004", &SMALL)
+            .transcript
+    };
+    let (c, s) = (run(false), run(true));
+    let total = |t: &str| -> f64 {
+        let l = t.lines().find(|l| l.starts_with("FILES STATTED:")).unwrap();
+        assert!(l.contains("FILES STATTED: 400000 "), "{l}");
+        l.split_whitespace().nth(8).unwrap().parse().unwrap()
+    };
+    let (cd_n, cd_mean, cd_max) = reclaim_row(&c, "direct");
+    let (sp_n, sp_mean, _) = reclaim_row(&s, "split_page");
+    let (ss_n, ss_mean, ss_max) = reclaim_row(&s, "split_slab");
+    let (sd_n, ..) = reclaim_row(&s, "direct");
+    eprintln!("classic: direct {cd_n} mean {cd_mean:.0} max {cd_max:.0}, storm {} s", total(&c));
+    eprintln!("split: page {sp_n} mean {sp_mean:.0}, slab {ss_n} mean {ss_mean:.0} max {ss_max:.0}, storm {} s", total(&s));
+    assert!(cd_n > 0, "classic never entered direct reclaim:\n{c}");
+    assert_eq!(sd_n, 0, "split reclaim has no classic direct reclaim");
+    let split_n = sp_n + ss_n;
+    assert!(split_n > 3 * cd_n, "split {split_n} reclaims, classic {cd_n}");
+    let split_mean = (sp_n as f64 * sp_mean + ss_n as f64 * ss_mean) / split_n as f64;
+    assert!(split_mean * 10.0 < cd_mean, "mean split {split_mean:.0} ns, classic {cd_mean:.0} ns");
+    assert!(ss_max * 5.0 < cd_max, "worst slab reclaim {ss_max:.0} ns, classic worst {cd_max:.0} ns");
+    assert!(total(&s) > total(&c), "storm split {} s, classic {} s", total(&s), total(&c));
+}
