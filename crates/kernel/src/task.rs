@@ -13,6 +13,9 @@ pub enum Step {
     SleepUntil { t: Ns, io: bool },
     /// Sleep until the kernel wakes the task (a wait queue).
     Block { io: bool },
+    /// Wait in the kernel for an I/O event (a page's read, writeback, a timeout): the task
+    /// sleeps in a wait path until it happens (wait.rs), then its program runs again.
+    Wait(crate::wait::Wait),
     /// Let other runnable tasks have the CPU.
     Yield,
     Exit(i32),

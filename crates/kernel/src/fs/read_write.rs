@@ -3,6 +3,7 @@
 //! bytes done so far and the step to take; the caller calls again for the rest.
 
 use super::{normalize, parent_of, DirectWrite, Inode, OpenFile, RaState, Target};
+
 use crate::block::{Dir, ReqKind};
 use crate::delayacct::SysWork;
 use crate::mm::{MappingKind, Slot, PAGE_SIZE};
@@ -436,9 +437,9 @@ impl Kernel {
                     at += chunk;
                 }
                 Slot::Page(p) => {
-                    let t = self.block.read_completion(m, index).unwrap_or(self.now + 1);
-                    self.wait_on_page_reason(tid, m, index, p);
-                    wait = Some(Step::SleepUntil { t, io: true });
+                    // filemap_update_page -> folio_wait_locked: asleep until the read of
+                    // the page completes.
+                    wait = Some(self.folio_wait_locked(tid, m, index, p));
                     break;
                 }
                 _ => {
@@ -569,9 +570,8 @@ impl Kernel {
                 },
             };
             if self.mm.pages.locked(p) {
-                // A read of this page is in flight; wait for it.
-                let t = self.block.read_completion(m, index).unwrap_or(self.now + 1);
-                wait = Some(Step::SleepUntil { t, io: true });
+                // A read of this page is in flight: write_begin's folio_lock waits for it.
+                wait = Some(self.folio_wait_locked(tid, m, index, p));
                 break;
             }
             self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
@@ -586,8 +586,9 @@ impl Kernel {
         // never throttled by balance_dirty_pages_ratelimited.
         if wait.is_none() && done > 0 && !self.mm.mappings[m as usize].swap_backed() {
             if let Some(pause) = self.balance_dirty_pages(tid) {
-                self.set_wait_reason(tid, crate::delayacct::WaitReason::DirtyThrottle);
-                wait = Some(Step::SleepUntil { t: self.now + pause, io: true });
+                // balance_dirty_pages: io_schedule_timeout(pause) in TASK_KILLABLE.
+                let on = crate::wait::WaitOn::Timeout { until: self.now + pause };
+                wait = Some(Step::Wait(crate::wait::Wait { on, reason: crate::delayacct::WaitReason::DirtyThrottle, io: true }));
             }
         }
         Ok(IoProgress { bytes: done, wait, eof: false })
@@ -624,8 +625,11 @@ impl Kernel {
     }
 
     /// fsync(2): write the file's dirty pages from the caller and wait for them; the
-    /// journal commits (ext4_sync_file -> jbd2_complete_transaction).
-    pub fn sys_fsync(&mut self, tid: TaskId, fd: usize) -> Result<Option<Ns>, Errno> {
+    /// journal commits (ext4_sync_file -> jbd2_complete_transaction). The wait
+    /// (file_write_and_wait_range -> filemap_fdatawait_range) is for this file's writeback
+    /// in flight when the call made its last submission: other files' writeback, and
+    /// writeback of this file started later, are not waited for. None: nothing to wait for.
+    pub fn sys_fsync(&mut self, tid: TaskId, fd: usize) -> Result<Option<Step>, Errno> {
         let f = self.file_mut(tid, fd)?;
         let m = match f.target {
             Target::Inode(ino) => {
@@ -642,7 +646,11 @@ impl Kernel {
                 break;
             }
         }
-        Ok(self.block.writeback_completion(m))
+        let upto = self.block.submitted;
+        if !self.block.writeback_in_flight(Some(m), upto) {
+            return Ok(None);
+        }
+        Ok(Some(Step::Wait(crate::wait::Wait::fdatawait(Some(m), upto))))
     }
 
     /// Count a major page-cache miss read for the task (/proc/PID/io read_bytes).

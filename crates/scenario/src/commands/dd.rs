@@ -281,10 +281,8 @@ impl Program for Dd {
                 // O_DSYNC: the write just completed waits for its data to reach the device.
                 self.sync_due = false;
                 if let Some(out) = self.out_fd {
-                    if let Ok(Some(t)) = k.sys_fsync(me, out) {
-                        if t > k.now {
-                            return Step::SleepUntil { t, io: true };
-                        }
+                    if let Ok(Some(w)) = k.sys_fsync(me, out) {
+                        return w;
                     }
                 }
             }
@@ -418,8 +416,8 @@ impl Program for Dd {
                 Phase::Fsync => {
                     self.phase = Phase::Finish;
                     if let Some(out) = self.out_fd {
-                        if let Ok(Some(t)) = k.sys_fsync(me, out) {
-                            return Step::SleepUntil { t, io: true };
+                        if let Ok(Some(w)) = k.sys_fsync(me, out) {
+                            return w;
                         }
                     }
                 }

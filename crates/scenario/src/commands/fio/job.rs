@@ -478,7 +478,7 @@ impl FioJob {
         let start = k.now;
         self.phase = Phase::Fsync { start };
         match k.sys_fsync(me, self.fd) {
-            Ok(Some(t)) => Step::SleepUntil { t, io: true },
+            Ok(Some(w)) => w,
             Ok(None) => Step::Cpu { user: 0, sys: 0 },
             Err(e) => {
                 let m = format!("fio: fsync of {} failed: {}\n", self.path, e.strerror());
@@ -524,6 +524,8 @@ impl FioJob {
             };
             let done_at = match r.wait {
                 Some(Step::SleepUntil { t, .. }) => t,
+                // A buffered read waiting for its page: reaped when the read completes.
+                Some(Step::Wait(w)) => k.wait_due(&w).unwrap_or(now + spent),
                 _ => now + spent,
             };
             self.inflight.push(Inflight { dir, start: now, issued: now + spent, done_at, bytes: r.bytes });
