@@ -462,6 +462,10 @@ impl Kernel {
             debug_assert_eq!(tid as usize, self.tasks.len());
             self.tasks.push(t);
         }
+        if let Some(p) = parent {
+            // fork: the child's descriptors are copies of its parent's (copy_files).
+            self.dup_fd(p, tid);
+        }
         tid
     }
 
@@ -611,11 +615,7 @@ impl Kernel {
         self.reclaim_path_abort(tid);
         self.waits.clear(tid);
         self.pipe_release_ends(tid);
-        for fd in 0..self.tasks[tid as usize].files.len() {
-            if self.tasks[tid as usize].files[fd].is_some() {
-                let _ = self.sys_close(tid, fd);
-            }
-        }
+        self.exit_files(tid);
         self.release_task_memory(tid);
         if !self.tasks[tid as usize].kthread {
             let st = &self.sched.tasks[tid as usize];
@@ -626,7 +626,6 @@ impl Kernel {
         t.exit_code = Some(code);
         t.end = self.now;
         t.program = None;
-        t.files.clear();
         self.sched.exit(tid, self.now);
         self.delayacct_flush();
         let mut i = 0;

@@ -3,7 +3,6 @@
 //! bytes done so far and the step to take; the caller calls again for the rest.
 
 use super::{normalize, parent_of, DirectWrite, Inode, OpenFile, RaState, Target};
-
 use crate::block::{Dir, ReqKind};
 use crate::delayacct::SysWork;
 use crate::mm::{MappingKind, Slot, PAGE_SIZE};
@@ -90,10 +89,6 @@ fn ns_for(bytes: u64, bw: f64) -> Ns {
 const MAX_PAGES_PER_CALL: u64 = 256;
 
 impl Kernel {
-    fn file_mut(&mut self, tid: TaskId, fd: usize) -> Result<&mut OpenFile, Errno> {
-        self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.as_mut()).ok_or(Errno::EBADF)
-    }
-
     /// open(2). `path` is absolute. Returns the descriptor and, when truncating a file under
     /// writeback, the time until which the caller waits (truncate waits for writeback).
     pub fn sys_open(&mut self, tid: TaskId, path: &str, flags: OpenFlags) -> Result<(usize, Option<Ns>), Errno> {
@@ -135,19 +130,8 @@ impl Kernel {
             }
         }
         self.charge_sys(tid, self.machine.cpu_model.syscall_ns * 4);
-        let files = &mut self.tasks[tid as usize].files;
-        while files.len() < 3 {
-            files.push(None);
-        }
-        let fd = match files.iter().skip(3).position(|f| f.is_none()) {
-            Some(i) => i + 3,
-            None => {
-                files.push(None);
-                files.len() - 1
-            }
-        };
-        files[fd] = Some(of);
-        Ok((fd, wait))
+        // get_unused_fd_flags + fd_install: the lowest free descriptor, a new description.
+        Ok((self.fd_install_new(tid, of), wait))
     }
 
     /// O_CREAT of a new file: its directory must exist; tmpfs charges an inode
@@ -195,17 +179,14 @@ impl Kernel {
         ino
     }
 
-    /// close(2): the last close of an unlinked file frees it.
-    pub fn sys_close(&mut self, tid: TaskId, fd: usize) -> Result<(), Errno> {
-        let f = self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.take()).ok_or(Errno::EBADF)?;
-        if let Target::Inode(ino) = f.target {
-            let i = &mut self.fs.inodes[ino as usize];
-            i.opens -= 1;
-            if !i.linked && i.opens == 0 {
-                self.evict_inode(ino);
-            }
+    /// __fput of a description of inode `ino`: the last release of an unlinked file
+    /// frees it.
+    pub(super) fn file_release_inode(&mut self, ino: u32) {
+        let i = &mut self.fs.inodes[ino as usize];
+        i.opens -= 1;
+        if !i.linked && i.opens == 0 {
+            self.evict_inode(ino);
         }
-        Ok(())
     }
 
     /// unlink(2). Returns when the caller may go on (eviction waits for writeback).
@@ -334,7 +315,7 @@ impl Kernel {
     pub fn sys_read(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let r = self.do_sys_read(tid, fd, len);
         if r.is_ok() {
-            if let Some(Target::Inode(ino)) = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).map(|f| f.target) {
+            if let Some(Target::Inode(ino)) = self.file(tid, fd).map(|f| f.target) {
                 self.touch_atime(ino);
             }
         }
@@ -469,7 +450,7 @@ impl Kernel {
     pub fn sys_write(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let r = self.do_sys_write(tid, fd, len);
         if r.as_ref().is_ok_and(|p| p.bytes > 0) {
-            if let Some(Target::Inode(ino)) = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).map(|f| f.target) {
+            if let Some(Target::Inode(ino)) = self.file(tid, fd).map(|f| f.target) {
                 self.file_update_time(ino);
             }
         }

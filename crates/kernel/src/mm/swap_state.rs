@@ -236,7 +236,7 @@ impl Kernel {
 
     /// The page-cache mapping behind an open file descriptor.
     pub fn file_mapping(&self, tid: TaskId, fd: usize) -> Option<u32> {
-        let f = self.tasks[tid as usize].files.get(fd)?.as_ref()?;
+        let f = self.file(tid, fd)?;
         match f.target {
             crate::fs::Target::Inode(ino) => Some(self.fs.inodes[ino as usize].mapping),
             crate::fs::Target::BlockDev(d) => Some(self.block.devs[d as usize].mapping),

@@ -393,7 +393,7 @@ impl Bonnie {
     fn seek_to(&self, k: &mut Kernel, me: TaskId, chunk: u64) {
         let per = self.chunks_per_file();
         let file = (chunk / per) as usize;
-        if let Some(Some(f)) = self.fds.get(file).and_then(|&fd| k.tasks[me as usize].files.get_mut(fd)) {
+        if let Some(Ok(f)) = self.fds.get(file).map(|&fd| k.file_mut(me, fd)) {
             f.pos = (chunk % per) * self.chunk;
         }
     }
@@ -925,7 +925,7 @@ struct Seeker {
 impl Seeker {
     fn seek_to(&self, k: &mut Kernel, me: TaskId, chunk: u64) -> usize {
         let file = ((chunk / self.per_file) as usize).min(self.fds.len().saturating_sub(1));
-        if let Some(Some(f)) = k.tasks[me as usize].files.get_mut(self.fds[file]) {
+        if let Ok(f) = k.file_mut(me, self.fds[file]) {
             f.pos = (chunk % self.per_file) * self.chunk;
         }
         k.charge_sys(me, k.machine.cpu_model.syscall_ns);

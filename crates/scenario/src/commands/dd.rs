@@ -311,10 +311,10 @@ impl Program for Dd {
                     match k.sys_open(me, &of, wf) {
                         Ok((fd, wait)) => {
                             self.out_fd = Some(fd);
-                            if let Some(f) = k.tasks[me as usize].files[fd].as_mut() {
+                            if let Ok(f) = k.file_mut(me, fd) {
                                 f.pos = self.seek * self.obs;
                             }
-                            if let Some(f) = k.tasks[me as usize].files[self.in_fd].as_mut() {
+                            if let Ok(f) = k.file_mut(me, self.in_fd) {
                                 f.pos = self.skip * self.ibs;
                             }
                             self.phase = Phase::Read;

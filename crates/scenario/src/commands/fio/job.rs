@@ -348,7 +348,7 @@ impl FioJob {
     fn prep(&mut self, k: &mut Kernel, me: TaskId) -> Option<usize> {
         let block = self.next_block()?;
         let dir = self.next_dir();
-        if let Some(f) = k.tasks[me as usize].files.get_mut(self.fd).and_then(|f| f.as_mut()) {
+        if let Ok(f) = k.file_mut(me, self.fd) {
             f.pos = block * self.opts.bs;
         }
         self.bytes_issued += self.opts.bs;
@@ -363,7 +363,7 @@ impl FioJob {
                 self.path,
                 e.strerror(),
                 if dir == 0 { "read" } else { "write" },
-                k.tasks[me as usize].files.get(self.fd).and_then(|f| f.as_ref()).map(|f| f.pos).unwrap_or(0),
+                k.file(me, self.fd).map(|f| f.pos).unwrap_or(0),
                 len
             )
         })
