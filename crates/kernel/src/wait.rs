@@ -6,11 +6,12 @@
 //! reason). The step takes effect like any other (after the CPU work the call charged);
 //! then the task is on a wait path: asleep, on the wait queue of the event it waits for.
 //! The block layer's completion (`Kernel::io_done`, after end_io has unlocked pages and
-//! ended writeback) wakes every waiter whose condition now holds, in the order they began
-//! to wait — so a reader of a page under read I/O is woken exactly when that read
-//! completes, whatever order requests complete in. A woken task re-checks its condition
-//! (the loop in folio_wait_bit_common) and sleeps again if it does not hold; once it
-//! holds, the task's program runs again and retries its call.
+//! ended writeback) wakes the waiters it concerns, in the order they began to wait: a
+//! reader when its page is unlocked — exactly when that page's read completes, whatever
+//! order requests complete in — and a writeback waiter at each completion of the writeback
+//! it waits for (it waits page by page, as folio_wait_writeback does). A woken task
+//! re-checks its condition (the loop in folio_wait_bit_common) and sleeps again if it does
+//! not hold; once it holds, the task's program runs again and retries its call.
 //!
 //! A timed wait (balance_dirty_pages' io_schedule_timeout) is the same path with a timer
 //! instead of a wait queue.
