@@ -49,6 +49,9 @@ pub struct Request {
     pub live: bool,
     /// When the request entered the block layer (blk_account_io_start).
     pub start: Ns,
+    /// Submission order (1, 2, ...): a waiter for writeback "submitted so far" remembers
+    /// the last sequence number it covers (the request slot `id` is reused, this is not).
+    pub seq: u64,
 }
 
 /// A device's I/O accounting as the kernel keeps it (struct disk_stats, block/blk-core.c
@@ -108,6 +111,8 @@ pub struct Block {
     /// Live read requests (page-cache and swap-in): few, searched when a reader finds a
     /// page locked.
     pub reads: Vec<u32>,
+    /// Requests submitted so far (the last `Request::seq`).
+    pub submitted: u64,
 }
 
 /// Initial bandwidth estimate (INIT_BW in mm/page-writeback.c: 100 MB/s).
@@ -163,6 +168,19 @@ impl Block {
                 _ => None,
             })
             .max()
+    }
+    /// Is writeback of `mapping` (any mapping: None) submitted at or before sequence `upto`
+    /// still in flight? (what filemap_fdatawait_range finds under PG_writeback)
+    pub fn writeback_in_flight(&self, mapping: Option<u32>, upto: u64) -> bool {
+        self.reqs.iter().any(|r| {
+            r.live
+                && r.seq <= upto
+                && matches!(r.kind, ReqKind::Writeback { mapping: m, .. } if mapping.is_none_or(|x| x == m))
+        })
+    }
+    /// Is any request in flight?
+    pub fn any_in_flight(&self) -> bool {
+        self.devs.iter().any(|d| !d.inflight.is_empty())
     }
     /// The earliest completion of any in-flight request.
     pub fn next_completion(&self) -> Option<Ns> {
@@ -239,7 +257,8 @@ impl Block {
         }
         let at = d.inflight.partition_point(|&t| t <= done_at);
         d.inflight.insert(at, done_at);
-        let req = Request { dev, dir, bytes, kind, done_at, task, live: true, start: now };
+        self.submitted += 1;
+        let req = Request { dev, dir, bytes, kind, done_at, task, live: true, start: now, seq: self.submitted };
         let id = match self.free_reqs.pop() {
             Some(i) => {
                 self.reqs[i as usize] = req;

@@ -96,6 +96,8 @@ pub struct Kernel {
     /// The task whose program step or kernel path is running (`current`): frees done
     /// for it go to its CPU's page list, and lock waits are its.
     pub current: Option<TaskId>,
+    /// Tasks asleep in wait paths for I/O (wait.rs).
+    pub waits: crate::wait::WaitPaths,
 }
 
 /// Reclaim's tasks, paths in progress, locks, waiters and statistics.
@@ -370,6 +372,7 @@ impl Kernel {
             shrink: Default::default(),
             nfsd: Default::default(),
             current: None,
+            waits: Default::default(),
             machine,
         };
         let profile = k.profile;
@@ -520,6 +523,10 @@ impl Kernel {
             debug_assert_eq!(tid as usize, self.tasks.len());
             self.tasks.push(t);
         }
+        if let Some(p) = parent {
+            // fork: the child's descriptors are copies of its parent's (copy_files).
+            self.dup_fd(p, tid);
+        }
         tid
     }
 
@@ -538,6 +545,7 @@ impl Kernel {
         *t = empty;
         self.reclaim.writeback_waiters.retain(|&w| w != tid);
         self.reclaim.isolated_waiters.retain(|&w| w != tid);
+        self.waits.clear(tid);
         self.exit_waiters.retain(|&(w, x)| w != tid && x != tid);
         self.free_tids.push(tid);
     }
@@ -666,12 +674,9 @@ impl Kernel {
 
     fn do_exit_current(&mut self, tid: TaskId, code: i32) {
         self.reclaim_path_abort(tid);
+        self.waits.clear(tid);
         self.pipe_release_ends(tid);
-        for fd in 0..self.tasks[tid as usize].files.len() {
-            if self.tasks[tid as usize].files[fd].is_some() {
-                let _ = self.sys_close(tid, fd);
-            }
-        }
+        self.exit_files(tid);
         self.release_task_memory(tid);
         if !self.tasks[tid as usize].kthread {
             let st = &self.sched.tasks[tid as usize];
@@ -682,7 +687,6 @@ impl Kernel {
         t.exit_code = Some(code);
         t.end = self.now;
         t.program = None;
-        t.files.clear();
         self.sched.exit(tid, self.now);
         self.delayacct_flush();
         let mut i = 0;
@@ -766,6 +770,8 @@ impl Kernel {
             }
         }
         self.wake_writeback_waiters();
+        // Tasks in wait paths whose page, writeback or sync this completion ended.
+        self.wake_io_waiters(&r);
     }
 
     // ---- The event loop -------------------------------------------------------------------
@@ -827,6 +833,10 @@ impl Kernel {
     fn run_task(&mut self, tid: TaskId) {
         if self.tasks[tid as usize].after_burst.is_none() && self.reclaim.in_path(tid) {
             return self.run_kpath(tid);
+        }
+        if self.tasks[tid as usize].after_burst.is_none() && self.waits.in_path(tid) && !self.run_wait_path(tid) {
+            // Woken before what it waits for happened: asleep again.
+            return;
         }
         let step = match self.tasks[tid as usize].after_burst.take() {
             // The burst that preceded this step is over: the step takes effect now.
@@ -965,6 +975,7 @@ impl Kernel {
             Step::Block { io } => {
                 self.sched.sleep(tid, self.now, io);
             }
+            Step::Wait(w) => self.wait_start(tid, w),
             Step::Yield => self.sched.requeue(tid),
             Step::Exit(code) => self.do_exit(tid, code),
         }

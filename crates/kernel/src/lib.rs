@@ -20,6 +20,7 @@ pub mod profile;
 pub mod psi;
 mod reboot;
 pub mod task;
+pub mod wait;
 
 pub use kernel::{Event, Kernel, KernelError, LatencySummary, ReclaimKind, ReclaimState, ReclaimStats, SwapState, WritebackState};
 pub use profile::Profile;

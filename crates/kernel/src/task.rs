@@ -1,6 +1,6 @@
 //! Tasks (struct task_struct, reduced) and the Program trait: what a task does when it runs.
 
-use crate::fs::OpenFile;
+use crate::fs::FdTable;
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId};
 
@@ -13,6 +13,9 @@ pub enum Step {
     SleepUntil { t: Ns, io: bool },
     /// Sleep until the kernel wakes the task (a wait queue).
     Block { io: bool },
+    /// Wait in the kernel for an I/O event (a page's read, writeback, a timeout): the task
+    /// sleeps in a wait path until it happens (wait.rs), then its program runs again.
+    Wait(crate::wait::Wait),
     /// Let other runnable tasks have the CPU.
     Yield,
     Exit(i32),
@@ -45,7 +48,8 @@ pub struct Task {
     pub kthread: bool,
     pub parent: Option<TaskId>,
     pub program: Option<Box<dyn Program>>,
-    pub files: Vec<Option<OpenFile>>,
+    /// The descriptor table (struct files_struct): descriptors -> open files (fs/file.rs).
+    pub files: FdTable,
     pub stdout: Sink,
     pub stderr: Sink,
     /// The file stdout is redirected to (`> PATH`, `>> PATH`: append), for programs that
@@ -128,7 +132,7 @@ impl Task {
             kthread,
             parent,
             program: None,
-            files: Vec::new(),
+            files: FdTable::default(),
             stdout: Sink::Terminal,
             stderr: Sink::Terminal,
             stdout_file: None,

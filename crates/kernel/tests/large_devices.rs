@@ -45,7 +45,7 @@ fn read_at(k: &mut Kernel, path: &'static str, pos: u64, len: u64) {
             Some(f) => f,
             None => {
                 let f = k.sys_open(me, path, OpenFlags { read: true, ..Default::default() }).unwrap().0;
-                k.tasks[me as usize].files[f].as_mut().unwrap().pos = pos;
+                k.file_mut(me, f).unwrap().pos = pos;
                 fd = Some(f);
                 f
             }
@@ -72,7 +72,7 @@ fn write_at(k: &mut Kernel, path: &'static str, pos: u64, len: u64) {
             Some(f) => f,
             None => {
                 let f = k.sys_open(me, path, OpenFlags { write: true, create: true, ..Default::default() }).unwrap().0;
-                k.tasks[me as usize].files[f].as_mut().unwrap().pos = pos;
+                k.file_mut(me, f).unwrap().pos = pos;
                 fd = Some(f);
                 f
             }

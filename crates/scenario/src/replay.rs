@@ -167,7 +167,7 @@ impl Program for Replay {
                 self.counted = true;
             }
             // pread(fd, buf, 4096, index * 4096)
-            if let Some(f) = k.tasks[me as usize].files.get_mut(fd).and_then(|f| f.as_mut()) {
+            if let Ok(f) = k.file_mut(me, fd) {
                 f.pos = index * PAGE;
             }
             match k.sys_read(me, fd, PAGE) {

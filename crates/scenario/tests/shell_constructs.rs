@@ -147,3 +147,13 @@ fn unsupported_options_name_the_line_and_what_is_supported() {
     let e = run_text("u.sh", "awk '{ getline x }' f\n").err().expect("refused");
     assert!(e.message.contains("getline is not supported"), "{}", e.message);
 }
+
+/// /proc/PID/fd lists a task's descriptors: the standard streams and the files it has
+/// open (dd: its input and output).
+#[test]
+fn proc_pid_fd_lists_the_open_descriptors() {
+    let r = run("dd if=/dev/zero of=/root/out bs=1M count=400 &\nsleep 0.05\nls /proc/$!/fd\nls -1 /proc/self/fd\nwait\n");
+    let o = outputs(&r);
+    assert_eq!(o[2].split_whitespace().collect::<Vec<_>>(), vec!["0", "1", "2", "3", "4"], "{o:?}");
+    assert_eq!(o[3].split_whitespace().collect::<Vec<_>>(), vec!["0", "1", "2"], "{o:?}");
+}

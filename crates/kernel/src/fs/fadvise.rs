@@ -12,7 +12,7 @@ impl Kernel {
     /// pages that are clean, unlocked and not under writeback (invalidate_mapping_pages).
     /// Pages of a mapped file stay. Returns the pages dropped.
     pub fn sys_fadvise_dontneed(&mut self, tid: TaskId, fd: usize) -> Result<u64, Errno> {
-        let f = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).ok_or(Errno::EBADF)?;
+        let f = self.file(tid, fd).ok_or(Errno::EBADF)?;
         let m = match f.target {
             Target::Inode(ino) => self.fs.inodes[ino as usize].mapping,
             Target::BlockDev(d) => self.block.devs[d as usize].mapping,
@@ -109,7 +109,7 @@ impl Kernel {
     /// and extend i_size; no page enters the page cache. On tmpfs (shmem_fallocate) the
     /// pages themselves would be allocated, which is not modelled: refused with EOPNOTSUPP.
     pub fn sys_fallocate(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<Option<memtwin_engine::Ns>, Errno> {
-        let f = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).ok_or(Errno::EBADF)?;
+        let f = self.file(tid, fd).ok_or(Errno::EBADF)?;
         let Target::Inode(ino) = f.target else { return Err(Errno::EINVAL) };
         let mount = self.fs.inodes[ino as usize].mount;
         if self.fs.mounts[mount as usize].is_tmpfs() {
@@ -132,7 +132,7 @@ impl Kernel {
     /// ftruncate(fd, size): shrinking drops the cached pages past the end; growing makes a
     /// hole (no blocks, no pages).
     pub fn sys_ftruncate(&mut self, tid: TaskId, fd: usize, size: u64) -> Result<Option<memtwin_engine::Ns>, Errno> {
-        let f = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).ok_or(Errno::EBADF)?;
+        let f = self.file(tid, fd).ok_or(Errno::EBADF)?;
         let Target::Inode(ino) = f.target else { return Err(Errno::EINVAL) };
         if size < self.fs.inodes[ino as usize].size {
             return Ok(self.truncate_inode(ino, size));

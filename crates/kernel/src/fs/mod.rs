@@ -11,6 +11,7 @@
 
 pub mod dcache;
 mod fadvise;
+pub mod file;
 pub mod inode;
 pub mod namei;
 pub mod nfsd;
@@ -22,6 +23,7 @@ mod read_write;
 mod tests;
 
 pub use namespace::{memparse, FileKind, MountOpts, Stat, StatFs, TmpfsSize, MOUNT_OPTIONS};
+pub use file::{FdTable, FileTable};
 pub use persist::{DiskFs, DiskImage, Journal};
 pub use read_write::{Errno, IoProgress, OpenFlags};
 
@@ -99,7 +101,7 @@ pub enum Target {
 /// The /proc files memtwin shows that have no write handler (seq_file, read-only).
 pub const PROC_READ_ONLY: &[&str] = &["/proc/meminfo", "/proc/vmstat", "/proc/stat", "/proc/loadavg", "/proc/uptime", "/proc/swaps"];
 
-/// Per-open-file readahead state (struct file_ra_state).
+/// Per-open-file readahead state (struct file_ra_state, the file's f_ra).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RaState {
     pub start: u64,
@@ -109,6 +111,8 @@ pub struct RaState {
     pub prev_index: u64,
 }
 
+/// An open file description (struct file): one open(2)'s target, offset (f_pos), flags
+/// and readahead state (f_ra). Descriptors refer to it through `FdTable` (file.rs).
 #[derive(Clone, Debug)]
 pub struct OpenFile {
     pub target: Target,
@@ -139,6 +143,8 @@ pub struct Fs {
     /// Page-cache mapping -> inode, for writeback completions.
     pub by_mapping: HashMap<u32, u32>,
     pub direct_writes: Vec<DirectWrite>,
+    /// The open file descriptions (struct file) of every task, by id (file.rs).
+    pub files: FileTable,
 }
 
 /// Directories of the root filesystem at boot (a minimal distribution's tree).

@@ -222,11 +222,7 @@ impl Kernel {
                 self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
                 Ok(())
             }
-            Slot::Page(p) => {
-                let t = self.block.read_completion(m, index).unwrap_or(self.now + 1).max(self.now + 1);
-                self.wait_on_page_reason(tid, m, index, p);
-                Err(Step::SleepUntil { t, io: true })
-            }
+            Slot::Page(p) => Err(self.folio_wait_locked(tid, m, index, p)),
             _ => {
                 self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
                 self.fault_read(tid, m, index, 1, index + 1, index)
@@ -587,11 +583,7 @@ impl Kernel {
                     self.mark_page_accessed(p);
                     self.charge_sys(tid, self.machine.cpu_model.page_cache_ns + (PAGE_SIZE as f64 / copy_bw * 1e9) as Ns);
                 }
-                Slot::Page(p) => {
-                    let t = self.block.read_completion(m, index).unwrap_or(self.now + 1).max(self.now + 1);
-                    self.wait_on_page_reason(tid, m, index, p);
-                    return Err(Step::SleepUntil { t, io: true }.into());
-                }
+                Slot::Page(p) => return Err(self.folio_wait_locked(tid, m, index, p).into()),
                 _ => {
                     let ra = self.vfs.sbs[fh.sb as usize]
                         .dev

@@ -89,10 +89,6 @@ fn ns_for(bytes: u64, bw: f64) -> Ns {
 const MAX_PAGES_PER_CALL: u64 = 256;
 
 impl Kernel {
-    fn file_mut(&mut self, tid: TaskId, fd: usize) -> Result<&mut OpenFile, Errno> {
-        self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.as_mut()).ok_or(Errno::EBADF)
-    }
-
     /// open(2). `path` is absolute. Returns the descriptor and, when truncating a file under
     /// writeback, the time until which the caller waits (truncate waits for writeback).
     pub fn sys_open(&mut self, tid: TaskId, path: &str, flags: OpenFlags) -> Result<(usize, Option<Ns>), Errno> {
@@ -134,19 +130,8 @@ impl Kernel {
             }
         }
         self.charge_sys(tid, self.machine.cpu_model.syscall_ns * 4);
-        let files = &mut self.tasks[tid as usize].files;
-        while files.len() < 3 {
-            files.push(None);
-        }
-        let fd = match files.iter().skip(3).position(|f| f.is_none()) {
-            Some(i) => i + 3,
-            None => {
-                files.push(None);
-                files.len() - 1
-            }
-        };
-        files[fd] = Some(of);
-        Ok((fd, wait))
+        // get_unused_fd_flags + fd_install: the lowest free descriptor, a new description.
+        Ok((self.fd_install_new(tid, of), wait))
     }
 
     /// O_CREAT of a new file: its directory must exist; tmpfs charges an inode
@@ -194,17 +179,14 @@ impl Kernel {
         ino
     }
 
-    /// close(2): the last close of an unlinked file frees it.
-    pub fn sys_close(&mut self, tid: TaskId, fd: usize) -> Result<(), Errno> {
-        let f = self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.take()).ok_or(Errno::EBADF)?;
-        if let Target::Inode(ino) = f.target {
-            let i = &mut self.fs.inodes[ino as usize];
-            i.opens -= 1;
-            if !i.linked && i.opens == 0 {
-                self.evict_inode(ino);
-            }
+    /// __fput of a description of inode `ino`: the last release of an unlinked file
+    /// frees it.
+    pub(super) fn file_release_inode(&mut self, ino: u32) {
+        let i = &mut self.fs.inodes[ino as usize];
+        i.opens -= 1;
+        if !i.linked && i.opens == 0 {
+            self.evict_inode(ino);
         }
-        Ok(())
     }
 
     /// unlink(2). Returns when the caller may go on (eviction waits for writeback).
@@ -333,7 +315,7 @@ impl Kernel {
     pub fn sys_read(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let r = self.do_sys_read(tid, fd, len);
         if r.is_ok() {
-            if let Some(Target::Inode(ino)) = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).map(|f| f.target) {
+            if let Some(Target::Inode(ino)) = self.file(tid, fd).map(|f| f.target) {
                 self.touch_atime(ino);
             }
         }
@@ -436,9 +418,9 @@ impl Kernel {
                     at += chunk;
                 }
                 Slot::Page(p) => {
-                    let t = self.block.read_completion(m, index).unwrap_or(self.now + 1);
-                    self.wait_on_page_reason(tid, m, index, p);
-                    wait = Some(Step::SleepUntil { t, io: true });
+                    // filemap_update_page -> folio_wait_locked: asleep until the read of
+                    // the page completes.
+                    wait = Some(self.folio_wait_locked(tid, m, index, p));
                     break;
                 }
                 _ => {
@@ -468,7 +450,7 @@ impl Kernel {
     pub fn sys_write(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let r = self.do_sys_write(tid, fd, len);
         if r.as_ref().is_ok_and(|p| p.bytes > 0) {
-            if let Some(Target::Inode(ino)) = self.tasks[tid as usize].files.get(fd).and_then(|f| f.as_ref()).map(|f| f.target) {
+            if let Some(Target::Inode(ino)) = self.file(tid, fd).map(|f| f.target) {
                 self.file_update_time(ino);
             }
         }
@@ -569,9 +551,8 @@ impl Kernel {
                 },
             };
             if self.mm.pages.locked(p) {
-                // A read of this page is in flight; wait for it.
-                let t = self.block.read_completion(m, index).unwrap_or(self.now + 1);
-                wait = Some(Step::SleepUntil { t, io: true });
+                // A read of this page is in flight: write_begin's folio_lock waits for it.
+                wait = Some(self.folio_wait_locked(tid, m, index, p));
                 break;
             }
             // The lookup (grab_cache_page_write_begin), a disk filesystem's write_begin/
@@ -590,8 +571,9 @@ impl Kernel {
         // never throttled by balance_dirty_pages_ratelimited.
         if wait.is_none() && done > 0 && !self.mm.mappings[m as usize].swap_backed() {
             if let Some(pause) = self.balance_dirty_pages(tid) {
-                self.set_wait_reason(tid, crate::delayacct::WaitReason::DirtyThrottle);
-                wait = Some(Step::SleepUntil { t: self.now + pause, io: true });
+                // balance_dirty_pages: io_schedule_timeout(pause) in TASK_KILLABLE.
+                let on = crate::wait::WaitOn::Timeout { until: self.now + pause };
+                wait = Some(Step::Wait(crate::wait::Wait { on, reason: crate::delayacct::WaitReason::DirtyThrottle, io: true }));
             }
         }
         Ok(IoProgress { bytes: done, wait, eof: false })
@@ -628,8 +610,11 @@ impl Kernel {
     }
 
     /// fsync(2): write the file's dirty pages from the caller and wait for them; the
-    /// journal commits (ext4_sync_file -> jbd2_complete_transaction).
-    pub fn sys_fsync(&mut self, tid: TaskId, fd: usize) -> Result<Option<Ns>, Errno> {
+    /// journal commits (ext4_sync_file -> jbd2_complete_transaction). The wait
+    /// (file_write_and_wait_range -> filemap_fdatawait_range) is for this file's writeback
+    /// in flight when the call made its last submission: other files' writeback, and
+    /// writeback of this file started later, are not waited for. None: nothing to wait for.
+    pub fn sys_fsync(&mut self, tid: TaskId, fd: usize) -> Result<Option<Step>, Errno> {
         let f = self.file_mut(tid, fd)?;
         let m = match f.target {
             Target::Inode(ino) => {
@@ -646,7 +631,11 @@ impl Kernel {
                 break;
             }
         }
-        Ok(self.block.writeback_completion(m))
+        let upto = self.block.submitted;
+        if !self.block.writeback_in_flight(Some(m), upto) {
+            return Ok(None);
+        }
+        Ok(Some(Step::Wait(crate::wait::Wait::fdatawait(Some(m), upto))))
     }
 
     /// Count a major page-cache miss read for the task (/proc/PID/io read_bytes).

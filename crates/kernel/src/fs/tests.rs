@@ -219,7 +219,7 @@ fn writes_past_the_largest_file_fail_with_efbig() {
     let mut k = boot();
     let t = k.spawn("t", "t", Box::new(Script(|_, _| Some(Step::Block { io: false }))), Sink::Null, Sink::Null);
     let (fd, _) = k.sys_open(t, "/dev/shm/x", OpenFlags { write: true, create: true, ..Default::default() }).unwrap();
-    k.tasks[t as usize].files[fd].as_mut().unwrap().pos = u64::MAX - 10;
+    k.file_mut(t, fd).unwrap().pos = u64::MAX - 10;
     assert_eq!(k.sys_write(t, fd, 1 << 20), Err(Errno::EFBIG));
 }
 

@@ -50,7 +50,7 @@ impl Kernel {
     }
 
     fn ra_state(&mut self, tid: TaskId, fd: usize) -> Option<&mut RaState> {
-        self.tasks[tid as usize].files.get_mut(fd).and_then(|f| f.as_mut()).map(|f| &mut f.ra)
+        self.file_mut(tid, fd).ok().map(|f| &mut f.ra)
     }
 
     /// Readahead is off for the mapping's device (read_ahead_kb = 0: bdi ra_pages == 0).

@@ -284,7 +284,7 @@ impl Kernel {
 
     /// The page-cache mapping behind an open file descriptor.
     pub fn file_mapping(&self, tid: TaskId, fd: usize) -> Option<u32> {
-        let f = self.tasks[tid as usize].files.get(fd)?.as_ref()?;
+        let f = self.file(tid, fd)?;
         match f.target {
             crate::fs::Target::Inode(ino) => Some(self.fs.inodes[ino as usize].mapping),
             crate::fs::Target::BlockDev(d) => Some(self.block.devs[d as usize].mapping),
@@ -324,9 +324,8 @@ impl Kernel {
         match self.mm.slot(m, index) {
             Slot::Page(p) => {
                 if self.mm.pages.locked(p) {
-                    let t = self.page_io_completion(m, index).unwrap_or(self.now + 1).max(self.now + 1);
-                    self.wait_on_page_reason(tid, m, index, p);
-                    return Err(Step::SleepUntil { t, io: true });
+                    // filemap_fault / do_swap_page: folio_lock waits for the page's read.
+                    return Err(self.folio_wait_locked(tid, m, index, p));
                 }
                 let first_touch = !self.mm.pages.young(p) && !self.mm.pages.referenced(p);
                 self.mm.pages.set_young(p);
@@ -362,8 +361,14 @@ impl Kernel {
                 if done <= self.now {
                     return self.touch(tid, m, index, write);
                 }
-                self.set_wait_reason(tid, crate::delayacct::WaitReason::Swapin);
-                Err(Step::SleepUntil { t: done, io: true })
+                // do_swap_page: folio_lock_or_retry waits for the swap read (swapin delay).
+                match self.mm.slot(m, index) {
+                    Slot::Page(p) => Err(self.folio_wait_locked(tid, m, index, p)),
+                    _ => {
+                        self.set_wait_reason(tid, crate::delayacct::WaitReason::Swapin);
+                        Err(Step::SleepUntil { t: done, io: true })
+                    }
+                }
             }
             Slot::Empty | Slot::Shadow(_) => {
                 let kind = self.mm.mappings[m as usize].kind;
@@ -424,23 +429,6 @@ impl Kernel {
                 self.mm.pages.set_dirty(p);
             }
         }
-    }
-
-    /// When the read of a locked page completes.
-    fn page_io_completion(&self, m: u32, index: u64) -> Option<Ns> {
-        if let Some(slot) = self.mm.swap_cache_slot(m, index) {
-            return self
-                .block
-                .reads
-                .iter()
-                .map(|&i| &self.block.reqs[i as usize])
-                .filter_map(|r| match r.kind {
-                    ReqKind::SwapIn { slot: s, n } if slot >= s && slot < s + n => Some(r.done_at),
-                    _ => None,
-                })
-                .min();
-        }
-        self.block.read_completion(m, index)
     }
 
     /// filemap_fault for a mapped file page not in the page cache: a major fault that reads
@@ -512,10 +500,14 @@ impl Kernel {
         if let Some((s, k)) = run {
             done_at = done_at.max(self.fault_submit(tid, dev, m, base, s, k));
         }
-        let t = self.block.read_completion(m, want).unwrap_or(done_at).max(self.now + 1);
         if let Slot::Page(p) = self.mm.slot(m, want) {
-            self.wait_on_page_reason(tid, m, want, p);
+            if self.mm.pages.locked(p) {
+                // The fault waits for the read of the page it needs (folio_lock in
+                // filemap_fault), woken when that read completes.
+                return Err(self.folio_wait_locked(tid, m, want, p));
+            }
         }
+        let t = self.block.read_completion(m, want).unwrap_or(done_at).max(self.now + 1);
         Err(Step::SleepUntil { t, io: true })
     }
 

@@ -369,16 +369,16 @@ impl Bonnie {
 
     /// close() of every data file; with -b each is fsync()ed first.
     fn close_all(&mut self, k: &mut Kernel, me: TaskId) -> Option<Step> {
-        let mut wait = None;
+        let mut waits = Vec::new();
         for fd in std::mem::take(&mut self.fds) {
             if self.sync {
-                if let Ok(Some(t)) = k.sys_fsync(me, fd) {
-                    wait = Some(t.max(wait.unwrap_or(0)));
+                if let Ok(Some(w)) = k.sys_fsync(me, fd) {
+                    waits.push(w);
                 }
             }
             let _ = k.sys_close(me, fd);
         }
-        wait.map(|t| Step::SleepUntil { t, io: true })
+        memtwin_kernel::wait::Wait::all_of(waits, k.block.submitted)
     }
 
     fn remove_files(&mut self, k: &mut Kernel, me: TaskId) {
@@ -393,7 +393,7 @@ impl Bonnie {
     fn seek_to(&self, k: &mut Kernel, me: TaskId, chunk: u64) {
         let per = self.chunks_per_file();
         let file = (chunk / per) as usize;
-        if let Some(Some(f)) = self.fds.get(file).and_then(|&fd| k.tasks[me as usize].files.get_mut(fd)) {
+        if let Some(Ok(f)) = self.fds.get(file).map(|&fd| k.file_mut(me, fd)) {
             f.pos = (chunk % per) * self.chunk;
         }
     }
@@ -541,7 +541,7 @@ impl Bonnie {
                 if let Ok(Some(w)) = k.sys_fsync(me, self.fds[file]) {
                     self.chunk_i += 1;
                     self.step_chunks += 1;
-                    return Ok(Step::SleepUntil { t: w, io: true });
+                    return Ok(w);
                 }
             }
             self.chunk_i += 1;
@@ -925,7 +925,7 @@ struct Seeker {
 impl Seeker {
     fn seek_to(&self, k: &mut Kernel, me: TaskId, chunk: u64) -> usize {
         let file = ((chunk / self.per_file) as usize).min(self.fds.len().saturating_sub(1));
-        if let Some(Some(f)) = k.tasks[me as usize].files.get_mut(self.fds[file]) {
+        if let Ok(f) = k.file_mut(me, self.fds[file]) {
             f.pos = (chunk % self.per_file) * self.chunk;
         }
         k.charge_sys(me, k.machine.cpu_model.syscall_ns);
@@ -1011,8 +1011,8 @@ impl Program for Seeker {
             if !self.synced {
                 self.synced = true;
                 let fd = self.fds[0];
-                if let Ok(Some(t)) = k.sys_fsync(me, fd) {
-                    return Step::SleepUntil { t, io: true };
+                if let Ok(Some(w)) = k.sys_fsync(me, fd) {
+                    return w;
                 }
             }
             if self.op_start > 0 && !self.op_done {

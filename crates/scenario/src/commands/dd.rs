@@ -281,10 +281,8 @@ impl Program for Dd {
                 // O_DSYNC: the write just completed waits for its data to reach the device.
                 self.sync_due = false;
                 if let Some(out) = self.out_fd {
-                    if let Ok(Some(t)) = k.sys_fsync(me, out) {
-                        if t > k.now {
-                            return Step::SleepUntil { t, io: true };
-                        }
+                    if let Ok(Some(w)) = k.sys_fsync(me, out) {
+                        return w;
                     }
                 }
             }
@@ -313,10 +311,10 @@ impl Program for Dd {
                     match k.sys_open(me, &of, wf) {
                         Ok((fd, wait)) => {
                             self.out_fd = Some(fd);
-                            if let Some(f) = k.tasks[me as usize].files[fd].as_mut() {
+                            if let Ok(f) = k.file_mut(me, fd) {
                                 f.pos = self.seek * self.obs;
                             }
-                            if let Some(f) = k.tasks[me as usize].files[self.in_fd].as_mut() {
+                            if let Ok(f) = k.file_mut(me, self.in_fd) {
                                 f.pos = self.skip * self.ibs;
                             }
                             self.phase = Phase::Read;
@@ -418,8 +416,8 @@ impl Program for Dd {
                 Phase::Fsync => {
                     self.phase = Phase::Finish;
                     if let Some(out) = self.out_fd {
-                        if let Ok(Some(t)) = k.sys_fsync(me, out) {
-                            return Step::SleepUntil { t, io: true };
+                        if let Ok(Some(w)) = k.sys_fsync(me, out) {
+                            return w;
                         }
                     }
                 }

@@ -484,13 +484,13 @@ pub struct Sync {
     started: bool,
     files: Vec<(String, String)>,
     syncfs: bool,
-    /// Per-file mode: the latest completion to wait for.
-    until: Option<memtwin_kernel::Ns>,
+    /// Per-file mode: the wait for the files' writeback (None once it is over).
+    wait: Option<Step>,
 }
 
 impl Sync {
     pub fn parse(args: &[String], cwd: &str) -> Result<Sync, String> {
-        let mut s = Sync { started: false, files: Vec::new(), syncfs: false, until: None };
+        let mut s = Sync { started: false, files: Vec::new(), syncfs: false, wait: None };
         for a in args {
             match a.as_str() {
                 "-f" | "--file-system" => s.syncfs = true,
@@ -506,7 +506,7 @@ impl Sync {
         Ok(s)
     }
 
-    fn fsync_path(k: &mut Kernel, me: TaskId, path: &str) -> Result<Option<memtwin_kernel::Ns>, memtwin_kernel::fs::Errno> {
+    fn fsync_path(k: &mut Kernel, me: TaskId, path: &str) -> Result<Option<Step>, memtwin_kernel::fs::Errno> {
         let (fd, _) = k.sys_open(me, path, OpenFlags { read: true, ..Default::default() })?;
         let r = k.sys_fsync(me, fd);
         let _ = k.sys_close(me, fd);
@@ -520,7 +520,7 @@ impl Program for Sync {
             if !self.started {
                 self.started = true;
                 let mut status = 0;
-                let mut until = k.now;
+                let mut waits = Vec::new();
                 for (p, given) in self.files.clone() {
                     let targets: Vec<String> = if self.syncfs {
                         let Some(mount) = k.fs.mount_of(&p) else {
@@ -545,7 +545,7 @@ impl Program for Sync {
                     };
                     for t in targets {
                         match Self::fsync_path(k, me, &t) {
-                            Ok(Some(t)) => until = until.max(t),
+                            Ok(Some(w)) => waits.push(w),
                             Ok(None) => {}
                             Err(e) => {
                                 k.eprint(me, &format!("sync: error opening '{given}': {}\n", e.strerror()));
@@ -557,11 +557,10 @@ impl Program for Sync {
                 if status != 0 {
                     return Step::Exit(status);
                 }
-                self.until = Some(until);
+                self.wait = memtwin_kernel::wait::Wait::all_of(waits, k.block.submitted);
             }
-            let t = self.until.unwrap_or(k.now);
-            if t > k.now {
-                return Step::SleepUntil { t, io: true };
+            if let Some(w) = self.wait.take() {
+                return w;
             }
             return Step::Exit(0);
         }
@@ -577,8 +576,9 @@ impl Program for Sync {
             k.writeback.sync_requested = false;
             return Step::Exit(0);
         }
-        let t = k.block.next_completion().unwrap_or(k.now + 10_000_000).max(k.now + 1);
-        Step::SleepUntil { t, io: true }
+        // wait_sb_inodes: asleep until the writeback completions leave nothing dirty or
+        // under writeback.
+        Step::Wait(memtwin_kernel::wait::Wait::sync_inodes())
     }
 }
 

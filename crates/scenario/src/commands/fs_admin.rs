@@ -474,6 +474,22 @@ impl Ls {
     }
 }
 
+/// The entries of /proc/PID/fd (proc_readfd_common): the task's open descriptors, the
+/// standard streams 0-2 first (the model keeps them as the task's sinks), in ls's name
+/// order. None: `abs` is not such a directory.
+fn proc_fd_names(k: &Kernel, me: TaskId, abs: &str) -> Option<Result<Vec<String>, String>> {
+    let pid = abs.strip_prefix("/proc/")?.strip_suffix("/fd")?;
+    let pid = if pid == "self" { k.tasks[me as usize].pid } else { pid.parse().ok()? };
+    let Some(tid) = (0..k.tasks.len()).find(|&i| k.tasks[i].pid == pid && k.tasks[i].exit_code.is_none() && !k.tasks[i].reaped) else {
+        return Some(Err("No such file or directory".into()));
+    };
+    let tid = tid as TaskId;
+    let std = if k.tasks[tid as usize].kthread { 0 } else { 3 };
+    let mut names: Vec<String> = (0..std).map(|fd| fd.to_string()).chain(k.proc_pid_fd(tid).into_iter().map(|(fd, _)| fd.to_string())).collect();
+    names.sort();
+    Some(Ok(names))
+}
+
 impl Program for Ls {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         let terminal = k.tasks[me as usize].stdout == Sink::Terminal;
@@ -482,6 +498,24 @@ impl Program for Ls {
         let mut dirs: Vec<(String, String)> = Vec::new();
         for (given, abs) in &self.paths {
             k.charge_sys(me, k.machine.cpu_model.syscall_ns * 4);
+            if let Some(r) = proc_fd_names(k, me, abs) {
+                match r {
+                    Ok(names) if !self.long => {
+                        k.charge_sys(me, k.machine.cpu_model.syscall_ns * (2 + names.len() as u64));
+                        let out = self.short_lines(&names, terminal);
+                        k.print(me, &out);
+                    }
+                    Ok(_) => {
+                        k.eprint(me, &format!("ls: {given}: -l of a /proc/PID/fd directory is not modelled (ls {given} lists the descriptors; cat /proc/PID/fdinfo is not modelled)\n"));
+                        status = 2;
+                    }
+                    Err(e) => {
+                        k.eprint(me, &format!("ls: cannot access '{given}': {e}\n"));
+                        status = 2;
+                    }
+                }
+                continue;
+            }
             match k.sys_stat(abs) {
                 Ok(st) if st.kind == FileKind::Directory && !self.dir_itself => dirs.push((given.clone(), abs.clone())),
                 Ok(st) => files.push((given.clone(), st)),

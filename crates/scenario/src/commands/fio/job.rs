@@ -348,7 +348,7 @@ impl FioJob {
     fn prep(&mut self, k: &mut Kernel, me: TaskId) -> Option<usize> {
         let block = self.next_block()?;
         let dir = self.next_dir();
-        if let Some(f) = k.tasks[me as usize].files.get_mut(self.fd).and_then(|f| f.as_mut()) {
+        if let Ok(f) = k.file_mut(me, self.fd) {
             f.pos = block * self.opts.bs;
         }
         self.bytes_issued += self.opts.bs;
@@ -363,7 +363,7 @@ impl FioJob {
                 self.path,
                 e.strerror(),
                 if dir == 0 { "read" } else { "write" },
-                k.tasks[me as usize].files.get(self.fd).and_then(|f| f.as_ref()).map(|f| f.pos).unwrap_or(0),
+                k.file(me, self.fd).map(|f| f.pos).unwrap_or(0),
                 len
             )
         })
@@ -478,7 +478,7 @@ impl FioJob {
         let start = k.now;
         self.phase = Phase::Fsync { start };
         match k.sys_fsync(me, self.fd) {
-            Ok(Some(t)) => Step::SleepUntil { t, io: true },
+            Ok(Some(w)) => w,
             Ok(None) => Step::Cpu { user: 0, sys: 0 },
             Err(e) => {
                 let m = format!("fio: fsync of {} failed: {}\n", self.path, e.strerror());
@@ -524,6 +524,8 @@ impl FioJob {
             };
             let done_at = match r.wait {
                 Some(Step::SleepUntil { t, .. }) => t,
+                // A buffered read waiting for its page: reaped when the read completes.
+                Some(Step::Wait(w)) => k.wait_due(&w).unwrap_or(now + spent),
                 _ => now + spent,
             };
             self.inflight.push(Inflight { dir, start: now, issued: now + spent, done_at, bytes: r.bytes });

@@ -214,8 +214,8 @@ impl Fio {
             // create_fsync=1: the laid-out file is synced before the jobs start.
             let wait = k.sys_fsync(me, fd).ok().flatten();
             let _ = k.sys_close(me, fd);
-            if let Some(t) = wait {
-                return Some(Step::SleepUntil { t, io: true });
+            if let Some(w) = wait {
+                return Some(w);
             }
         }
         while self.layout_next < self.instances.len() {
