@@ -258,6 +258,7 @@ fn collect_funcs(items: &[lang::ListItem], out: &mut std::collections::BTreeSet<
                         collect_funcs(&[lang::ListItem { and_or: lang::AndOr { first: lang::Pipeline { commands: vec![(*f.body).clone()], timed: false, time_posix: false, negated: false, source: String::new(), span: f.span }, rest: Vec::new() }, background: false, span: f.span }], out);
                     }
                     Command::For(f) => collect_funcs(&f.body, out),
+                    Command::ArithFor(f) => collect_funcs(&f.body, out),
                     Command::While(w) => {
                         collect_funcs(&w.cond, out);
                         collect_funcs(&w.body, out);
@@ -307,7 +308,8 @@ fn validate_command(c: &lang::Command, file: &str, funcs: &std::collections::BTr
             for (_, w) in &sc.assignments {
                 validate_words(std::slice::from_ref(w), file, funcs, &mut inner);
             }
-            let words: Option<Vec<String>> = sc.words.iter().map(|w| w.as_literal()).collect();
+            // Words with a glob are checked when they run (their names come from the files).
+            let words: Option<Vec<String>> = sc.words.iter().map(|w| if w.parts.iter().any(|p| matches!(p, lang::WordPart::Glob(_))) { None } else { w.as_literal() }).collect();
             let Some(words) = words else {
                 errors.append(&mut inner);
                 return;
@@ -368,6 +370,7 @@ fn validate_command(c: &lang::Command, file: &str, funcs: &std::collections::BTr
             validate_words(&f.words, file, funcs, errors);
             validate_list(&f.body, file, funcs, errors);
         }
+        Command::ArithFor(f) => validate_list(&f.body, file, funcs, errors),
         Command::While(w) => {
             validate_list(&w.cond, file, funcs, errors);
             validate_list(&w.body, file, funcs, errors);

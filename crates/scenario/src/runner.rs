@@ -36,6 +36,8 @@ pub struct Shell {
     pub k: Kernel,
     file: String,
     vars: HashMap<String, String>,
+    /// Indexed arrays (`a=(x y)`, `a[i]=z`): element index -> value.
+    arrays: HashMap<String, std::collections::BTreeMap<i64, String>>,
     status: i32,
     errexit: bool,
     jobs: Vec<TaskId>,
@@ -90,6 +92,7 @@ impl Shell {
             k,
             file: file.to_string(),
             vars: HashMap::new(),
+            arrays: HashMap::new(),
             status: 0,
             errexit: false,
             jobs: Vec::new(),
@@ -288,10 +291,57 @@ impl Shell {
             n if n.len() == 1 && n.as_bytes()[0].is_ascii_digit() => {
                 self.positional.get(usize::from(n.as_bytes()[0] - b'1')).cloned()
             }
-            n if n.starts_with('#') && n.len() > 1 => {
-                Some(self.vars.get(&n[1..]).map_or(0, |v| v.chars().count()).to_string())
+            n if n.starts_with('#') && n.ends_with("[@]") || n.starts_with('#') && n.ends_with("[*]") => {
+                Some(self.arrays.get(&n[1..n.len() - 3]).map_or(usize::from(self.vars.contains_key(&n[1..n.len() - 3])), |a| a.len()).to_string())
             }
-            n => self.vars.get(n).cloned(),
+            n if n.starts_with('#') && n.len() > 1 => Some(self.array_get(&n[1..]).map_or(0, |v| v.chars().count()).to_string()),
+            n => self.array_get(n),
+        }
+    }
+
+    /// A variable's value; `NAME[i]` is an array element (`i` an arithmetic expression),
+    /// `NAME[@]` / `NAME[*]` all elements (joined by [`lang::expand::ARRAY_SEP`] / a blank).
+    fn array_get(&self, n: &str) -> Option<String> {
+        let Some((name, rest)) = n.split_once('[') else {
+            return match self.arrays.get(n) {
+                Some(a) => a.get(&0).cloned(),
+                None => self.vars.get(n).cloned(),
+            };
+        };
+        let idx = rest.strip_suffix(']').unwrap_or(rest);
+        let elems: Vec<&String> = match self.arrays.get(name) {
+            Some(a) => a.values().collect(),
+            None => self.vars.get(name).into_iter().collect(),
+        };
+        match idx {
+            "@" => Some(elems.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(&lang::expand::ARRAY_SEP.to_string())),
+            "*" => Some(elems.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ")),
+            _ => {
+                let i = self.index_value(idx);
+                match self.arrays.get(name) {
+                    Some(a) => a.get(&i).cloned(),
+                    None if i == 0 => self.vars.get(name).cloned(),
+                    None => None,
+                }
+            }
+        }
+    }
+
+    /// An array subscript: an arithmetic expression on the variables (read only).
+    fn index_value(&self, idx: &str) -> i64 {
+        struct Ro<'a>(&'a Shell);
+        impl lang::arith::ArithVars for Ro<'_> {
+            fn get(&self, n: &str) -> Option<String> {
+                self.0.array_get(n)
+            }
+            fn set(&mut self, _: &str, _: i64) {}
+        }
+        let i = lang::arith::eval(idx, &mut Ro(self)).unwrap_or(0);
+        if i < 0 {
+            // bash: a negative subscript counts from the end.
+            i
+        } else {
+            i
         }
     }
 
@@ -327,6 +377,28 @@ impl Shell {
     }
 
     fn set_var(&mut self, name: &str, value: String) {
+        if let Some((base, rest)) = name.split_once('[') {
+            // `NAME[i]=value`
+            let idx = rest.strip_suffix(']').unwrap_or(rest);
+            let mut i = self.index_value(idx);
+            let arr = self.arrays.entry(base.to_string()).or_insert_with(|| {
+                let mut a = std::collections::BTreeMap::new();
+                if let Some(v) = self.vars.get(base) {
+                    a.insert(0, v.clone());
+                }
+                a
+            });
+            if i < 0 {
+                i += arr.keys().next_back().map_or(0, |k| k + 1);
+            }
+            arr.insert(i.max(0), value);
+            return;
+        }
+        if let Some(a) = self.arrays.get_mut(name) {
+            // `NAME=value` on an array sets element 0.
+            a.insert(0, value);
+            return;
+        }
         if let Some(frame) = self.locals.last_mut() {
             if frame.iter().any(|(n, _)| n == name) {
                 // A local of the running function: `vars` holds its current value.
@@ -342,6 +414,39 @@ impl Shell {
             vals.push(match p {
                 WordPart::CmdSubst { script, .. } => Some(self.command_output(script)?),
                 WordPart::Arith { expr, .. } => Some(self.arith(w.span, expr)?.to_string()),
+                WordPart::Param { name, op, arg, arg2, .. } => {
+                    let val = (self.lookup())(name);
+                    let a = if lang::expand::param_needs_arg(*op, val.as_deref()) { self.expand_word(arg)? } else { String::new() };
+                    let b = match arg2 {
+                        Some(x) => Some(self.expand_word(x)?),
+                        None => None,
+                    };
+                    let (v, effect) = if *op == lang::ParamOp::Substring {
+                        // OFFSET and LENGTH are arithmetic expressions.
+                        let off = self.arith(w.span, &a)?.to_string();
+                        let len = match &b {
+                            Some(e) => Some(self.arith(w.span, e)?.to_string()),
+                            None => None,
+                        };
+                        lang::expand::apply_param(*op, val, &off, len.as_deref(), &mut |e| e.parse().unwrap_or(0))
+                    } else {
+                        lang::expand::apply_param(*op, val, &a, b.as_deref(), &mut |_| 0)
+                    };
+                    match effect {
+                        lang::expand::ParamEffect::None => {}
+                        lang::expand::ParamEffect::Assign => self.set_var(name, v.clone()),
+                        lang::expand::ParamEffect::Fail => {
+                            // bash (parameter_brace_expand_error): "NAME: message" on stderr,
+                            // and a non-interactive shell exits with status 1.
+                            let msg = if v.is_empty() { "parameter null or not set".to_string() } else { v };
+                            let line = format!("bash: line {}: {name}: {msg}\n", w.span.line);
+                            self.shell_err(Sink::Terminal, &line);
+                            self.status = 1;
+                            return Err(Stop::Exit(1));
+                        }
+                    }
+                    Some(v)
+                }
                 _ => None,
             });
         }
@@ -349,7 +454,83 @@ impl Shell {
     }
 
     fn needs_run(w: &Word) -> bool {
-        w.parts.iter().any(|p| matches!(p, WordPart::CmdSubst { .. } | WordPart::Arith { .. }))
+        w.parts.iter().any(|p| matches!(p, WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Param { .. }))
+    }
+
+    /// Pathname expansion (bash's glob_filename): the names matching `pat` (components with
+    /// `*`, `?`, `[...]` matched against the directory's entries, names starting with `.`
+    /// only by a pattern starting with `.`), sorted in byte order as bash sorts them in the
+    /// C locale; relative patterns are matched from the working directory and stay relative.
+    fn glob_paths(&self, pat: &str) -> Vec<String> {
+        let has_glob = |c: &str| {
+            let mut esc = false;
+            for ch in c.chars() {
+                if esc {
+                    esc = false;
+                } else if ch == '\\' {
+                    esc = true;
+                } else if matches!(ch, '*' | '?' | '[') {
+                    return true;
+                }
+            }
+            false
+        };
+        let unescape = |c: &str| {
+            let mut out = String::new();
+            let mut esc = false;
+            for ch in c.chars() {
+                if !esc && ch == '\\' {
+                    esc = true;
+                    continue;
+                }
+                esc = false;
+                out.push(ch);
+            }
+            out
+        };
+        let absolute = pat.starts_with('/');
+        // (shown path, absolute path)
+        let mut cur: Vec<(String, String)> = vec![(if absolute { "/".into() } else { String::new() }, if absolute { "/".into() } else { self.cwd.clone() })];
+        let comps: Vec<&str> = pat.split('/').filter(|c| !c.is_empty()).collect();
+        for (k, comp) in comps.iter().enumerate() {
+            let last = k + 1 == comps.len();
+            let mut next = Vec::new();
+            for (shown, abs) in &cur {
+                let join = |base: &str, name: &str| if base.is_empty() { name.to_string() } else if base.ends_with('/') { format!("{base}{name}") } else { format!("{base}/{name}") };
+                if has_glob(comp) {
+                    let Ok(entries) = self.k.sys_readdir(abs) else { continue };
+                    for (name, st) in entries {
+                        if name.starts_with('.') && !comp.starts_with('.') {
+                            continue;
+                        }
+                        if !last && st.kind != memtwin_kernel::fs::FileKind::Directory {
+                            continue;
+                        }
+                        if crate::builtins::glob_match(comp, &name) {
+                            next.push((join(shown, &name), join(abs, &name)));
+                        }
+                    }
+                } else {
+                    let name = unescape(comp);
+                    let a = join(abs, &name);
+                    if self.k.fs.exists(&a) {
+                        next.push((join(shown, &name), a));
+                    }
+                }
+            }
+            cur = next;
+            if cur.is_empty() {
+                break;
+            }
+        }
+        let mut out: Vec<String> = cur.into_iter().map(|(s, _)| s).collect();
+        if pat.ends_with('/') {
+            for o in &mut out {
+                o.push('/');
+            }
+        }
+        out.sort();
+        out
     }
 
     /// A word as one string (assignments, redirection targets, `case` words).
@@ -365,11 +546,13 @@ impl Shell {
     fn expand_argv(&mut self, words: &[Word]) -> Result<Vec<String>, Stop> {
         let mut out = Vec::new();
         for w in words {
-            if Self::needs_run(w) {
-                let vals = self.part_values(w)?;
-                w.expand_fields_with(&self.lookup(), &vals, &mut out);
+            let globs = w.parts.iter().any(|p| matches!(p, WordPart::Glob(_)));
+            let vals = if Self::needs_run(w) { self.part_values(w)? } else { lang::expand::static_values(w, &self.lookup()) };
+            if globs {
+                let g = |p: &str| self.glob_paths(p);
+                w.expand_fields_glob(&self.lookup(), &vals, Some(&g), &mut out);
             } else {
-                out.extend(w.expand_fields(&self.lookup()));
+                w.expand_fields_with(&self.lookup(), &vals, &mut out);
             }
         }
         Ok(out)
@@ -729,6 +912,32 @@ impl Shell {
 
     fn exec_compound_inner(&mut self, cmd: &Command) -> Result<i32, Stop> {
         match cmd {
+            Command::ArithFor(f) => {
+                // bash's execute_arith_for_command: INIT once, then COND (empty: true), BODY,
+                // STEP.
+                if !f.init.trim().is_empty() {
+                    self.arith(f.span, &f.init)?;
+                }
+                let mut last = 0;
+                loop {
+                    if !f.cond.trim().is_empty() && self.arith(f.span, &f.cond)? == 0 {
+                        break;
+                    }
+                    let brk = self.loop_body(&f.body)?;
+                    last = self.status;
+                    if brk {
+                        break;
+                    }
+                    if !f.step.trim().is_empty() {
+                        self.arith(f.span, &f.step)?;
+                    }
+                    if self.guard.poll(&self.k, true, false) {
+                        return Err(Stop::Limit);
+                    }
+                }
+                self.status = last;
+                Ok(last)
+            }
             Command::For(f) => {
                 let words = self.expand_argv(&f.words)?;
                 self.status = 0;
@@ -873,6 +1082,13 @@ impl Shell {
         let words = self.expand_argv(&c.words)?;
         if words.is_empty() {
             for (name, w) in &c.assignments {
+                if let [WordPart::Array(elems)] = w.parts.as_slice() {
+                    // `NAME=(WORDS)`: the words expanded as arguments are the elements.
+                    let vals = self.expand_argv(elems)?;
+                    self.vars.remove(name);
+                    self.arrays.insert(name.clone(), vals.into_iter().enumerate().map(|(i, v)| (i as i64, v)).collect());
+                    continue;
+                }
                 let v = self.expand_word(w)?;
                 self.set_var(name, v);
             }
@@ -1204,6 +1420,7 @@ impl Shell {
             "unset" => {
                 for a in args.iter().filter(|a| !a.starts_with('-')) {
                     self.vars.remove(a);
+                    self.arrays.remove(a);
                     self.funcs.remove(a);
                 }
                 return done(self, 0);

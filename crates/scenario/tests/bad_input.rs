@@ -156,7 +156,8 @@ fn every_error_of_a_script_is_reported() {
     let e = r.err().expect("an error").message;
     let lines: Vec<&str> = e.lines().collect();
     assert!(lines.len() >= 2, "{e}");
-    assert_prefix(lines[0], "s.sh:2:1: expected 'do'");
+    // The missing `do` is found at the `done`.
+    assert_prefix(lines[0], "s.sh:3:1: expected 'do'");
     assert!(lines.iter().all(|l| l.starts_with("s.sh:")), "{e}");
     assert!(lines.iter().any(|l| l.starts_with("s.sh:6:")), "{e}");
 }

@@ -72,6 +72,10 @@ fn check_list(src: &str, items: &[ListItem]) -> Result<(), TestCaseError> {
                                 stack.push(e);
                             }
                         }
+                        Command::ArithFor(f) => {
+                            prop_assert!(!f.body.is_empty());
+                            stack.push(&f.body);
+                        }
                         Command::While(w) => {
                             prop_assert!(!w.cond.is_empty() && !w.body.is_empty());
                             stack.push(&w.cond);

@@ -362,57 +362,55 @@ fn error_display_is_line_col_message() {
 /// (script, line, col, part of the message)
 const ERRORS: &[(&str, u32, u32, &str)] = &[
     ("select x in a; do b; done", 1, 1, "'select'"),
-    ("echo \"now: `date`\"", 1, 12, "backquotes"),
-    ("echo ${X:-def}", 1, 6, "parameter expansion operators"),
+    ("echo ${!X}", 1, 6, "indirect expansion"),
     ("echo 'a'\necho b'c\nd", 2, 7, "unterminated single quote (opened here)"),
     ("x=1\necho \"abc\n\ndef", 2, 6, "unterminated double quote (opened here)"),
     ("echo ${X", 1, 6, "unterminated '${'"),
     ("for i in 1 2; do\n  echo $i\n", 3, 1, "expected 'done' to close the 'for' started at line 1, found end of input"),
     ("\n\nfor i in 1 2; do echo; fi", 3, 24, "expected 'done' to close the 'for' started at line 3, found 'fi'"),
-    ("for i in 1 2\necho $i\ndone", 2, 1, "expected 'do' after the word list of the 'for' started at line 1"),
-    ("for i in 1; do done", 1, 16, "expected a command in the body of the 'for'"),
+    ("for i in 1 2\necho $i\ndone", 3, 1, "expected 'do' after the word list of the 'for' started at line 1"),
+    ("for i in 1; do done", 1, 16, "expected a command after 'do', found 'done'"),
     ("for 1x in a; do b; done", 1, 5, "not a valid variable name"),
     ("for i; do b; done", 1, 6, "without 'in WORDS' is not supported"),
     ("for i do b; done", 1, 7, "without 'in WORDS' is not supported"),
-    ("for i in a > b; do c; done", 1, 12, "in the word list"),
-    ("if true; then\n  x\n", 3, 1, "expected 'elif', 'else' or 'fi' to close the 'if' started at line 1"),
+    ("for i in a > b; do c; done", 1, 12, "syntax error near unexpected token '>'"),
+    ("if true; then\n  x\n", 3, 1, "expected 'fi' to close the 'if' started at line 1, found end of input"),
     ("if true; then x; else y; done", 1, 26, "expected 'fi' to close the 'if' started at line 1, found 'done'"),
     ("if true\nx\nfi", 3, 1, "expected 'then' after the condition of the 'if' started at line 1"),
     ("if then x; fi", 1, 4, "expected a condition after 'if'"),
     ("if a; then fi", 1, 12, "expected a command after 'then'"),
     ("echo\ndone", 2, 1, "unexpected 'done' (there is no open loop)"),
     ("fi", 1, 1, "unexpected 'fi' (there is no open 'if')"),
-    ("a\n; b", 2, 1, "expected a command, found ';'"),
+    ("a\n; b", 2, 1, "syntax error near unexpected token ';'"),
     ("a ;; b", 1, 3, "';;'"),
-    ("a && ; b", 1, 6, "expected a command after '&&', found ';'"),
-    ("a ||", 1, 5, "expected a command after '||', found end of input"),
-    ("a |\n\n", 3, 1, "expected a command after '|', found end of input"),
+    ("a && ; b", 1, 6, "syntax error near unexpected token ';'"),
+    ("a ||", 1, 5, "found end of input"),
+    ("a |\n\n", 3, 1, "found end of input"),
     ("a && done", 1, 6, "expected a command after '&&', found 'done'"),
-    ("& a", 1, 1, "expected a command, found '&'"),
-    ("a & ; b", 1, 5, "expected a command, found ';'"),
+    ("& a", 1, 1, "syntax error near unexpected token '&'"),
+    ("a & ; b", 1, 5, "syntax error near unexpected token ';'"),
     ("a | time b", 1, 5, "'time' is only accepted at the start of a pipeline"),
     ("time", 1, 5, "expected a command after 'time', found end of input"),
     ("time -v dd", 1, 6, "'time' accepts only -p"),
-    ("echo >", 1, 7, "expected a file name after '>', found end of input"),
-    ("echo > ; x", 1, 8, "expected a file name after '>', found ';'"),
+    ("echo >", 1, 7, "found end of input"),
+    ("echo > ; x", 1, 8, "syntax error near unexpected token ';'"),
     ("echo 2>&x", 1, 9, "'>&' must be followed by a file descriptor number 0-9"),
     ("echo >&-", 1, 8, "closing a file descriptor"),
     ("echo 10>f", 1, 6, "file descriptor 10 is out of range"),
     ("cat <&3", 1, 5, "'<&'"),
     ("diff <(a) <(b)", 1, 6, "process substitution"),
-    ("for i in 1; do x; done extra", 1, 24, "unexpected 'extra' after the end of a command"),
+    ("for i in 1; do x; done extra", 1, 24, "syntax error near unexpected token 'extra'"),
     ("echo (x)", 1, 6, "unexpected '('"),
-    ("a )", 1, 3, "unexpected ')'"),
+    ("a )", 1, 3, "')'"),
     ("echo $'x\\n'", 1, 6, "ANSI-C quoting"),
     ("case x in a) b;& esac", 1, 15, "';&'"),
     ("while true; do x; od", 1, 21, "expected 'done' to close the 'while' started at line 1"),
-    ("case x in\n a b) c;;\nesac", 2, 4, "expected '|' or ')' after a pattern"),
-    ("f() x", 1, 5, "expected '{' to start the body of function 'f'"),
+    ("case x in\n a b) c;;\nesac", 2, 4, "syntax error near unexpected token 'b'"),
+    ("f() x", 1, 5, "syntax error near unexpected token 'x'"),
     ("echo $(( 1 + 2 )", 1, 6, "unterminated '$(('"),
-    ("for ((i=0;i<3;i++)); do x; done", 1, 1, "C-style"),
     ("{ a; b", 1, 7, "expected '}' to close the '{' started at line 1"),
     ("( a", 1, 4, "expected ')' to close the '(' started at line 1"),
-    ("echo $(for)", 1, 11, "expected a variable name after 'for'"),
+    ("echo $(for)", 1, 11, "expected 'done' to close the 'for' started at line 1"),
 ];
 
 #[test]
@@ -467,4 +465,117 @@ fn long_inputs() {
     let long_word = "a".repeat(1_000_000);
     let s = ok(&format!("echo {long_word}"));
     assert_eq!(argv(first_cmd(&s.items[0]))[1].len(), 1_000_000);
+}
+
+/// The argv of every top-level command, with `|` between pipeline members and the
+/// connectors, as the script's commands are run: what the parser must never get wrong.
+fn commands_of(src: &str) -> Vec<String> {
+    let s = ok(src);
+    let pipe = |p: &Pipeline| {
+        p.commands
+            .iter()
+            .map(|c| match c {
+                Command::Simple(c) => {
+                    let mut v = expand_words(&c.words, &no_vars);
+                    for r in &c.redirects {
+                        let t = r.target.expand(&no_vars);
+                        v.push(format!("{}{:?}{}", r.fd, r.op, t.replace('\n', "\\n")));
+                    }
+                    v.join(" ")
+                }
+                other => format!("<{:?}>", std::mem::discriminant(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(" | ")
+    };
+    s.items
+        .iter()
+        .map(|it| {
+            let mut line = pipe(&it.and_or.first);
+            for (c, p) in &it.and_or.rest {
+                line.push_str(if *c == Connector::And { " && " } else { " || " });
+                line.push_str(&pipe(p));
+            }
+            if it.background {
+                line.push_str(" &");
+            }
+            line
+        })
+        .collect()
+}
+
+#[test]
+fn multi_line_shapes_parse_into_the_commands_written() {
+    // A three-command pipeline, then a command with a here-document on the next line: two
+    // commands (tree-sitter-bash 0.25.1 joined them into one pipeline).
+    assert_eq!(
+        commands_of("grep -v x /proc/meminfo | sort | head -3\ncat > f << 'E'\nline $X\nE\necho done\n"),
+        vec!["grep -v x /proc/meminfo | sort | head -3", "cat 1Out\"f\" 0HereDoc\"line $X\\n\"", "echo done"]
+            .iter()
+            .map(|s| s.replace('"', ""))
+            .collect::<Vec<_>>()
+    );
+    // A here-document after a pipeline member, and after the last one.
+    assert_eq!(
+        commands_of("cat <<E | grep a\nabc\nE\nwc -l <<-T\n\tx\n\tT\nseq 3\n"),
+        vec!["cat 0HereDocabc\\n | grep a", "wc -l 0HereDocx\\n", "seq 3"]
+    );
+    assert_eq!(commands_of("a | b | c <<E\nbody\nE\nd\n"), vec!["a | b | c 0HereDocbody\\n", "d"]);
+    // Two here-documents on one line.
+    assert_eq!(commands_of("cat <<A <<B\n1\nA\n2\nB\nz\n"), vec!["cat 0HereDoc1\\n 0HereDoc2\\n", "z"]);
+    // Line continuations, inside a word too, and the echoed text as written.
+    let src = "dd if=/dev/zero \\\n  of=out \\\n  bs=1M # comment\nec\\\nho x\\\ny\n";
+    assert_eq!(commands_of(src), vec!["dd if=/dev/zero of=out bs=1M", "echo xy"]);
+    assert_eq!(ok(src).items[0].and_or.first.source, "dd if=/dev/zero \\\n  of=out \\\n  bs=1M");
+    assert_eq!(ok(src).items[1].span, Span::new(4, 1));
+    // && and || at the end of a line continue the list; a newline after a command ends it.
+    assert_eq!(commands_of("a &&\n  b ||\n\n  c\nd\n"), vec!["a && b || c", "d"]);
+    assert_eq!(commands_of("a |\n b\nc &\nd"), vec!["a | b", "c &", "d"]);
+    // Comments: whole lines, after commands, `#` inside a word is not one.
+    assert_eq!(commands_of("# x | y\necho a#b # c && d\n  # e\necho '#' \"#\" \\# f\n"), vec!["echo a#b", "echo # # # f"]);
+    // Blocks with redirections and a command after them on the next line.
+    assert_eq!(commands_of("for i in 1; do echo $i; done > f\ncat f | wc -l\n").len(), 2);
+    assert_eq!(commands_of("if true; then\n  echo y\nfi | cat\necho z\n").len(), 2);
+    // The commands of a block are those written in it.
+    let s = ok("while read l; do\n  echo \"$l\" | tr a b\n  n=1\ndone < f\necho end\n");
+    let Command::While(w) = first_cmd(&s.items[0]) else { panic!("not a while loop") };
+    assert_eq!(w.body.len(), 2);
+    assert_eq!(w.body[0].and_or.first.commands.len(), 2);
+    assert_eq!(w.redirects.len(), 1);
+}
+
+#[test]
+fn every_syntax_error_is_reported_and_parsing_resumes_after_it() {
+    let e = parse_all("echo a |\necho ok\nfi\nfor i in 1; do x; done\nwhile true; do y; od\necho fine\ncase\n").unwrap_err();
+    let at: Vec<(u32, u32)> = e.iter().map(|e| (e.line, e.col)).collect();
+    assert!(at.contains(&(3, 1)), "{e:?}");
+    assert!(at.iter().any(|&(l, _)| l >= 5), "errors after the first are reported: {e:?}");
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "in order: {e:?}");
+    // An unterminated quote ends the scan; the errors before it are still reported.
+    let e = parse_all("fi\necho ok\necho 'open\n").unwrap_err();
+    assert_eq!(e.len(), 2, "{e:?}");
+    assert_eq!((e[0].line, e[1].line), (1, 3));
+}
+
+#[test]
+fn new_expansions_parse() {
+    let s = ok("echo ~ ~/x `date` ${X:-y} ${X:=y} ${X:+y} ${X:?m} ${#X} ${X#p} ${X##p} ${X%p} ${X%%p} ${X/a/b} *.txt \"*.txt\"\na=(x 'y z')\na[1]=z\necho ${a[@]} \"${a[@]}\" ${#a[@]} ${a[i]}\nfor ((i=0; i<3; i++)); do echo $i; done\n");
+    let c = simple(first_cmd(&s.items[0]));
+    assert_eq!(c.words[1].parts, vec![WordPart::QuotedVar("HOME".into())]);
+    assert_eq!(c.words[2].parts, vec![WordPart::QuotedVar("HOME".into()), WordPart::Lit("/x".into())]);
+    assert!(matches!(c.words[3].parts[0], WordPart::CmdSubst { .. }));
+    assert!(c.words[4..14].iter().all(|w| matches!(w.parts[0], WordPart::Param { .. } | WordPart::Var(_))), "{:?}", &c.words[4..14]);
+    assert_eq!(c.words[8].parts, vec![WordPart::Var("#X".into())]);
+    assert_eq!(c.words[14].parts, vec![WordPart::Glob("*.txt".into())]);
+    assert_eq!(c.words[15].parts, vec![WordPart::Lit("*.txt".into())]);
+    let a = simple(first_cmd(&s.items[1]));
+    assert!(matches!(&a.assignments[0].1.parts[0], WordPart::Array(w) if w.len() == 2));
+    assert_eq!(simple(first_cmd(&s.items[2])).assignments[0].0, "a[1]");
+    let e = simple(first_cmd(&s.items[3]));
+    assert_eq!(e.words[1].parts, vec![WordPart::ArrayAll { name: "a".into(), quoted: false }]);
+    assert_eq!(e.words[2].parts, vec![WordPart::ArrayAll { name: "a".into(), quoted: true }]);
+    assert_eq!(e.words[3].parts, vec![WordPart::Var("#a[@]".into())]);
+    assert_eq!(e.words[4].parts, vec![WordPart::Var("a[i]".into())]);
+    let Command::ArithFor(f) = first_cmd(&s.items[4]) else { panic!("not a C-style for") };
+    assert_eq!((f.init.as_str(), f.cond.as_str(), f.step.as_str()), ("i=0", "i<3", "i++"));
 }

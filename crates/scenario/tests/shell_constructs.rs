@@ -157,3 +157,80 @@ fn proc_pid_fd_lists_the_open_descriptors() {
     assert_eq!(o[2].split_whitespace().collect::<Vec<_>>(), vec!["0", "1", "2", "3", "4"], "{o:?}");
     assert_eq!(o[3].split_whitespace().collect::<Vec<_>>(), vec!["0", "1", "2"], "{o:?}");
 }
+
+#[test]
+fn pathname_expansion_matches_the_simulated_files() {
+    // bash's glob: sorted (C locale byte order), dot files only for a pattern with a dot,
+    // a pattern that matches nothing stays as written, quoted characters are literal.
+    let script = r#"
+mkdir -p /root/g/sub
+cd /root/g
+echo b > b.txt; echo a > a.txt; echo c > C.txt; echo h > .hidden.txt; echo x > sub/x.log
+echo *.txt
+echo ?.txt [ab].txt [!a].txt
+echo *.none "*.txt" '*'.txt
+echo s*/*.log /root/g/a*
+echo .*.txt
+for f in *.txt; do echo "f=$f"; done
+cat *.txt | wc -l
+"#;
+    let r = run(script);
+    let o = outputs(&r);
+    assert_eq!(o[7], "C.txt a.txt b.txt\n", "sorted as the C locale sorts");
+    assert_eq!(o[8], "C.txt a.txt b.txt a.txt b.txt C.txt b.txt\n");
+    assert_eq!(o[9], "*.none *.txt *.txt\n", "unmatched and quoted patterns stay literal");
+    assert_eq!(o[10], "sub/x.log /root/g/a.txt\n");
+    assert_eq!(o[11], ".hidden.txt\n");
+    assert_eq!(o[12], "f=C.txt\nf=a.txt\nf=b.txt\n");
+    assert_eq!(o[13], "3\n");
+}
+
+#[test]
+fn tilde_backquotes_and_parameter_operators() {
+    let script = r#"
+echo ~ ~/x "~"
+echo `echo back` "q `echo uote`"
+unset X; E=
+echo "${X:-def} ${E:-empty} ${E-set} ${X:+alt} ${HOME:+alt}"
+echo "${X:=assigned} $X"
+P=/usr/lib/libfoo.so.1
+echo ${#P} ${P#*/} ${P##*/} ${P%.*} ${P%%.*} ${P/lib/LIB} ${P//lib/LIB}
+echo "${NOPE:?is required}"
+echo not reached
+"#;
+    let r = run_text("t.sh", script).unwrap_or_else(|e| panic!("{e}"));
+    let o = outputs(&r);
+    assert_eq!(o[0], "/root /root/x ~\n");
+    assert_eq!(o[1], "back q uote\n");
+    assert_eq!(o[4], "def empty   alt\n");
+    assert_eq!(o[5], "assigned assigned\n");
+    assert_eq!(o[7], "20 usr/lib/libfoo.so.1 libfoo.so.1 /usr/lib/libfoo.so /usr/lib/libfoo /usr/LIB/libfoo.so.1 /usr/LIB/LIBfoo.so.1\n");
+    assert!(o[8].contains("NOPE: is required"), "{}", o[8]);
+    assert_eq!(r.exit_status, 1, "${{X:?}} on an unset X ends the script with status 1");
+    assert!(!r.transcript.contains("not reached"));
+}
+
+#[test]
+fn indexed_arrays_and_c_style_for() {
+    let script = r#"
+a=(x "y z" w)
+a[1]=b
+a[5]=f
+echo ${#a[@]} ${a[0]} ${a[1]} $a ${a[5]}
+for e in "${a[@]}"; do echo "[$e]"; done
+for e in ${a[@]}; do echo "<$e>"; done
+i=2; echo ${a[i]} ${a[i+3]}
+for ((i=0; i<3; i++)); do echo "i=$i"; done
+for ((n=10; n>0; n-=4)); do printf '%s ' $n; done; echo
+s=0; for ((;;)); do s=$((s+1)); [ $s -ge 3 ] && break; done; echo s=$s
+"#;
+    let r = run(script);
+    let o = outputs(&r);
+    assert_eq!(o[3], "4 x b x f\n");
+    assert_eq!(o[4], "[x]\n[b]\n[w]\n[f]\n");
+    assert_eq!(o[5], "<x>\n<b>\n<w>\n<f>\n");
+    assert_eq!(o[7], "w f\n");
+    assert_eq!(o[8], "i=0\ni=1\ni=2\n");
+    assert_eq!(o[9], "10 6 2 ");
+    assert_eq!(o[13], "s=3\n");
+}

@@ -44,6 +44,41 @@ pub enum WordPart {
     /// An unquoted brace expansion (`{1..3}`, `{a,b}`): the word becomes one word per
     /// alternative, in order.
     Brace(Vec<String>),
+    /// Unquoted text with glob characters (`*`, `?`, `[...]`): after field splitting, a field
+    /// containing it is replaced by the sorted names of the simulated filesystem that match
+    /// (or stays as written when nothing matches).
+    Glob(String),
+    /// `${NAME<op>ARG}` (`${NAME:-x}`, `${NAME#pat}`, `${NAME/pat/rep}`, `${NAME:off:len}`,
+    /// ...): computed at run time (see [`crate::lang::expand::apply_param`]); split like a
+    /// variable unless `quoted`.
+    Param { name: String, op: ParamOp, arg: Box<Word>, arg2: Option<Box<Word>>, quoted: bool },
+    /// `${NAME[@]}`: one field per element of the array (quoted: each element one field,
+    /// unsplit).
+    ArrayAll { name: String, quoted: bool },
+    /// The value of an array assignment `NAME=(WORDS)`: the elements' words.
+    Array(Vec<Word>),
+}
+
+/// The operator of a `${NAME<op>...}` expansion. `colon`: the `:` form, which treats an
+/// empty value as unset.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ParamOp {
+    /// `${NAME:-WORD}` / `${NAME-WORD}`
+    Default { colon: bool },
+    /// `${NAME:=WORD}` / `${NAME=WORD}`: also assigns WORD.
+    Assign { colon: bool },
+    /// `${NAME:+WORD}` / `${NAME+WORD}`
+    Alt { colon: bool },
+    /// `${NAME:?WORD}` / `${NAME?WORD}`: an error (status 1, the script stops) if unset.
+    Error { colon: bool },
+    /// `${NAME#PAT}` / `${NAME##PAT}` (`longest`)
+    RemovePrefix { longest: bool },
+    /// `${NAME%PAT}` / `${NAME%%PAT}` (`longest`)
+    RemoveSuffix { longest: bool },
+    /// `${NAME/PAT/REP}` / `${NAME//PAT/REP}` (`all`); `arg2` is REP.
+    Replace { all: bool },
+    /// `${NAME:OFFSET}` / `${NAME:OFFSET:LENGTH}`: arithmetic expressions.
+    Substring,
 }
 
 /// One shell word, e.g. `of="$DIR/test"`.
@@ -64,7 +99,7 @@ impl Word {
         let mut out = String::new();
         for part in &self.parts {
             match part {
-                WordPart::Lit(s) => out.push_str(s),
+                WordPart::Lit(s) | WordPart::Glob(s) => out.push_str(s),
                 _ => return None,
             }
         }
@@ -73,7 +108,7 @@ impl Word {
 
     /// True if the word refers to at least one variable.
     pub fn has_vars(&self) -> bool {
-        self.parts.iter().any(|p| !matches!(p, WordPart::Lit(_)))
+        self.parts.iter().any(|p| !matches!(p, WordPart::Lit(_) | WordPart::Glob(_)))
     }
 }
 
@@ -138,6 +173,8 @@ pub enum Command {
     Group(Group),
     /// `(( EXPR ))`: status 0 if the value is not zero.
     Arith(ArithCommand),
+    /// `for (( INIT; COND; STEP )); do LIST; done`
+    ArithFor(ArithFor),
 }
 
 impl Command {
@@ -151,6 +188,7 @@ impl Command {
             Command::FuncDef(f) => f.span,
             Command::Group(g) => g.span,
             Command::Arith(a) => a.span,
+            Command::ArithFor(a) => a.span,
         }
     }
 
@@ -163,6 +201,7 @@ impl Command {
             Command::While(w) => &w.redirects,
             Command::Case(c) => &c.redirects,
             Command::Group(g) => &g.redirects,
+            Command::ArithFor(f) => &f.redirects,
             Command::FuncDef(_) | Command::Arith(_) => &[],
         }
     }
@@ -267,5 +306,17 @@ pub struct Group {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ArithCommand {
     pub expr: String,
+    pub span: Span,
+}
+
+/// `for (( INIT; COND; STEP )); do BODY; done`: arithmetic expressions (an empty COND is
+/// true).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ArithFor {
+    pub init: String,
+    pub cond: String,
+    pub step: String,
+    pub body: Vec<ListItem>,
+    pub redirects: Vec<Redirect>,
     pub span: Span,
 }

@@ -1,20 +1,22 @@
 //! The scenario language: bash's common part (see docs/shell.md).
 //!
-//! Supported: comments, line continuations, words with '...', "..." and backslash quoting,
-//! `NAME=value` assignments, `$NAME` / `${NAME}` / `${#NAME}` / `$?` / `$!` / `$$` / `$#` /
-//! `$1`..`$9` / `$@`, `$(...)`, `$((...))` and brace expansion (performed at run time, see
-//! [`expand_words`]), lists with `;`, newline, `&&`, `||`, `&`, pipelines `a | b` and `|&`,
-//! `!`, the `time [-p]` prefix, redirections (`> f`, `>> f`, `< f`, `N> f`, `N>&M`, `&> f`,
-//! `&>> f`, here-documents and here-strings), `for`, `while`, `until`, `if`, `case`,
+//! Scripts are parsed by brush-parser; [`front`] converts its syntax tree into the
+//! interpreter's ([`ast`]) with exact positions and echoed text. Supported: comments, line
+//! continuations, words with '...', "..." and backslash quoting, `NAME=value` and array
+//! assignments, `$NAME` / `${NAME}` / `${#NAME}` / the parameter operators / arrays / `$?` /
+//! `$!` / `$$` / `$#` / `$1`..`$9` / `$@`, `$(...)` and backquotes, `$((...))`, brace
+//! expansion, `~` and pathname expansion (performed at run time, see [`expand_words`]),
+//! lists with `;`, newline, `&&`, `||`, `&`, pipelines `a | b` and `|&`, `!`, the
+//! `time [-p]` prefix, redirections (`> f`, `>> f`, `< f`, `N> f`, `N>&M`, `&> f`, `&>> f`,
+//! here-documents and here-strings), `for`, `for ((;;))`, `while`, `until`, `if`, `case`,
 //! functions, `{ ...; }`, `( ... )`, `(( ... ))` and `[[ ... ]]`, with redirections after a
-//! block. Everything else (backquotes, parameter operators, process substitution, ...) is a
-//! [`ParseError`] that says what is accepted; [`parse_all`] reports every error of a script.
+//! block. Everything else (process substitution, `select`, ...) is a [`ParseError`] that
+//! says what is accepted; [`parse_all`] reports every error of a script.
 
 pub mod arith;
 pub mod ast;
 pub mod expand;
-mod lexer;
-mod parser;
+mod front;
 
 use std::fmt;
 
@@ -22,7 +24,7 @@ pub use ast::*;
 pub use expand::expand_words;
 
 /// Deepest nesting of `for`/`if` blocks that [`parse`] accepts.
-pub const MAX_NESTING: usize = 64;
+pub const MAX_NESTING: usize = 32;
 
 /// A syntax error at a position of the script. `Display` is "line:col: message"; the caller
 /// prefixes the file name.
@@ -56,8 +58,9 @@ pub fn parse(src: &str) -> Result<Script, ParseError> {
     parse_all(src).map_err(|mut e| e.swap_remove(0))
 }
 
-/// Parse a whole script, reporting every syntax error (in source order; the scan goes on
-/// at the next line after each, and stops at a lexical error such as an open quote).
+/// Parse a whole script, reporting every syntax error (in source order; after each the
+/// parse resumes at the next top-level statement on a later line, and a lexical error such
+/// as an open quote ends the scan).
 pub fn parse_all(src: &str) -> Result<Script, Vec<ParseError>> {
-    parser::Parser::new(src).parse_script_all()
+    front::parse_all(src)
 }
