@@ -147,8 +147,14 @@ fn cgroup_reclaim_latency_and_lock_wait_grow_with_tasks_at_the_limit() {
         for w in rows.windows(2) {
             let (a, b) = (&w[0], &w[1]);
             assert!(b.wait > a.wait, "{kernel}: lock wait N={}: {:.0} ns, N={}: {:.0} ns", a.n, a.wait, b.n, b.wait);
-            assert!(b.latency > a.latency, "{kernel}: latency N={}: {:.0} ns, N={}: {:.0} ns", a.n, a.latency, b.n, b.latency);
             assert!(b.contended > a.contended, "{kernel}: lru_lock contention N={} vs N={}", a.n, b.n);
+        }
+        // A reclaim's latency is its list work plus its lock wait. The work per reclaim
+        // depends on which pages each pass meets (the tasks' pages interleave on the list
+        // differently for each N), so only the comparison with the lone reclaimer is a
+        // property of the mechanism: with others at the limit, a reclaim takes longer.
+        for r in &rows[1..] {
+            assert!(r.latency > rows[0].latency, "{kernel}: latency N=1: {:.0} ns, N={}: {:.0} ns", rows[0].latency, r.n, r.latency);
         }
     }
 }
