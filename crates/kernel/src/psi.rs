@@ -505,6 +505,24 @@ impl Kernel {
         Some(self.psi.show(res))
     }
 
+    /// Bring the pressure totals up to now (what `pressure` does before it prints), for
+    /// readers that can only look (`pressure_shown`); nothing before 4.20.
+    pub fn pressure_sync(&mut self) {
+        if self.psi.era == PsiEra::None {
+            return;
+        }
+        self.delayacct_flush();
+        self.psi.collect(self.now);
+    }
+
+    /// /proc/pressure/RES as of the last `pressure_sync` or `pressure`; None before 4.20.
+    pub fn pressure_shown(&self, res: &str) -> Option<String> {
+        if self.psi.era == PsiEra::None {
+            return None;
+        }
+        Some(self.psi.show(res))
+    }
+
     /// The system's stall totals so far, µs: [io some, io full, memory some, memory full,
     /// cpu some, cpu full]; None before 4.20.
     pub fn pressure_totals_us(&mut self) -> Option<[u64; 6]> {

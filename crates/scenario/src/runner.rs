@@ -1036,6 +1036,9 @@ impl Shell {
     /// redirection, a /proc file, or a file whose data is not text (read as empty).
     fn file_text(&mut self, span: Span, target: &str) -> Result<String, Stop> {
         let abs = memtwin_kernel::fs::normalize(&self.cwd, target);
+        if abs.starts_with("/proc/pressure/") {
+            self.k.pressure_sync();
+        }
         if let Some(t) = crate::commands::text::proc_text(&self.k, &abs) {
             return Ok(t);
         }
@@ -1206,6 +1209,10 @@ impl Shell {
                 let append = args.iter().any(|a| a == "-a" || a == "--append");
                 self.open_out(c.span, a, append)?;
             }
+        }
+        if args.iter().any(|a| a.starts_with("/proc/pressure/")) {
+            // psi_show brings the totals up to date when the file is read.
+            self.k.pressure_sync();
         }
         // The text of files removed since it was written is gone.
         let k = &self.k;

@@ -10,19 +10,8 @@ pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loa
 /proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/pagetypeinfo, /proc/cpuinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
 /sys/kernel/mm/transparent_hugepage/{enabled,defrag}, /sys/block/DEV/queue/scheduler";
 
-/// Files the model has no state for, and why.
-fn refused(path: &str) -> Option<&'static str> {
-    Some(match path {
-        "/proc/pressure/memory" | "/proc/pressure/io" | "/proc/pressure/cpu" => "pressure stall information is not part of this model",
-        _ => return None,
-    })
-}
-
 /// Is `path` a /proc or /sys file this model renders? `Err` says why not and what is.
 pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
-    if let Some(why) = refused(path) {
-        return Err(format!("cat: {path}: not modelled: {why} (supported: {SUPPORTED})"));
-    }
     if path.starts_with("/sys/kernel/mm/transparent_hugepage/") {
         if era == Some(KernelProfile::Linux24) {
             return Err(format!("cat: {path}: transparent huge pages did not exist in Linux 2.4 (2.6.38+)"));

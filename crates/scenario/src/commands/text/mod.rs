@@ -80,6 +80,8 @@ pub fn proc_text(k: &Kernel, path: &str) -> Option<String> {
     match path {
         "/proc/meminfo" => Some(k.meminfo().render()),
         "/proc/vmstat" => k.vmstat_text(),
+        // PSI (4.20+), brought up to date by the runner before a command that names one.
+        "/proc/pressure/cpu" | "/proc/pressure/memory" | "/proc/pressure/io" => k.pressure_shown(&path["/proc/pressure/".len()..]),
         // Files that depend on no reader (None where the era has no such file).
         "/proc/cpuinfo" | "/proc/buddyinfo" | "/proc/pagetypeinfo" => super::procfiles::read(k, 0, path).ok(),
         p if p.starts_with("/proc/sys/") => k.sysctl.get(&p["/proc/sys/".len()..].replace('/', ".")).ok().map(|v| format!("{v}\n")),
