@@ -170,9 +170,12 @@ def test_swappiness_sweep_is_identical_on_the_pool_and_on_ray(swappiness_sweeps)
     runs = read_table(pool, "runs")
     assert runs["param.vm.swappiness"].to_list() == ["0", "1", "10", "60", "100"]
     by = {r["param.vm.swappiness"]: r for r in runs.to_dicts()}
-    # The article's shape: 0 is OOM-killed while preparing, without swapping; the others
-    # finish, and a higher swappiness swaps more of the data out.
-    assert by["0"]["oom_kill_total"] == 1 and by["0"]["swap_used_max_kib"] == 0
+    # The article's shape: 0 is OOM-killed while preparing; the others finish, and a higher
+    # swappiness swaps more of the data out. At 0 global reclaim still swaps a little once
+    # the node's file pages plus free memory fall under the high watermark (get_scan_count's
+    # file_is_tiny: "global reclaim will swap to prevent OOM even with no swappiness").
+    assert by["0"]["oom_kill_total"] == 1
+    assert by["0"]["swap_used_max_kib"] < by["1"]["swap_used_max_kib"]
     for s in ("1", "60", "100"):
         assert by[s]["oom_kill_total"] == 0 and by[s]["exit_status"] == 0
     assert by["1"]["swap_used_max_kib"] < by["60"]["swap_used_max_kib"]
