@@ -2,34 +2,12 @@
 //! and dup2 sharing a description (offset and readahead), fork copying the table, the last
 //! reference releasing the file, and one readahead window per open (struct file's f_ra).
 
+mod common;
+
+use common::{boot, run, spawn, Script};
 use memtwin_kernel::fs::OpenFlags;
 use memtwin_kernel::mm::PAGE_SIZE;
-use memtwin_kernel::{Kernel, Program, Step, TaskId, NS_PER_SEC};
-
-fn boot() -> Kernel {
-    let m = memtwin_machine::preset("seed-000").expect("preset");
-    let mut k = Kernel::boot(m, 1).expect("boot");
-    k.debug_invariants = true;
-    k
-}
-
-struct Script<F: FnMut(&mut Kernel, TaskId) -> Option<Step>>(F);
-impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
-    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        (self.0)(k, me).unwrap_or(Step::Exit(0))
-    }
-}
-
-fn spawn<F: FnMut(&mut Kernel, TaskId) -> Option<Step> + 'static>(k: &mut Kernel, f: F) -> TaskId {
-    k.spawn("test", "test", Box::new(Script(f)), memtwin_kernel::Sink::Null, memtwin_kernel::Sink::Null)
-}
-
-fn run(k: &mut Kernel, tasks: &[TaskId]) {
-    let limit = k.now + 600 * NS_PER_SEC;
-    let ts = tasks.to_vec();
-    k.run_until(limit, &mut |k| ts.iter().all(|&t| k.task_exited(t)));
-    assert!(tasks.iter().all(|&t| k.task_exited(t)), "tasks did not finish");
-}
+use memtwin_kernel::{Kernel, Step, NS_PER_SEC};
 
 const RD: OpenFlags = OpenFlags { read: true, write: false, create: false, trunc: false, append: false, direct: false };
 

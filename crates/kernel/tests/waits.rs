@@ -2,37 +2,16 @@
 //! woken by the block layer's completion of what it waits for, at that completion's time,
 //! whatever order requests complete in.
 
+mod common;
+
+use common::{boot, run, spawn};
 use memtwin_kernel::block::{Dir, ReqKind};
 use memtwin_kernel::fs::OpenFlags;
 use memtwin_kernel::wait::WaitOn;
-use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_SEC};
+use memtwin_kernel::{Kernel, Ns, Step, TaskId, NS_PER_SEC};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-fn boot() -> Kernel {
-    let m = memtwin_machine::preset("seed-000").expect("preset");
-    let mut k = Kernel::boot(m, 1).expect("boot");
-    k.debug_invariants = true;
-    k
-}
-
-struct Script<F: FnMut(&mut Kernel, TaskId) -> Option<Step>>(F);
-impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
-    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        (self.0)(k, me).unwrap_or(Step::Exit(0))
-    }
-}
-
-fn spawn<F: FnMut(&mut Kernel, TaskId) -> Option<Step> + 'static>(k: &mut Kernel, f: F) -> TaskId {
-    k.spawn("test", "test", Box::new(Script(f)), memtwin_kernel::Sink::Null, memtwin_kernel::Sink::Null)
-}
-
-fn run(k: &mut Kernel, tasks: &[TaskId]) {
-    let limit = k.now + 600 * NS_PER_SEC;
-    let ts = tasks.to_vec();
-    k.run_until(limit, &mut |k| ts.iter().all(|&t| k.task_exited(t)));
-    assert!(tasks.iter().all(|&t| k.task_exited(t)), "tasks did not finish");
-}
 
 /// Write `bytes` to `path` and leave them dirty in the page cache.
 fn write_dirty(k: &mut Kernel, path: &'static str, bytes: u64) {
