@@ -12,7 +12,6 @@ use memtwin_kernel::{Kernel, Ns, Step, TaskId, NS_PER_SEC};
 use std::cell::RefCell;
 use std::rc::Rc;
 
-
 /// Write `bytes` to `path` and leave them dirty in the page cache.
 fn write_dirty(k: &mut Kernel, path: &'static str, bytes: u64) {
     let mut fd = None;
