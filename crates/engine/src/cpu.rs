@@ -13,6 +13,9 @@ pub struct CpuAccount {
     busy_sys: u32,
     nr_iowait: u32,
     pub user: u64,
+    /// User time of tasks with a positive niceness (moved from `user` at the end of
+    /// their bursts).
+    pub nice: u64,
     pub system: u64,
     pub idle: u64,
     pub iowait: u64,
@@ -78,7 +81,7 @@ mod tests {
         c.iowait_dec(35);
         c.cpu_stop(40, false);
         c.advance(100);
-        assert_eq!(c.user + c.system + c.idle + c.iowait, 200);
+        assert_eq!(c.user + c.nice + c.system + c.idle + c.iowait, 200);
         assert_eq!(c.user, 40);
         assert_eq!(c.system, 10);
         // CPU 2 idle 0..20 (10 idle, 10 iowait), busy 20..30, iowait 30..35, idle 35..100.

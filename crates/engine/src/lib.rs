@@ -15,7 +15,7 @@ pub use cpu::CpuAccount;
 pub use lock::{LockKind, LockQueue};
 pub use queue::EventQueue;
 pub use rng::Rng;
-pub use sched::{RunState, Sched, TaskId};
+pub use sched::{FairParams, RunState, Sched, TaskId, NICE_0_LOAD};
 
 /// Simulated time in nanoseconds since boot.
 pub type Ns = u64;

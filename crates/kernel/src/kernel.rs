@@ -5,7 +5,7 @@ use crate::fs::Fs;
 use crate::mm::{KernelOwner, MappingKind, Mm, PAGE_SIZE};
 use crate::profile::Profile;
 use crate::task::{Program, Sink, Step, Task};
-use memtwin_engine::{EventQueue, Ns, Rng, RunState, Sched, TaskId, NS_PER_MS};
+use memtwin_engine::{EventQueue, Ns, Rng, RunState, Sched, TaskId};
 use memtwin_machine::{KernelProfile, Machine, Sysctls};
 use memtwin_procfs::VmStat;
 
@@ -389,6 +389,7 @@ impl Kernel {
         k.boot_memory();
         k.boot_trees().map_err(KernelError)?;
         k.boot_swap().map_err(KernelError)?;
+        k.sched.fair = crate::ioprio::fair_params(k.machine.kernel, ncpus);
         k.spawn_kernel_threads();
         // The boot memory is on its lists; from now on new pages go through the era's
         // per-CPU LRU-add batches.
@@ -513,6 +514,10 @@ impl Kernel {
             None => 0,
         };
         if let Some(p) = parent {
+            // copy_process: a child has its parent's niceness and I/O priority.
+            let nice = self.sched.tasks[p as usize].nice;
+            self.sched.set_nice(tid, nice);
+            t.ioprio = self.tasks[p as usize].ioprio;
             t.stdout = self.tasks[p as usize].stdout;
             t.stderr = self.tasks[p as usize].stderr;
         }
@@ -999,7 +1004,7 @@ impl Kernel {
             self.do_exit(tid, code);
             return;
         }
-        if self.sched.contended() && dur >= NS_PER_MS / 4 {
+        if self.sched.slice_over(tid, dur) {
             // Time slice over and others are waiting: go to the back of the queue.
             self.sched.requeue(tid);
             return;

@@ -207,8 +207,9 @@ impl Kernel {
                     kthread: t.kthread,
                     user: "root".to_string(),
                     state,
-                    prio: 20,
-                    nice: 0,
+                    // task_prio: prio - MAX_RT_PRIO, 20 + nice for a normal task.
+                    prio: 20 + st.nice,
+                    nice: st.nice,
                     virt_kb: t.vm_kb,
                     res_kb: (rss_anon + rss_file + rss_shmem) * 4,
                     shr_kb: (rss_file + rss_shmem) * 4,
@@ -230,7 +231,7 @@ impl Kernel {
             ncpus: self.machine.cpus,
             mem: self.meminfo(),
             vm: self.vmstat(),
-            cpu: CpuStat { user: cpu.user, system: cpu.system, idle: cpu.idle, iowait: cpu.iowait, ..Default::default() },
+            cpu: CpuStat { user: cpu.user, nice: cpu.nice, system: cpu.system, idle: cpu.idle, iowait: cpu.iowait, ..Default::default() },
             // Idle tickless CPUs still take ~10 timer/IPI interrupts a second each.
             intr: self.intr + self.now / 100_000_000 * self.machine.cpus as u64,
             ctxt: self.sched.ctxt,

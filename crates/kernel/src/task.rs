@@ -121,6 +121,9 @@ pub struct Task {
     pub memcg_retries: u32,
     /// mem_cgroup_handle_over_high in progress: its reclaim paths run one after the other.
     pub memcg_high: Option<crate::mm::memcontrol::HighReclaim>,
+    /// The I/O priority set by ioprio_set (None: IOPRIO_CLASS_NONE, which follows the
+    /// niceness: task_nice_ioprio).
+    pub ioprio: Option<crate::ioprio::IoPrio>,
 }
 
 impl Task {
@@ -176,6 +179,7 @@ impl Task {
             memcg_nr_pages_over_high: 0,
             memcg_retries: 0,
             memcg_high: None,
+            ioprio: None,
         }
     }
 }

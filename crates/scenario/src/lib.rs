@@ -346,15 +346,25 @@ fn validate_command(c: &lang::Command, file: &str, funcs: &std::collections::BTr
                     }
                 }
             } else {
-                // ionice runs its command: the options, then the command as typed.
-                let (name, rest) = match commands::ionice::parse(&words[1..]) {
-                    Ok(a) if name == "ionice" => (&a.command[0], &a.command[1..]),
-                    Err(m) if name == "ionice" => {
+                // ionice and nice run their command: the options, then the command as
+                // typed (without one they read or set processes' priorities).
+                let launched = match name.as_str() {
+                    "ionice" => commands::ionice::parse(&words[1..]).map(|a| a.command),
+                    "nice" => commands::nice::parse(&words[1..]).map(|a| a.command),
+                    _ => Ok(&words[..]),
+                };
+                let (name, rest) = match launched {
+                    Ok([]) => {
+                        errors.append(&mut inner);
+                        return;
+                    }
+                    Ok(cmd) if name == "ionice" || name == "nice" => (&cmd[0], &cmd[1..]),
+                    Ok(_) => (name, &words[1..]),
+                    Err(m) => {
                         fail(line, m);
                         errors.append(&mut inner);
                         return;
                     }
-                    _ => (name, &words[1..]),
                 };
                 let r = match commands::text::build(name, rest, &ctx, commands::text::Input::Tty) {
                     Some(r) => r.map(|_| ()),

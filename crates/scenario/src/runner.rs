@@ -55,6 +55,9 @@ pub struct Shell {
     /// Tasks of the commands being recorded: (task, index in `commands`, whether its time
     /// is the record's breakdown — false for the members of a pipeline before the last).
     task_records: Vec<(TaskId, usize, bool)>,
+    /// The niceness and I/O priority `nice`/`ionice` give the command they launch: set
+    /// when the task is created, before it runs (setpriority/ioprio_set before exec).
+    launch_prio: Option<(Option<i32>, Option<memtwin_kernel::ioprio::IoPrio>)>,
     /// `$$`
     shell_pid: u32,
     /// `$!`
@@ -104,6 +107,7 @@ impl Shell {
             depth: 0,
             reclaim_passes: Default::default(),
             task_records: Vec::new(),
+            launch_prio: None,
             shell_pid: 0,
             last_bg_pid: None,
             positional: Vec::new(),
@@ -1187,21 +1191,41 @@ impl Shell {
 
     /// A command's program: a text tool, or one of the built-in commands.
     fn build(&mut self, c: &SimpleCommand, name: &str, args: &[String], red: &Redirs) -> Result<Cmd, Stop> {
+        self.launch_prio = None;
         if name == "ionice" {
-            // ionice sets the I/O class and execs the command: accepted where the disks'
-            // elevators ignore I/O priorities (commands/ionice.rs).
+            // ionice sets the I/O class (ioprio_set) and execs the command, or reads or sets
+            // running processes' (-p). A class is accepted where the disks' elevators
+            // ignore I/O priorities (commands/ionice.rs).
             let a = commands::ionice::parse(args).map_err(|m| Stop::Error(self.err(c.span, m)))?;
             if self.k.machine.kernel == memtwin_machine::KernelProfile::Linux24 {
-                return Ok(Box::new(commands::ionice::NoIoprio));
+                return Ok(Box::new(commands::ionice::NoIoprio { set: a.class_set || a.pids.is_empty() }));
             }
-            commands::ionice::check_machine(&self.k.machine).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+            if a.class_set {
+                commands::ionice::check_machine(&self.k.machine).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+            }
+            let prio = commands::nice::ioprio_of(a.class, a.level);
+            if !a.pids.is_empty() {
+                return Ok(Box::new(commands::nice::IonicePid { set: a.class_set.then_some(prio), pids: a.pids }));
+            }
             let warn = commands::ionice::warning(&a);
             let (inner, rest) = (a.command[0].clone(), a.command[1..].to_vec());
             let cmd = self.build(c, &inner, &rest, red)?;
-            return Ok(match warn {
-                Some(w) => Box::new(commands::ionice::Warned { warning: Some(w), inner: cmd }),
-                None => cmd,
-            });
+            let ioprio = if a.class_set { prio } else { None };
+            self.launch_prio = Some((None, ioprio));
+            return Ok(Box::new(commands::nice::WithPrio { nice: None, ioprio, warning: warn, inner: cmd, set: false }));
+        }
+        if name == "nice" {
+            // nice: setpriority(current + N), then exec the command; alone, it prints
+            // the niceness it runs with.
+            let a = commands::nice::parse(args).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+            if a.command.is_empty() {
+                return Ok(Box::new(commands::nice::PrintNice));
+            }
+            let n = commands::nice::niceness(&a, 0);
+            let (inner, rest) = (a.command[0].clone(), a.command[1..].to_vec());
+            let cmd = self.build(c, &inner, &rest, red)?;
+            self.launch_prio = Some((Some(n), None));
+            return Ok(Box::new(commands::nice::WithPrio { nice: Some(n), ioprio: None, warning: None, inner: cmd, set: false }));
         }
         if name == "tee" {
             // tee's files get their text like a redirection's.
@@ -1236,6 +1260,14 @@ impl Shell {
         }
         let cmdline = c.source.clone();
         let tid = self.k.spawn(comm, &cmdline, cmd, red.out, red.err);
+        if let Some((nice, ioprio)) = self.launch_prio.take() {
+            if let Some(n) = nice {
+                self.k.set_user_nice(tid, n);
+            }
+            if ioprio.is_some() {
+                self.k.set_ioprio(tid, ioprio);
+            }
+        }
         if !self.commands.is_empty() {
             // The record of the command being run collects this task's accounting.
             self.task_records.push((tid, self.commands.len() - 1, true));

@@ -2,8 +2,9 @@
 //! schedulers it depends on (/sys/block/DEV/queue/scheduler).
 //!
 //! An I/O priority only changes anything where the device's elevator reads it. The model has
-//! no elevator that does, so ionice is accepted where the era's default elevator ignores
-//! priorities, and refused where it would not:
+//! no elevator that does, so setting a class is accepted where the era's default elevator
+//! ignores priorities, and refused where it would not (reading one, `ionice -p`, works
+//! everywhere but 2.4: commands/nice.rs):
 //!
 //! * 2.4: no ioprio_set system call (2.6.13+): ionice fails as it does there (ENOSYS).
 //! * 2.6.39: CFQ is every disk's default; its idle class is served only when the disk is
@@ -63,11 +64,14 @@ pub fn check_machine(m: &Machine) -> Result<(), String> {
     Ok(())
 }
 
-/// Parsed `ionice` options; the command follows.
+/// Parsed `ionice` options; the command follows, or the processes (`-p PID...`).
 pub struct IoniceArgs<'a> {
     pub class: u32,
     pub level: Option<u32>,
+    /// -c or -n given: the priority is set (else `-p` prints it).
+    pub class_set: bool,
     pub command: &'a [String],
+    pub pids: Vec<u32>,
 }
 
 /// util-linux ionice's options for the COMMAND form.
@@ -90,8 +94,20 @@ pub fn parse(args: &[String]) -> Result<IoniceArgs<'_>, String> {
         } else if a == "-t" || a == "--ignore" {
             i += 1;
             continue;
-        } else if a == "-p" || a == "--pid" || a.starts_with("-p") || a == "-P" || a == "-u" {
-            return Err("ionice: -p/-P/-u (changing running processes) is not modelled; use ionice -c CLASS [-n LEVEL] COMMAND".into());
+        } else if a == "-P" || a == "--pgid" || a == "-u" || a == "--uid" {
+            return Err("ionice: -P/-u (process groups, users) are not modelled; use ionice [-c CLASS] [-n LEVEL] -p PID... or ionice -c CLASS [-n LEVEL] COMMAND".into());
+        } else if a == "-p" || a == "--pid" || a.starts_with("-p") || a.starts_with("--pid=") {
+            // -p PID: this and every following argument is a process ID.
+            let first = a.strip_prefix("--pid=").or_else(|| a.strip_prefix("-p")).filter(|r| !r.is_empty());
+            let mut pids = Vec::new();
+            let rest = if first.is_some() { &args[i + 1..] } else { &args[(i + 1).min(args.len())..] };
+            for v in first.into_iter().chain(rest.iter().map(|s| s.as_str())) {
+                pids.push(v.parse::<u32>().map_err(|_| format!("ionice: invalid PID argument: '{v}'"))?);
+            }
+            if pids.is_empty() {
+                return Err("ionice: option requires an argument -- 'p'".into());
+            }
+            return Ok(IoniceArgs { class, level, class_set: class_set || level.is_some(), command: &[], pids });
         } else if let Some(r) = a.strip_prefix("-c") {
             ("c", if r.is_empty() { None } else { Some(r.to_string()) })
         } else if let Some(r) = a.strip_prefix("-n") {
@@ -126,12 +142,12 @@ pub fn parse(args: &[String]) -> Result<IoniceArgs<'_>, String> {
         }
         i += 1;
     }
-    let _ = class_set;
     let command = &args[i..];
     if command.is_empty() {
-        return Err("ionice: not modelled without a command (reading or setting a running process's class); use ionice -c CLASS [-n LEVEL] COMMAND".into());
+        // util-linux: without a command or -p, ionice prints its own priority.
+        return Err("ionice: give a command (ionice -c CLASS [-n LEVEL] COMMAND) or processes (ionice [-c CLASS [-n LEVEL]] -p PID...)".into());
     }
-    Ok(IoniceArgs { class, level, command })
+    Ok(IoniceArgs { class, level, class_set: class_set || level.is_some(), command, pids: Vec::new() })
 }
 
 /// What ionice prints before it runs the command on the accepting eras (util-linux: a
@@ -140,30 +156,15 @@ pub fn warning(a: &IoniceArgs<'_>) -> Option<&'static str> {
     (a.class == 3 && a.level.is_some()).then_some("ionice: ignoring given class data for idle class\n")
 }
 
-/// 2.4: ioprio_set does not exist; ionice exits 1 without running the command.
-pub struct NoIoprio;
+/// 2.4: ioprio_set/ioprio_get do not exist; ionice exits 1 without running the command.
+pub struct NoIoprio {
+    /// Setting (ioprio_set) rather than reading (ioprio_get).
+    pub set: bool,
+}
 
 impl Program for NoIoprio {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        k.eprint(me, "ionice: ioprio_set failed: Function not implemented\n");
+        k.eprint(me, if self.set { "ionice: ioprio_set failed: Function not implemented\n" } else { "ionice: ioprio_get failed: Function not implemented\n" });
         Step::Exit(1)
-    }
-}
-
-/// The command, after ionice's warning on standard error.
-pub struct Warned {
-    pub warning: Option<&'static str>,
-    pub inner: Box<dyn Program>,
-}
-
-impl Program for Warned {
-    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        if let Some(w) = self.warning.take() {
-            k.eprint(me, w);
-        }
-        self.inner.step(k, me)
-    }
-    fn killed(&mut self, k: &mut Kernel, me: TaskId) {
-        self.inner.killed(k, me);
     }
 }

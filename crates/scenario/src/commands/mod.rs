@@ -13,6 +13,7 @@ pub(crate) mod memtools;
 mod monitor;
 mod net;
 pub mod ionice;
+pub mod nice;
 mod procfiles;
 mod sfs;
 mod stress;
@@ -32,7 +33,7 @@ pub const SUPPORTED: &[&str] = &[
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec",
-    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "rpc.nfsd", "sfs", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "nice", "renice", "rpc.nfsd", "sfs", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -93,8 +94,8 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "pmap" => memtools::Pmap::parse(args).map(|d| Box::new(d) as Cmd),
         "sar" => memtools::Sar::parse(args).map(|d| Box::new(d) as Cmd),
         "stress-ng" | "stress" => stress::StressVm::parse(name, args).map(|d| Box::new(d) as Cmd),
-        "nice" | "renice" => Err(format!("{name}: not modelled: the scheduler gives every task the same weight (no nice levels), so a niced command would run as any other")),
-        "ionice" => Err("ionice: runs its command from the shell (internal: not built here)".into()),
+        "renice" => nice::Renice::parse(args).map(|d| Box::new(d) as Cmd),
+        "ionice" | "nice" => Err(format!("{name}: runs its command from the shell (internal: not built here)")),
         _ => Err(format!("unknown command '{name}' (supported: {})", supported().join(", "))),
     }
 }
@@ -116,7 +117,16 @@ pub fn comm_of(name: &str, args: &[String]) -> String {
     if name == "ionice" {
         // ionice execs its command: the task is the command's.
         if let Ok(a) = ionice::parse(args) {
-            return comm_of(&a.command[0], &a.command[1..]);
+            if !a.command.is_empty() {
+                return comm_of(&a.command[0], &a.command[1..]);
+            }
+        }
+    }
+    if name == "nice" {
+        if let Ok(a) = nice::parse(args) {
+            if !a.command.is_empty() {
+                return comm_of(&a.command[0], &a.command[1..]);
+            }
         }
     }
     if name == "stress-ng" || name == "stress" {

@@ -7,7 +7,7 @@ use memtwin_procfs::{MeminfoExtra, MeminfoLayout};
 
 /// The files that can be read, for error messages.
 pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loadavg, /proc/uptime, /proc/stat, \
-/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/pagetypeinfo, /proc/cpuinfo, /proc/PID/{status,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
+/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/pagetypeinfo, /proc/cpuinfo, /proc/PID/{status,stat,sched,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
 /sys/kernel/mm/transparent_hugepage/{enabled,defrag}, /sys/block/DEV/queue/scheduler";
 
 /// Is `path` a /proc or /sys file this model renders? `Err` says why not and what is.
@@ -33,7 +33,7 @@ pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
     }
     if let Some((pid, file)) = rest.split_once('/') {
         if (pid == "self" || pid.parse::<u32>().is_ok())
-            && matches!(file, "status" | "io" | "smaps_rollup" | "cmdline" | "comm" | "oom_score" | "oom_score_adj")
+            && matches!(file, "status" | "stat" | "sched" | "io" | "smaps_rollup" | "cmdline" | "comm" | "oom_score" | "oom_score_adj")
         {
             return Ok(());
         }
@@ -128,6 +128,9 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
     let tid = (0..k.tasks.len()).find(|&i| k.tasks[i].pid == pid && k.tasks[i].exit_code.is_none() && !k.tasks[i].reaped).ok_or_else(nofile)? as TaskId;
     Ok(match file {
         "status" => pid_status(k, tid),
+        "stat" => pid_stat(k, tid),
+        "sched" if k.machine.kernel == KernelProfile::Linux24 => return Err(nofile()),
+        "sched" => pid_sched(k, tid),
         "io" => pid_io(k, tid),
         "smaps_rollup" => smaps_rollup(k, tid),
         "cmdline" => {
@@ -449,6 +452,91 @@ fn pid_status(k: &Kernel, tid: TaskId) -> String {
         "Cpus_allowed:\t{mask:x}\nCpus_allowed_list:\t{}\nMems_allowed:\t00000000,00000001\nMems_allowed_list:\t0\nvoluntary_ctxt_switches:\t0\nnonvoluntary_ctxt_switches:\t0\n",
         if cpus > 1 { format!("0-{}", cpus - 1) } else { "0".to_string() }
     ));
+    s
+}
+
+/// /proc/PID/stat (do_task_stat): one line, the era's field count (39 on 2.4; 44 from
+/// 2.6.24's guest times; 52 from 3.5's argument/environment addresses). Times are USER_HZ
+/// ticks; field 18 is the priority (prio - MAX_RT_PRIO: 20 + nice), 19 the niceness. The
+/// model has no code or stack addresses: those fields are 0, as a reader without ptrace
+/// access sees them.
+fn pid_stat(k: &Kernel, tid: TaskId) -> String {
+    let t = &k.tasks[tid as usize];
+    let st = &k.sched.tasks[tid as usize];
+    let snap = k.snapshot();
+    let state = snap.tasks.iter().find(|x| x.pid == t.pid).map_or('S', |i| i.state.letter());
+    let ticks = |ns: u64| ns / 10_000_000;
+    let ppid = if t.kthread { if t.pid == 2 { 0 } else { 2 } } else { 1 };
+    let (anon, file, shmem, _) = task_rss(k, tid);
+    let vsize = if t.kthread { 0 } else { t.vm_kb * 1024 };
+    let rss = if t.kthread { 0 } else { anon + file + shmem };
+    // PF_KTHREAD | PF_NOFREEZE | PF_FORKNOEXEC...; a user task: PF_RANDOMIZE.
+    let flags: u64 = if t.kthread { 0x0020_8040 } else { 0x0040_0000 };
+    let nice = st.nice;
+    let mut f: Vec<String> = vec![
+        t.pid.to_string(),
+        format!("({})", k.task_comm(tid)),
+        state.to_string(),
+        ppid.to_string(),
+        if t.kthread { "0".into() } else { t.pid.to_string() },
+        if t.kthread { "0".into() } else { t.pid.to_string() },
+        "0".into(),
+        "-1".into(),
+        flags.to_string(),
+        t.min_flt.to_string(),
+        "0".into(),
+        t.maj_flt.to_string(),
+        "0".into(),
+        ticks(st.utime).to_string(),
+        ticks(st.stime).to_string(),
+        ticks(t.child_utime).to_string(),
+        ticks(t.child_stime).to_string(),
+        (20 + nice).to_string(),
+        nice.to_string(),
+        "1".into(),
+        "0".into(),
+        ticks(t.start).to_string(),
+        vsize.to_string(),
+        rss.to_string(),
+        "18446744073709551615".into(),
+    ];
+    // startcode endcode startstack kstkesp kstkeip signal blocked sigignore sigcatch wchan
+    // nswap cnswap, then exit_signal and processor.
+    f.extend(std::iter::repeat_n("0".to_string(), 12));
+    f.push("17".into());
+    f.push(st.cpu.to_string());
+    if k.machine.kernel != KernelProfile::Linux24 {
+        // rt_priority policy delayacct_blkio_ticks guest_time cguest_time.
+        f.extend(["0".to_string(), "0".into(), ticks(st.blkio_delay).to_string(), "0".into(), "0".into()]);
+    }
+    if !matches!(k.machine.kernel, KernelProfile::Linux24 | KernelProfile::Linux2639) {
+        // start_data end_data start_brk arg_start arg_end env_start env_end exit_code.
+        f.extend(std::iter::repeat_n("0".to_string(), 8));
+    }
+    let mut s = f.join(" ");
+    s.push('\n');
+    s
+}
+
+/// /proc/PID/sched (proc_sched_show_task): the fair-scheduling entity's figures the model
+/// keeps (se.sum_exec_runtime and se.vruntime in ms with 6 decimals, the switches, the
+/// priority and load weight). CFS kernels only (2.6.23+).
+fn pid_sched(k: &Kernel, tid: TaskId) -> String {
+    let t = &k.tasks[tid as usize];
+    let st = &k.sched.tasks[tid as usize];
+    let ms = |ns: u64| format!("{}.{:06}", ns / 1_000_000, ns % 1_000_000);
+    let head = format!("{} ({}, #threads: 1)", k.task_comm(tid), t.pid);
+    let mut s = format!("{head}\n{}\n", "-".repeat(head.len()));
+    let line = |name: &str, v: String| format!("{name:<45}:{v:>21}\n");
+    s.push_str(&line("se.exec_start", ms(k.now)));
+    s.push_str(&line("se.vruntime", ms(st.vruntime)));
+    s.push_str(&line("se.sum_exec_runtime", ms(st.utime + st.stime)));
+    s.push_str(&line("nr_switches", (st.nvcsw + st.nivcsw).to_string()));
+    s.push_str(&line("nr_voluntary_switches", st.nvcsw.to_string()));
+    s.push_str(&line("nr_involuntary_switches", st.nivcsw.to_string()));
+    s.push_str(&line("se.load.weight", st.weight.to_string()));
+    s.push_str(&line("policy", "0".into()));
+    s.push_str(&line("prio", (120 + st.nice).to_string()));
     s
 }
 
