@@ -34,6 +34,7 @@ const PAGE: u64 = 4096;
 const STEP_REQUESTS: u32 = 64;
 /// How many requests ahead the replay asks the host for a request's page-cache leaf, then
 /// its frame record, then its LRU neighbours' records.
+const PREFETCH_PARENT: usize = 24;
 const PREFETCH_SLOT: usize = 16;
 const PREFETCH_PAGE: usize = 8;
 const PREFETCH_NEIGHBOURS: usize = 3;
@@ -151,10 +152,14 @@ impl Program for Replay {
                     }
                 }
             }
-            // Hints for the requests ahead (they change nothing): the page-cache leaf of
-            // the one PREFETCH_SLOT ahead, the frame record of the one PREFETCH_PAGE
-            // ahead, its neighbours' of the one PREFETCH_NEIGHBOURS ahead, so that their
-            // host memory latencies overlap.
+            // Hints for the requests ahead (they change nothing): the way to the
+            // page-cache leaf of the one PREFETCH_PARENT ahead, the leaf of the one
+            // PREFETCH_SLOT ahead, the frame record (or, for a miss, the leaf's counts) of
+            // the one PREFETCH_PAGE ahead, its neighbours' of the one PREFETCH_NEIGHBOURS
+            // ahead, so that their host memory latencies overlap.
+            if let Some(q) = self.batch.get(self.next + PREFETCH_PARENT) {
+                k.mm.prefetch_slot_parent(self.mapping, q.id);
+            }
             if let Some(q) = self.batch.get(self.next + PREFETCH_SLOT) {
                 k.mm.prefetch_slot(self.mapping, q.id);
             }
