@@ -54,6 +54,10 @@ pub struct Kernel {
     pub log: crate::printk::LogBuf,
     /// Captured output of redirected commands.
     pub buffers: Vec<String>,
+    /// Buffers released by their readers (`release_buffer`), reused by `new_buffer`: a
+    /// script's thousands of `$(...)` and pipeline stages need as many buffers as run at
+    /// once, not one each.
+    free_buffers: Vec<u32>,
     /// Pipes (fs/pipe.c), by index; see `crate::pipe`.
     pub pipes: Vec<crate::pipe::Pipe>,
     /// Interrupts since boot (/proc/stat intr).
@@ -351,6 +355,7 @@ impl Kernel {
             transcript: String::new(),
             log: Default::default(),
             buffers: Vec::new(),
+            free_buffers: Vec::new(),
             pipes: Vec::new(),
             intr: 0,
             forks: 0,
@@ -609,8 +614,28 @@ impl Kernel {
         self.sink_write(s, &String::from_utf8_lossy(data));
     }
     pub fn new_buffer(&mut self) -> u32 {
+        if let Some(b) = self.free_buffers.pop() {
+            self.buffers[b as usize].clear();
+            return b;
+        }
         self.buffers.push(String::new());
         (self.buffers.len() - 1) as u32
+    }
+    /// The reader of buffer `b` has taken its text: the buffer may be handed out again,
+    /// unless a task still writes to it (a background job started inside `$(...)`), in which
+    /// case it is kept for good.
+    pub fn release_buffer(&mut self, b: u32) {
+        let s = Sink::Buffer(b);
+        if self.tasks.iter().any(|t| t.exit_code.is_none() && (t.stdout == s || t.stderr == s)) {
+            return;
+        }
+        self.buffers[b as usize].clear();
+        self.free_buffers.push(b);
+    }
+    /// Buffers and task slots the shell's table hold (in use or free): what grows if
+    /// something is never released.
+    pub fn table_sizes(&self) -> (usize, usize) {
+        (self.tasks.len(), self.buffers.len())
     }
 
     // ---- CPU charging ---------------------------------------------------------------------

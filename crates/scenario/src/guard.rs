@@ -69,6 +69,12 @@ impl Guard {
         false
     }
 
+    /// Kernel events seen so far.
+    #[cfg(test)]
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
     /// After every kernel event: true to stop the run now.
     pub fn on_event(&mut self, k: &Kernel) -> bool {
         if self.hit.is_some() {

@@ -572,6 +572,7 @@ impl Shell {
         self.depth -= 1;
         self.out = saved;
         let mut text = std::mem::take(&mut self.k.buffers[b as usize]);
+        self.k.release_buffer(b);
         match r {
             Ok(()) | Err(Stop::Exit(_)) => {}
             Err(e) => return Err(e),
@@ -755,6 +756,7 @@ impl Shell {
                 status = r?;
                 if let Some(b) = b {
                     input = Some(std::mem::take(&mut self.k.buffers[b as usize]));
+                    self.k.release_buffer(b);
                 }
             }
             status

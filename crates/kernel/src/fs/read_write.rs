@@ -243,10 +243,15 @@ impl Kernel {
         let now = self.now;
         let mount = self.fs.inodes[ino as usize].mount;
         let opts = &self.fs.mounts[mount as usize].options;
-        if opts.split(',').any(|o| o == "noatime") {
+        // One pass over the options (this runs on every read).
+        let (mut noatime, mut strict) = (false, false);
+        for o in opts.as_bytes().split(|&b| b == b',') {
+            noatime |= o == b"noatime";
+            strict |= o == b"strictatime";
+        }
+        if noatime {
             return;
         }
-        let strict = opts.split(',').any(|o| o == "strictatime");
         let t = &mut self.fs.inodes[ino as usize].times;
         const DAY: memtwin_engine::Ns = 24 * 3600 * 1_000_000_000;
         if strict || t[0] <= t[1] || t[0] <= t[2] || now.saturating_sub(t[0]) >= DAY {

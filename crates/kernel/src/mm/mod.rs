@@ -632,9 +632,21 @@ impl Mm {
     }
     #[inline]
     pub fn prefetch_page(&self, m: u32, index: u64) {
-        if let Slot::Page(p) = self.slot(m, index) {
-            self.pages.prefetch(p);
+        match self.slot(m, index) {
+            Slot::Page(p) => self.pages.prefetch(p),
+            // A miss: its page will be stored in the leaf, whose counts change.
+            _ => self.mappings[m as usize].i_pages.prefetch_cached_header(&self.xa, index),
         }
+    }
+    /// Before `prefetch_slot`: the way to the entry's leaf (the slot of its parent).
+    #[inline]
+    pub fn prefetch_slot_parent(&self, m: u32, index: u64) {
+        self.mappings[m as usize].i_pages.prefetch_parent(&self.xa, index);
+    }
+    /// The entry's leaf line and the leaf's header (for a store there).
+    #[inline]
+    pub fn prefetch_slot_for_store(&self, m: u32, index: u64) {
+        self.mappings[m as usize].i_pages.prefetch_for_store(&self.xa, index);
     }
     /// After `prefetch_page`: the LRU neighbours of the page (unlinked when it moves).
     #[inline]

@@ -172,7 +172,10 @@ impl Pages {
             if p.is_null() {
                 return Err(format!("memory allocation of {} bytes failed", layout.size()));
             }
-            unsafe { Vec::from_raw_parts(p, total, total) }
+            let f = unsafe { Vec::from_raw_parts(p, total, total) };
+            // Frames are touched at random (LRU neighbours, page-cache hits): huge host pages.
+            super::xarray::advise_hugepages(&f);
+            f
         };
         Ok(Pages { f, high: Default::default(), lruvec: Vec::new(), nr })
     }
@@ -192,6 +195,7 @@ impl Pages {
                 return;
             }
             self.lruvec = vec![0; self.f.len()];
+            super::xarray::advise_hugepages(&self.lruvec);
         }
         self.lruvec[p as usize] = id;
     }

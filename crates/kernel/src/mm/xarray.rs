@@ -63,6 +63,13 @@ pub struct XaNode {
 }
 
 impl XaNode {
+    /// Ask the host for the node's header (the fields after the slots, which may straddle
+    /// two cache lines).
+    #[inline(always)]
+    fn prefetch_header(&self) {
+        prefetch(&self.index);
+        prefetch(&self.flags);
+    }
     const EMPTY: XaNode = XaNode {
         slots: [0; XA_CHUNK_SIZE],
         index: 0,
@@ -164,6 +171,7 @@ impl XaNodes {
             assert!((base as usize + grow) < NO_NODE as usize, "page-cache index node arena full");
             self.nodes.reserve_exact(grow);
             self.nodes.resize(base as usize + grow, XaNode::EMPTY);
+            advise_hugepages(&self.nodes);
             // Chain the new nodes onto the free list, lowest first out.
             for i in (0..grow as u32).rev() {
                 let id = base + i;
@@ -291,6 +299,37 @@ pub fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// A hint to the host kernel that the memory of `v` (a large table indexed at random, such
+/// as the frame table or the index-node arena) should be backed by huge pages
+/// (madvise(MADV_HUGEPAGE)): one host TLB entry then covers 2 MiB of it instead of 4 KiB,
+/// so a random access costs one memory load, not a page-table walk as well. No effect on
+/// the model; ignored where the host does not support it. Memory not yet touched stays
+/// uncommitted.
+pub fn advise_hugepages<T>(v: &[T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const MADV_HUGEPAGE: i32 = 14;
+        const HUGE: usize = 2 << 20;
+        extern "C" {
+            fn madvise(addr: *mut std::ffi::c_void, len: usize, advice: i32) -> i32;
+        }
+        let start = v.as_ptr() as usize;
+        let end = start + std::mem::size_of_val(v);
+        // Only whole huge pages inside the block are worth it (and madvise needs a
+        // page-aligned start).
+        let (a, b) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
+        if b > a {
+            // SAFETY: [a, b) lies inside the live allocation of `v`; MADV_HUGEPAGE changes no
+            // contents, only how the host backs the pages. A failure is harmless.
+            unsafe {
+                madvise(a as *mut std::ffi::c_void, b - a, MADV_HUGEPAGE);
+            }
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = v;
+}
+
 #[inline]
 fn is_value(e: u32) -> u8 {
     (e & VALUE_BIT != 0) as u8
@@ -360,27 +399,60 @@ impl XArray {
         if index > r.last() {
             return None;
         }
-        loop {
-            let n = a.node(node);
-            if n.shift == 0 {
-                self.set_last(node, n.index);
-                return Some(node);
-            }
-            let e = n.slots[((index >> n.shift) & XA_CHUNK_MASK) as usize];
+        // Down by the root's height, not by each node's own `shift`: the header of a node is
+        // on another host cache line than the slot wanted, and the leaf's is rarely in cache
+        // (its slot line may have been prefetched).
+        let mut shift = r.shift;
+        while shift > 0 {
+            let e = a.node(node).slots[((index >> shift) & XA_CHUNK_MASK) as usize];
             if e == 0 {
                 return None;
             }
             node = e - 1;
+            shift -= XA_CHUNK_SHIFT as u8;
         }
+        self.set_last(node, index & !XA_CHUNK_MASK);
+        Some(node)
     }
 
     /// A hint that the entry at `index` will be loaded soon: walks the interior nodes
-    /// (few, and hot in the host's caches) and asks the host CPU for the line of the leaf
-    /// that holds the entry, without reading the leaf. Changes nothing (not even the
-    /// cached leaf): callers issue it some requests ahead so that the host's memory
-    /// latency overlaps with the work in between.
+    /// and asks the host CPU for the line of the leaf that holds the entry, without reading
+    /// the leaf. Changes nothing (not even the cached leaf): callers issue it some requests
+    /// ahead so that the host's memory latency overlaps with the work in between.
     #[inline]
     pub fn prefetch(&self, a: &XaNodes, index: u64) {
+        self.prefetch_at(a, index, 0, false);
+    }
+
+    /// As `prefetch`, one level up: the line of the slot of the leaf's parent (the
+    /// interior nodes just above the leaves are too many to stay in the host's caches), so
+    /// that a `prefetch` issued later finds the way to the leaf cached.
+    #[inline]
+    pub fn prefetch_parent(&self, a: &XaNodes, index: u64) {
+        self.prefetch_at(a, index, XA_CHUNK_SHIFT as u8, false);
+    }
+
+    /// As `prefetch`, and the leaf's header too (its counts, written when an entry is
+    /// stored where there was none or a value entry changes kind).
+    #[inline]
+    pub fn prefetch_for_store(&self, a: &XaNodes, index: u64) {
+        self.prefetch_at(a, index, 0, true);
+    }
+
+    /// The header line of the leaf `index` is in, if that leaf is the cached one (after a
+    /// `load` of `index`).
+    #[inline]
+    pub fn prefetch_cached_header(&self, a: &XaNodes, index: u64) {
+        if let Some(c) = self.cached(index) {
+            a.node(c).prefetch_header();
+        }
+    }
+
+    /// Walk down to the node at height `stop_shift` on the way to `index` (reading only
+    /// the nodes above it) and prefetch the line of its slot for `index`, and its header
+    /// line if `header`.
+    #[inline]
+    fn prefetch_at(&self, a: &XaNodes, index: u64, stop_shift: u8, header: bool) {
         if self.root == NO_NODE {
             return;
         }
@@ -390,22 +462,18 @@ impl XArray {
             return;
         }
         let mut shift = r.shift;
-        if shift == 0 {
-            prefetch(&r.slots[(index & XA_CHUNK_MASK) as usize]);
-            return;
-        }
-        loop {
-            let n = a.node(node);
-            let e = n.slots[((index >> shift) & XA_CHUNK_MASK) as usize];
+        while shift > stop_shift {
+            let e = a.node(node).slots[((index >> shift) & XA_CHUNK_MASK) as usize];
             if e == 0 {
                 return;
             }
             node = e - 1;
             shift -= XA_CHUNK_SHIFT as u8;
-            if shift == 0 {
-                prefetch(&a.node(node).slots[(index & XA_CHUNK_MASK) as usize]);
-                return;
-            }
+        }
+        let n = a.node(node);
+        prefetch(&n.slots[((index >> shift) & XA_CHUNK_MASK) as usize]);
+        if header {
+            n.prefetch_header();
         }
     }
 
@@ -501,18 +569,23 @@ impl XArray {
             }
         }
         let mut node = self.root;
+        // As in `walk`: down by the root's height, reading only the slot lines of nodes
+        // that exist.
+        let mut shift = a.node(node).shift;
         loop {
-            let n = a.node(node);
-            if n.shift == 0 {
-                self.set_last(node, n.index);
+            if shift == 0 {
+                self.set_last(node, index & !XA_CHUNK_MASK);
                 return node;
             }
-            let shift = n.shift;
             let off = ((index >> shift) & XA_CHUNK_MASK) as usize;
-            let e = n.slots[off];
+            let e = a.node(node).slots[off];
+            let n_shift = shift;
+            shift -= XA_CHUNK_SHIFT as u8;
             node = if e != 0 {
                 e - 1
             } else {
+                let n = a.node(node);
+                let shift = n_shift;
                 let base = n.index + ((off as u64) << shift);
                 let child = a.alloc(self.owner, self.track, shift - XA_CHUNK_SHIFT as u8, base, node, off as u8);
                 let p = a.node_mut(node);
