@@ -33,10 +33,10 @@ is asserted. Build with --release; a debug build's figures mean nothing.
   --quick                 every size divided by 16: a smoke run of a few seconds
   --json FILE             also write the figures as JSON (a regular file is replaced
                           whole or not at all; a device or FIFO is written in place)
-  --only NAMES            comma-separated subset of: bigcache, boot, seed000, seed003,
-                          reclaim, history, lru, replay (default: bigcache,boot,seed000,
-                          seed003,reclaim,history, plus lru and replay with
-                          --compare-libcachesim)
+  --only NAMES            comma-separated subset of: bigcache, boot, seed000, seeds,
+                          seed003, reclaim, stream1t, history, lru, replay (default:
+                          bigcache,boot,seed000,seeds,seed003,reclaim,history, plus lru
+                          and replay with --compare-libcachesim; stream1t only when named)
   --compare-libcachesim   replay one synthetic trace (a sequential scan of N pages, twice)
                           in memtwin and in libCacheSim's LRU and report both throughputs
   (replay)                the anchor trace (Zipf 0.9, 20 M requests over 4 M pages, 1 M-page
@@ -54,6 +54,8 @@ pub const BENCHMARKS: &[(&str, &str)] = &[
     ("seed000", "the embedded seed-000 scenario (RunOptions::default()), median of 5"),
     ("seed003", "the six seed-003 scenarios at full scale (16 GiB laptop), one run each"),
     ("reclaim", "8 GiB machine: write a 32 GiB file and read it twice (kswapd reclaim all along)"),
+    ("seeds", "every seed-000/001/002 scenario as it ships: simulated s per wall s (median of 3 runs after a warm-up)"),
+    ("stream1t", "1 TiB machine: write a 512 GiB file and read it back (not in the default set: ~3 GB of host memory)"),
     ("history", "10k and 80k echo lines (per-line cost flat), swapoff of 2 GB of swapped memory on a 4 GB machine"),
     ("lru", "one synthetic trace (sequential scan of N pages, twice) in memtwin and libCacheSim LRU"),
     ("replay", "the anchor trace (Zipf 0.9, 20 M requests, 4 M pages, 1 M-page cache): memtwin LRU, memtwin kernel, libCacheSim LRU, alternately"),
@@ -130,6 +132,8 @@ fn child_main(name: &str, args: &Args) -> ExitCode {
         "boot" => runs::boot(scale),
         "seed003" => runs::seed003(),
         "reclaim" => runs::reclaim(scale),
+        "seeds" => runs::seeds(3),
+        "stream1t" => runs::stream1t(scale),
         "history" => history::history(scale),
         "lru" => runs::lru_memtwin(scale, args.trace_out.as_deref()),
         "replay-trace" => match &args.trace {
@@ -200,7 +204,7 @@ fn parent_main(args: &Args) -> ExitCode {
     let selected: Vec<&str> = match &args.only {
         Some(names) => BENCHMARKS.iter().map(|(b, _)| *b).filter(|b| names.iter().any(|n| n == b)).collect(),
         None => {
-            let mut v = vec!["bigcache", "boot", "seed000", "seed003", "reclaim", "history"];
+            let mut v = vec!["bigcache", "boot", "seed000", "seeds", "seed003", "reclaim", "history"];
             if args.compare {
                 v.push("lru");
                 v.push("replay");

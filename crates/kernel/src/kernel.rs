@@ -77,6 +77,11 @@ pub struct Kernel {
     pub children_stime: u64,
     /// Check the frame invariants after every event (debug mode).
     pub debug_invariants: bool,
+    /// Sequential page-cache I/O one page per loop step, without the run fast paths
+    /// (mm/filemap.rs `filemap_read_run`, `generic_perform_write`'s runs): the reference
+    /// the fast paths are checked against (same counters, same transcript). Taken at boot
+    /// from `mm::filemap::per_page_io()`.
+    pub per_page_io: bool,
     /// The load average (calc_global_load), see proc.rs.
     pub load: crate::proc::LoadAvg,
     /// The flushers' wait states and sync requests.
@@ -366,6 +371,7 @@ impl Kernel {
             children_utime: 0,
             children_stime: 0,
             debug_invariants: false,
+            per_page_io: crate::mm::filemap::per_page_io(),
             load: crate::proc::LoadAvg::default(),
             writeback: WritebackState::default(),
             swap: SwapState::default(),

@@ -25,6 +25,7 @@ impl Kernel {
         k.transcript = std::mem::take(&mut old.transcript);
         k.buffers = std::mem::take(&mut old.buffers);
         k.debug_invariants = old.debug_invariants;
+        k.per_page_io = old.per_page_io;
         k.restore_disk_image(&image);
         Ok(k)
     }

@@ -411,6 +411,13 @@ impl Kernel {
                     },
                 }
             }
+            if !shmem && !self.per_page_io && matches!(slot, Slot::Page(_)) {
+                let to = self.filemap_read_run(tid, fd, m, at, end)?;
+                if to > at {
+                    at = to;
+                    continue;
+                }
+            }
             match slot {
                 Slot::Page(p) if !self.mm.pages.locked(p) => {
                     let mark = self.file_mut(tid, fd)?.ra;
@@ -448,6 +455,40 @@ impl Kernel {
             f.ra.prev_index = (at - 1) / PAGE_SIZE;
         }
         Ok(IoProgress { bytes: done, wait, eof: false })
+    }
+
+    /// filemap_read's loop over a run of cached, uptodate pages from `at` (below `end`):
+    /// for each page exactly what the per-page step does — folio_mark_accessed, the lookup
+    /// and the copy to user space charged — with the file's readahead state read once per
+    /// run instead of once per page, and the charges summed. The run stops before the page
+    /// that carries the async readahead mark (PG_readahead: the per-page step starts the
+    /// next window there) and at the first page missing or locked. Returns where it
+    /// stopped.
+    fn filemap_read_run(&mut self, tid: TaskId, fd: usize, m: u32, mut at: u64, end: u64) -> Result<u64, Errno> {
+        let ra = self.file_mut(tid, fd)?.ra;
+        let mark = (ra.size > 0 && ra.async_size > 0).then(|| ra.start + ra.size - ra.async_size);
+        let c = &self.machine.cpu_model;
+        let (cpu_copy, lookup_ns) = (c.copy_bw, c.page_cache_ns);
+        let page_copy_ns = ns_for(PAGE_SIZE, cpu_copy);
+        let (mut lookup, mut copy) = (0, 0);
+        while at < end {
+            let index = at / PAGE_SIZE;
+            if Some(index) == mark {
+                break;
+            }
+            let Slot::Page(p) = self.mm.slot(m, index) else { break };
+            if self.mm.pages.locked(p) {
+                break;
+            }
+            let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
+            self.mark_page_accessed(p);
+            lookup += lookup_ns;
+            copy += if chunk == PAGE_SIZE { page_copy_ns } else { ns_for(chunk, cpu_copy) };
+            at += chunk;
+        }
+        self.charge_sys(tid, lookup);
+        self.charge_sys_for(tid, copy, SysWork::Copy);
+        Ok(at)
     }
 
     /// write(2) of up to `len` bytes; counts the call and its bytes for /proc/PID/io
@@ -523,7 +564,10 @@ impl Kernel {
         let mut at = pos;
         let mut wait = None;
         let shmem = self.mm.mappings[m as usize].swap_backed();
-        while at < end {
+        if !shmem && !self.per_page_io {
+            (at, wait) = self.perform_write_run(tid, m, at, end);
+        }
+        while at < end && wait.is_none() {
             let index = at / PAGE_SIZE;
             let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
             if shmem {
@@ -582,6 +626,51 @@ impl Kernel {
             }
         }
         Ok(IoProgress { bytes: done, wait, eof: false })
+    }
+
+    /// generic_perform_write's loop over the pages of a disk file's mapping from `at` to
+    /// `end`: for each page exactly what the per-page step does (the page found or
+    /// allocated and inserted, write_begin/write_end and the copy charged, marked accessed
+    /// before 4.7, dirtied), with the costs read once and the charges summed. Returns
+    /// where it stopped and, if it stopped early, what the writer waits for (the
+    /// allocation, or the read of a locked page).
+    fn perform_write_run(&mut self, tid: TaskId, m: u32, mut at: u64, end: u64) -> (u64, Option<Step>) {
+        let c = &self.machine.cpu_model;
+        let insert_ns = cost::page_cache_insert_ns(c);
+        let write_ns = c.page_cache_ns + c.fs_write_page_ns;
+        let page_copy_ns = cost::copy_in_ns(c, PAGE_SIZE);
+        let (mut sys, mut copy) = (0, 0);
+        let mut wait = None;
+        while at < end {
+            let index = at / PAGE_SIZE;
+            let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);
+            let p = match self.mm.slot(m, index) {
+                Slot::Page(p) => p,
+                _ => match self.page_cache_alloc(tid) {
+                    Ok(p) => {
+                        self.filemap_add_page(m, index, p, false);
+                        sys += insert_ns;
+                        p
+                    }
+                    Err(step) => {
+                        wait = Some(step);
+                        break;
+                    }
+                },
+            };
+            if self.mm.pages.locked(p) {
+                wait = Some(self.folio_wait_locked(tid, m, index, p));
+                break;
+            }
+            sys += write_ns;
+            copy += if chunk == PAGE_SIZE { page_copy_ns } else { cost::copy_in_ns(&self.machine.cpu_model, chunk) };
+            self.write_mark_accessed(p);
+            self.set_page_dirty(tid, p);
+            at += chunk;
+        }
+        self.charge_sys(tid, sys);
+        self.charge_sys_for(tid, copy, SysWork::Copy);
+        (at, wait)
     }
 
     /// O_DIRECT: the transfer goes straight to the device; the caller waits for it. A

@@ -7,6 +7,31 @@ use super::{encode_page, encode_shadow, MappingKind, Slot};
 use crate::Kernel;
 use memtwin_engine::TaskId;
 use memtwin_procfs::VmItem;
+use std::cell::Cell;
+
+thread_local! {
+    static PER_PAGE_IO: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Whether machines booted on this thread run sequential page-cache I/O one page per loop
+/// step (`Kernel::per_page_io`), the reference the run fast paths are checked against.
+pub fn per_page_io() -> bool {
+    PER_PAGE_IO.with(|c| c.get())
+}
+
+/// Run `f` with machines booted on this thread in `per_page_io` mode (tests comparing the
+/// fast paths with the per-page loop); the previous mode is restored afterwards, also if
+/// `f` panics.
+pub fn with_per_page_io<R>(on: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            PER_PAGE_IO.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(PER_PAGE_IO.with(|c| c.replace(on)));
+    f()
+}
 
 impl Kernel {
     /// filemap_add_folio + folio_add_lru: put a fresh frame into `m` at `index`. A shadow
