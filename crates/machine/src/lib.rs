@@ -356,6 +356,12 @@ pub struct CpuIdentity {
     pub bugs: String,
     /// Physical and virtual address bits ("address sizes", 2.6.x+).
     pub address_bits: (u32, u32),
+    /// The loaded microcode revision ("microcode", 3.x+); None (or 0): the line is not
+    /// printed, as show_cpuinfo skips it when c->microcode is 0 (virtual CPUs).
+    pub microcode: Option<u32>,
+    /// VMX features ("vmx flags", 5.8+, CONFIG_X86_VMX_FEATURE_NAMES), space-separated;
+    /// printed only when `flags` has vmx and this is not empty.
+    pub vmx_flags: String,
 }
 
 impl CpuIdentity {
@@ -377,6 +383,8 @@ impl CpuIdentity {
             flags: "fpu de pse tsc msr pae mce cx8 apic sep mtrr pge mca cmov pat pse36 clflush mmx fxsr sse sse2 syscall nx lm rep_good nopl xtopology cpuid tsc_known_freq pni cx16 x2apic hypervisor lahf_lm cpuid_fault pti".into(),
             bugs: "cpu_meltdown spectre_v1 spectre_v2 spec_store_bypass l1tf mds swapgs itlb_multihit mmio_unknown".into(),
             address_bits: (40, 48),
+            microcode: None,
+            vmx_flags: String::new(),
         }
     }
 }

@@ -304,6 +304,8 @@ const CPU_FIELDS: &[&str] = &[
     "flags",
     "bugs",
     "address_bits",
+    "microcode",
+    "vmx_flags",
 ];
 
 const NET_FIELDS: &[&str] = &["nic", "link_mbit", "rtt_us", "mtu", "rx_packet_ns", "rx_byte_ns", "bus_bw"];
@@ -416,6 +418,15 @@ fn set_cpu_key(m: &mut Machine, field: &str, v: &Val) -> Result<(), String> {
         "cpuid_level" => id.cpuid_level = small(v)?,
         "flags" => id.flags = to_string(v)?.split_whitespace().collect::<Vec<_>>().join(" "),
         "bugs" => id.bugs = to_string(v)?.split_whitespace().collect::<Vec<_>>().join(" "),
+        "vmx_flags" => id.vmx_flags = to_string(v)?.split_whitespace().collect::<Vec<_>>().join(" "),
+        "microcode" => {
+            // An integer, or the "0x..." text /proc/cpuinfo prints.
+            let n = match to_string(v) {
+                Ok(s) => u32::from_str_radix(s.trim_start_matches("0x"), 16).map_err(|_| format!("microcode = \"{s}\": expected a revision such as \"0xf0\" or an integer"))?,
+                Err(_) => u32::try_from(to_u64(v)?).map_err(|_| "microcode: out of range (0 to 0xffffffff)".to_string())?,
+            };
+            id.microcode = (n != 0).then_some(n);
+        }
         "address_bits" => {
             let s = to_string(v)?;
             let bad = || format!("address_bits = \"{s}\": expected \"PHYSICAL VIRTUAL\", e.g. \"46 48\"");

@@ -288,7 +288,7 @@ fn collect_funcs(items: &[lang::ListItem], out: &mut std::collections::BTreeSet<
 fn validate_words(words: &[lang::Word], file: &str, funcs: &std::collections::BTreeSet<String>, errors: &mut Vec<String>) {
     for w in words {
         for p in &w.parts {
-            if let lang::WordPart::CmdSubst { script, .. } = p {
+            if let lang::WordPart::CmdSubst { script, .. } | lang::WordPart::ProcSubst(script) = p {
                 validate_list(&script.items, file, funcs, errors);
             }
         }

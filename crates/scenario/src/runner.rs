@@ -16,6 +16,7 @@ pub const MAX_SIM_NS: Ns = 7 * 24 * 3600 * NS_PER_SEC;
 pub const BUILTINS: &[&str] = &[
     "true", ":", "false", "set", "export", "readonly", "declare", "typeset", "local", "unset", "shift", "cd", "pwd", "exit",
     "return", "break", "continue", "wait", "kill", "read", "let", "test", "[", "[[", "sleep", "crash", "reboot", "timeout",
+    "exec",
 ];
 
 /// Why execution of the script stops early.
@@ -74,6 +75,10 @@ pub struct Shell {
     err_out: Out,
     /// The shell's standard input (`read`), when a block reads a file or a pipe.
     stdin: Option<ShellIn>,
+    /// Descriptors 3-9 the shell holds open (`exec 3> file`; a block's `3< file`).
+    fds: std::collections::BTreeMap<u32, Fd>,
+    /// `<(...)` of the command being started (their /dev/fd/N count down from 63).
+    proc_substs: u32,
     pipefail: bool,
     /// Inside a condition (`if`, `while`, ...): `set -e` does not apply.
     errexit_ok: u32,
@@ -117,6 +122,8 @@ impl Shell {
             out: Out { sink: Sink::Terminal, file: None },
             err_out: Out { sink: Sink::Terminal, file: None },
             stdin: None,
+            fds: Default::default(),
+            proc_substs: 0,
             pipefail: false,
             errexit_ok: 0,
             guard: Default::default(),
@@ -417,9 +424,46 @@ impl Shell {
         for p in &w.parts {
             vals.push(match p {
                 WordPart::CmdSubst { script, .. } => Some(self.command_output(script)?),
+                WordPart::ProcSubst(script) => {
+                    // `<(LIST)`: bash runs LIST with its output on a pipe and passes the
+                    // pipe's /dev/fd/N (63, then 62, ...). Here LIST runs first and the
+                    // command reads what it wrote.
+                    let b = self.k.new_buffer();
+                    let saved = std::mem::replace(&mut self.out, Out { sink: Sink::Buffer(b), file: None });
+                    self.depth += 1;
+                    let r = self.exec_list(&script.items);
+                    self.depth -= 1;
+                    self.out = saved;
+                    match r {
+                        Ok(()) | Err(Stop::Exit(_)) => {}
+                        Err(e) => return Err(e),
+                    }
+                    let path = format!("/dev/fd/{}", 63 - self.proc_substs.min(50));
+                    self.proc_substs += 1;
+                    self.captures.insert(path.clone(), b);
+                    Some(path)
+                }
                 WordPart::Arith { expr, .. } => Some(self.arith(w.span, expr)?.to_string()),
                 WordPart::Param { name, op, arg, arg2, .. } => {
-                    let val = (self.lookup())(name);
+                    let val = match op {
+                        lang::ParamOp::Indirect => (self.lookup())(name).and_then(|n| (self.lookup())(&n)),
+                        lang::ParamOp::Names { at } => {
+                            // bash's varlist_matching_prefix: the set variables, sorted.
+                            let mut names: Vec<&String> = self.vars.keys().chain(self.arrays.keys()).filter(|n| n.starts_with(name.as_str())).collect();
+                            names.sort();
+                            names.dedup();
+                            let sep = if *at { lang::expand::ARRAY_SEP.to_string() } else { " ".to_string() };
+                            Some(names.into_iter().map(String::as_str).collect::<Vec<_>>().join(&sep))
+                        }
+                        lang::ParamOp::Keys { at } => {
+                            let keys: Vec<String> = match self.arrays.get(name) {
+                                Some(a) => a.keys().map(|k| k.to_string()).collect(),
+                                None => self.vars.get(name).map(|_| "0".to_string()).into_iter().collect(),
+                            };
+                            Some(keys.join(&if *at { lang::expand::ARRAY_SEP.to_string() } else { " ".to_string() }))
+                        }
+                        _ => (self.lookup())(name),
+                    };
                     let a = if lang::expand::param_needs_arg(*op, val.as_deref()) { self.expand_word(arg)? } else { String::new() };
                     let b = match arg2 {
                         Some(x) => Some(self.expand_word(x)?),
@@ -458,7 +502,7 @@ impl Shell {
     }
 
     fn needs_run(w: &Word) -> bool {
-        w.parts.iter().any(|p| matches!(p, WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Param { .. }))
+        w.parts.iter().any(|p| matches!(p, WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Param { .. } | WordPart::ProcSubst(_)))
     }
 
     /// Pathname expansion (bash's glob_filename): the names matching `pat` (components with
@@ -550,7 +594,10 @@ impl Shell {
     fn expand_argv(&mut self, words: &[Word]) -> Result<Vec<String>, Stop> {
         let mut out = Vec::new();
         for w in words {
-            let globs = w.parts.iter().any(|p| matches!(p, WordPart::Glob(_)));
+            // Written globs, and the values of unquoted expansions, are patterns.
+            let globs = w.parts.iter().any(|p| {
+                matches!(p, WordPart::Glob(_) | WordPart::Var(_) | WordPart::CmdSubst { quoted: false, .. } | WordPart::Param { quoted: false, .. } | WordPart::ArrayAll { quoted: false, .. })
+            });
             let vals = if Self::needs_run(w) { self.part_values(w)? } else { lang::expand::static_values(w, &self.lookup()) };
             if globs {
                 let g = |p: &str| self.glob_paths(p);
@@ -854,38 +901,72 @@ impl Shell {
         let saved_out = self.out.clone();
         let saved_err = self.err_out.clone();
         let saved_in = self.stdin.clone();
+        let saved_fds = self.fds.clone();
         let r = (|| {
+            let mut t = self.fd_table(&PipeIo::default());
+            let mut red = Redirs::empty();
             for r in redirects {
                 let target = self.expand_word(&r.target)?;
-                match r.op {
-                    RedirOp::In | RedirOp::HereDoc => {
-                        let text = if r.op == RedirOp::HereDoc { target } else { self.file_text(r.span, &target)? };
-                        self.stdin = Some(ShellIn { text, pos: 0 });
-                    }
-                    RedirOp::Out | RedirOp::Append | RedirOp::OutErr | RedirOp::AppendErr => {
-                        let o = self.open_out(r.span, &target, matches!(r.op, RedirOp::Append | RedirOp::AppendErr))?;
-                        if r.fd == 2 || matches!(r.op, RedirOp::OutErr | RedirOp::AppendErr) {
-                            self.err_out = o.clone();
-                        }
-                        if r.fd == 1 {
-                            self.out = o;
-                        }
-                    }
-                    RedirOp::DupOut => match (r.fd, target.as_str()) {
-                        (2, "1") => self.err_out = self.out.clone(),
-                        (1, "2") => self.out = self.err_out.clone(),
-                        _ => {}
-                    },
+                self.redirect_one(r, &target, &mut t, &mut red, true)?;
+                if let Some(msg) = red.error.take() {
+                    // bash reports the redirection it cannot make and does not run the block.
+                    self.shell_err(self.err_out.sink, &msg);
+                    self.status = 1;
+                    return Ok(false);
                 }
             }
-            Ok(())
+            self.create_files(span, &red.creates)?;
+            self.install_table(span, &t, red.touched)?;
+            Ok(true)
         })();
-        let r = r.and_then(|()| f(self));
+        let r = r.and_then(|run| if run { f(self) } else { Ok(1) });
         self.out = saved_out;
         self.err_out = saved_err;
         self.stdin = saved_in;
-        let _ = span;
+        self.fds = saved_fds;
         r
+    }
+
+    /// Make descriptor table `t` the shell's own (a block's redirections, `exec 3> f`):
+    /// the descriptors a redirection changed (bits of `touched`).
+    fn install_table(&mut self, span: Span, t: &[Fd], touched: u32) -> Result<(), Stop> {
+        use commands::text::Input;
+        if touched & 1 != 0 {
+            self.stdin = match t[0].as_in() {
+                Input::Text(text) => Some(ShellIn { text, pos: 0 }),
+                Input::Buffer(b) => Some(ShellIn { text: self.k.buffers[b as usize].clone(), pos: 0 }),
+                Input::File(p) => Some(ShellIn { text: self.file_text(span, &p)?, pos: 0 }),
+                Input::Tty => Some(ShellIn { text: String::new(), pos: 0 }),
+                Input::Pipe => self.stdin.take(),
+            };
+        }
+        for (fd, o) in [(1, &mut self.out), (2, &mut self.err_out)] {
+            if touched & (1 << fd) != 0 {
+                let (sink, file) = t[fd].as_out();
+                *o = Out { sink, file };
+            }
+        }
+        for (fd, f) in t.iter().enumerate().skip(3) {
+            if touched & (1 << fd) != 0 {
+                match f {
+                    Fd::Closed => self.fds.remove(&(fd as u32)),
+                    f => self.fds.insert(fd as u32, f.clone()),
+                };
+            }
+        }
+        Ok(())
+    }
+
+    /// Open (create or truncate) the files of redirections to descriptors other than a
+    /// command's standard output, as bash's open(2) does before the command runs.
+    fn create_files(&mut self, span: Span, files: &[(String, bool)]) -> Result<(), Stop> {
+        for (path, append) in files {
+            let cmd: Cmd = Box::new(commands::text::FileOut::new(Box::new(crate::commands::text::Noop), path.clone(), *append, Sink::Null));
+            let tid = self.k.spawn("bash", "bash", cmd, Sink::Null, Sink::Null);
+            self.run_while(span, &mut |k| k.task_exited(tid))?;
+            self.collect(tid, false);
+        }
+        Ok(())
     }
 
     fn exec_compound(&mut self, cmd: &Command) -> Result<i32, Stop> {
@@ -944,6 +1025,10 @@ impl Shell {
                 self.status = last;
                 Ok(last)
             }
+            Command::For(f) if f.select => {
+                let words = self.expand_argv(&f.words)?;
+                self.select_loop(f, &words)
+            }
             Command::For(f) => {
                 let words = self.expand_argv(&f.words)?;
                 self.status = 0;
@@ -989,18 +1074,34 @@ impl Shell {
                 Ok(self.status)
             }
             Command::Case(c) => {
+                // bash's execute_case_command: `;;` ends the case, `;&` runs the next arm's
+                // commands without testing it, `;;&` goes on testing the next arms.
                 let word = self.expand_word(&c.word)?;
                 self.status = 0;
-                for (patterns, body) in &c.arms {
-                    for p in patterns {
-                        let pat = self.expand_word(p)?;
-                        if crate::builtins::glob_match(&pat, &word) {
-                            self.exec_list(body)?;
-                            return Ok(self.status);
+                let mut fall = false;
+                for (k, (patterns, body)) in c.arms.iter().enumerate() {
+                    let mut hit = fall;
+                    if !hit {
+                        for p in patterns {
+                            let pat = self.expand_word(p)?;
+                            if crate::builtins::glob_match(&pat, &word) {
+                                hit = true;
+                                break;
+                            }
                         }
                     }
+                    fall = false;
+                    if !hit {
+                        continue;
+                    }
+                    self.exec_list(body)?;
+                    match c.ends.get(k).copied().unwrap_or(lang::CaseEnd::Break) {
+                        lang::CaseEnd::Break => return Ok(self.status),
+                        lang::CaseEnd::FallThrough => fall = true,
+                        lang::CaseEnd::Continue => {}
+                    }
                 }
-                Ok(0)
+                Ok(self.status)
             }
             Command::Group(g) => {
                 if g.subshell {
@@ -1021,6 +1122,61 @@ impl Shell {
                 Ok(self.status)
             }
             Command::Simple(_) | Command::FuncDef(_) | Command::Arith(_) => self.exec_command(cmd),
+        }
+    }
+
+    /// `select NAME in WORDS; do LIST; done` (bash's execute_select_command and
+    /// select_query): the numbered menu and the PS3 prompt (`#? `) go to standard error, a
+    /// line is read from standard input into REPLY; NAME is the word it numbers (empty for
+    /// anything else), an empty line shows the menu again, end of file ends the loop
+    /// (status 1, after a newline on standard output). The menu is shown again only then.
+    fn select_loop(&mut self, f: &lang::ForLoop, words: &[String]) -> Result<i32, Stop> {
+        let mut show_menu = true;
+        loop {
+            let prompt = self.vars.get("PS3").cloned().unwrap_or_else(|| "#? ".to_string());
+            let mut selection = None;
+            loop {
+                if show_menu {
+                    let menu = select_menu(words, self.vars.get("COLUMNS").and_then(|c| c.parse().ok()).unwrap_or(80));
+                    self.shell_err(self.err_out.sink, &menu);
+                }
+                self.shell_err(self.err_out.sink, &prompt);
+                let line = self.stdin.as_mut().and_then(|si| {
+                    let rest = si.text.get(si.pos..).unwrap_or("");
+                    if rest.is_empty() {
+                        return None;
+                    }
+                    let (line, adv) = match rest.find('\n') {
+                        Some(i) => (rest[..i].to_string(), i + 1),
+                        None => (rest.to_string(), rest.len()),
+                    };
+                    si.pos += adv;
+                    Some(line)
+                });
+                let Some(line) = line else { break };
+                let reply = line.trim_matches([' ', '\t']).to_string();
+                self.set_var("REPLY", reply.clone());
+                if reply.is_empty() {
+                    show_menu = true;
+                    continue;
+                }
+                let n: usize = reply.parse().unwrap_or(0);
+                selection = Some(if (1..=words.len()).contains(&n) { words[n - 1].clone() } else { String::new() });
+                break;
+            }
+            let Some(sel) = selection else {
+                self.shell_err(self.out.sink, "\n");
+                self.status = 1;
+                return Ok(1);
+            };
+            self.set_var(&f.var, sel);
+            if self.loop_body(&f.body)? {
+                return Ok(self.status);
+            }
+            show_menu = false;
+            if self.guard.poll(&self.k, true, false) {
+                return Err(Stop::Limit);
+            }
         }
     }
 
@@ -1047,6 +1203,13 @@ impl Shell {
         }
         if let Some(t) = crate::commands::text::proc_text(&self.k, &abs) {
             return Ok(t);
+        }
+        if abs == "/dev/null" {
+            return Ok(String::new());
+        }
+        if let (true, Some(&b)) = (abs.starts_with("/dev/fd/"), self.captures.get(&abs)) {
+            // A `<(...)`'s output.
+            return Ok(self.k.buffers[b as usize].clone());
         }
         if !self.k.fs.exists(&abs) {
             return Err(Stop::Error(self.err(span, format!("bash: {target}: No such file or directory"))));
@@ -1088,17 +1251,58 @@ impl Shell {
 
     /// Start a simple command. Shell built-ins run at once (None); others become a task.
     fn start_simple(&mut self, c: &SimpleCommand, io: PipeIo) -> Result<Option<TaskId>, Stop> {
+        self.proc_substs = 0;
+        if c.words.len() > 1 && c.words[0].as_literal().as_deref() == Some("exec") {
+            // `exec CMD ARGS`: CMD replaces the shell, whose script ends with CMD's status.
+            let mut inner = c.clone();
+            inner.words.remove(0);
+            if io.as_task {
+                return self.start_simple(&inner, io);
+            }
+            let st = self.exec_simple(&inner)?;
+            return Err(Stop::Exit(st));
+        }
         let words = self.expand_argv(&c.words)?;
         if words.is_empty() {
             for (name, w) in &c.assignments {
+                // `NAME+=value` / `NAME+=(WORDS)` append (the name carries a `+`).
+                let (name, append) = match name.strip_suffix('+') {
+                    Some(n) => (n, true),
+                    None => (name.as_str(), false),
+                };
                 if let [WordPart::Array(elems)] = w.parts.as_slice() {
-                    // `NAME=(WORDS)`: the words expanded as arguments are the elements.
-                    let vals = self.expand_argv(elems)?;
+                    // `NAME=(WORDS)`: the words expanded as arguments are the elements; an
+                    // element `[i]=x` goes to index i, the next ones after it (bash's
+                    // assign_compound_array_list). `+=` starts after the last element.
+                    let mut arr = if append {
+                        self.arrays.remove(name).unwrap_or_else(|| self.vars.get(name).map(|v| [(0, v.clone())].into_iter().collect()).unwrap_or_default())
+                    } else {
+                        Default::default()
+                    };
+                    let mut next = arr.keys().next_back().map_or(0, |k| k + 1);
+                    for (idx, ew) in elems {
+                        if let Some(idx) = idx {
+                            let i = self.arith(w.span, idx)?;
+                            next = if i < 0 { i + arr.keys().next_back().map_or(0, |k| k + 1) } else { i };
+                            let v = self.expand_word(ew)?;
+                            arr.insert(next.max(0), v);
+                            next = next.max(0) + 1;
+                            continue;
+                        }
+                        for v in self.expand_argv(std::slice::from_ref(ew))? {
+                            arr.insert(next, v);
+                            next += 1;
+                        }
+                    }
                     self.vars.remove(name);
-                    self.arrays.insert(name.clone(), vals.into_iter().enumerate().map(|(i, v)| (i as i64, v)).collect());
+                    self.arrays.insert(name.to_string(), arr);
                     continue;
                 }
-                let v = self.expand_word(w)?;
+                let mut v = self.expand_word(w)?;
+                if append {
+                    // `s+=str` appends to the value (to element 0 of an array, or `a[i]+=`).
+                    v = format!("{}{v}", self.array_get(name).unwrap_or_default());
+                }
                 self.set_var(name, v);
             }
             if c.redirects.is_empty() {
@@ -1113,6 +1317,21 @@ impl Shell {
             // bash reports a redirection it cannot make and does not run the command.
             self.shell_err(red.err, &msg);
             self.status = 1;
+            return Ok(None);
+        }
+        self.create_files(c.span, &red.creates)?;
+        if words.first().map(String::as_str) == Some("exec") {
+            // `exec` with redirections only: they stay the shell's own (`exec 3> f`,
+            // `exec 3>&-`, `exec > log 2>&1`).
+            if io.as_task {
+                self.status = 0;
+                return Ok(None);
+            }
+            if red.proc_target.is_some() {
+                return Err(Stop::Error(self.err(c.span, "'exec' redirections to /proc and /sys are not supported (files are)")));
+            }
+            self.install_table(c.span, &red.table, red.touched)?;
+            self.status = 0;
             return Ok(None);
         }
         let Some(name) = words.first().map(String::as_str) else {
@@ -1242,7 +1461,7 @@ impl Shell {
         }
         // The text of files removed since it was written is gone.
         let k = &self.k;
-        let captures: HashMap<String, u32> = self.captures.iter().filter(|(p, _)| k.fs.exists(p)).map(|(p, &b)| (p.clone(), b)).collect();
+        let captures: HashMap<String, u32> = self.captures.iter().filter(|(p, _)| k.fs.exists(p) || p.starts_with("/dev/fd/")).map(|(p, &b)| (p.clone(), b)).collect();
         let ctx = commands::text::Ctx { cwd: &self.cwd, captures: &captures, k: Some(&self.k) };
         if name == "cat" && matches!(red.out, Sink::Pipe(_)) {
             // Into a pipe, cat passes the bytes on (a data file's are NUL bytes).
@@ -1287,107 +1506,140 @@ impl Shell {
         Ok(tid)
     }
 
-    /// Resolve redirections for a simple command.
-    fn redirections(&mut self, c: &SimpleCommand, io: &PipeIo) -> Result<Redirs, Stop> {
+    /// The descriptors a command starts with: 0-2 from the shell's streams (or the pipes
+    /// of its pipeline), 3-9 those the shell holds open (`exec 3> f`).
+    fn fd_table(&self, io: &PipeIo) -> Vec<Fd> {
         use commands::text::Input;
-        let mut red = Redirs {
-            out: self.out.sink,
-            out_file: self.out.file.clone().map(|(p, _)| (p, true)),
-            err: self.err_out.sink,
-            err_file: None,
-            stdin: match (io.stdin, &self.stdin) {
-                (Some(_), _) => Input::Pipe,
-                (None, Some(si)) => Input::Text(si.text.get(si.pos..).unwrap_or("").to_string()),
-                (None, None) => Input::Tty,
-            },
-            proc_target: None,
-            error: None,
+        let stdin = match (io.stdin, &self.stdin) {
+            (Some(_), _) => Input::Pipe,
+            (None, Some(si)) => Input::Text(si.text.get(si.pos..).unwrap_or("").to_string()),
+            (None, None) => Input::Tty,
         };
-        if let Some(p) = io.stdout {
-            red.out = Sink::Pipe(p);
-            red.out_file = None;
-        }
+        let out = match io.stdout {
+            Some(p) => Out { sink: Sink::Pipe(p), file: None },
+            None => Out { sink: self.out.sink, file: self.out.file.clone().map(|(p, _)| (p, true)) },
+        };
+        let err = Out { sink: self.err_out.sink, file: self.err_out.file.clone().map(|(p, _)| (p, true)) };
+        let mut t = vec![Fd::In(stdin), Fd::Out(out), Fd::Out(err)];
+        t.extend((3..10).map(|n| self.fds.get(&n).cloned().unwrap_or(Fd::Closed)));
+        t
+    }
+
+    /// Resolve redirections for a simple command: applied left to right to its descriptor
+    /// table, as bash's do_redirections does with open, dup2 and close (so `3>&1 1>&2
+    /// 2>&3` swaps the two streams).
+    fn redirections(&mut self, c: &SimpleCommand, io: &PipeIo) -> Result<Redirs, Stop> {
+        let mut t = self.fd_table(io);
+        let mut red = Redirs::empty();
         for r in &c.redirects {
             let target = self.expand_word(&r.target)?;
-            match r.op {
-                RedirOp::HereDoc => red.stdin = Input::Text(target),
-                RedirOp::In => {
-                    let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
-                    if crate::commands::text::proc_text(&self.k, &abs).is_some() {
-                        red.stdin = Input::File(abs);
-                    } else if !self.k.fs.exists(&abs) && !abs.starts_with("/dev/") {
-                        red.error = Some(format!("bash: {target}: No such file or directory\n"));
-                    } else {
-                        red.stdin = match self.captures.get(&abs) {
-                            Some(&b) => Input::Buffer(b),
-                            None => Input::File(abs),
-                        };
-                    }
-                }
-                RedirOp::Out | RedirOp::Append | RedirOp::OutErr | RedirOp::AppendErr => {
-                    let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
-                    let append = matches!(r.op, RedirOp::Append | RedirOp::AppendErr);
-                    let cgroup = commands::cgroup::is_cgroup_path(&abs);
-                    if (abs.starts_with("/sys/") || abs == "/sys") && !cgroup {
-                        return Err(Stop::Error(self.err(r.span, format!("writing to '{abs}' is not modelled (sysfs is not, except the cgroup files under /sys/fs/cgroup; /proc/sys/... sysctls are)"))));
-                    }
-                    let (sink, file) = if cgroup {
-                        red.proc_target = Some(abs);
-                        (Sink::Null, None)
-                    } else if abs.starts_with("/proc/") {
-                        match commands::text::special_write_check(&abs) {
-                            Ok(()) => {
-                                red.proc_target = Some(abs);
-                                (Sink::Null, None)
-                            }
-                            Err(msg) => {
-                                red.error = Some(format!("bash: {target}: {msg}\n"));
-                                (Sink::Null, None)
-                            }
-                        }
-                    } else {
-                        let o = self.open_out(r.span, &target, append)?;
-                        (o.sink, o.file)
-                    };
-                    let both = matches!(r.op, RedirOp::OutErr | RedirOp::AppendErr);
-                    match r.fd {
-                        1 => {
-                            red.out = sink;
-                            red.out_file = file.clone();
-                        }
-                        2 => {
-                            red.err = sink;
-                            red.err_file = file.clone();
-                        }
-                        0 => return Err(Stop::Error(self.err(r.span, "redirecting standard input for writing is not supported (0> file)"))),
-                        fd => return Err(Stop::Error(self.err(r.span, format!("redirection of file descriptor {fd} is not supported (0, 1 and 2 are)")))),
-                    }
-                    if both {
-                        red.err = sink;
-                        red.err_file = file;
-                    }
-                }
-                RedirOp::DupOut => {
-                    let (sink, file) = match target.as_str() {
-                        "1" => (red.out, red.out_file.clone()),
-                        "2" => (red.err, red.err_file.clone()),
-                        _ => return Err(Stop::Error(self.err(r.span, format!("'>&{target}' is not supported (>&1 and >&2 are)")))),
-                    };
-                    match r.fd {
-                        1 => {
-                            red.out = sink;
-                            red.out_file = file;
-                        }
-                        2 => {
-                            red.err = sink;
-                            red.err_file = file;
-                        }
-                        _ => return Err(Stop::Error(self.err(r.span, "only file descriptors 1 and 2 can be redirected"))),
-                    }
-                }
+            self.redirect_one(r, &target, &mut t, &mut red, false)?;
+            if red.error.is_some() {
+                break;
             }
         }
+        let (out, out_file) = t[1].as_out();
+        let (err, err_file) = t[2].as_out();
+        red.out = out;
+        red.out_file = out_file;
+        red.err = err;
+        red.err_file = err_file;
+        red.stdin = t[0].as_in();
+        red.table = t;
         Ok(red)
+    }
+
+    /// One redirection applied to descriptor table `t` (`block`: written after a compound
+    /// command, whose `< file` is read by the shell itself).
+    fn redirect_one(&mut self, r: &Redirect, target: &str, t: &mut [Fd], red: &mut Redirs, block: bool) -> Result<(), Stop> {
+        use commands::text::Input;
+        let fd = r.fd as usize;
+        red.touched |= 1 << fd;
+        let target = target.to_string();
+        match r.op {
+            RedirOp::HereDoc => t[fd] = Fd::In(Input::Text(target)),
+            RedirOp::In if block => {
+                let text = self.file_text(r.span, &target)?;
+                t[fd] = Fd::In(Input::Text(text));
+            }
+            RedirOp::In | RedirOp::ReadWrite => {
+                let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
+                if crate::commands::text::proc_text(&self.k, &abs).is_some() {
+                    t[fd] = Fd::In(Input::File(abs));
+                } else if !self.k.fs.exists(&abs) && !abs.starts_with("/dev/") && r.op == RedirOp::In {
+                    red.error = Some(format!("bash: {target}: No such file or directory\n"));
+                } else if r.op == RedirOp::ReadWrite {
+                    // `<>`: open(O_RDWR|O_CREAT), not truncated; what is written through it
+                    // is appended to the text (a simplification: bash writes at offset 0).
+                    if abs.starts_with("/proc/") || abs.starts_with("/sys/") {
+                        return Err(Stop::Error(self.err(r.span, format!("'<>' on '{abs}' is not supported (files are)"))));
+                    }
+                    let o = self.open_out(r.span, &target, true)?;
+                    if let Some(f) = o.file.clone() {
+                        red.creates.push(f);
+                    }
+                    let input = match o.sink {
+                        Sink::Buffer(b) => Input::Buffer(b),
+                        _ => Input::Tty,
+                    };
+                    t[fd] = Fd::Rw(input, o);
+                } else {
+                    t[fd] = Fd::In(match self.captures.get(&abs) {
+                        Some(&b) => Input::Buffer(b),
+                        None => Input::File(abs),
+                    });
+                }
+            }
+            RedirOp::Out | RedirOp::Append | RedirOp::OutErr | RedirOp::AppendErr => {
+                let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
+                let append = matches!(r.op, RedirOp::Append | RedirOp::AppendErr);
+                let cgroup = commands::cgroup::is_cgroup_path(&abs);
+                if !block && (abs.starts_with("/sys/") || abs == "/sys") && !cgroup {
+                    return Err(Stop::Error(self.err(r.span, format!("writing to '{abs}' is not modelled (sysfs is not, except the cgroup files under /sys/fs/cgroup; /proc/sys/... sysctls are)"))));
+                }
+                let o = if !block && cgroup {
+                    red.proc_target = Some(abs);
+                    Out { sink: Sink::Null, file: None }
+                } else if !block && abs.starts_with("/proc/") {
+                    match commands::text::special_write_check(&abs) {
+                        Ok(()) => red.proc_target = Some(abs),
+                        Err(msg) => red.error = Some(format!("bash: {target}: {msg}\n")),
+                    }
+                    Out { sink: Sink::Null, file: None }
+                } else {
+                    self.open_out(r.span, &target, append)?
+                };
+                let both = matches!(r.op, RedirOp::OutErr | RedirOp::AppendErr);
+                if fd == 0 {
+                    return Err(Stop::Error(self.err(r.span, "redirecting standard input for writing is not supported (0> file)")));
+                }
+                if fd > 2 && !both {
+                    // The command that runs creates (or truncates) only its standard output's
+                    // file; the others are made here, as bash opens them before it forks.
+                    if let Some(f) = o.file.clone() {
+                        red.creates.push(f);
+                    }
+                }
+                t[fd] = Fd::Out(o.clone());
+                if both {
+                    red.touched |= 1 << 2;
+                    t[2] = Fd::Out(o);
+                }
+            }
+            RedirOp::DupOut | RedirOp::DupIn => {
+                let m: usize = target.parse().unwrap_or(usize::MAX);
+                match t.get(m) {
+                    Some(Fd::Closed) | None => {
+                        // dup2 of a descriptor that is not open: EBADF (bash: "M: Bad file
+                        // descriptor", the command does not run).
+                        red.error = Some(format!("bash: {target}: Bad file descriptor\n"));
+                    }
+                    Some(f) => t[fd] = f.clone(),
+                }
+            }
+            RedirOp::Close => t[fd] = Fd::Closed,
+        }
+        Ok(())
     }
 
     /// The shell's own commands. `Ok(Some(r))`: handled (`r` is the task if one was
@@ -1526,7 +1778,7 @@ impl Shell {
                 self.status = st;
                 Some(None)
             }),
-            "read" => return self.builtin_read(c, args).map(|st| {
+            "read" => return self.builtin_read(c, args, red).map(|st| {
                 self.status = st;
                 Some(None)
             }),
@@ -1635,7 +1887,7 @@ impl Shell {
 
     /// `read [-r] NAME...`: one line of the shell's standard input (a block's `< file` or
     /// the output of the commands piped into a loop), split on blanks.
-    fn builtin_read(&mut self, c: &SimpleCommand, args: &[String]) -> Result<i32, Stop> {
+    fn builtin_read(&mut self, c: &SimpleCommand, args: &[String], red: &Redirs) -> Result<i32, Stop> {
         let mut names = Vec::new();
         for a in args {
             match a.as_str() {
@@ -1647,7 +1899,30 @@ impl Shell {
         if names.is_empty() {
             names.push("REPLY".into());
         }
-        let Some(si) = self.stdin.as_mut() else { return Ok(1) };
+        let mut own;
+        let mut shared = None;
+        let si = if red.touched & 1 != 0 {
+            // `read NAME < file` (or `<<<`, `<&3`): this command's standard input, opened
+            // afresh, not the shell's.
+            use commands::text::Input;
+            let text = match &red.stdin {
+                Input::Text(t) => t.clone(),
+                Input::Buffer(b) => self.k.buffers[*b as usize].clone(),
+                Input::File(p) => self.file_text(c.span, p)?,
+                Input::Tty | Input::Pipe => String::new(),
+            };
+            // `read <&N` from a descriptor the shell holds: the offset is shared, the next
+            // reader goes on after this line.
+            shared = c.redirects.iter().rev().find(|r| r.fd == 0).and_then(|r| match r.op {
+                RedirOp::DupIn => r.target.as_literal().and_then(|t| t.parse::<u32>().ok()).filter(|n| self.fds.contains_key(n)),
+                _ => None,
+            });
+            own = ShellIn { text, pos: 0 };
+            &mut own
+        } else {
+            let Some(si) = self.stdin.as_mut() else { return Ok(1) };
+            si
+        };
         let rest = si.text.get(si.pos..).unwrap_or("");
         if rest.is_empty() {
             return Ok(1);
@@ -1657,6 +1932,10 @@ impl Shell {
             None => (rest.to_string(), rest.len()),
         };
         si.pos += adv;
+        if let Some(n) = shared {
+            let rest = si.text[si.pos..].to_string();
+            self.fds.insert(n, Fd::In(commands::text::Input::Text(rest)));
+        }
         let mut fields: Vec<&str> = Vec::new();
         let mut rem = line.trim_start_matches([' ', '\t']);
         for _ in 0..names.len().saturating_sub(1) {
@@ -1767,6 +2046,47 @@ struct Redirs {
     proc_target: Option<String>,
     /// A redirection that fails (bash prints this and does not run the command).
     error: Option<String>,
+    /// The descriptor table after the redirections (0-9).
+    table: Vec<Fd>,
+    /// Files opened for writing on descriptors other than standard output: created or
+    /// truncated before the command runs (path, append).
+    creates: Vec<(String, bool)>,
+    /// Bit N: a redirection changed descriptor N.
+    touched: u32,
+}
+
+impl Redirs {
+    fn empty() -> Redirs {
+        Redirs { out: Sink::Null, out_file: None, err: Sink::Null, err_file: None, stdin: crate::commands::text::Input::Tty, proc_target: None, error: None, table: Vec::new(), creates: Vec::new(), touched: 0 }
+    }
+}
+
+/// What a descriptor of the shell or of a command refers to.
+#[derive(Clone, Debug)]
+enum Fd {
+    In(crate::commands::text::Input),
+    Out(Out),
+    /// `<>`: open for reading and writing.
+    Rw(crate::commands::text::Input, Out),
+    Closed,
+}
+
+impl Fd {
+    /// As standard output or error: where the writes go (nowhere for a descriptor that is
+    /// closed or open only for reading: write(2) fails with EBADF).
+    fn as_out(&self) -> (Sink, Option<(String, bool)>) {
+        match self {
+            Fd::Out(o) | Fd::Rw(_, o) => (o.sink, o.file.clone()),
+            Fd::In(_) | Fd::Closed => (Sink::Null, None),
+        }
+    }
+    /// As standard input (a closed or write-only descriptor reads nothing).
+    fn as_in(&self) -> crate::commands::text::Input {
+        match self {
+            Fd::In(i) | Fd::Rw(i, _) => i.clone(),
+            Fd::Out(_) | Fd::Closed => crate::commands::text::Input::Tty,
+        }
+    }
 }
 
 /// Close a record's breakdown: its wall time runs from the start to the end of its last
@@ -1824,4 +2144,48 @@ impl Shell {
         self.status = 0;
         Ok(None)
     }
+}
+
+/// bash's print_select_list: the menu in columns down then across, COLUMNS wide, each
+/// entry `%*d) WORD` padded with tabs and blanks (indent, tab stops every 8); one column
+/// when it would fit on one row.
+fn select_menu(words: &[String], columns: usize) -> String {
+    let n = words.len();
+    if n == 0 {
+        return "\n".into();
+    }
+    let indices_len = n.to_string().len();
+    let max_elem_len = words.iter().map(|w| w.chars().count()).max().unwrap_or(0) + indices_len + 2 + 2;
+    let mut cols = (columns / max_elem_len).max(1);
+    let mut rows = n / cols + usize::from(n % cols != 0);
+    cols = n / rows + usize::from(n % rows != 0);
+    if rows == 1 {
+        rows = cols;
+    }
+    let mut out = String::new();
+    for row in 0..rows {
+        let mut ind = row;
+        let mut pos = 0;
+        loop {
+            out.push_str(&format!("{:>w$}) {}", ind + 1, words[ind], w = indices_len));
+            let elem_len = words[ind].chars().count() + indices_len + 2;
+            ind += rows;
+            if ind >= n {
+                break;
+            }
+            // indent(pos + elem_len, pos + max_elem_len)
+            let (mut from, to) = (pos + elem_len, pos + max_elem_len);
+            while to / 8 > from / 8 {
+                out.push('\t');
+                from += 8 - from % 8;
+            }
+            while from < to {
+                out.push(' ');
+                from += 1;
+            }
+            pos += max_elem_len;
+        }
+        out.push('\n');
+    }
+    out
 }

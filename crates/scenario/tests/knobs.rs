@@ -216,6 +216,8 @@ fn row(key: &str) -> Option<Row> {
         "cpu.flags" => Acts("fpu", "CPUINFO"),
         "cpu.bugs" => Acts("spectre_v1", "CPUINFO"),
         "cpu.address_bits" => Acts("44 48", "CPUINFO"),
+        "cpu.microcode" => Acts("0xf0", "CPUINFO"),
+        "cpu.vmx_flags" => Acts("vnmi ept", "CPUINFO"),
         "cpu.zero_bw" => Acts("1G", "MEM"),
         "cpu.copy_in_bw" => Acts("100M", "MEM"),
         "cpu.page_cache_add_ns" => Acts("5000", "MEM"),

@@ -250,7 +250,9 @@ fn stat_2_4(k: &Kernel, s: &memtwin_procfs::Snapshot) -> String {
 /// 2.4: the i386 fields (fdiv_bug .. coma_bug) and no topology lines; 2.6.39: the
 /// topology lines (physical id .. initial apicid) only when a package has more than one
 /// thread, no bugs line; 3.18+ (5.x, 6.x): topology lines always on SMP kernels and the
-/// bugs line. Not printed: microcode (unknown to the machine file), vmx flags (5.8+).
+/// bugs line; 5.x/6.x print the microcode revision after stepping when the machine file
+/// gives it (c->microcode != 0), and 5.8+ the vmx flags line after flags when the CPU has
+/// vmx and the machine file lists its VMX features.
 /// CPUs are numbered threads-last, packages before cores (cpu i: thread i / (packages x
 /// cores), then package, then core), as the BIOS usually lists them.
 fn cpuinfo(k: &Kernel) -> String {
@@ -275,6 +277,10 @@ fn cpuinfo(k: &Kernel) -> String {
             "processor\t: {cpu}\nvendor_id\t: {}\ncpu family\t: {}\nmodel\t\t: {}\nmodel name\t: {}\nstepping\t: {}\n",
             id.vendor_id, id.family, id.model, id.model_name, id.stepping
         ));
+        if let (Some(mc), false) = (id.microcode, matches!(era, KernelProfile::Linux24 | KernelProfile::Linux2639)) {
+            // show_cpuinfo (arch/x86/kernel/cpu/proc.c): `if (c->microcode)`.
+            t.push_str(&format!("microcode\t: 0x{mc:x}\n"));
+        }
         t.push_str(&format!("cpu MHz\t\t: {:.3}\n", id.mhz));
         t.push_str(&format!("cache size\t: {} KB\n", id.cache_kb));
         if era == KernelProfile::Linux24 {
@@ -298,6 +304,15 @@ fn cpuinfo(k: &Kernel) -> String {
         for f in id.flags.split_whitespace() {
             t.push(' ');
             t.push_str(f);
+        }
+        let vmx_names = matches!(era, KernelProfile::Linux58 | KernelProfile::Linux6);
+        if vmx_names && !id.vmx_flags.is_empty() && id.flags.split_whitespace().any(|f| f == "vmx") {
+            // 5.8+: `if (cpu_has(c, X86_FEATURE_VMX) && c->vmxfeatures)`.
+            t.push_str("\nvmx flags\t:");
+            for f in id.vmx_flags.split_whitespace() {
+                t.push(' ');
+                t.push_str(f);
+            }
         }
         if era != KernelProfile::Linux2639 {
             t.push_str("\nbugs\t\t:");

@@ -55,8 +55,12 @@ pub enum WordPart {
     /// `${NAME[@]}`: one field per element of the array (quoted: each element one field,
     /// unsplit).
     ArrayAll { name: String, quoted: bool },
-    /// The value of an array assignment `NAME=(WORDS)`: the elements' words.
-    Array(Vec<Word>),
+    /// `<(...)`: the path `/dev/fd/N` from which the commands' output is read.
+    ProcSubst(Box<Script>),
+    /// The value of an array assignment `NAME=(WORDS)`: the elements' words, each with its
+    /// `[SUBSCRIPT]=` when written `NAME=([i]=x ...)` (an arithmetic expression; elements
+    /// without one follow the previous element).
+    Array(Vec<(Option<String>, Word)>),
 }
 
 /// The operator of a `${NAME<op>...}` expansion. `colon`: the `:` form, which treats an
@@ -79,6 +83,16 @@ pub enum ParamOp {
     Replace { all: bool },
     /// `${NAME:OFFSET}` / `${NAME:OFFSET:LENGTH}`: arithmetic expressions.
     Substring,
+    /// `${NAME^^PAT}` / `${NAME^PAT}` (`all`: every character, else the first) and
+    /// `${NAME,,PAT}` / `${NAME,PAT}` (`upper`: false); an empty PAT matches any character.
+    Case { upper: bool, all: bool },
+    /// `${!NAME}`: the value of the variable whose name is NAME's value.
+    Indirect,
+    /// `${!PREFIX*}` / `${!PREFIX@}` (`at`): the names of the set variables that start
+    /// with PREFIX (NAME), sorted.
+    Names { at: bool },
+    /// `${!NAME[@]}` / `${!NAME[*]}` (`at`): the subscripts of array NAME.
+    Keys { at: bool },
 }
 
 /// One shell word, e.g. `of="$DIR/test"`.
@@ -211,7 +225,7 @@ impl Command {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SimpleCommand {
     /// Leading `NAME=value` words. With no `words` they set shell variables; otherwise they
-    /// apply to that command only.
+    /// apply to that command only. A name ending in `+` is `NAME+=value` (appends).
     pub assignments: Vec<(String, Word)>,
     /// The command name and its arguments (unexpanded).
     pub words: Vec<Word>,
@@ -232,6 +246,13 @@ pub enum RedirOp {
     In,
     /// `N>&M`: the target word is the file descriptor number M (a single digit 0-9).
     DupOut,
+    /// `N<&M` (default fd 0): the target word is the file descriptor number M.
+    DupIn,
+    /// `N>&-` / `N<&-`: file descriptor N is closed.
+    Close,
+    /// `N<> file` (default fd 0): the file opened for reading and writing (created if
+    /// missing, not truncated).
+    ReadWrite,
     /// `&> file` or `>& file`: stdout and stderr to the file (fd is 1).
     OutErr,
     /// `&>> file`: stdout and stderr appended to the file.
@@ -249,7 +270,7 @@ pub struct Redirect {
     pub span: Span,
 }
 
-/// `for NAME in WORDS; do LIST; done`
+/// `for NAME in WORDS; do LIST; done` (or `select NAME in WORDS; ...`)
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ForLoop {
     pub var: String,
@@ -257,6 +278,9 @@ pub struct ForLoop {
     pub body: Vec<ListItem>,
     pub redirects: Vec<Redirect>,
     pub span: Span,
+    /// `select NAME in WORDS; do LIST; done`: a menu on standard error, NAME from the
+    /// lines read from standard input.
+    pub select: bool,
 }
 
 /// `if LIST; then LIST; [elif LIST; then LIST;]... [else LIST;] fi`
@@ -284,8 +308,21 @@ pub struct WhileLoop {
 pub struct CaseClause {
     pub word: Word,
     pub arms: Vec<(Vec<Word>, Vec<ListItem>)>,
+    /// How each arm ends, in the order of `arms`.
+    pub ends: Vec<CaseEnd>,
     pub redirects: Vec<Redirect>,
     pub span: Span,
+}
+
+/// The terminator of a `case` arm.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaseEnd {
+    /// `;;`: the `case` ends.
+    Break,
+    /// `;&`: the next arm's commands run too, without testing its patterns.
+    FallThrough,
+    /// `;;&`: the patterns of the following arms are tested too.
+    Continue,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -34,8 +34,13 @@ pub fn static_values(word: &Word, lookup: &dyn Fn(&str) -> Option<String>) -> Pa
         .map(|p| match p {
             WordPart::Arith { expr, .. } => Some(super::arith::eval(expr, &mut Ro(lookup)).map(|v| v.to_string()).unwrap_or_default()),
             WordPart::CmdSubst { .. } => Some(String::new()),
+            WordPart::ProcSubst(_) => Some("/dev/fd/63".to_string()),
             WordPart::Param { name, op, arg, arg2, .. } => {
-                let val = lookup(name);
+                let val = match op {
+                    ParamOp::Indirect => lookup(name).and_then(|n| lookup(&n)),
+                    ParamOp::Names { .. } | ParamOp::Keys { .. } => None,
+                    _ => lookup(name),
+                };
                 let need = param_needs_arg(*op, val.as_deref());
                 let a = if need { arg.expand(lookup) } else { String::new() };
                 let b = arg2.as_ref().map(|w| w.expand(lookup));
@@ -151,6 +156,24 @@ pub fn apply_param(op: ParamOp, val: Option<String>, arg: &str, arg2: Option<&st
             }
             (out, none)
         }
+        ParamOp::Case { upper, all } => {
+            // bash's parameter_brace_casemod: each character (or the first) that matches
+            // the pattern (any character when it is empty) changes case.
+            let mut out = String::with_capacity(v.len());
+            for (k, c) in v.chars().enumerate() {
+                let hit = (all || k == 0) && (arg.is_empty() || glob_match(arg, c.encode_utf8(&mut [0; 4])));
+                if !hit {
+                    out.push(c);
+                } else if upper {
+                    out.extend(c.to_uppercase());
+                } else {
+                    out.extend(c.to_lowercase());
+                }
+            }
+            (out, none)
+        }
+        // Looked up by the caller (they need the shell's variables): the value is passed in.
+        ParamOp::Indirect | ParamOp::Names { .. } | ParamOp::Keys { .. } => (v, none),
         ParamOp::Substring => {
             let chars: Vec<char> = v.chars().collect();
             let n = chars.len() as i64;
@@ -212,7 +235,7 @@ impl Word {
                         out.push_str(&v);
                     }
                 }
-                WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Param { .. } => {
+                WordPart::CmdSubst { .. } | WordPart::Arith { .. } | WordPart::Param { .. } | WordPart::ProcSubst(_) => {
                     if let Some(Some(v)) = values.get(i) {
                         out.push_str(v);
                     }
@@ -224,7 +247,7 @@ impl Word {
                     }
                 }
                 WordPart::Array(words) => {
-                    let vals: Vec<String> = words.iter().map(|w| w.expand(lookup)).collect();
+                    let vals: Vec<String> = words.iter().map(|(_, w)| w.expand(lookup)).collect();
                     out.push_str(&vals.join(" "));
                 }
             }
@@ -278,8 +301,19 @@ impl Word {
                 }
                 WordPart::QuotedVar(name) => f.quoted(&lookup(name).unwrap_or_default()),
                 WordPart::Var(name) => f.split(&lookup(name).unwrap_or_default()),
+                WordPart::Param { op: ParamOp::Names { at: true } | ParamOp::Keys { at: true }, quoted: true, .. } => {
+                    // "${!PREFIX@}", "${!a[@]}": one field per name (joined by ARRAY_SEP).
+                    let v = values.get(i).cloned().flatten().unwrap_or_default();
+                    for (k, e) in v.split(ARRAY_SEP).filter(|e| !e.is_empty()).enumerate() {
+                        if k > 0 {
+                            f.end_field();
+                        }
+                        f.quoted(e);
+                    }
+                }
                 WordPart::CmdSubst { quoted, .. } | WordPart::Arith { quoted, .. } | WordPart::Param { quoted, .. } => {
                     let v = values.get(i).cloned().flatten().unwrap_or_default();
+                    let v = if v.contains(ARRAY_SEP) { v.replace(ARRAY_SEP, " ") } else { v };
                     if *quoted {
                         f.quoted(&v);
                     } else {
@@ -307,8 +341,9 @@ impl Word {
                         }
                     }
                 }
+                WordPart::ProcSubst(_) => f.quoted(&values.get(i).cloned().flatten().unwrap_or_default()),
                 WordPart::Array(words) => {
-                    for w in words {
+                    for (_, w) in words {
                         f.quoted(&w.expand(lookup));
                     }
                 }
@@ -337,6 +372,17 @@ impl Fields<'_> {
     fn quoted(&mut self, s: &str) {
         self.cur.push_str(s);
         escape_glob(s, &mut self.pat);
+        self.started = true;
+    }
+
+    /// A piece of an unquoted expansion's value: after splitting, its `*`, `?` and `[`
+    /// make the field a pattern, as bash's expand_word_list_internal globs every field.
+    fn unquoted(&mut self, s: &str) {
+        self.cur.push_str(s);
+        self.pat.push_str(s);
+        if s.contains(['*', '?', '[']) {
+            self.globbed = true;
+        }
         self.started = true;
     }
 
@@ -383,7 +429,7 @@ impl Fields<'_> {
                 self.end_field();
             }
             first = false;
-            self.quoted(piece);
+            self.unquoted(piece);
         }
         self.started = true;
         if ends_blank {

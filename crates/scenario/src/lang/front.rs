@@ -29,10 +29,10 @@ use super::ast::*;
 use super::{ParseError, MAX_NESTING};
 
 /// What the language accepts, quoted in error messages about unsupported constructs.
-pub(crate) const SUPPORTED: &str = "supported: for, for ((...)), while, until, if, case, functions, { ...; }, ( ... ), (( ... )), [[ ... ]], !, &&, ||, ;, &, |, redirections";
-const SUPPORTED_REDIRECTS: &str = "supported: > file, >> file, < file, 2> file, 2>&1, >&2, &> file, &>> file, << EOF, <<< word";
+pub(crate) const SUPPORTED: &str = "supported: for, for ((...)), select, while, until, if, case (;; ;& ;;&), functions, { ...; }, ( ... ), (( ... )), [[ ... ]], !, &&, ||, ;, &, |, <(...), redirections";
+const SUPPORTED_REDIRECTS: &str = "supported: N> file, N>> file, N< file, N<> file, N>&M, N<&M, N>&-, N<&-, &> file, &>> file, << EOF, <<< word (N and M 0-9)";
 /// What the `$` expansions accept.
-pub(crate) const SUPPORTED_EXPANSIONS: &str = "supported: $NAME, ${NAME}, ${#NAME}, ${NAME:-x}, ${NAME:=x}, ${NAME:+x}, ${NAME:?msg}, ${NAME#pat}, ${NAME##pat}, ${NAME%pat}, ${NAME%%pat}, ${NAME/pat/rep}, ${a[i]}, ${a[@]}, ${#a[@]}, $?, $!, $$, $#, $1..$9, $@, $(...), `...`, $((...)), {1..3}, {a,b}, ~";
+pub(crate) const SUPPORTED_EXPANSIONS: &str = "supported: $NAME, ${NAME}, ${#NAME}, ${NAME:-x}, ${NAME:=x}, ${NAME:+x}, ${NAME:?msg}, ${NAME#pat}, ${NAME##pat}, ${NAME%pat}, ${NAME%%pat}, ${NAME/pat/rep}, ${NAME^^}, ${NAME,,}, ${NAME^}, ${NAME,}, ${!NAME}, ${!PREFIX*}, ${a[i]}, ${a[@]}, ${!a[@]}, ${#a[@]}, $?, $!, $$, $#, $1..$9, $@, $(...), `...`, $((...)), {1..3}, {a,b}, ~";
 
 /// Most syntax errors reported for one script.
 const MAX_ERRORS: usize = 100;
@@ -194,6 +194,11 @@ fn parse_text(text: &str, base: Base, depth: usize) -> Result<Script, Vec<ParseE
     };
     let chars = CharIndex::new(text, map.clone());
     let scan = scan_tokens(&toks, &lines);
+    let mut toks = toks;
+    for &i in &scan.selects {
+        let loc = toks[i].location().clone();
+        toks[i] = Token::Word("for".into(), loc);
+    }
     let mut items = Vec::new();
     let mut from = 0usize; // token index where the current piece starts
     while from < toks.len() {
@@ -515,6 +520,9 @@ fn bracket_depth_error(text: &str, base: Base, depth: usize) -> Option<ParseErro
 struct Scan {
     starts: Vec<usize>,
     errors: Vec<(usize, ParseError)>,
+    /// Token indices of `select` keywords (brush-parser 0.4.0 has no `select`: the token
+    /// becomes `for`, and the converter marks the loop as a `select`).
+    selects: Vec<usize>,
 }
 
 fn tok_str(t: &Token) -> (&str, bool) {
@@ -560,6 +568,7 @@ fn scan_tokens(toks: &[Token], base: &Lines) -> Scan {
         }
     };
     let mut prev_word = false;
+    let mut selects = Vec::new();
     // The `)` of a function definition's `()`.
     let mut fn_paren = false;
     for (i, t) in toks.iter().enumerate() {
@@ -664,7 +673,7 @@ fn scan_tokens(toks: &[Token], base: &Lines) -> Scan {
         match s {
             "if" | "case" | "for" | "while" | "until" | "{" | "select" => {
                 if s == "select" {
-                    push_err(&mut errors, i, format!("'select' loops are not supported ({SUPPORTED})"));
+                    selects.push(i);
                 }
                 stack.push((s, i));
                 body_seen.resize(stack.len() - 1, false);
@@ -765,7 +774,7 @@ fn scan_tokens(toks: &[Token], base: &Lines) -> Scan {
         }
     }
     errors.sort_by_key(|(i, _)| *i);
-    Scan { starts, errors }
+    Scan { starts, errors, selects }
 }
 
 /// A syntax error from brush-parser, with what was open at that point.
@@ -1180,7 +1189,8 @@ impl<'a> Conv<'a> {
                 self.seek(f.body.loc.start.index);
                 let body = self.list(&f.body.list);
                 self.seek(e.end);
-                Some((Command::For(ForLoop { var: f.variable_name.clone(), words, body, redirects: Vec::new(), span }), e))
+                let select = self.slice(e.start, e.start + 6) == "select";
+                Some((Command::For(ForLoop { var: f.variable_name.clone(), words, body, redirects: Vec::new(), span, select }), e))
             }
             b::CompoundCommand::CaseClause(c) => {
                 let e = loc_of(&c.loc);
@@ -1188,17 +1198,13 @@ impl<'a> Conv<'a> {
                 self.seek(e.start + 1);
                 let word = self.word(&c.value, Ctx::Plain)?;
                 let mut arms = Vec::new();
+                let mut ends = Vec::new();
                 for item in &c.cases {
-                    if !matches!(item.post_action, b::CaseItemPostAction::ExitCase) {
-                        let from = item.loc.as_ref().map(|l| l.start.index).unwrap_or(e.start);
-                        let sp = self
-                            .toks
-                            .iter()
-                            .find(|t| t.location().start.index >= from && matches!(tok_str(t), (";&" | ";;&", true)))
-                            .map(|t| self.pos(&t.location().start))
-                            .unwrap_or(span);
-                        self.error(sp, format!("';&' and ';;&' in 'case' are not supported (end each arm with ';;'; {SUPPORTED})"));
-                    }
+                    ends.push(match item.post_action {
+                        b::CaseItemPostAction::ExitCase => CaseEnd::Break,
+                        b::CaseItemPostAction::UnconditionallyExecuteNextCaseItem => CaseEnd::FallThrough,
+                        b::CaseItemPostAction::ContinueEvaluatingCases => CaseEnd::Continue,
+                    });
                     let mut pats = Vec::new();
                     for p in &item.patterns {
                         if let Some(w) = self.word(p, Ctx::Pattern) {
@@ -1209,7 +1215,7 @@ impl<'a> Conv<'a> {
                     arms.push((pats, body));
                 }
                 self.seek(e.end);
-                Some((Command::Case(CaseClause { word, arms, redirects: Vec::new(), span }), e))
+                Some((Command::Case(CaseClause { word, arms, ends, redirects: Vec::new(), span }), e))
             }
             b::CompoundCommand::IfClause(i) => {
                 let e = loc_of(&i.loc);
@@ -1243,7 +1249,7 @@ impl<'a> Conv<'a> {
             }
             b::CompoundCommand::Coprocess(c) => {
                 let span = self.pos(&c.loc.start);
-                self.error(span, format!("'coproc' is not supported ({SUPPORTED})"));
+                self.error(span, format!("'coproc' is not supported: the shell would hold both ends of the coprocess's pipes while the script goes on, and a script that reads a reply the coprocess has not written would wait forever here (run it with '&' and a file, or in a pipeline) ({SUPPORTED})"));
                 None
             }
         }
@@ -1313,10 +1319,16 @@ impl<'a> Conv<'a> {
                         None => ok = false,
                     }
                 }
-                b::CommandPrefixOrSuffixItem::ProcessSubstitution(_, s) => {
-                    let sp = self.lines.at(s.loc.start.index.saturating_sub(1));
-                    self.error(sp, format!("process substitution '<(...)' is not supported ({SUPPORTED})"));
-                    ok = false;
+                b::CommandPrefixOrSuffixItem::ProcessSubstitution(kind, s) => {
+                    let start = s.loc.start.index.saturating_sub(1);
+                    let sp = self.lines.at(start);
+                    match self.proc_subst(kind, s, sp) {
+                        Some(w) => {
+                            grow(&mut ext, start, s.loc.end.index);
+                            words.push(w);
+                        }
+                        None => ok = false,
+                    }
                 }
             }
         }
@@ -1329,6 +1341,19 @@ impl<'a> Conv<'a> {
         Some((SimpleCommand { assignments, words, redirects, source, span }, e))
     }
 
+    /// `<(LIST)` as a word; `>(LIST)` is refused.
+    fn proc_subst(&mut self, kind: &b::ProcessSubstitutionKind, s: &b::SubshellCommand, sp: Span) -> Option<Word> {
+        if matches!(kind, b::ProcessSubstitutionKind::Write) {
+            self.error(sp, format!("output process substitution '>(...)' is not supported ('<(...)' is; write 'cmd | tee file | other' or use a temporary file) ({SUPPORTED})"));
+            return None;
+        }
+        let e = Extent { start: s.loc.start.index, end: s.loc.end.index };
+        self.seek(e.start + 1);
+        let items = self.list(&s.list);
+        self.seek(e.end);
+        Some(Word { parts: vec![WordPart::ProcSubst(Box::new(Script { items }))], span: sp })
+    }
+
     fn assignment(&mut self, a: &b::Assignment, w: &b::Word) -> Option<(String, Word)> {
         let loc = w.loc.as_ref()?;
         let raw = &w.value;
@@ -1338,27 +1363,21 @@ impl<'a> Conv<'a> {
         let value_raw = &raw[eq + 1..];
         let at = self.pos(&loc.start);
         let vspan = Span::new(at.line, at.col + u32::try_from(raw[..=eq].chars().count()).unwrap_or(0));
-        if a.append {
-            self.error(at, format!("'{lhs}+=' is not supported (write '{lhs}=\"${lhs}...\"')"));
-            return None;
-        }
+        // `NAME+=value`: the name keeps a `+` (see `SimpleCommand::assignments`).
+        let name = if a.append { format!("{lhs}+") } else { lhs.to_string() };
         match &a.value {
             b::AssignmentValue::Scalar(_) => {
                 let word = self.word_raw(value_raw, vspan, Ctx::Assign, loc.start.index + raw[..=eq].chars().count())?;
-                Some((lhs.to_string(), word))
+                Some((name, word))
             }
             b::AssignmentValue::Array(elems) => {
-                // `a=(x y)`: the elements as one word of Array parts.
+                // `a=(x y)`, `a=([i]=x y)`: the elements as one word of Array parts.
                 let mut parts = Vec::new();
                 for (idx, v) in elems {
-                    if idx.is_some() {
-                        self.error(at, "'a=([i]=x)' is not supported (write 'a=(x y)' or 'a[i]=x')");
-                        return None;
-                    }
                     let w = self.word_raw(&v.value, vspan, Ctx::Arg, usize::MAX)?;
-                    parts.push(w);
+                    parts.push((idx.as_ref().map(|i| i.value.clone()), w));
                 }
-                Some((lhs.to_string(), Word { parts: vec![WordPart::Array(parts)], span: vspan }))
+                Some((name, Word { parts: vec![WordPart::Array(parts)], span: vspan }))
             }
         }
     }
@@ -1409,14 +1428,8 @@ impl<'a> Conv<'a> {
                     b::IoFileRedirectKind::Write | b::IoFileRedirectKind::Clobber => (RedirOp::Out, 1),
                     b::IoFileRedirectKind::Append => (RedirOp::Append, 1),
                     b::IoFileRedirectKind::DuplicateOutput => (RedirOp::DupOut, 1),
-                    b::IoFileRedirectKind::ReadAndWrite => {
-                        self.error(span, format!("'<>' is not supported ({SUPPORTED_REDIRECTS})"));
-                        return None;
-                    }
-                    b::IoFileRedirectKind::DuplicateInput => {
-                        self.error(op_span, format!("'<&' is not supported ({SUPPORTED_REDIRECTS})"));
-                        return None;
-                    }
+                    b::IoFileRedirectKind::ReadAndWrite => (RedirOp::ReadWrite, 0),
+                    b::IoFileRedirectKind::DuplicateInput => (RedirOp::DupIn, 0),
                 };
                 let fd = if fdv == u32::MAX { default_fd } else { fdv };
                 match target {
@@ -1424,16 +1437,17 @@ impl<'a> Conv<'a> {
                         let loc = w.loc.clone()?;
                         self.seek(loc.end.index);
                         let mut op = op;
-                        if op == RedirOp::DupOut {
+                        if matches!(op, RedirOp::DupOut | RedirOp::DupIn) {
                             let raw = w.value.as_str();
                             if raw == "-" {
-                                self.error(self.pos(&loc.start), format!("closing a file descriptor ('>&-') is not supported ({SUPPORTED_REDIRECTS})"));
-                                return None;
+                                // `N>&-` / `N<&-`: close N.
+                                return Some((Redirect { fd, op: RedirOp::Close, target: Word::literal("-", self.pos(&loc.start)), span }, loc.end.index));
                             }
                             let is_fd = raw.len() == 1 && raw.bytes().all(|b| b.is_ascii_digit());
                             if !is_fd {
-                                if fdv != u32::MAX || op_text == "<&" {
-                                    self.error(self.pos(&loc.start), format!("'>&' must be followed by a file descriptor number 0-9, found '{}' ({SUPPORTED_REDIRECTS})", excerpt(raw)));
+                                if fdv != u32::MAX || op == RedirOp::DupIn {
+                                    let o = if op == RedirOp::DupIn { "<&" } else { ">&" };
+                                    self.error(self.pos(&loc.start), format!("'{o}' must be followed by a file descriptor number 0-9 or '-', found '{}' ({SUPPORTED_REDIRECTS})", excerpt(raw)));
                                     return None;
                                 }
                                 // `>& file` is bash's spelling of `&> file`.
@@ -1455,10 +1469,10 @@ impl<'a> Conv<'a> {
                         let target = Word::literal(n.to_string(), op_span);
                         Some((Redirect { fd, op, target, span: op_span }, end))
                     }
-                    b::IoFileRedirectTarget::ProcessSubstitution(_, s) => {
-                        let sp = self.pos(&s.loc.start);
-                        self.error(sp, format!("process substitution is not supported ({SUPPORTED})"));
-                        None
+                    b::IoFileRedirectTarget::ProcessSubstitution(pk, s) => {
+                        let sp = self.lines.at(s.loc.start.index.saturating_sub(1));
+                        let target = self.proc_subst(pk, s, sp)?;
+                        Some((Redirect { fd, op, target, span }, s.loc.end.index))
                     }
                 }
             }
@@ -1558,8 +1572,17 @@ impl<'a> Conv<'a> {
                     parts.push(WordPart::QuotedVar("HOME".into()));
                     continue;
                 }
+                if let (0, bw::TildeExpr::UserHome(user)) = (i, tx) {
+                    if ctx != Ctx::Pattern {
+                        // bash (tilde_expand_word): the user's home directory from the password
+                        // database; for a user who does not exist the word stays as written. The
+                        // simulated system has one account, root (home /root).
+                        push_lit(&mut parts, &if user == "root" { "/root".to_string() } else { format!("~{user}") });
+                        continue;
+                    }
+                }
                 let at = self.at_in(sp, index, raw, p.start_index);
-                self.error(at, "only '~' and '~/...' (the home directory) are supported as tilde expansions");
+                self.error(at, "only '~', '~/...' and '~USER' are supported as tilde expansions ('~+', '~-' and the directory stack are not)");
                 ok = false;
                 let _ = n;
                 continue;
@@ -1652,7 +1675,16 @@ impl<'a> Conv<'a> {
                     return None;
                 }
                 let inner_base = Base::after(here, open);
-                let script = match parse_text(s, inner_base, self.depth + 1) {
+                // The text as written (line continuations kept), so that positions inside
+                // it count the lines a continuation takes.
+                let written: String = if index != usize::MAX {
+                    let begin = index + raw.get(..start).unwrap_or("").chars().count() + open.chars().count();
+                    let w = self.slice(begin, begin + s.chars().count());
+                    if w != s.as_str() && w.replace("\\\n", "") == *s { w.to_string() } else { s.clone() }
+                } else {
+                    s.clone()
+                };
+                let script = match parse_text(&written, inner_base, self.depth + 1) {
                     Ok(s) => s,
                     Err(es) => {
                         for e in es {
@@ -1700,11 +1732,23 @@ impl<'a> Conv<'a> {
             | ParameterExpr::RemoveSmallestPrefixPattern { parameter, indirect, .. }
             | ParameterExpr::RemoveLargestPrefixPattern { parameter, indirect, .. }
             | ParameterExpr::ReplaceSubstring { parameter, indirect, .. }
-            | ParameterExpr::Substring { parameter, indirect, .. } => (parameter, *indirect),
+            | ParameterExpr::Substring { parameter, indirect, .. }
+            | ParameterExpr::UppercaseFirstChar { parameter, indirect, .. }
+            | ParameterExpr::UppercasePattern { parameter, indirect, .. }
+            | ParameterExpr::LowercaseFirstChar { parameter, indirect, .. }
+            | ParameterExpr::LowercasePattern { parameter, indirect, .. } => (parameter, *indirect),
+            ParameterExpr::VariableNames { prefix, concatenate } => {
+                let arg = Box::new(Word::literal("", at));
+                return Some(WordPart::Param { name: prefix.clone(), op: ParamOp::Names { at: !*concatenate }, arg, arg2: None, quoted });
+            }
+            ParameterExpr::MemberKeys { variable_name, concatenate } => {
+                let arg = Box::new(Word::literal("", at));
+                return Some(WordPart::Param { name: variable_name.clone(), op: ParamOp::Keys { at: !*concatenate }, arg, arg2: None, quoted });
+            }
             _ => return unsupported(self, "this '${...}' operator"),
         };
-        if indirect {
-            return unsupported(self, "indirect expansion '${!NAME}'");
+        if indirect && !matches!(pe, ParameterExpr::Parameter { .. }) {
+            return unsupported(self, "an operator on an indirect expansion '${!NAME...}' (plain '${!NAME}' is)");
         }
         let name = match param {
             Parameter::Positional(n) => n.to_string(),
@@ -1733,7 +1777,15 @@ impl<'a> Conv<'a> {
             Some(WordPart::Param { name: name.clone(), op, arg, arg2: None, quoted })
         };
         match pe {
+            ParameterExpr::Parameter { .. } if indirect => {
+                let arg = Box::new(Word::literal("", at));
+                Some(WordPart::Param { name, op: ParamOp::Indirect, arg, arg2: None, quoted })
+            }
             ParameterExpr::Parameter { .. } => Some(var(name.clone())),
+            ParameterExpr::UppercaseFirstChar { pattern, .. } => mk(self, ParamOp::Case { upper: true, all: false }, pattern),
+            ParameterExpr::UppercasePattern { pattern, .. } => mk(self, ParamOp::Case { upper: true, all: true }, pattern),
+            ParameterExpr::LowercaseFirstChar { pattern, .. } => mk(self, ParamOp::Case { upper: false, all: false }, pattern),
+            ParameterExpr::LowercasePattern { pattern, .. } => mk(self, ParamOp::Case { upper: false, all: true }, pattern),
             ParameterExpr::ParameterLength { .. } => {
                 let n = match param {
                     Parameter::NamedWithAllIndices { name, .. } => format!("#{name}[@]"),
