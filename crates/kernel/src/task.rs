@@ -121,6 +121,15 @@ pub struct Task {
     pub memcg_retries: u32,
     /// mem_cgroup_handle_over_high in progress: its reclaim paths run one after the other.
     pub memcg_high: Option<crate::mm::memcontrol::HighReclaim>,
+    /// A write to a cgroup file that reclaims, in progress: its reclaim rounds are paths run
+    /// one after the other in simulated time (cgroup.rs).
+    pub cg_write: Option<crate::cgroup::CgWriteReclaim>,
+    /// A wait a kernel call made during the task's step asks for once the step's CPU work is
+    /// done (flush_work of lru_add_drain_all).
+    pub wait_after: Option<crate::wait::Wait>,
+    /// The program exited in a step whose kernel call must wait first: the exit status,
+    /// taken once the wait is over.
+    pub exit_after_wait: Option<i32>,
 }
 
 impl Task {
@@ -176,6 +185,9 @@ impl Task {
             memcg_nr_pages_over_high: 0,
             memcg_retries: 0,
             memcg_high: None,
+            cg_write: None,
+            wait_after: None,
+            exit_after_wait: None,
         }
     }
 }
