@@ -178,6 +178,19 @@ impl Block {
                 && matches!(r.kind, ReqKind::Writeback { mapping: m, .. } if mapping.is_none_or(|x| x == m))
         })
     }
+    /// Is a direct transfer of `task` submitted at or before sequence `upto` still in
+    /// flight? (what the O_DIRECT submitter's wait finds: blk_wait_io / the iomap dio wait)
+    pub fn direct_in_flight(&self, task: TaskId, upto: u64) -> bool {
+        self.reqs.iter().any(|r| r.live && r.seq <= upto && r.task == Some(task) && matches!(r.kind, ReqKind::Direct))
+    }
+    /// When the last of those completes.
+    pub fn direct_completion(&self, task: TaskId, upto: u64) -> Option<Ns> {
+        self.reqs
+            .iter()
+            .filter(|r| r.live && r.seq <= upto && r.task == Some(task) && matches!(r.kind, ReqKind::Direct))
+            .map(|r| r.done_at)
+            .max()
+    }
     /// Is any request in flight?
     pub fn any_in_flight(&self) -> bool {
         self.devs.iter().any(|d| !d.inflight.is_empty())

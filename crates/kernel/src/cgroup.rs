@@ -501,8 +501,35 @@ impl Kernel {
         s
     }
 
-    /// Write `value` to a cgroup file for task `tid` (who pays for any reclaim).
+    /// Write `value` to a cgroup file for task `tid` (who pays for any reclaim), all at once:
+    /// a write that reclaims runs each round of reclaim with no time passing and charges
+    /// its CPU work to `tid` (settings applied before a command starts, tests).
     pub fn cgroup_write(&mut self, tid: TaskId, path: &str, value: &str) -> Result<(), CgError> {
+        self.cgroup_write_inner(tid, path, value, false).map(|_| ())
+    }
+
+    /// Write `value` to a cgroup file as the writing task's kernel path: a write that
+    /// reclaims (memory.max, memory.high, memory.reclaim, v1 memory.limit_in_bytes,
+    /// memory.memsw.limit_in_bytes, memory.force_empty) runs each round of
+    /// try_to_free_mem_cgroup_pages as a reclaim path of `tid` in simulated time (its CPU
+    /// bursts, lru_lock waits, throttles) and lru_add_drain_all's flush_work as a wait.
+    /// Ok(Some(step)): the write is in progress; the program returns the step and calls
+    /// again (with the same arguments) until Ok(None) (done) or an error.
+    pub fn cgroup_write_timed(&mut self, tid: TaskId, path: &str, value: &str) -> Result<Option<crate::task::Step>, CgError> {
+        if let Some(mut st) = self.tasks[tid as usize].cg_write.take() {
+            if self.reclaim.in_path(tid) {
+                self.tasks[tid as usize].cg_write = Some(st);
+                return Ok(Some(crate::task::Step::Yield));
+            }
+            if let Some(path) = self.reclaim.take_done_memcg(tid) {
+                st.last = Some(path.sc.nr_reclaimed);
+            }
+            return self.cg_write_run(tid, st, true);
+        }
+        self.cgroup_write_inner(tid, path, value, true)
+    }
+
+    fn cgroup_write_inner(&mut self, tid: TaskId, path: &str, value: &str, timed: bool) -> Result<Option<crate::task::Step>, CgError> {
         let (id, name) = self.cgroup_resolve(path)?;
         let Some(name) = name else { return Err(Errno::EISDIR.into()) };
         self.check_file(id, &name)?;
@@ -517,7 +544,7 @@ impl Kernel {
                         return Err(Errno::EBUSY.into());
                     }
                     self.memcg.shell = id;
-                    return Ok(());
+                    return Ok(None);
                 }
                 let t = self.task_by_pid(pid).ok_or(Errno::ESRCH)?;
                 self.cgroup_attach(t, id)?;
@@ -563,24 +590,11 @@ impl Kernel {
                     "memory.high" => {
                         c.memory.high = pages;
                         // memory_high_write: reclaim down to the new high (no OOM).
-                        let mut retries = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
-                        loop {
-                            let usage = self.memcg.cgs[id as usize].memory.usage;
-                            if usage <= pages {
-                                break;
-                            }
-                            let r = self.try_to_free_mem_cgroup_pages(id, usage - pages, Some(tid), true).nr_reclaimed;
-                            if r == 0 {
-                                if retries == 0 {
-                                    break;
-                                }
-                                retries -= 1;
-                            }
-                        }
+                        return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::High { high: pages }, id), timed);
                     }
                     _ => {
                         c.memory.max = pages;
-                        self.memory_max_write(id, pages, tid);
+                        return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::Max { max: pages }, id), timed);
                     }
                 }
             }
@@ -594,12 +608,13 @@ impl Kernel {
             }
             "memory.reclaim" => {
                 let want = memparse_pages(v, "\u{0}")?;
-                self.memory_reclaim(id, want, tid)?;
+                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::Reclaim { want }, id), timed);
             }
             "memory.limit_in_bytes" | "memory.memsw.limit_in_bytes" => {
                 not_root(id)?;
                 let pages = memparse_pages(v, "-1")?;
-                self.mem_cgroup_resize_max(id, pages, name == "memory.memsw.limit_in_bytes", tid)?;
+                let memsw = name == "memory.memsw.limit_in_bytes";
+                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::ResizeMax { max: pages, memsw }, id), timed);
             }
             "memory.swappiness" => {
                 let n: u64 = v.parse().map_err(|_| Errno::EINVAL)?;
@@ -615,15 +630,7 @@ impl Kernel {
             }
             "memory.force_empty" => {
                 not_root(id)?;
-                // mem_cgroup_force_empty: drain the LRU-add batches (lru_add_drain_all), then
-                // reclaim everything, MAX_RECLAIM_RETRIES without progress at most.
-                self.lru_add_drain_all();
-                let mut retries = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
-                while retries > 0 && self.memcg.cgs[id as usize].memory.usage > 0 {
-                    if self.try_to_free_mem_cgroup_pages(id, 1, Some(tid), true).nr_reclaimed == 0 {
-                        retries -= 1;
-                    }
-                }
+                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::ForceEmpty, id), timed);
             }
             "memory.max_usage_in_bytes" | "memory.memsw.max_usage_in_bytes" | "memory.failcnt" | "memory.memsw.failcnt" => {
                 // Writing anything resets the watermark / failcnt (mem_cgroup_reset).
@@ -647,76 +654,139 @@ impl Kernel {
                 return Err(Errno::EINVAL.into());
             }
         }
-        Ok(())
+        Ok(None)
     }
 
-    /// memory_max_write: with the new limit set, reclaim down to it (MAX_RECLAIM_RETRIES
-    /// failures at most), then the OOM killer until usage fits or nothing is left to kill.
-    fn memory_max_write(&mut self, id: MemcgId, max: u64, tid: TaskId) {
-        let mut nr_reclaims = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
-        for _ in 0..10_000 {
-            let usage = self.memcg.cgs[id as usize].memory.usage;
-            if usage <= max {
-                break;
-            }
-            if nr_reclaims > 0 {
-                if self.try_to_free_mem_cgroup_pages(id, usage - max, Some(tid), true).nr_reclaimed == 0 {
-                    nr_reclaims -= 1;
-                }
-                continue;
-            }
-            self.memcg.event(id, MemcgEvent::Oom);
-            if !self.mem_cgroup_out_of_memory(id, tid) {
-                break;
-            }
-        }
-    }
-
-    /// memory_reclaim: proactive reclaim of `want` pages; EAGAIN when reclaim stops making
-    /// progress first.
-    fn memory_reclaim(&mut self, id: MemcgId, want: u64, tid: TaskId) -> Result<(), CgError> {
-        let mut retries = crate::mm::page_alloc::MAX_RECLAIM_RETRIES;
-        let mut done = 0;
-        while done < want {
-            let n = (want - done).min(crate::mm::SWAP_CLUSTER_MAX);
-            if retries == 0 {
-                // "This is the final attempt, drain percpu lru caches" (6.1).
-                self.lru_add_drain_all();
-            }
-            let r = self.try_to_free_mem_cgroup_pages(id, n, Some(tid), true).nr_reclaimed;
-            if r == 0 {
-                if retries == 0 {
-                    return Err(Errno::EAGAIN.into());
-                }
-                retries -= 1;
-            }
-            done += r;
-        }
-        Ok(())
-    }
-
-    /// mem_cgroup_resize_max (v1 limit_in_bytes / memsw.limit_in_bytes): the memory limit
-    /// may not exceed memsw's (EINVAL); lowering it below usage reclaims, EBUSY if reclaim
-    /// cannot get there.
-    fn mem_cgroup_resize_max(&mut self, id: MemcgId, max: u64, memsw: bool, tid: TaskId) -> Result<(), CgError> {
+    /// Run a reclaiming write's loop: each round of reclaim is a reclaim path of `tid` in
+    /// simulated time (`timed`: the write returns and resumes when the path is done) or run
+    /// at once.
+    fn cg_write_run(&mut self, tid: TaskId, mut st: CgWriteReclaim, timed: bool) -> Result<Option<crate::task::Step>, CgError> {
         loop {
-            let c = &self.memcg.cgs[id as usize];
-            let invariant = if memsw { max >= c.memory.max } else { max <= c.memsw.max };
-            if !invariant {
-                return Err(Errno::EINVAL.into());
-            }
-            let usage = if memsw { c.memsw.usage } else { c.memory.usage };
-            if usage <= max {
-                let c = &mut self.memcg.cgs[id as usize];
-                if memsw {
-                    c.memsw.max = max;
-                } else {
-                    c.memory.max = max;
+            let next = match st.after_drain.take() {
+                Some(n) => n,
+                None => self.cg_write_next(tid, &mut st),
+            };
+            match next {
+                CgNext::Done(r) => return r.map(|_| None).map_err(CgError::Errno),
+                CgNext::Reclaim { nr, may_swap } => {
+                    if timed && self.tasks[tid as usize].wait_after.is_some() {
+                        // lru_add_drain_all's flush_work first; the reclaim after it.
+                        st.after_drain = Some(next);
+                        self.tasks[tid as usize].cg_write = Some(st);
+                        return Ok(Some(crate::task::Step::Yield));
+                    }
+                    if timed {
+                        self.start_memcg_reclaim(tid, st.id, nr, may_swap);
+                        self.tasks[tid as usize].cg_write = Some(st);
+                        return Ok(Some(crate::task::Step::Yield));
+                    }
+                    st.last = Some(self.try_to_free_mem_cgroup_pages(st.id, nr, Some(tid), may_swap).nr_reclaimed);
                 }
-                return Ok(());
             }
-            if self.try_to_free_mem_cgroup_pages(id, 1, Some(tid), !memsw).nr_reclaimed == 0 {
-                return Err(Errno::EBUSY.into());
+        }
+    }
+
+    /// One turn of a reclaiming write's loop, after the round of reclaim that returned
+    /// `st.last` pages: what it does next.
+    fn cg_write_next(&mut self, tid: TaskId, st: &mut CgWriteReclaim) -> CgNext {
+        let id = st.id;
+        let last = st.last.take();
+        let usage = self.memcg.cgs[id as usize].memory.usage;
+        match st.kind {
+            CgWriteKind::High { high } => {
+                // memory_high_write: `if (!reclaimed && !nr_retries--) break;`.
+                if last == Some(0) {
+                    if st.retries == 0 {
+                        return CgNext::Done(Ok(()));
+                    }
+                    st.retries -= 1;
+                }
+                if usage <= high {
+                    return CgNext::Done(Ok(()));
+                }
+                CgNext::Reclaim { nr: usage - high, may_swap: true }
+            }
+            CgWriteKind::Max { max } => {
+                // memory_max_write: reclaim down to the new limit, MAX_RECLAIM_RETRIES
+                // rounds without progress at most, then the OOM killer until usage fits or
+                // nothing is left to kill.
+                if last == Some(0) {
+                    st.retries -= 1;
+                }
+                for _ in 0..10_000 {
+                    let usage = self.memcg.cgs[id as usize].memory.usage;
+                    if usage <= max {
+                        return CgNext::Done(Ok(()));
+                    }
+                    if st.retries > 0 {
+                        return CgNext::Reclaim { nr: usage - max, may_swap: true };
+                    }
+                    self.memcg.event(id, MemcgEvent::Oom);
+                    if !self.mem_cgroup_out_of_memory(id, tid) {
+                        break;
+                    }
+                }
+                CgNext::Done(Ok(()))
+            }
+            CgWriteKind::Reclaim { want } => {
+                // memory_reclaim: proactive reclaim of `want` pages, SWAP_CLUSTER_MAX a
+                // round; EAGAIN when reclaim stops making progress first.
+                if let Some(r) = last {
+                    if r == 0 {
+                        if st.retries == 0 {
+                            return CgNext::Done(Err(Errno::EAGAIN.into()));
+                        }
+                        st.retries -= 1;
+                    }
+                    st.done += r;
+                }
+                if st.done >= want {
+                    return CgNext::Done(Ok(()));
+                }
+                if st.retries == 0 {
+                    // "This is the final attempt, drain percpu lru caches" (6.1).
+                    self.lru_add_drain_all();
+                }
+                CgNext::Reclaim { nr: (want - st.done).min(crate::mm::SWAP_CLUSTER_MAX), may_swap: true }
+            }
+            CgWriteKind::ForceEmpty => {
+                // mem_cgroup_force_empty: drain the batches (lru_add_drain_all), then reclaim
+                // everything, MAX_RECLAIM_RETRIES rounds without progress at most.
+                if !st.drained {
+                    st.drained = true;
+                    self.lru_add_drain_all();
+                }
+                if last == Some(0) {
+                    st.retries -= 1;
+                }
+                if st.retries == 0 || usage == 0 {
+                    return CgNext::Done(Ok(()));
+                }
+                CgNext::Reclaim { nr: 1, may_swap: true }
+            }
+            CgWriteKind::ResizeMax { max, memsw } => {
+                // mem_cgroup_resize_max (v1 limit_in_bytes / memsw.limit_in_bytes): the
+                // memory limit may not exceed memsw's (EINVAL); lowering it below usage
+                // reclaims, EBUSY when a round reclaims nothing.
+                if last == Some(0) {
+                    return CgNext::Done(Err(Errno::EBUSY.into()));
+                }
+                let c = &self.memcg.cgs[id as usize];
+                let invariant = if memsw { max >= c.memory.max } else { max <= c.memsw.max };
+                if !invariant {
+                    return CgNext::Done(Err(Errno::EINVAL.into()));
+                }
+                let usage = if memsw { c.memsw.usage } else { c.memory.usage };
+                if usage <= max {
+                    let c = &mut self.memcg.cgs[id as usize];
+                    if memsw {
+                        c.memsw.max = max;
+                    } else {
+                        c.memory.max = max;
+                    }
+                    return CgNext::Done(Ok(()));
+                }
+                CgNext::Reclaim { nr: 1, may_swap: !memsw }
             }
         }
     }
@@ -728,6 +798,59 @@ impl Kernel {
             CgroupMode::None => String::new(),
             CgroupMode::V1 => format!("4:memory:{path}\n1:name=systemd:/\n0::/\n"),
             CgroupMode::V2 => format!("0::{path}\n"),
+        }
+    }
+}
+
+/// Which reclaiming write a `CgWriteReclaim` is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CgWriteKind {
+    /// memory_high_write.
+    High { high: u64 },
+    /// memory_max_write.
+    Max { max: u64 },
+    /// memory_reclaim.
+    Reclaim { want: u64 },
+    /// mem_cgroup_force_empty (v1 memory.force_empty).
+    ForceEmpty,
+    /// mem_cgroup_resize_max (v1 memory.limit_in_bytes, memory.memsw.limit_in_bytes).
+    ResizeMax { max: u64, memsw: bool },
+}
+
+/// What a reclaiming write does next.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CgNext {
+    Reclaim { nr: u64, may_swap: bool },
+    Done(Result<(), Errno>),
+}
+
+/// A write to a cgroup file that reclaims, between its rounds of reclaim (`Task::cg_write`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CgWriteReclaim {
+    pub kind: CgWriteKind,
+    pub id: MemcgId,
+    /// Rounds without progress left (nr_retries, nr_reclaims: MAX_RECLAIM_RETRIES).
+    pub retries: u32,
+    /// Pages reclaimed so far (memory_reclaim's nr_reclaimed).
+    pub done: u64,
+    /// Pages the last round reclaimed (None: no round yet).
+    pub last: Option<u64>,
+    /// force_empty drained the batches.
+    drained: bool,
+    /// The round to start once lru_add_drain_all's flush_work is over.
+    after_drain: Option<CgNext>,
+}
+
+impl CgWriteReclaim {
+    fn new(kind: CgWriteKind, id: MemcgId) -> CgWriteReclaim {
+        CgWriteReclaim {
+            kind,
+            id,
+            retries: crate::mm::page_alloc::MAX_RECLAIM_RETRIES,
+            done: 0,
+            last: None,
+            drained: false,
+            after_drain: None,
         }
     }
 }

@@ -126,6 +126,10 @@ pub struct ReclaimState {
     pub lru_lock_holders: Vec<u32>,
     /// Scratch list of an LRU-add batch being drained (mm/swap.rs).
     pub drain_buf: Vec<(crate::mm::page::Pfn, crate::mm::page::Lru)>,
+    /// Work items lru_add_drain_all queued on CPUs (lru_add_drain_per_cpu).
+    pub drain_all_works: u64,
+    /// The entries of the move batch being drained (page, mapping it was queued for).
+    pub move_buf: Vec<(crate::mm::page::Pfn, u32)>,
     /// Frames freed while a reclaim batch decides (freed by the batch afterwards).
     pub defer_free: bool,
     pub deferred: Vec<crate::mm::page::Pfn>,
@@ -405,6 +409,7 @@ impl Kernel {
         // The boot memory is on its lists; from now on new pages go through the era's
         // per-CPU LRU-add batches.
         k.mm.lru_add = crate::mm::swap::LruAddBatches::new(profile.lru_add, ncpus);
+        k.mm.lru_move = crate::mm::swap::LruMoveBatches::new(profile.lru_move, ncpus);
         Ok(k)
     }
 
@@ -878,6 +883,10 @@ impl Kernel {
             // The burst that preceded this step is over: the step takes effect now.
             Some(s) => return self.apply_step(tid, s),
             None => {
+                if let Some(code) = self.tasks[tid as usize].exit_after_wait.take() {
+                    self.do_exit(tid, code);
+                    return;
+                }
                 let Some(mut prog) = self.tasks[tid as usize].program.take() else {
                     self.do_exit(tid, 0);
                     return;
@@ -904,6 +913,7 @@ impl Kernel {
             // The step entered a kernel path (direct reclaim): what the program asked for
             // is superseded; the work it charged runs first, then the path.
             let t = &mut self.tasks[tid as usize];
+            t.wait_after = None;
             let (pu, ps) = (std::mem::take(&mut t.pending_user), std::mem::take(&mut t.pending_sys));
             if pu + ps > 0 {
                 self.start_burst(tid, pu, ps, None);
@@ -915,6 +925,25 @@ impl Kernel {
         let (pu, ps) = (t.pending_user, t.pending_sys);
         t.pending_user = 0;
         t.pending_sys = 0;
+        // A kernel call of the step must sleep once its CPU work is done (flush_work): the
+        // wait replaces a CPU or yield step's "then"; the program runs again after it.
+        let step = match (t.wait_after.take(), step) {
+            (Some(w), Step::Cpu { user, sys }) => {
+                let (user, sys) = (user + pu, sys + ps);
+                if user + sys > 0 {
+                    self.start_burst(tid, user, sys, Some(Step::Wait(w)));
+                    return;
+                }
+                Step::Wait(w)
+            }
+            (Some(w), Step::Yield) => Step::Wait(w),
+            (Some(w), Step::Exit(code)) => {
+                // The call's wait comes before the exit (the syscall returns first).
+                t.exit_after_wait = Some(code);
+                Step::Wait(w)
+            }
+            (_, s) => s,
+        };
         let (user, sys, then) = match step {
             Step::Cpu { user, sys } => (user + pu, sys + ps, None),
             // A yield costs at least a trip through the scheduler, so time always moves.

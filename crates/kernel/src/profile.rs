@@ -135,6 +135,9 @@ pub struct Profile {
     pub pcp: crate::mm::pcp::PcpRule,
     /// How new pages reach the LRU lists: per-CPU batches by era (mm/swap.rs).
     pub lru_add: crate::mm::swap::LruAddRule,
+    /// Per-CPU batches that move listed pages (activate, rotate, deactivate) and their
+    /// size, by era (mm/swap.rs).
+    pub lru_move: crate::mm::swap::LruMoveRule,
     /// mark_page_accessed activates a page still in this CPU's LRU-add batch: it joins
     /// the active list when the batch drains (__lru_cache_activate_page, 059285a25f30 "mm:
     /// activate !PageLRU pages on mark_page_accessed if page is on local pagevec", 3.12).
@@ -153,6 +156,11 @@ pub struct Profile {
     /// (get_scan_count: "cgroup_reclaim(sc) && !swappiness", 3.5+). 2.6.39 weighs anon by
     /// swappiness + 1 there too.
     pub memcg_swappiness_zero_file_only: bool,
+    /// Limit reclaim takes one cgroup of the subtree at a time, round-robin by id
+    /// (mem_cgroup_hierarchical_reclaim -> mem_cgroup_select_victim, each victim's own
+    /// pages only, 2.6.x); from 3.3 on shrink_zone / shrink_node_memcgs walk the whole
+    /// subtree in each pass (mem_cgroup_iter).
+    pub memcg_reclaim_one_victim: bool,
     /// Transparent huge pages enabled by default (distributions of the 5.x and 6.x eras):
     /// khugepaged's set_recommended_min_free_kbytes raises min_free_kbytes.
     pub thp_enabled: bool,
@@ -263,10 +271,16 @@ impl Profile {
                 // "pagevec: Use unsigned char for nr" (4.15).
                 Linux58 | Linux5Pre59 | Linux6 => crate::mm::swap::LruAddRule::Single { size: 15 },
             },
+            lru_move: match kernel {
+                Linux24 => crate::mm::swap::LruMoveRule::NONE,
+                Linux2639 => crate::mm::swap::LruMoveRule::V2_6_39,
+                Linux58 | Linux5Pre59 | Linux6 => crate::mm::swap::LruMoveRule::V5,
+            },
             activate_batched: !old,
             drop_caches_drains_lru: kernel == Linux6,
             fadvise_drains_lru: !old,
             memcg_swappiness_zero_file_only: !old,
+            memcg_reclaim_one_victim: kernel == Linux2639,
             thp_enabled: matches!(kernel, Linux6 | Linux58 | Linux5Pre59),
             bdflush: kernel == Linux24,
             tcp_rcvbuf_autotune: kernel != Linux24,

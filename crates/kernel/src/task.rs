@@ -124,6 +124,15 @@ pub struct Task {
     /// The I/O priority set by ioprio_set (None: IOPRIO_CLASS_NONE, which follows the
     /// niceness: task_nice_ioprio).
     pub ioprio: Option<crate::ioprio::IoPrio>,
+    /// A write to a cgroup file that reclaims, in progress: its reclaim rounds are paths run
+    /// one after the other in simulated time (cgroup.rs).
+    pub cg_write: Option<crate::cgroup::CgWriteReclaim>,
+    /// A wait a kernel call made during the task's step asks for once the step's CPU work is
+    /// done (flush_work of lru_add_drain_all).
+    pub wait_after: Option<crate::wait::Wait>,
+    /// The program exited in a step whose kernel call must wait first: the exit status,
+    /// taken once the wait is over.
+    pub exit_after_wait: Option<i32>,
 }
 
 impl Task {
@@ -180,6 +189,9 @@ impl Task {
             memcg_retries: 0,
             memcg_high: None,
             ioprio: None,
+            cg_write: None,
+            wait_after: None,
+            exit_after_wait: None,
         }
     }
 }

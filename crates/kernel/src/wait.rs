@@ -39,6 +39,13 @@ pub enum WaitOn {
     SyncInodes,
     /// io_schedule_timeout: a timed sleep (balance_dirty_pages' pause).
     Timeout { until: Ns },
+    /// The task's O_DIRECT transfer (its requests submitted up to sequence `upto`) has
+    /// completed: the synchronous direct I/O wait (blk_wait_io in __blkdev_direct_IO_simple,
+    /// iomap_dio_rw's wait for dio->ref), woken by the bios' end_io.
+    DirectIo { task: TaskId, upto: u64 },
+    /// flush_work: the work queued on other CPUs (lru_add_drain_all's per-CPU drains) has
+    /// run; `until` is when the last of it finishes (its lru_lock waits and holds).
+    FlushWork { until: Ns },
 }
 
 /// A wait, as a kernel call hands it to the task: what, why (the delay-accounting part its
@@ -65,6 +72,11 @@ impl Wait {
             1 => waits.into_iter().next(),
             _ => Some(Step::Wait(Wait::fdatawait(None, upto))),
         }
+    }
+    /// flush_work of work items that finish at `until` (wait_for_completion: asleep,
+    /// uninterruptible, not an I/O wait).
+    pub fn flush_work(until: Ns) -> Wait {
+        Wait { on: WaitOn::FlushWork { until }, reason: WaitReason::Sleep, io: false }
     }
     /// sync(2)'s wait for all dirty data to be written.
     pub fn sync_inodes() -> Wait {
@@ -131,7 +143,8 @@ impl Kernel {
             }
             WaitOn::FdataWait { mapping, upto } => !self.block.writeback_in_flight(mapping, upto),
             WaitOn::SyncInodes => self.mm.stat.dirty + self.mm.stat.writeback == 0,
-            WaitOn::Timeout { until } => self.now >= until,
+            WaitOn::Timeout { until } | WaitOn::FlushWork { until } => self.now >= until,
+            WaitOn::DirectIo { task, upto } => !self.block.direct_in_flight(task, upto),
         }
     }
 
@@ -141,7 +154,8 @@ impl Kernel {
     pub fn wait_due(&self, w: &Wait) -> Option<Ns> {
         match w.on {
             WaitOn::FolioLocked { mapping, index, .. } => self.block.read_completion(mapping, index),
-            WaitOn::Timeout { until } => Some(until),
+            WaitOn::Timeout { until } | WaitOn::FlushWork { until } => Some(until),
+            WaitOn::DirectIo { task, upto } => self.block.direct_completion(task, upto),
             WaitOn::FdataWait { .. } | WaitOn::SyncInodes => None,
         }
     }
@@ -162,14 +176,14 @@ impl Kernel {
         self.set_wait_reason(tid, w.reason);
         let seq = self.sched.sleep(tid, self.now, w.io);
         let timer = match w.on {
-            WaitOn::Timeout { until } => Some(until),
+            WaitOn::Timeout { until } | WaitOn::FlushWork { until } => Some(until),
             WaitOn::SyncInodes if !self.block.any_in_flight() => Some(self.now + SYNC_RECHECK_NS),
             _ => None,
         };
         if let Some(t) = timer {
             self.events.push(t, Event::Wake(tid, seq));
         }
-        if !matches!(w.on, WaitOn::Timeout { .. }) {
+        if !matches!(w.on, WaitOn::Timeout { .. } | WaitOn::FlushWork { .. }) {
             self.waits.queue.push(tid);
         }
     }

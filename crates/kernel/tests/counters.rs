@@ -205,6 +205,9 @@ fn dirty_file_pages_rotate_to_the_tail_when_written() {
         assert_eq!(d(&k, VmItem::NrVmscanImmediateReclaim), n, "{profile}");
         assert!(d(&k, VmItem::Pgactivate) >= n, "{profile}");
         sync_all(&mut k);
+        // The last pages wait in the rotate batch of the CPU that completed their writeback
+        // (lru_rotate: moved when full or drained).
+        k.lru_add_drain_all();
         assert!(pages.iter().all(|&p| k.mm.pages.lru(p) == Lru::InactiveFile && !k.mm.pages.reclaim(p)), "{profile}: rotated to the inactive list");
         assert_eq!(d(&k, VmItem::Pgrotated), n, "{profile}: pgrotated");
         let tail = k.mm.lruvecs[0].collect(&k.mm.pages, Lru::InactiveFile);

@@ -380,6 +380,8 @@ fn swapped_page_is_rotated_then_stolen() {
                 }
                 2 => {
                     assert_eq!(k.mm.stat.writeback, 0, "writes completed");
+                    // The last ones wait in the rotate batch of the completing CPU.
+                    k.lru_add_drain_all();
                     assert_eq!(k.vm.get(VmItem::Pgrotated), n, "each written page rotated");
                     assert_eq!(k.mm.lru_len(Lru::InactiveAnon), n, "still resident after the write");
                     let steal0 = k.vm.get(VmItem::PgstealAnon);

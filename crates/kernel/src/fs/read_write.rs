@@ -209,7 +209,8 @@ impl Kernel {
             let pages = self.mm.mappings[m as usize].nrpages;
             self.charge_sys(tid, pages * self.machine.cpu_model.page_cache_ns);
             self.evict_inode(ino);
-            return Ok(wait);
+            // evict -> truncate_inode_pages_final waits for the writeback in flight.
+            return Ok(self.wait_for_writeback_of(m, wait));
         }
         Ok(None)
     }
@@ -260,7 +261,10 @@ impl Kernel {
     }
 
     /// truncate to `size` bytes: pages past it leave the page cache at once (dirty ones are
-    /// cancelled). Returns the time writeback of the removed range completes, if any.
+    /// cancelled). truncate_inode_pages waits for pages under writeback (folio_wait_writeback):
+    /// a task truncating in its step sleeps in that wait once the step's CPU work is done
+    /// (`WaitOn::FdataWait` on the mapping's writeback in flight, `Task::wait_after`), and
+    /// None is returned; outside a task's step, the time that writeback completes.
     pub fn truncate_inode(&mut self, ino: u32, size: u64) -> Option<Ns> {
         let i = &self.fs.inodes[ino as usize];
         let m = i.mapping;
@@ -275,7 +279,20 @@ impl Kernel {
         i.extent = i.extent.min(new_extent);
         let mount = i.mount;
         self.fs.mounts[mount as usize].used -= freed;
-        wait
+        self.wait_for_writeback_of(m, wait)
+    }
+
+    /// The caller must wait for mapping `m`'s writeback in flight, due at `due`: as a wait
+    /// path of the task whose step this is (None returned), else the time.
+    fn wait_for_writeback_of(&mut self, m: u32, due: Option<Ns>) -> Option<Ns> {
+        match (self.current, due) {
+            (Some(t), Some(_)) => {
+                let w = crate::wait::Wait::fdatawait(Some(m), self.block.submitted);
+                self.tasks[t as usize].wait_after = Some(w);
+                None
+            }
+            _ => due,
+        }
     }
 
     /// Reserve blocks for a write of `len` bytes at `pos`. Returns how many bytes fit: the
@@ -682,10 +699,9 @@ impl Kernel {
         }
         let max = self.block.devs[dev as usize].disk.model.max_request_bytes.max(PAGE_SIZE);
         let mut off = 0;
-        let mut done_at = self.now;
         while off < len {
             let n = (len - off).min(max);
-            done_at = self.submit_bio(dev, dir, base + pos + off, n, ReqKind::Direct, Some(tid));
+            let done_at = self.submit_bio(dev, dir, base + pos + off, n, ReqKind::Direct, Some(tid));
             if let (Some(ino), Dir::Write) = (ino, dir) {
                 self.fs.direct_writes.push(DirectWrite { dev, done_at, ino, end: pos + off + n });
             }
@@ -700,7 +716,13 @@ impl Kernel {
         if let Ok(f) = self.file_mut(tid, fd) {
             f.pos = pos + len;
         }
-        IoProgress { bytes: len, wait: Some(Step::SleepUntil { t: done_at, io: true }), eof: false }
+        // The synchronous direct I/O wait: asleep until the transfer's requests complete.
+        let w = crate::wait::Wait {
+            on: crate::wait::WaitOn::DirectIo { task: tid, upto: self.block.submitted },
+            reason: crate::delayacct::WaitReason::Blkio,
+            io: true,
+        };
+        IoProgress { bytes: len, wait: Some(Step::Wait(w)), eof: false }
     }
 
     /// fsync(2): write the file's dirty pages from the caller and wait for them; the

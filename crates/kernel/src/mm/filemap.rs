@@ -257,7 +257,8 @@ impl Kernel {
     }
 
     /// folio_mark_accessed: the first access sets PG_referenced, the second activates an
-    /// inactive page (and ages the non-resident clock: workingset_activation).
+    /// inactive page (and ages the non-resident clock: workingset_activation). The page
+    /// stays on its inactive list until this CPU's activate batch drains (3.0+).
     pub fn mark_page_accessed(&mut self, p: Pfn) {
         let pages = &mut self.mm.pages;
         if !pages.referenced(p) {
@@ -270,19 +271,11 @@ impl Kernel {
             return;
         }
         if l == Lru::InactiveFile || l == Lru::InactiveAnon {
-            let target = if l == Lru::InactiveFile { Lru::ActiveFile } else { Lru::ActiveAnon };
-            self.mm.lru_move_head(p, target);
+            // folio_activate: queued in this CPU's activate batch (PGACTIVATE and the move
+            // when it drains), or moved now under lru_lock before 3.0 (mm/swap.rs).
+            self.activate_page(p);
             self.mm.pages.clear_referenced(p);
-            self.vm.inc(VmItem::Pgactivate);
             self.workingset_activation(p);
-            if !self.profile.cost_balance {
-                // __activate_page -> update_page_reclaim_stat(lruvec, file, 1) (before 5.8).
-                let t = (l == Lru::InactiveFile) as usize;
-                let id = self.mm.page_lruvec(p);
-                let lv = self.mm.lruvec_mut(id);
-                lv.recent_scanned[t] += 1;
-                lv.recent_rotated[t] += 1;
-            }
         }
     }
 
@@ -409,13 +402,17 @@ impl Kernel {
         while let Some((index, slot)) = self.mm.next_slot(m, at, u64::MAX) {
             at = index + 1;
             match slot {
-                Slot::Page(p) if !mapped => {
+                Slot::Page(p) => {
                     let pg = &self.mm.pages;
-                    if pg.dirty(p) || pg.writeback(p) || pg.locked(p) {
+                    if pg.locked(p) {
+                        // folio_trylock failed: skipped, no hint.
                         continue;
                     }
-                    if pg.batched(p) {
-                        in_batch += 1;
+                    if mapped || pg.dirty(p) || pg.writeback(p) || pg.batched(p) {
+                        // mapping_evict_folio failed: "Invalidation is a hint that the folio
+                        // is no longer of interest" -> deactivate_file_folio (2.6.39+).
+                        in_batch += (!mapped && !pg.dirty(p) && !pg.writeback(p) && pg.batched(p)) as u64;
+                        self.deactivate_file_page(p);
                         continue;
                     }
                     self.page_cache_delete(p, None);

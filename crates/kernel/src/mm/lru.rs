@@ -7,7 +7,6 @@
 use super::page::{Lru, Pages, Pfn, NIL};
 use crate::profile::RotateReclaimable;
 use crate::Kernel;
-use memtwin_procfs::VmItem;
 
 /// LRU lists per lruvec (enum lru_list: four evictable lists and the unevictable list).
 pub const NR_LRU_LISTS: usize = 5;
@@ -278,21 +277,14 @@ impl Kernel {
     }
 
     /// folio_rotate_reclaimable -> lru_move_tail_fn (mm/swap.c): a clean, unlocked page on
-    /// an evictable list goes to the inactive tail, deactivated (PGROTATED). Before 3.10
-    /// (rotate_reclaimable_page in 2.6.39) an active page was left alone; 2.4 has no PG_reclaim.
+    /// an evictable list goes to the inactive tail, deactivated (PGROTATED), through this
+    /// CPU's rotate batch (mm/swap.rs). Before 3.10 (rotate_reclaimable_page in 2.6.39) an
+    /// active page was left alone; 2.4 has no PG_reclaim.
     pub(crate) fn rotate_reclaimable(&mut self, p: Pfn) {
-        let pg = &self.mm.pages;
-        let l = pg.lru(p);
-        if pg.locked(p) || pg.dirty(p) || !Lru::EVICTABLE.contains(&l) {
+        if self.profile.rotate_reclaimable == RotateReclaimable::Never {
             return;
         }
-        match self.profile.rotate_reclaimable {
-            RotateReclaimable::Never => return,
-            RotateReclaimable::InactiveOnly if l.is_active() => return,
-            _ => {}
-        }
-        self.mm.lru_move_tail(p, Lru::of(l.is_file(), false));
-        self.vm.inc(VmItem::Pgrotated);
+        self.rotate_reclaimable_page(p);
     }
 }
 

@@ -164,6 +164,9 @@ pub struct MemCgroup {
     pub nonresident_age: u64,
     /// Time its tasks slept in memory.high throttling.
     pub high_throttled_ns: Ns,
+    /// 2.6.39: the id of the cgroup of this subtree its limit reclaim took last
+    /// (mem_cgroup->last_scanned_child; mem_cgroup_select_victim goes on after it).
+    pub last_scanned_child: MemcgId,
 }
 
 impl MemCgroup {
@@ -189,6 +192,7 @@ impl MemCgroup {
             lruvec: 0,
             nonresident_age: 0,
             high_throttled_ns: 0,
+            last_scanned_child: 0,
         }
     }
 }

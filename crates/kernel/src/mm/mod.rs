@@ -297,6 +297,9 @@ pub struct Mm {
     pub pcp: pcp::Pagesets,
     /// Pages added to the LRU that wait in their CPU's batch (`swap`).
     pub lru_add: swap::LruAddBatches,
+    /// Pages on the LRU queued to be moved by their CPU's batches (`swap`: activate,
+    /// rotate, deactivate).
+    pub lru_move: swap::LruMoveBatches,
     /// The node's lruvecs; index 0 is the root (node) lruvec, the others belong to memory
     /// cgroups. Freed ones stay in place (not `live`) for reuse.
     pub lruvecs: Vec<Lruvec>,
@@ -364,6 +367,7 @@ impl Mm {
             // New pages go straight to their lists until the kernel sets up its era's
             // batches (after the boot memory is in place).
             lru_add: swap::LruAddBatches::unlocked(),
+            lru_move: swap::LruMoveBatches::new(swap::LruMoveRule::NONE, 1),
             lruvecs: vec![root],
             free_lruvec_ids: Vec::new(),
             kernel,

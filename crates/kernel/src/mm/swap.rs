@@ -22,8 +22,10 @@
 
 use super::lru::{LruvecId, NR_LRU_LISTS};
 use super::page::{Lru, Pfn};
+use crate::profile::RotateReclaimable;
 use crate::Kernel;
 use memtwin_engine::Ns;
+use memtwin_procfs::VmItem;
 
 /// How an era adds new pages to the LRU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,14 +210,48 @@ impl Kernel {
         if !self.mm.lru_add.enabled() || cpu >= self.mm.lru_add.ncpus() {
             return 0;
         }
-        (cpu * nvec..(cpu + 1) * nvec).map(|v| self.lru_add_drain_vec(v)).sum()
+        let added: Ns = (cpu * nvec..(cpu + 1) * nvec).map(|v| self.lru_add_drain_vec(v)).sum();
+        // Then the move batches: lru_rotate, lru_deactivate_file, lru_deactivate,
+        // lru_lazyfree, activate (lru_add_drain_cpu; drain_cpu_pagevecs in 2.6.39).
+        added + MOVE_DRAIN_ORDER.iter().map(|&k| self.lru_move_drain(cpu, k)).sum::<Ns>()
     }
 
-    /// lru_add_drain_all: every CPU's batches (the kernel queues the work on each CPU with
-    /// pages and waits for it; the model moves them at once, the lock taken per batch).
+    /// lru_add_drain_all: the drain runs as work on each CPU whose batches hold pages
+    /// (queue_work_on(cpu, mm_percpu_wq, lru_add_drain_per_cpu) for the LRU-add and move
+    /// batches; 2.6.39's schedule_on_each_cpu queues it on every CPU, and a CPU with
+    /// nothing batched takes no lock), and the caller waits for all of it (flush_work).
+    /// Each work item is its CPU's kworker, not the caller: its lru_lock acquisitions are
+    /// made in kworker context (no task's time), and it is done when its last hold ends;
+    /// the kworkers start at once (their scheduling delay on a busy CPU is not modelled).
+    /// A task that calls it in its step sleeps, after the step's CPU work, until the last
+    /// work item is done (`Task::wait_after`, `WaitOn::FlushWork`).
     pub fn lru_add_drain_all(&mut self) {
-        for cpu in 0..self.mm.lru_add.ncpus() {
+        let ncpus = self.mm.lru_add.ncpus();
+        if !self.mm.lru_add.enabled() {
+            return;
+        }
+        let caller = self.current.take();
+        let mut until = self.now;
+        for cpu in 0..ncpus {
+            if self.mm.lru_add.count(cpu) == 0 && (cpu >= self.mm.lru_move.ncpus() || self.mm.lru_move.count_cpu(cpu) == 0) {
+                continue;
+            }
+            let before: Vec<Ns> = self.reclaim.lru_locks.iter().map(|l| l.free_at).collect();
             self.lru_add_drain_cpu(cpu);
+            // The work is done when the last lock hold it made ends.
+            for (i, l) in self.reclaim.lru_locks.iter().enumerate() {
+                if before.get(i).is_none_or(|&b| b != l.free_at) {
+                    until = until.max(l.free_at);
+                }
+            }
+            self.reclaim.drain_all_works += 1;
+        }
+        self.current = caller;
+        if let Some(t) = caller {
+            if until > self.now && !self.reclaim.in_path(t) {
+                let w = crate::wait::Wait::flush_work(until);
+                self.tasks[t as usize].wait_after = Some(w);
+            }
         }
     }
 
@@ -253,6 +289,355 @@ impl Kernel {
         }
         self.reclaim.drain_buf = batch;
         held
+    }
+}
+
+/// The per-CPU batches that move pages already on an LRU list (mm/swap.c). A page queued
+/// in one stays on its list until the batch drains; the move is decided then, from the
+/// page's state at that time (PageLRU, PageActive, mapped), as the move functions do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum MoveKind {
+    /// lru_rotate (lru_rotate_pvecs): folio_rotate_reclaimable at the end of writeback of a
+    /// page reclaim wanted freed -> lru_move_tail_fn (pagevec_move_tail_fn), PGROTATED.
+    Rotate = 0,
+    /// lru_deactivate_file (lru_deactivate_pvecs in 2.6.39): deactivate_file_folio for a
+    /// page invalidation could not drop (invalidate_mapping_pages: dirty, under writeback,
+    /// mapped or held by another batch) -> lru_deactivate_file_fn.
+    DeactivateFile = 1,
+    /// lru_deactivate (5.4+, MADV_COLD): deactivate_page -> lru_deactivate_fn.
+    Deactivate = 2,
+    /// lru_lazyfree (4.5+, MADV_FREE): mark_page_lazyfree -> lru_lazyfree_fn. The batch
+    /// exists per era and is drained in its place, but nothing queues pages in it: the
+    /// model has no madvise, and a lazy-free page (anonymous, !PageSwapBacked, on the file
+    /// list) is not modelled.
+    Lazyfree = 3,
+    /// activate (activate_page_pvecs, cpu_fbatches.activate): folio_activate from
+    /// folio_mark_accessed -> folio_activate_fn (__activate_page), PGACTIVATE.
+    Activate = 4,
+}
+/// Move batches per CPU.
+pub const NR_MOVE_KINDS: usize = 5;
+/// The kinds in the order lru_add_drain_cpu drains them (after the LRU-add batch).
+pub const MOVE_DRAIN_ORDER: [MoveKind; NR_MOVE_KINDS] =
+    [MoveKind::Rotate, MoveKind::DeactivateFile, MoveKind::Deactivate, MoveKind::Lazyfree, MoveKind::Activate];
+
+/// Which move batches an era has, and their size (PAGEVEC_SIZE).
+///
+/// | era | size | batches | without a batch |
+/// |---|---|---|---|
+/// | 6.x | 15 | cpu_fbatches: lru_deactivate_file, lru_deactivate, lru_lazyfree, activate; lru_rotate | — |
+/// | 5.x | 15 | lru_rotate_pvecs, lru_deactivate_file_pvecs, lru_deactivate_pvecs, lru_lazyfree_pvecs, activate_page_pvecs | — |
+/// | 2.6.39 | 14 | lru_rotate_pvecs, lru_deactivate_pvecs (deactivate_page of invalidation) | activate_page: zone->lru_lock per page; no MADV_COLD / MADV_FREE |
+/// | 2.4 | — | none | activate_page: pagemap_lru_lock per page; no PG_reclaim rotation, no deactivation of invalidated pages |
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LruMoveRule {
+    /// Pages per batch; 0: no move batches at all.
+    pub size: u8,
+    /// Which kinds exist as batches, by `MoveKind as usize`.
+    pub kinds: [bool; NR_MOVE_KINDS],
+}
+
+impl LruMoveRule {
+    /// 2.4: no batches.
+    pub const NONE: LruMoveRule = LruMoveRule { size: 0, kinds: [false; NR_MOVE_KINDS] };
+    /// 2.6.39: lru_rotate_pvecs and lru_deactivate_pvecs of PAGEVEC_SIZE 14; activate_page
+    /// takes zone->lru_lock for each page ("mm: batch activate_page() to reduce lock
+    /// contention" came in 3.0).
+    pub const V2_6_39: LruMoveRule = LruMoveRule { size: 14, kinds: [true, true, false, false, false] };
+    /// 5.4 .. 6.x: every kind, 15 pages (PAGEVEC_SIZE, folio_batch).
+    pub const V5: LruMoveRule = LruMoveRule { size: 15, kinds: [true; NR_MOVE_KINDS] };
+    #[inline]
+    pub fn has(self, kind: MoveKind) -> bool {
+        self.size > 0 && self.kinds[kind as usize]
+    }
+}
+
+/// The per-CPU move batches of the node. Each entry keeps the page's mapping as it was
+/// queued: the kernel's batch holds a reference, so the page cannot be freed and reused
+/// meanwhile; here a page freed while queued (reclaimed, truncated) is told apart at the
+/// drain by its mapping and skipped, as a page off the LRU is.
+#[derive(Clone, Debug)]
+pub struct LruMoveBatches {
+    pub rule: LruMoveRule,
+    size: usize,
+    pages: Vec<Pfn>,
+    owners: Vec<u32>,
+    nr: Vec<u8>,
+    /// Pages queued in all move batches.
+    pub total: u64,
+    /// Batches drained and pages moved by them (a page the move function skipped counts
+    /// as moved: the batch went through it), per kind.
+    pub drained_batches: [u64; NR_MOVE_KINDS],
+    pub drained_pages: [u64; NR_MOVE_KINDS],
+}
+
+impl LruMoveBatches {
+    pub fn new(rule: LruMoveRule, ncpus: u32) -> LruMoveBatches {
+        let n = ncpus.max(1) as usize;
+        let size = rule.size as usize;
+        LruMoveBatches {
+            rule,
+            size,
+            pages: vec![0; n * NR_MOVE_KINDS * size],
+            owners: vec![0; n * NR_MOVE_KINDS * size],
+            nr: vec![0; n * NR_MOVE_KINDS],
+            total: 0,
+            drained_batches: [0; NR_MOVE_KINDS],
+            drained_pages: [0; NR_MOVE_KINDS],
+        }
+    }
+    pub fn ncpus(&self) -> usize {
+        self.nr.len() / NR_MOVE_KINDS
+    }
+    /// Pages waiting in `cpu`'s batch of `kind`.
+    pub fn count(&self, cpu: usize, kind: MoveKind) -> usize {
+        self.nr.get(cpu * NR_MOVE_KINDS + kind as usize).map_or(0, |&n| n as usize)
+    }
+    /// Pages waiting in all of `cpu`'s move batches.
+    pub fn count_cpu(&self, cpu: usize) -> usize {
+        MOVE_DRAIN_ORDER.iter().map(|&k| self.count(cpu, k)).sum()
+    }
+    /// folio_batch_add / pagevec_add: `p` (of `mapping`) joins `cpu`'s batch of `kind`.
+    /// Returns true when the add filled it: the caller moves it now.
+    #[inline]
+    pub fn add(&mut self, cpu: usize, kind: MoveKind, p: Pfn, mapping: u32) -> bool {
+        debug_assert!(self.rule.has(kind), "{kind:?} is not a batch of this era");
+        let v = cpu * NR_MOVE_KINDS + kind as usize;
+        let n = self.nr[v] as usize;
+        self.pages[v * self.size + n] = p;
+        self.owners[v * self.size + n] = mapping;
+        self.nr[v] += 1;
+        self.total += 1;
+        n + 1 == self.size
+    }
+    /// The entries of `cpu`'s batch of `kind`, emptied: the caller moves them.
+    pub fn take(&mut self, cpu: usize, kind: MoveKind, out: &mut Vec<(Pfn, u32)>) {
+        let v = cpu * NR_MOVE_KINDS + kind as usize;
+        let n = std::mem::take(&mut self.nr[v]) as usize;
+        let at = v * self.size;
+        out.extend((at..at + n).map(|i| (self.pages[i], self.owners[i])));
+        self.total -= n as u64;
+        if n > 0 {
+            self.drained_batches[kind as usize] += 1;
+            self.drained_pages[kind as usize] += n as u64;
+        }
+    }
+}
+
+/// Whether a page with list state `l` is on an LRU list (PageLRU): not free, not isolated
+/// by reclaim, not waiting in an LRU-add batch.
+#[inline]
+fn on_lru(l: Lru) -> bool {
+    !matches!(l, Lru::None | Lru::Free | Lru::Isolated)
+}
+
+impl Kernel {
+    /// Queue `p` in this CPU's move batch of `kind` (folio_batch_add_and_move,
+    /// pagevec_add + pagevec_lru_move_fn): a full batch moves now.
+    fn lru_move_add(&mut self, kind: MoveKind, p: Pfn) {
+        let cpu = self.this_cpu().min(self.mm.lru_move.ncpus() - 1);
+        let m = self.mm.pages.mapping(p);
+        if self.mm.lru_move.add(cpu, kind, p, m) {
+            self.lru_move_drain(cpu, kind);
+        }
+    }
+
+    /// folio_batch_move_lru / pagevec_lru_move_fn: the move function runs on each page of
+    /// `cpu`'s batch of `kind` under lru_lock, taken once for each run of pages of the same
+    /// lock (folio_lruvec_relock_irqsave; the node's lock before 5.11, 2.6.39's zone
+    /// lock). The hold is the list work per page of the cost model. Returns the hold.
+    pub fn lru_move_drain(&mut self, cpu: usize, kind: MoveKind) -> Ns {
+        if cpu >= self.mm.lru_move.ncpus() || self.mm.lru_move.count(cpu, kind) == 0 {
+            return 0;
+        }
+        let mut batch = std::mem::take(&mut self.reclaim.move_buf);
+        batch.clear();
+        self.mm.lru_move.take(cpu, kind, &mut batch);
+        let per_page = self.lru_lock_hold_per_page();
+        let mut held = 0;
+        let mut rotated = 0;
+        let mut i = 0;
+        while i < batch.len() {
+            let lock = self.lru_lock_index(self.mm.page_lruvec(batch[i].0));
+            let mut j = i;
+            while j < batch.len() && self.lru_lock_index(self.mm.page_lruvec(batch[j].0)) == lock {
+                j += 1;
+            }
+            let hold = (j - i) as Ns * per_page;
+            self.lru_lock_spin(self.mm.page_lruvec(batch[i].0), hold);
+            held += hold;
+            for &(p, m) in &batch[i..j] {
+                // The batch's reference kept the page; here a page freed meanwhile is no
+                // longer of its mapping (and off every list).
+                if m == 0 || self.mm.pages.mapping(p) != m || !on_lru(self.mm.pages.lru(p)) {
+                    continue;
+                }
+                rotated += self.lru_move_fn(kind, p) as u64;
+            }
+            i = j;
+        }
+        if kind == MoveKind::Rotate {
+            // pagevec_move_tail: __count_vm_events(PGROTATED, pgmoved) (lru_move_tail_fn
+            // counts each folio since 5.x; the same sum).
+            self.vm.add(VmItem::Pgrotated, rotated);
+        }
+        self.reclaim.move_buf = batch;
+        held
+    }
+
+    /// The move function of `kind` for listed page `p` under lru_lock. Returns whether a
+    /// rotation moved it (pgmoved of pagevec_move_tail).
+    fn lru_move_fn(&mut self, kind: MoveKind, p: Pfn) -> bool {
+        let l = self.mm.pages.lru(p);
+        let evictable = l != Lru::Unevictable;
+        match kind {
+            MoveKind::Rotate => {
+                // lru_move_tail_fn (3.10+): any evictable page, deactivated to the inactive
+                // tail; pagevec_move_tail_fn in 2.6.39: inactive pages only.
+                if !evictable || (l.is_active() && self.profile.rotate_reclaimable == RotateReclaimable::InactiveOnly) {
+                    return false;
+                }
+                self.mm.lru_move_tail(p, Lru::of(l.is_file(), false));
+                true
+            }
+            MoveKind::DeactivateFile => {
+                // lru_deactivate_file_fn (lru_deactivate_fn in 2.6.39): not for pages some
+                // process maps; to the inactive list, its tail if clean (PGROTATED), else its
+                // head with PG_reclaim so that the end of writeback rotates it.
+                let m = self.mm.pages.mapping(p);
+                if !evictable || self.mm.mappings[m as usize].mapped {
+                    return false;
+                }
+                let active = l.is_active();
+                let inactive = Lru::of(l.is_file(), false);
+                self.mm.pages.clear_referenced(p);
+                if self.mm.pages.writeback(p) || self.mm.pages.dirty(p) {
+                    self.mm.lru_move_head(p, inactive);
+                    self.mm.pages.set_reclaim(p);
+                } else {
+                    self.mm.lru_move_tail(p, inactive);
+                    self.vm.inc(VmItem::Pgrotated);
+                }
+                if active {
+                    self.vm.inc(VmItem::Pgdeactivate);
+                    self.memcg_lru_move_event(p, MoveKind::Deactivate);
+                }
+                self.update_page_reclaim_stat(p, l.is_file(), false);
+                false
+            }
+            MoveKind::Deactivate => {
+                // lru_deactivate_fn (5.4+): an active page to the head of its inactive list.
+                if !evictable || !l.is_active() {
+                    return false;
+                }
+                self.mm.pages.clear_referenced(p);
+                self.mm.lru_move_head(p, Lru::of(l.is_file(), false));
+                self.vm.inc(VmItem::Pgdeactivate);
+                self.memcg_lru_move_event(p, MoveKind::Deactivate);
+                self.update_page_reclaim_stat(p, l.is_file(), false);
+                false
+            }
+            // No page is ever queued here (see `MoveKind::Lazyfree`).
+            MoveKind::Lazyfree => false,
+            MoveKind::Activate => {
+                self.activate_listed_page(p);
+                false
+            }
+        }
+    }
+
+    /// __activate_page / folio_activate_fn: an inactive listed page to the head of its
+    /// active list, PGACTIVATE (and the cgroup's, 6.x), a rotation in the pre-5.8 balance.
+    fn activate_listed_page(&mut self, p: Pfn) {
+        let l = self.mm.pages.lru(p);
+        if !matches!(l, Lru::InactiveFile | Lru::InactiveAnon) {
+            return;
+        }
+        self.mm.lru_move_head(p, Lru::of(l.is_file(), true));
+        self.vm.inc(VmItem::Pgactivate);
+        self.memcg_lru_move_event(p, MoveKind::Activate);
+        self.update_page_reclaim_stat(p, l.is_file(), true);
+    }
+
+    /// update_page_reclaim_stat (before 5.8's cost balance): a page moved by a batch counts
+    /// as scanned, and as rotated when it was activated.
+    fn update_page_reclaim_stat(&mut self, p: Pfn, file: bool, rotated: bool) {
+        if self.profile.cost_balance {
+            return;
+        }
+        let id = self.mm.page_lruvec(p);
+        let lv = self.mm.lruvec_mut(id);
+        lv.recent_scanned[file as usize] += 1;
+        lv.recent_rotated[file as usize] += rotated as u64;
+    }
+
+    /// The cgroup's own PGACTIVATE / PGDEACTIVATE of a batch move (__count_memcg_events in
+    /// folio_activate_fn, lru_deactivate_file_fn and lru_deactivate_fn, 6.x; the 5.x move
+    /// functions count node-wide only).
+    fn memcg_lru_move_event(&mut self, p: Pfn, kind: MoveKind) {
+        if self.profile.kernel != memtwin_machine::KernelProfile::Linux6 {
+            return;
+        }
+        let memcg = self.memcg.lruvec_memcg(self.mm.page_lruvec(p));
+        if memcg == super::memcontrol::ROOT_MEMCG {
+            return;
+        }
+        let v = &mut self.memcg.cgs[memcg as usize].vm;
+        match kind {
+            MoveKind::Activate => v.pgactivate += 1,
+            _ => v.pgdeactivate += 1,
+        }
+    }
+
+    /// folio_activate / activate_page for a listed inactive page (folio_mark_accessed):
+    /// queued in this CPU's activate batch (3.0+), moved when it drains; 2.6.39 and 2.4
+    /// move it now under lru_lock (zone->lru_lock, pagemap_lru_lock) for this page alone.
+    pub(crate) fn activate_page(&mut self, p: Pfn) {
+        if self.mm.lru_move.rule.has(MoveKind::Activate) {
+            self.lru_move_add(MoveKind::Activate, p);
+            return;
+        }
+        if self.mm.lru_add.locked {
+            let hold = self.lru_lock_hold_per_page();
+            self.lru_lock_spin(self.mm.page_lruvec(p), hold);
+        }
+        self.activate_listed_page(p);
+    }
+
+    /// deactivate_file_folio (deactivate_file_page; deactivate_page in 2.6.39): a file page
+    /// that invalidation could not drop is queued to be deactivated (a hint that it is no
+    /// longer of interest). 2.4 has no such hint.
+    pub(crate) fn deactivate_file_page(&mut self, p: Pfn) {
+        if !self.mm.lru_move.rule.has(MoveKind::DeactivateFile) || self.mm.pages.lru(p) == Lru::Unevictable {
+            return;
+        }
+        self.lru_move_add(MoveKind::DeactivateFile, p);
+    }
+
+    /// deactivate_page (MADV_COLD, 5.4+): an active listed page is queued to go to the head
+    /// of its inactive list. No-op in eras without it.
+    pub fn deactivate_page(&mut self, p: Pfn) {
+        let l = self.mm.pages.lru(p);
+        if !self.mm.lru_move.rule.has(MoveKind::Deactivate) || !on_lru(l) || !l.is_active() {
+            return;
+        }
+        self.lru_move_add(MoveKind::Deactivate, p);
+    }
+
+    /// folio_rotate_reclaimable (rotate_reclaimable_page): a page reclaim wanted freed whose
+    /// writeback ended, if clean, unlocked and on an evictable list (inactive before 3.10),
+    /// is queued in this CPU's rotate batch; the batch moves it to the inactive tail.
+    pub(crate) fn rotate_reclaimable_page(&mut self, p: Pfn) {
+        let pg = &self.mm.pages;
+        let l = pg.lru(p);
+        if pg.locked(p) || pg.dirty(p) || !Lru::EVICTABLE.contains(&l) || !self.mm.lru_move.rule.has(MoveKind::Rotate) {
+            return;
+        }
+        if l.is_active() && self.profile.rotate_reclaimable == RotateReclaimable::InactiveOnly {
+            return;
+        }
+        self.lru_move_add(MoveKind::Rotate, p);
     }
 }
 

@@ -50,6 +50,10 @@ pub struct ScanControl {
     /// target_lruvec->anon_cost / file_cost; lru_note_cost adds to every ancestor).
     pub anon_cost: u64,
     pub file_cost: u64,
+    /// Reclaim the target cgroup's own lruvec only, not its subtree (2.6.39's
+    /// try_to_free_mem_cgroup_pages on the one victim mem_cgroup_hierarchical_reclaim
+    /// chose).
+    pub target_only: bool,
 }
 
 impl ScanControl {
@@ -359,6 +363,12 @@ impl Kernel {
     /// cgroup and its descendants, or every cgroup from the root for global reclaim.
     pub fn mem_cgroup_iter(&self, sc: &ScanControl, prev: Option<LruvecId>) -> Option<LruvecId> {
         if !self.memcg.active() {
+            return match prev {
+                None => Some(sc.target_lruvec()),
+                Some(_) => None,
+            };
+        }
+        if sc.target_only {
             return match prev {
                 None => Some(sc.target_lruvec()),
                 Some(_) => None,
@@ -983,7 +993,7 @@ impl Kernel {
             RState::BlkMqGetTag => {
                 // A request slot is free: the same reclaim goes on, from DEF_PRIORITY.
                 let sc = &path.sc;
-                path.sc = ScanControl { nr_to_reclaim: sc.nr_to_reclaim, target_mem_cgroup: sc.target_mem_cgroup, no_swap: sc.no_swap, ..Default::default() };
+                path.sc = ScanControl { nr_to_reclaim: sc.nr_to_reclaim, target_mem_cgroup: sc.target_mem_cgroup, no_swap: sc.no_swap, target_only: sc.target_only, ..Default::default() };
                 path.node_passes = 0;
                 path.state = RState::DoTryToFreePages;
                 PathStep::Continue

@@ -11,9 +11,10 @@
 //! The charging task runs the path in simulated time (its CPU bursts, the lruvec's
 //! lru_lock — per cgroup lruvec on 6.x, the node's before 5.11, 2.6.39's zone->lru_lock
 //! shared with global reclaim — and too_many_isolated on v2), and its charge is retried
-//! when the path is done (`Kernel::try_charge`). Writes to cgroup files (memory.max,
-//! memory.reclaim, force_empty) run the same path with no time passing and charge its
-//! CPU work to the writer.
+//! when the path is done (`Kernel::try_charge`). Writes to cgroup files that reclaim run
+//! the same path as rounds of the writer's loop (`Kernel::cgroup_write_timed`), or with
+//! no time passing (`Kernel::cgroup_write`). On 2.6.39 each round reclaims one victim
+//! (`mem_cgroup_select_victim`).
 
 use super::memcontrol::MemcgId;
 use super::vmscan::{ReclaimPath, ScanControl};
@@ -24,13 +25,41 @@ use memtwin_engine::TaskId;
 impl Kernel {
     /// try_to_free_mem_cgroup_pages' scan_control: at least SWAP_CLUSTER_MAX pages from the
     /// subtree of `target`; `may_swap` (MEMCG_RECLAIM_MAY_SWAP) lets it swap anon pages.
-    fn memcg_reclaim_sc(&self, target: MemcgId, nr_pages: u64, may_swap: bool) -> ScanControl {
+    /// On 2.6.39 the reclaim is of one victim of the subtree, chosen round-robin
+    /// (mem_cgroup_hierarchical_reclaim), and of its own pages only.
+    fn memcg_reclaim_sc(&mut self, target: MemcgId, nr_pages: u64, may_swap: bool) -> ScanControl {
+        let (victim, target_only) = if self.profile.memcg_reclaim_one_victim {
+            (self.mem_cgroup_select_victim(target), true)
+        } else {
+            (target, false)
+        };
         ScanControl {
             nr_to_reclaim: nr_pages.max(SWAP_CLUSTER_MAX),
-            target_mem_cgroup: Some(self.memcg.cgs[target as usize].lruvec),
+            target_mem_cgroup: Some(self.memcg.cgs[victim as usize].lruvec),
             no_swap: !may_swap,
+            target_only,
             ..Default::default()
         }
+    }
+
+    /// mem_cgroup_select_victim (2.6.39): the cgroup of `root`'s subtree (root included)
+    /// with the next id after root's last_scanned_child, wrapping to the lowest
+    /// (css_get_next); mem_cgroup_hierarchical_reclaim passes over cgroups with no pages of
+    /// their own (mem_cgroup_local_usage) and, when a whole round found none, takes root.
+    pub fn mem_cgroup_select_victim(&mut self, root: MemcgId) -> MemcgId {
+        let mut ids = self.memcg.subtree(root);
+        ids.sort_unstable();
+        let last = self.memcg.cgs[root as usize].last_scanned_child;
+        let start = ids.iter().position(|&i| i > last).unwrap_or(0);
+        for k in 0..ids.len() {
+            let id = ids[(start + k) % ids.len()];
+            let lv = self.memcg.cgs[id as usize].lruvec;
+            if self.mm.lruvec(lv).nr_pages() > 0 {
+                self.memcg.cgs[root as usize].last_scanned_child = id;
+                return id;
+            }
+        }
+        root
     }
 
     /// try_to_free_mem_cgroup_pages in simulated time: `tid` runs the reclaim path before

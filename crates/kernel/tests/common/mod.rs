@@ -32,3 +32,43 @@ pub fn run(k: &mut Kernel, tasks: &[TaskId]) {
     k.run_until(limit, &mut |k| ts.iter().all(|&t| k.task_exited(t)));
     assert!(tasks.iter().all(|&t| k.task_exited(t)), "tasks did not finish");
 }
+
+/// The seed-000 machine with `cpus` CPUs on the era `kernel`, invariants checked.
+pub fn boot_era(kernel: &str, cpus: u32) -> Kernel {
+    let mut m = memtwin_machine::preset("seed-000").expect("preset");
+    memtwin_machine::apply_set(&mut m, &format!("cpus={cpus}")).unwrap();
+    memtwin_machine::apply_set(&mut m, &format!("kernel={kernel}")).unwrap();
+    let mut k = Kernel::boot(m, 1).expect("boot");
+    k.debug_invariants = true;
+    k
+}
+
+struct Idle;
+impl Program for Idle {
+    fn step(&mut self, _: &mut Kernel, _: TaskId) -> Step {
+        Step::Block { io: false }
+    }
+}
+
+/// Kernel work runs as a task on `cpu` from now on (`Kernel::current`); the task's id.
+pub fn on_cpu(k: &mut Kernel, cpu: u32) -> TaskId {
+    let t = k.spawn("worker", "worker", Box::new(Idle), memtwin_kernel::Sink::Null, memtwin_kernel::Sink::Null);
+    k.sched.tasks[t as usize].cpu = cpu;
+    k.current = Some(t);
+    t
+}
+
+/// `n` new clean pages of a fresh file, put on the LRU lists (the batches drained); returns
+/// (mapping, pages).
+pub fn listed_file_pages(k: &mut Kernel, n: u64) -> (u32, Vec<u32>) {
+    let m = k.mm.new_mapping(memtwin_kernel::mm::MappingKind::File, None, 0);
+    let pages = (0..n)
+        .map(|i| {
+            let p = k.mm.take_free().unwrap();
+            k.filemap_add_page(m, i, p, false);
+            p
+        })
+        .collect();
+    k.lru_add_drain_all();
+    (m, pages)
+}

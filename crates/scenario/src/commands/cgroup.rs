@@ -23,25 +23,30 @@ fn report(k: &mut Kernel, me: TaskId, prefix: &str, e: CgError) {
 }
 
 /// `echo VALUE > /sys/fs/cgroup/.../FILE` (bash's builtin echo: a failed write prints
-/// "bash: echo: write error: ERROR" and the status is 1).
+/// "bash: echo: write error: ERROR" and the status is 1). A write that reclaims takes the
+/// simulated time its reclaim takes (`Kernel::cgroup_write_timed`).
 pub struct CgroupWrite {
     path: String,
     value: String,
+    started: bool,
 }
 
 impl CgroupWrite {
     pub fn new(path: &str, value: &str) -> CgroupWrite {
-        CgroupWrite { path: path.to_string(), value: value.to_string() }
+        CgroupWrite { path: path.to_string(), value: value.to_string(), started: false }
     }
 }
 
 impl Program for CgroupWrite {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        k.charge_sys(me, k.machine.cpu_model.syscall_ns * 4);
+        if !std::mem::replace(&mut self.started, true) {
+            k.charge_sys(me, k.machine.cpu_model.syscall_ns * 4);
+        }
         // `echo $$ > cgroup.procs` moves the shell itself, not the echo.
         let value = self.value.clone();
-        match k.cgroup_write(me, &self.path, &value) {
-            Ok(()) => Step::Exit(0),
+        match k.cgroup_write_timed(me, &self.path, &value) {
+            Ok(Some(step)) => step,
+            Ok(None) => Step::Exit(0),
             Err(e) => {
                 report(k, me, "bash: echo: write error", e);
                 Step::Exit(1)

@@ -1,0 +1,90 @@
+//! O_DIRECT transfers and truncation as wait paths (wait.rs): the direct I/O submitter
+//! sleeps until its requests complete (`WaitOn::DirectIo`), and a truncation or unlink of
+//! a file with writeback in flight sleeps until that writeback ends
+//! (truncate_inode_pages -> folio_wait_writeback: `WaitOn::FdataWait`), after the step's
+//! CPU work, woken by the completions.
+
+mod common;
+
+use memtwin_kernel::fs::OpenFlags;
+use memtwin_kernel::wait::WaitOn;
+use memtwin_kernel::{Kernel, Step, TaskId, NS_PER_SEC};
+use std::cell::RefCell;
+use std::rc::Rc;
+
+/// Run until `t` exits, recording every wait it was seen asleep in.
+fn run_seeing_waits(k: &mut Kernel, t: TaskId) -> Vec<WaitOn> {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let s = seen.clone();
+    let limit = k.now + 120 * NS_PER_SEC;
+    k.run_until(limit, &mut |k| {
+        if let Some(w) = k.waits.get(t) {
+            let mut v = s.borrow_mut();
+            if v.last() != Some(&w.on) {
+                v.push(w.on);
+            }
+        }
+        k.task_exited(t)
+    });
+    assert!(k.task_exited(t));
+    let v = seen.borrow().clone();
+    v
+}
+
+#[test]
+fn an_o_direct_write_sleeps_until_its_requests_complete() {
+    let mut k = common::boot();
+    let (mut fd, mut left) = (None, 4u64 << 20);
+    let t = common::spawn(&mut k, move |k, me| {
+        let f = *fd.get_or_insert_with(|| k.sys_open(me, "/root/dio", OpenFlags { write: true, create: true, direct: true, ..Default::default() }).unwrap().0);
+        if left == 0 {
+            return None;
+        }
+        let r = k.sys_write(me, f, left.min(1 << 20)).unwrap();
+        left -= r.bytes;
+        Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+    });
+    let seen = run_seeing_waits(&mut k, t);
+    assert!(seen.iter().any(|w| matches!(w, WaitOn::DirectIo { .. })), "{seen:?}");
+    assert_eq!(k.block.reqs.iter().filter(|r| r.live).count(), 0, "every transfer completed");
+}
+
+#[test]
+fn truncating_and_unlinking_a_file_under_writeback_wait_for_it() {
+    for unlink in [false, true] {
+        let mut k = common::boot();
+        let (mut fd, mut left, mut phase) = (None, 8u64 << 20, 0);
+        let t = common::spawn(&mut k, move |k, me| {
+            let f = *fd.get_or_insert_with(|| k.sys_open(me, "/root/w", OpenFlags { write: true, create: true, ..Default::default() }).unwrap().0);
+            if left > 0 {
+                let r = k.sys_write(me, f, left.min(1 << 20)).unwrap();
+                left -= r.bytes;
+                return Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }));
+            }
+            phase += 1;
+            match phase {
+                1 => {
+                    // Start the writeback (sync_file_range-like: fadvise starts it, no wait).
+                    k.sys_fadvise_dontneed(me, f).unwrap();
+                    assert!(k.mm.stat.writeback > 0, "writeback in flight");
+                    k.sys_close(me, f).unwrap();
+                    if unlink {
+                        assert_eq!(k.sys_unlink(me, "/root/w").unwrap(), None, "a wait path, not a time");
+                    } else {
+                        let (g, due) = k.sys_open(me, "/root/w", OpenFlags { write: true, trunc: true, ..Default::default() }).unwrap();
+                        assert_eq!(due, None, "a wait path, not a time");
+                        k.sys_close(me, g).unwrap();
+                    }
+                    Some(Step::Yield)
+                }
+                _ => {
+                    // The wait is over: the writeback it waited for has completed.
+                    assert!(!k.block.reqs.iter().any(|r| r.live && matches!(r.kind, memtwin_kernel::block::ReqKind::Writeback { .. })));
+                    None
+                }
+            }
+        });
+        let seen = run_seeing_waits(&mut k, t);
+        assert!(seen.iter().any(|w| matches!(w, WaitOn::FdataWait { mapping: Some(_), .. })), "unlink {unlink}: {seen:?}");
+    }
+}
