@@ -167,6 +167,7 @@ impl Kernel {
                 inode_lru_lock: memtwin_engine::LockQueue::new(memtwin_engine::LockKind::Spin),
                 d_obj: Vec::new(),
                 i_obj: Vec::new(),
+                i_alias: Vec::new(),
             };
             // The root dentry and inode: pinned for the life of the mount.
             let root_ino = sb.tree.as_ref().unwrap().ino_of(Node::Dir { depth: 0, idx: 0 });
@@ -390,6 +391,10 @@ impl Kernel {
                 set_obj(&mut s.i_obj, ii, h);
             }
             s.dcache.d_instantiate(d, ii);
+            if s.i_alias.len() <= ii as usize {
+                s.i_alias.resize(ii as usize + 1, NIL);
+            }
+            s.i_alias[ii as usize] = d;
         }
         set_obj(&mut s.d_obj, d, dh);
         self.charge_sys(tid, cost.d_alloc + new_inode * cost.inode_init);
@@ -429,6 +434,19 @@ impl Kernel {
         let Some(s) = self.vfs.sbs.get(sb) else { return Err(Errno::EINVAL.into()) };
         let Some(t) = s.tree.as_ref() else { return Err(Errno::EINVAL.into()) };
         let Some(node) = t.node_of(fh.ino) else { return Err(Errno::ENOENT.into()) };
+        // A cached inode with a hashed alias: exportfs_decode_fh -> ext3_fh_to_dentry ->
+        // ext3_nfs_get_inode (iget) -> d_obtain_alias -> d_find_any_alias, accepted as it
+        // is (nfsd_acceptable with no_subtree_check, the default): its ancestors are not
+        // walked.
+        if let Some(i) = s.icache.find(fh.ino as u32) {
+            if let Some(&d) = s.i_alias.get(i as usize) {
+                if d != NIL && s.dcache.inode(d) == Some(i) && s.dcache.flags(d) & super::dcache::DCACHE_UNHASHED == 0 {
+                    self.vfs.sbs[sb].dcache.dget(d);
+                    self.charge_sys(tid, self.vfs.cost.lookup_hit);
+                    return Ok((sb, d));
+                }
+            }
+        }
         // The ancestry as (depth, index, ordinal) steps from the root (at most 64 levels).
         let mut chain = [(0u32, 0u64, 0u64); 64];
         let mut len = 0;

@@ -304,6 +304,9 @@ pub struct SuperBlock {
     /// The slab object of each dentry and inode slot (mm/slab.rs handles).
     pub d_obj: Vec<u64>,
     pub i_obj: Vec<u64>,
+    /// The dentry that names each inode slot (its alias: one per inode in generated
+    /// trees), for d_obtain_alias; checked against the dentry before use.
+    pub i_alias: Vec<u32>,
 }
 
 /// Counters of what the VFS did (for tests and the docs' derivations).
