@@ -53,6 +53,8 @@ pub struct PruneResult {
     pub freed: u64,
     /// Given a second chance (DCACHE_REFERENCED cleared, rotated to the head).
     pub rotated: u64,
+    /// Unused entries taken off the LRU to be freed (their ancestors not counted).
+    pub victims: u64,
 }
 
 #[derive(Default)]
@@ -82,6 +84,10 @@ pub struct Dcache {
 pub struct Killed {
     pub iput: Vec<u32>,
     pub freed: Vec<u32>,
+    /// LRU list operations that take the LRU lock in the kernel: a dentry put on the LRU
+    /// by dput (dentry_lru_add / d_lru_add) and a listed dentry killed (dentry_lru_del /
+    /// d_lru_del in dentry_kill).
+    pub lru_ops: u32,
 }
 
 impl Dcache {
@@ -229,11 +235,11 @@ impl Dcache {
         match rule {
             DputRule::AlwaysReferenced => {
                 self.flags[i] |= DCACHE_REFERENCED;
-                self.lru_add(d);
+                out.lru_ops += self.lru_add(d) as u32;
             }
             DputRule::ReferencedIfListed => {
                 if self.flags[i] & DCACHE_LRU_LIST == 0 {
-                    self.lru_add(d);
+                    out.lru_ops += self.lru_add(d) as u32;
                 } else {
                     self.flags[i] |= DCACHE_REFERENCED;
                 }
@@ -241,14 +247,17 @@ impl Dcache {
         }
     }
 
-    /// dentry_lru_add: at the head, counted unused.
-    fn lru_add(&mut self, d: u32) {
+    /// dentry_lru_add: at the head, counted unused. Whether it was added (2.6.39 takes
+    /// dcache_lru_lock only then: `if (list_empty(&dentry->d_lru)) spin_lock(...)`).
+    fn lru_add(&mut self, d: u32) -> bool {
         let f = &mut self.flags[d as usize];
         if *f & DCACHE_LRU_LIST == 0 {
             *f |= DCACHE_LRU_LIST;
             self.lru.push_front(d);
             self.nr_unused += 1;
+            return true;
         }
+        false
     }
 
     /// d_drop: unhash (lookups no longer find it); freed at its last dput.
@@ -304,6 +313,8 @@ impl Dcache {
         }
         self.inode[i] = NIL;
         if self.flags[i] & DCACHE_LRU_LIST != 0 {
+            // dentry_lru_del under the LRU lock (the slot itself leaves the ring lazily).
+            out.lru_ops += 1;
             self.nr_unused -= 1;
             self.flags[i] = DCACHE_DEAD;
         } else {
@@ -377,6 +388,7 @@ impl Dcache {
             }
             self.flags[i] &= !DCACHE_LRU_LIST;
             self.nr_unused -= 1;
+            r.victims += 1;
             self.prune_one(d, out);
         }
         for &d in referenced.iter() {

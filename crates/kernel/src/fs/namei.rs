@@ -13,6 +13,7 @@
 //! setattr and readlink are refused with EOPNOTSUPP / EINVAL (see docs/vfs.md).
 
 use super::dcache::{Killed, NameKey, NIL};
+use super::inode::IputRule;
 use super::namespace::{FileKind, Stat};
 use super::read_write::Errno;
 use super::vfs::{GenTree, Node, SuperBlock};
@@ -166,6 +167,7 @@ impl Kernel {
                 inode_lru_lock: memtwin_engine::LockQueue::new(memtwin_engine::LockKind::Spin),
                 d_obj: Vec::new(),
                 i_obj: Vec::new(),
+                i_alias: Vec::new(),
             };
             // The root dentry and inode: pinned for the life of the mount.
             let root_ino = sb.tree.as_ref().unwrap().ino_of(Node::Dir { depth: 0, idx: 0 });
@@ -232,12 +234,40 @@ impl Kernel {
 
     // ---- Dentries and inodes ---------------------------------------------------------------
 
-    /// dput, then iput of the inodes whose dentry reference went with it.
-    fn vfs_dput(&mut self, sb: usize, d: u32) {
+    /// dput, then iput of the inodes whose dentry reference went with it. The LRU list
+    /// operations on the way take the era's LRU lock in the task's time: 2.6.39
+    /// fs/dcache.c dput -> dentry_lru_add (the global dcache_lru_lock, when the dentry is
+    /// not listed yet: the LRU is lazy since 2.6.38, a cached dentry stays listed while in
+    /// use), dentry_kill -> dentry_lru_del, fs/inode.c iput_final -> inode_lru_list_add
+    /// (the global inode_lru_lock, at every final iput of a cached inode); 6.x d_lru_add /
+    /// d_lru_del and __inode_add_lru -> list_lru_add (the super block's list_lru lock).
+    fn vfs_dput(&mut self, tid: TaskId, sb: usize, d: u32) {
         let mut k = Killed::default();
         let rule = self.vfs.era.dput;
         self.vfs.sbs[sb].dcache.dput(d, rule, &mut k);
+        let dentry_ops = k.lru_ops;
         self.vfs_finish_kills(sb, k);
+        let inode_ops = std::mem::take(&mut self.vfs.iput_lru_ops);
+        if dentry_ops + inode_ops > 0 {
+            self.vfs_put_lru_locks(tid, sb, dentry_ops, inode_ops);
+        }
+    }
+
+    /// `dentries` then `inodes` acquisitions of the LRU locks by task `tid`, each held for
+    /// one list operation (`lru_hold`), asked for at the time of the task's step (the
+    /// queue is served in the order of the steps); the wait is spun (spinlocks) and so is
+    /// system time.
+    fn vfs_put_lru_locks(&mut self, tid: TaskId, sb: usize, dentries: u32, inodes: u32) {
+        let hold = self.vfs.cost.lru_hold;
+        for (n, inode) in [(dentries, false), (inodes, true)] {
+            for _ in 0..n {
+                let wait = self.vfs_lru_lock(sb, inode, 0, hold);
+                self.charge_sys(tid, wait + hold);
+                self.vfs.stats.put_lru_ns += wait + hold;
+                self.vfs.stats.put_lru_locks += 1;
+                self.vfs.stats.put_lru_wait_ns += wait;
+            }
+        }
     }
 
     fn vfs_finish_kills(&mut self, sb: usize, k: Killed) -> u64 {
@@ -251,6 +281,11 @@ impl Kernel {
                     self.vfs_release_mapping(m);
                 }
                 evicted.push(i);
+            } else if self.vfs.sbs[sb].icache.i_count(i) == 0 && (rule == IputRule::Referenced || nrpages == 0) {
+                // iput_final kept it cached: 2.6.39 inode_lru_list_add takes inode_lru_lock
+                // whether or not the inode is listed; 6.x __inode_add_lru's list_lru_add
+                // takes the list's lock for an inode without pages (mapping_shrinkable).
+                self.vfs.iput_lru_ops += 1;
             }
         }
         self.vfs_free_objs(sb, &k.freed, &evicted)
@@ -356,6 +391,10 @@ impl Kernel {
                 set_obj(&mut s.i_obj, ii, h);
             }
             s.dcache.d_instantiate(d, ii);
+            if s.i_alias.len() <= ii as usize {
+                s.i_alias.resize(ii as usize + 1, NIL);
+            }
+            s.i_alias[ii as usize] = d;
         }
         set_obj(&mut s.d_obj, d, dh);
         self.charge_sys(tid, cost.d_alloc + new_inode * cost.inode_init);
@@ -372,13 +411,13 @@ impl Kernel {
             let next = match self.vfs_lookup_one(tid, sb, cur, comp) {
                 Ok(d) => d,
                 Err(e) => {
-                    self.vfs_dput(sb, cur);
+                    self.vfs_dput(tid, sb, cur);
                     return Err(e);
                 }
             };
-            self.vfs_dput(sb, cur);
+            self.vfs_dput(tid, sb, cur);
             if self.vfs.sbs[sb].dcache.inode(next).is_none() {
-                self.vfs_dput(sb, next);
+                self.vfs_dput(tid, sb, next);
                 return Err(Errno::ENOENT.into());
             }
             cur = next;
@@ -395,6 +434,19 @@ impl Kernel {
         let Some(s) = self.vfs.sbs.get(sb) else { return Err(Errno::EINVAL.into()) };
         let Some(t) = s.tree.as_ref() else { return Err(Errno::EINVAL.into()) };
         let Some(node) = t.node_of(fh.ino) else { return Err(Errno::ENOENT.into()) };
+        // A cached inode with a hashed alias: exportfs_decode_fh -> ext3_fh_to_dentry ->
+        // ext3_nfs_get_inode (iget) -> d_obtain_alias -> d_find_any_alias, accepted as it
+        // is (nfsd_acceptable with no_subtree_check, the default): its ancestors are not
+        // walked.
+        if let Some(i) = s.icache.find(fh.ino as u32) {
+            if let Some(&d) = s.i_alias.get(i as usize) {
+                if d != NIL && s.dcache.inode(d) == Some(i) && s.dcache.flags(d) & super::dcache::DCACHE_UNHASHED == 0 {
+                    self.vfs.sbs[sb].dcache.dget(d);
+                    self.charge_sys(tid, self.vfs.cost.lookup_hit);
+                    return Ok((sb, d));
+                }
+            }
+        }
         // The ancestry as (depth, index, ordinal) steps from the root (at most 64 levels).
         let mut chain = [(0u32, 0u64, 0u64); 64];
         let mut len = 0;
@@ -405,6 +457,7 @@ impl Kernel {
             n = Node::Dir { depth, idx };
         }
         let before = self.tasks[tid as usize].pending_sys;
+        let locks_before = self.vfs.stats.put_lru_ns;
         let misses = self.vfs.stats.lookup_misses;
         let root = self.vfs.sbs[sb].root;
         self.vfs.sbs[sb].dcache.dget(root);
@@ -413,13 +466,13 @@ impl Kernel {
             let next = match self.vfs_lookup_key(tid, sb, cur, depth, idx, Some(ord), ord as NameKey) {
                 Ok(d) => d,
                 Err(e) => {
-                    self.vfs_dput(sb, cur);
+                    self.vfs_dput(tid, sb, cur);
                     return Err(e);
                 }
             };
-            self.vfs_dput(sb, cur);
+            self.vfs_dput(tid, sb, cur);
             if self.vfs.sbs[sb].dcache.inode(next).is_none() {
-                self.vfs_dput(sb, next);
+                self.vfs_dput(tid, sb, next);
                 return Err(Errno::ENOENT.into());
             }
             cur = next;
@@ -427,7 +480,8 @@ impl Kernel {
         let d = cur;
         if self.vfs.stats.lookup_misses == misses {
             // All cached: d_find_alias, not a walk.
-            self.tasks[tid as usize].pending_sys = before + self.vfs.cost.lookup_hit;
+            // The LRU lock round trips of the walk's puts are charged as they were.
+            self.tasks[tid as usize].pending_sys = before + self.vfs.cost.lookup_hit + (self.vfs.stats.put_lru_ns - locks_before);
         }
         Ok((sb, d))
     }
@@ -468,7 +522,7 @@ impl Kernel {
         let d = self.vfs_walk(tid, sb, &rest)?;
         let s = &self.vfs.sbs[sb];
         let ino = s.icache.ino(s.dcache.inode(d).unwrap()) as u64;
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         Ok(Fh { sb: sb as u32, ino })
     }
 
@@ -487,14 +541,14 @@ impl Kernel {
         let c = match self.vfs_lookup_one(tid, sb, d, name) {
             Ok(c) => c,
             Err(e) => {
-                self.vfs_dput(sb, d);
+                self.vfs_dput(tid, sb, d);
                 return Err(e);
             }
         };
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let s = &self.vfs.sbs[sb];
         let r = s.dcache.inode(c).map(|i| Fh { sb: sb as u32, ino: s.icache.ino(i) as u64 });
-        self.vfs_dput(sb, c);
+        self.vfs_dput(tid, sb, c);
         r.ok_or(Errno::ENOENT.into())
     }
 
@@ -509,10 +563,10 @@ impl Kernel {
     pub fn vfs_statat(&mut self, tid: TaskId, dir: Fh, name: &str) -> VfsOp<Stat> {
         let (sb, d) = self.vfs_fh_dentry(tid, dir)?;
         let c = self.vfs_lookup_one(tid, sb, d, name);
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let c = c?;
         if self.vfs.sbs[sb].dcache.inode(c).is_none() {
-            self.vfs_dput(sb, c);
+            self.vfs_dput(tid, sb, c);
             return Err(Errno::ENOENT.into());
         }
         let syscall = self.vfs.cost.syscall;
@@ -525,7 +579,7 @@ impl Kernel {
         self.vfs.stats.getattrs += 1;
         let st = self.vfs_stat_of(sb, d);
         self.charge_sys(tid, extra + self.vfs.cost.getattr);
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         st
     }
 
@@ -540,7 +594,7 @@ impl Kernel {
     pub fn vfs_open(&mut self, tid: TaskId, fh: Fh) -> VfsOp<u32> {
         let (sb, d) = self.vfs_fh_dentry(tid, fh)?;
         let Some(Node::File(f)) = self.dentry_node(sb, d) else {
-            self.vfs_dput(sb, d);
+            self.vfs_dput(tid, sb, d);
             return Err(Errno::EISDIR.into());
         };
         let i = self.vfs.sbs[sb].dcache.inode(d).unwrap();
@@ -559,7 +613,7 @@ impl Kernel {
             }
         };
         self.charge_sys(tid, self.vfs.cost.syscall);
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         Ok(m)
     }
 
@@ -601,10 +655,10 @@ impl Kernel {
     pub fn vfs_readdir(&mut self, tid: TaskId, dir: Fh, cookie: u64, count: u64) -> VfsOp<(Vec<DirEntry>, Option<u64>)> {
         let (sb, d) = self.vfs_fh_dentry(tid, dir)?;
         let Some(Node::Dir { depth, idx }) = self.dentry_node(sb, d) else {
-            self.vfs_dput(sb, d);
+            self.vfs_dput(tid, sb, d);
             return Err(Errno::ENOTDIR.into());
         };
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let s = &self.vfs.sbs[sb];
         let t = s.tree.as_ref().unwrap();
         let dev = s.dev.unwrap();
@@ -645,7 +699,7 @@ impl Kernel {
         let (entries, next) = self.vfs_readdir(tid, dir, cookie, count)?;
         let (sb, d) = self.vfs_fh_dentry(tid, dir)?;
         let Some(Node::Dir { depth, idx }) = self.dentry_node(sb, d) else {
-            self.vfs_dput(sb, d);
+            self.vfs_dput(tid, sb, d);
             return Err(Errno::ENOTDIR.into());
         };
         let first = self.vfs.sbs[sb].tree.as_ref().unwrap().children(depth, idx).0;
@@ -660,15 +714,15 @@ impl Kernel {
                 Ok(c) if self.vfs.sbs[sb].dcache.inode(c).is_some() => {
                     self.vfs_getattr_put(tid, sb, c, 0);
                 }
-                Ok(c) => self.vfs_dput(sb, c),
+                Ok(c) => self.vfs_dput(tid, sb, c),
                 Err(VfsErr::Errno(_)) => {}
                 Err(w) => {
-                    self.vfs_dput(sb, d);
+                    self.vfs_dput(tid, sb, d);
                     return Err(w);
                 }
             }
         }
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         Ok((entries, next))
     }
 
@@ -679,17 +733,17 @@ impl Kernel {
         let c = match self.vfs_lookup_one(tid, sb, d, name) {
             Ok(c) => c,
             Err(e) => {
-                self.vfs_dput(sb, d);
+                self.vfs_dput(tid, sb, d);
                 return Err(e);
             }
         };
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let Some(node) = self.dentry_node(sb, c) else {
-            self.vfs_dput(sb, c);
+            self.vfs_dput(tid, sb, c);
             return Err(Errno::ENOENT.into());
         };
         let Node::File(f) = node else {
-            self.vfs_dput(sb, c);
+            self.vfs_dput(tid, sb, c);
             return Err(Errno::EISDIR.into());
         };
         let s = &mut self.vfs.sbs[sb];
@@ -699,10 +753,10 @@ impl Kernel {
         let m = &mut self.fs.mounts[s.mount as usize];
         m.inodes_used -= 1;
         if let Some(ii) = s.dcache.d_delete(c) {
-            self.vfs_finish_kills(sb, Killed { iput: vec![ii], freed: Vec::new() });
+            self.vfs_finish_kills(sb, Killed { iput: vec![ii], ..Default::default() });
         }
         self.charge_sys(tid, self.vfs.cost.syscall + self.vfs.cost.free_obj);
-        self.vfs_dput(sb, c);
+        self.vfs_dput(tid, sb, c);
         Ok(())
     }
 
@@ -712,7 +766,7 @@ impl Kernel {
         match self.dentry_node(sb, d) {
             Some(Node::File(f)) => Ok((sb, d, f)),
             _ => {
-                self.vfs_dput(sb, d);
+                self.vfs_dput(tid, sb, d);
                 Err(Errno::EISDIR.into())
             }
         }
@@ -736,7 +790,7 @@ impl Kernel {
     /// written. The data reaches the disk by writeback, or by COMMIT.
     pub fn vfs_write(&mut self, tid: TaskId, fh: Fh, offset: u64, len: u64) -> VfsOp<u64> {
         let (sb, d, f) = self.vfs_fh_file(tid, fh)?;
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let m = self.vfs_open(tid, fh)?;
         let len = len.min(NFSSVC_MAXBLKSIZE);
         let end = offset + len;
@@ -785,7 +839,7 @@ impl Kernel {
         let i = self.vfs.sbs[sb].dcache.inode(d).unwrap();
         let m = self.vfs.sbs[sb].icache.mapping(i);
         self.charge_sys(tid, self.vfs.cost.syscall);
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let Some(m) = m else { return Ok(None) };
         while self.mm.mappings[m as usize].nr_dirty > 0 {
             if self.writeback_mapping(m, u64::MAX, Some(tid)) == 0 {
@@ -807,12 +861,12 @@ impl Kernel {
         let pos = t.itable_pos(ino.max(1));
         let cap = t.max_generated_size().div_ceil(4096) * 4096;
         if let Err(step) = self.vfs_dirty_meta(tid, dev, pos) {
-            self.vfs_dput(sb, d);
+            self.vfs_dput(tid, sb, d);
             return Err(step.into());
         }
         if let (Some(sz), Some(Node::File(f))) = (size, node) {
             if sz > cap {
-                self.vfs_dput(sb, d);
+                self.vfs_dput(tid, sb, d);
                 return Err(Errno::EFBIG.into());
             }
             let i = self.vfs.sbs[sb].dcache.inode(d).unwrap();
@@ -829,7 +883,7 @@ impl Kernel {
     pub fn vfs_readlink(&mut self, tid: TaskId, fh: Fh) -> VfsOp<String> {
         let (sb, d) = self.vfs_fh_dentry(tid, fh)?;
         let node = self.dentry_node(sb, d);
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let t = self.vfs.sbs[sb].tree.as_ref().unwrap();
         match node {
             Some(Node::File(f)) if t.is_symlink(f) => {
@@ -844,7 +898,7 @@ impl Kernel {
     /// FSSTAT (nfsd_statfs -> vfs_statfs): the super block's counters, no I/O.
     pub fn vfs_statfs(&mut self, tid: TaskId, fh: Fh) -> VfsOp<(u64, u64)> {
         let (sb, d) = self.vfs_fh_dentry(tid, fh)?;
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let mi = self.vfs.sbs[sb].mount as usize;
         self.charge_sys(tid, self.vfs.cost.getattr);
         let m = &self.fs.mounts[mi];
@@ -860,7 +914,7 @@ impl Kernel {
     pub fn vfs_create(&mut self, tid: TaskId, dir: Fh, name: &str) -> VfsOp<Fh> {
         let (sb, d) = self.vfs_fh_dentry(tid, dir)?;
         let Some(Node::Dir { depth, idx }) = self.dentry_node(sb, d) else {
-            self.vfs_dput(sb, d);
+            self.vfs_dput(tid, sb, d);
             return Err(Errno::ENOTDIR.into());
         };
         let t = self.vfs.sbs[sb].tree.as_ref().unwrap();
@@ -870,11 +924,11 @@ impl Kernel {
             (o < n).then_some(first + o)
         });
         let Some(f) = file else {
-            self.vfs_dput(sb, d);
+            self.vfs_dput(tid, sb, d);
             return Err(Errno::EOPNOTSUPP.into());
         };
         if !t.removed.contains(&f) {
-            self.vfs_dput(sb, d);
+            self.vfs_dput(tid, sb, d);
             return Err(Errno::EEXIST.into());
         }
         // The directory entry's block and the new inode's block (ext3_add_entry,
@@ -884,7 +938,7 @@ impl Kernel {
         let iblk = t.itable_pos(t.ino_of(Node::File(f)));
         for pos in dblk.into_iter().chain(Some(iblk)) {
             if let Err(step) = self.vfs_dirty_meta(tid, dev, pos) {
-                self.vfs_dput(sb, d);
+                self.vfs_dput(tid, sb, d);
                 return Err(step.into());
             }
         }
@@ -899,17 +953,17 @@ impl Kernel {
             if s.dcache.inode(neg).is_none() {
                 s.dcache.dget(neg);
                 s.dcache.d_drop(neg);
-                self.vfs_dput(sb, neg);
+                self.vfs_dput(tid, sb, neg);
             }
         }
         self.fs.mounts[self.vfs.sbs[sb].mount as usize].inodes_used += 1;
         let c = self.vfs_lookup_one(tid, sb, d, name);
-        self.vfs_dput(sb, d);
+        self.vfs_dput(tid, sb, d);
         let c = c?;
         let s = &self.vfs.sbs[sb];
         let fh = s.dcache.inode(c).map(|i| Fh { sb: sb as u32, ino: s.icache.ino(i) as u64 });
         self.charge_sys(tid, self.vfs.cost.syscall);
-        self.vfs_dput(sb, c);
+        self.vfs_dput(tid, sb, c);
         fh.ok_or(Errno::ENOENT.into())
     }
 
@@ -955,7 +1009,22 @@ impl Kernel {
         out.scanned += r.scanned;
         out.freed += r.freed;
         self.vfs.stats.dentries_pruned += r.freed;
+        // 2.6.39 shrink_dentry_list -> try_prune_one_dentry -> dentry_kill ->
+        // dentry_lru_del: each victim is still on the pass's private list, so
+        // dcache_lru_lock is taken again for it (6.x's d_shrink_del takes no LRU lock).
+        let dentry_ops = k.lru_ops + if self.vfs.era.global_lru_locks { r.victims as u32 } else { 0 };
         out.pages_freed += self.vfs_finish_kills(sb, k);
+        // The kills' own list operations, each a round trip on the LRU lock: ancestors
+        // killed while listed (dentry_kill -> dentry_lru_del) and the freed dentries'
+        // inodes put on the inode LRU (dentry_iput -> iput_final -> inode_lru_list_add).
+        let inode_ops = std::mem::take(&mut self.vfs.iput_lru_ops);
+        for (n, inode) in [(dentry_ops, false), (inode_ops, true)] {
+            for _ in 0..n {
+                let wait = self.vfs_lru_lock(sb, inode, out.cpu_ns, cost.lru_hold);
+                out.lock_wait_ns += wait;
+                out.cpu_ns += wait + cost.lru_hold;
+            }
+        }
     }
 
     /// prune_icache (2.6.39, per super block share) / prune_icache_sb (6.x): up to `nr`

@@ -167,6 +167,23 @@ const READDIRPLUS_ENTRY: u64 = 24 + 84 + 8 + 36;
 /// timestamps.
 const WIRE_PER_SEGMENT: u64 = 38 + 20 + 20 + 12;
 
+/// DRAM misses of the RPC layer per request, beyond the socket layer's per-segment cost
+/// and the copies (`net_cost`) and the VFS work: the structures the 2.6.39 path touches
+/// that are not in the thread's own cache. Receive: svc_xprt_enqueue / svc_xprt_dequeue
+/// (the pool and the transport, shared by every thread) 2; svc_tcp_recvfrom (the socket,
+/// the skb and its shared info) 3; svc_process -> svcauth_unix_accept (the ip_map and
+/// unix_gid cache entries: hash bucket and entry) 3; fh_verify -> rqst_exp_find (the
+/// svc_expkey and svc_export cache entries: bucket and entry each) 4, exportfs_decode_fh
+/// -> ext3_nfs_get_inode -> iget_locked (the inode hash bucket and the inode) 2. Reply:
+/// svc_send (xpt_mutex) 1, svc_tcp_sendto -> tcp_sendpage (the socket, a new skb from
+/// skbuff_head_cache and its data) 3, the reply pages' first lines 1. XDR decoding and
+/// encoding run in the thread's own pages (cache hits).
+const RPC_PATH_MISSES: u64 = 2 + 3 + 3 + 4 + 2 + 1 + 3 + 1;
+/// nfsd_cache_lookup for the procedures the duplicate reply cache keeps (RC_REPLSTAT /
+/// RC_REPLBUFF: SETATTR, WRITE, CREATE, REMOVE; RC_NOCACHE returns at once):
+/// the hash bucket, the entry, the LRU's neighbours.
+const DRC_MISSES: u64 = 3;
+
 /// Marks an `Event::NfsRpc` as the client's send rather than the server's receive.
 const SEND: u32 = 1 << 31;
 
@@ -570,7 +587,10 @@ impl Kernel {
         let op = NfsProc::ALL[l.procs[p as usize].proc_ as usize];
         let bytes = RPC_OVERHEAD + if op == NfsProc::Write { SFS97_IO_SIZE } else { 0 };
         let c = self.net_cost(bytes);
-        self.charge_sys(me, c);
+        // nfsd_dispatch: the duplicate reply cache for non-idempotent procedures
+        // (nfs3proc.c's pc_cachetype).
+        let drc = matches!(op, NfsProc::Setattr | NfsProc::Write | NfsProc::Create | NfsProc::Remove) as u64 * DRC_MISSES;
+        self.charge_sys(me, c + (RPC_PATH_MISSES + drc) * self.machine.cpu_model.cache_miss_ns);
         self.nfsd.calls += 1;
     }
 

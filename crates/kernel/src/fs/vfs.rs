@@ -304,6 +304,9 @@ pub struct SuperBlock {
     /// The slab object of each dentry and inode slot (mm/slab.rs handles).
     pub d_obj: Vec<u64>,
     pub i_obj: Vec<u64>,
+    /// The dentry that names each inode slot (its alias: one per inode in generated
+    /// trees), for d_obtain_alias; checked against the dentry before use.
+    pub i_alias: Vec<u32>,
 }
 
 /// Counters of what the VFS did (for tests and the docs' derivations).
@@ -317,6 +320,12 @@ pub struct VfsStats {
     pub itable_block_reads: u64,
     pub dentries_pruned: u64,
     pub inodes_pruned: u64,
+    /// The LRU lock taken by dput and iput on a task's own path (a dentry put on or taken
+    /// off the LRU, an inode put on it): acquisitions and the time spent waiting for it.
+    pub put_lru_locks: u64,
+    pub put_lru_wait_ns: u64,
+    /// CPU those acquisitions cost (waits and holds).
+    pub put_lru_ns: u64,
 }
 
 pub struct Vfs {
@@ -335,6 +344,9 @@ pub struct Vfs {
     /// CPU time and lock wait of the shrinker calls since the reclaim path last took them
     /// (`Kernel::vfs_take_shrink_cost`).
     pub shrink_cost: (Ns, Ns),
+    /// Final iputs since the caller last took them that put an inode on the LRU under its
+    /// lock (`Kernel::vfs_finish_kills`).
+    pub iput_lru_ops: u32,
 }
 
 impl Vfs {
@@ -348,6 +360,7 @@ impl Vfs {
             inode_cache: 0,
             stats: VfsStats::default(),
             shrink_cost: (0, 0),
+            iput_lru_ops: 0,
         }
     }
 
