@@ -1433,7 +1433,7 @@ impl Shell {
             let cmd = self.build(c, &inner, &rest, red)?;
             let ioprio = if a.class_set { prio } else { None };
             self.launch_prio = Some((None, ioprio));
-            return Ok(Box::new(commands::nice::WithPrio { nice: None, ioprio, warning: warn, inner: cmd, set: false }));
+            return Ok(Box::new(commands::nice::WithPrio { warning: warn, inner: cmd }));
         }
         if name == "nice" {
             // nice: setpriority(current + N), then exec the command; alone, it prints
@@ -1446,7 +1446,7 @@ impl Shell {
             let (inner, rest) = (a.command[0].clone(), a.command[1..].to_vec());
             let cmd = self.build(c, &inner, &rest, red)?;
             self.launch_prio = Some((Some(n), None));
-            return Ok(Box::new(commands::nice::WithPrio { nice: Some(n), ioprio: None, warning: None, inner: cmd, set: false }));
+            return Ok(Box::new(commands::nice::WithPrio { warning: None, inner: cmd }));
         }
         if name == "tee" {
             // tee's files get their text like a redirection's.

@@ -94,4 +94,7 @@ fn renice_reports_like_util_linux_and_fails_on_missing_pids() {
     assert!(t.contains(" (process ID) old priority 0, new priority 10\n"), "{t}");
     assert!(t.contains(" (process ID) old priority 10, new priority 19\n"), "clamped\n{t}");
     assert!(t.contains("renice: failed to get priority for 9999 (process ID): No such process\n# echo $?\n1\n"), "{t}");
+    // A renice before the niced command first runs sticks (nice sets it at creation).
+    let r = run_on("dd if=/dev/zero of=/dev/null bs=64k count=100000000 &\nnice -n 5 sleep 30 &\nrenice 12 $!\nps -o ni= -p $!\n", "default", &["cpus=1"]);
+    assert!(r.transcript.contains("old priority 5, new priority 12\n") && r.transcript.contains("# ps -o ni= -p $!\n 12\n"), "{}", r.transcript);
 }

@@ -74,29 +74,18 @@ impl Program for PrintNice {
     }
 }
 
-/// The command, with the niceness and I/O priority its launcher set (nice's setpriority,
-/// ionice's ioprio_set) before exec.
+/// The command nice or ionice execs, after ionice's warning on standard error. The
+/// niceness and I/O priority are set when its task is created (the shell's runner), so
+/// that they hold from its first instant and a renice before it first runs sticks.
 pub struct WithPrio {
-    pub nice: Option<i32>,
-    pub ioprio: Option<IoPrio>,
     pub warning: Option<&'static str>,
     pub inner: Box<dyn Program>,
-    pub set: bool,
 }
 
 impl Program for WithPrio {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        if !self.set {
-            self.set = true;
-            if let Some(w) = self.warning {
-                k.eprint(me, w);
-            }
-            if let Some(n) = self.nice {
-                k.set_user_nice(me, n);
-            }
-            if let Some(p) = self.ioprio {
-                k.set_ioprio(me, Some(p));
-            }
+        if let Some(w) = self.warning.take() {
+            k.eprint(me, w);
         }
         self.inner.step(k, me)
     }
