@@ -430,10 +430,12 @@ impl Shell {
                     // command reads what it wrote.
                     let b = self.k.new_buffer();
                     let saved = std::mem::replace(&mut self.out, Out { sink: Sink::Buffer(b), file: None });
+                    let count = self.proc_substs;
                     self.depth += 1;
                     let r = self.exec_list(&script.items);
                     self.depth -= 1;
                     self.out = saved;
+                    self.proc_substs = count;
                     match r {
                         Ok(()) | Err(Stop::Exit(_)) => {}
                         Err(e) => return Err(e),

@@ -157,8 +157,8 @@ fn process_substitution_reads_the_commands_output() {
 /// An error inside `$(...)` after a line continuation is reported on the line it is on.
 #[test]
 fn errors_inside_a_substitution_count_continued_lines() {
-    let e = memtwin_scenario::lang::parse("x=$(echo a \\\n  b \\\n  fi)\n").unwrap_err();
-    assert_eq!((e.line, e.col), (3, 3), "{e}");
+    let e = memtwin_scenario::lang::parse("x=$(echo a \\\n  b \\\n  c; fi)\n").unwrap_err();
+    assert_eq!((e.line, e.col), (3, 6), "{e}");
     assert!(e.message.contains("'fi'"), "{e}");
     let s = memtwin_scenario::lang::parse("x=$(echo a \\\n  b)\necho ok\n").unwrap();
     assert_eq!(s.items.len(), 2);

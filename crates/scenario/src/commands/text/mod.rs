@@ -246,6 +246,19 @@ impl Reader {
                     self.next(k, me)
                 }
             },
+            Src::File { given, abs, text: Some(b), pos, .. } if abs.starts_with("/dev/fd/") => {
+                // `<(...)`: the output the shell kept (a pipe in bash, not a file).
+                let _ = given;
+                let t = k.buffers[*b as usize].as_bytes();
+                if *pos >= t.len() {
+                    self.cur += 1;
+                    return Chunk::EndOfOperand;
+                }
+                let end = (*pos + CHUNK as usize).min(t.len());
+                let d = t[*pos..end].to_vec();
+                *pos = end;
+                Chunk::Data(d)
+            }
             Src::File { given, abs, text, fd, pos } => {
                 let f = match fd {
                     Some(f) => *f,
