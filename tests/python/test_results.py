@@ -143,3 +143,25 @@ def test_explain_plot_stacks_whichever_breakdown_parts_exist():
     labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert labels == ["cpu_user", "cpu_sys", "waiting"]
     assert "no per-command breakdown" in fig.axes[0].get_title()
+
+
+def test_series_carry_the_eras_names_and_the_runs_table_reads_every_era():
+    from memtwin import sweeps
+
+    script = "# machine: default\ndd if=/dev/zero of=f bs=1M count=8\nsync\n"
+    old = memtwin.run(script, set={"ram": "512M", "kernel": "linux-2.6.39"}, seed=1)
+    cols = old.columns
+    assert "vm.pgsteal_dma32_total" in cols and "vm.kswapd_steal_total" in cols and "vm.allocstall_total" in cols
+    assert "vm.pgsteal_kswapd_total" not in cols and "vm.allocstall_normal_total" not in cols
+    summary = sweeps._summary(old)
+    steal = sum(cols[f"vm.pgsteal_{z}_total"][-1] for z in ("dma", "dma32", "normal", "movable"))
+    assert summary["pgsteal_kswapd_total"] == cols["vm.kswapd_steal_total"][-1]
+    assert summary["pgsteal_kswapd_total"] + summary["pgsteal_direct_total"] == steal
+    assert summary["allocstall_normal_total"] == cols["vm.allocstall_total"][-1]
+    new = memtwin.run(script, set={"ram": "512M"}, seed=1)
+    assert "vm.allocstall_movable_total" in new.columns and "vm.swpout_zero_total" in new.columns
+    assert sweeps._summary(new)["allocstall_normal_total"] == new.columns["vm.allocstall_movable_total"][-1]
+    two4 = memtwin.run(script, set={"ram": "512M", "kernel": "linux-2.4"}, seed=1)
+    vm = sorted(c for c in two4.columns if c.startswith("vm."))
+    assert vm == ["vm.pgpgin_kib_total", "vm.pgpgout_kib_total", "vm.pswpin_total", "vm.pswpout_total"]
+    assert two4.columns["vm.pgpgout_kib_total"][-1] >= 8 * 1024

@@ -121,6 +121,12 @@ pub struct ReclaimState {
     pub paths: Vec<Option<Box<crate::mm::vmscan::ReclaimPath>>>,
     /// Direct reclaimers asleep in too_many_isolated (reclaim_throttle).
     pub isolated_waiters: Vec<TaskId>,
+    /// Until when kswapd sleeps in reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) (5.16+):
+    /// while it does, pgdat->nr_writeback_throttled is non-zero and every page whose
+    /// writeback ends counts NR_THROTTLED_WRITTEN (acct_reclaim_writeback).
+    pub writeback_throttled_until: Option<Ns>,
+    /// Direct reclaimers asleep in throttle_direct_reclaim (pgdat->pfmemalloc_wait, 3.6+).
+    pub pfmemalloc_waiters: Vec<TaskId>,
     /// lru_lock of each lruvec (or of the node, before 5.11), and who took each last.
     pub lru_locks: Vec<memtwin_engine::LockQueue>,
     pub lru_lock_holders: Vec<u32>,
@@ -209,6 +215,10 @@ pub struct SwapState {
     /// page until its fault completes, swap readahead's pages until touched): touching one
     /// is do_swap_page, touching any other is a plain access or do_wp_page.
     pub unmapped: std::collections::HashSet<(u32, u64)>,
+    /// Pages swap readahead brought in that no fault has found yet, with their frame
+    /// (PG_readahead, set by swap_cluster_readahead / swap_vma_readahead): the fault that
+    /// finds one counts SWAP_RA_HIT (swap_cache_get_folio / lookup_swap_cache).
+    pub ra: std::collections::HashMap<(u32, u64), crate::mm::page::Pfn>,
 }
 
 /// The reclaim paths whose invocations are recorded (docs/seed-004.md). Classic kernels
@@ -566,6 +576,7 @@ impl Kernel {
         *t = empty;
         self.reclaim.writeback_waiters.retain(|&w| w != tid);
         self.reclaim.isolated_waiters.retain(|&w| w != tid);
+        self.reclaim.pfmemalloc_waiters.retain(|&w| w != tid);
         self.waits.clear(tid);
         self.exit_waiters.retain(|&(w, x)| w != tid && x != tid);
         self.free_tids.push(tid);

@@ -120,6 +120,18 @@ impl Kernel {
         Some(self.vmstat().render_layout(layout, self.zone_name()))
     }
 
+    /// The paging counters as this era's kernel shows them, (name, value) in its order:
+    /// its /proc/vmstat (`vmstat_text`), or on 2.4, which has none, the kernel_stat fields
+    /// behind /proc/stat's `page` and `swap` lines (pgpgin, pgpgout in KiB; pswpin,
+    /// pswpout in pages).
+    pub fn vmstat_series(&self) -> Vec<(String, u64)> {
+        let v = self.vmstat();
+        match self.profile.vmstat_layout {
+            Some(layout) => v.layout_values(layout, self.zone_name()),
+            None => [VmItem::Pgpgin, VmItem::Pgpgout, VmItem::Pswpin, VmItem::Pswpout].iter().map(|&i| (i.name().to_string(), v.get(i))).collect(),
+        }
+    }
+
     /// The /proc/vmstat values: event counters plus the current gauges.
     pub fn vmstat(&self) -> memtwin_procfs::VmStat {
         let mut v = self.vm.clone();

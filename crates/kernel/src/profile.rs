@@ -206,6 +206,17 @@ pub struct Profile {
     /// pages with PG_anon_exclusive") do_wp_page reuses an exclusive page at once and the
     /// slot stays: the dirty page is written to it again if reclaimed.
     pub wp_frees_swap_cache: bool,
+    /// Zero-filled pages are not written to swap (6.12, "mm: store zero pages to be
+    /// swapped out in a bitmap"): swap_writepage finds is_folio_zero_filled, sets the
+    /// slot's bit in si->zeromap and counts SWPOUT_ZERO; swap_read_folio fills such a page
+    /// with zeros without I/O (swap_read_folio_zeromap, SWPIN_ZERO). 6.18 here.
+    pub swap_zeromap: bool,
+    /// try_to_free_pages first calls throttle_direct_reclaim (3.6, "mm: throttle direct
+    /// reclaimers if PF_MEMALLOC reserves are low and swap is backed by network storage"):
+    /// below half the min watermarks (allow_direct_reclaim) the reclaimer counts
+    /// PGSCAN_DIRECT_THROTTLE and sleeps on pgdat->pfmemalloc_wait until kswapd restores
+    /// them.
+    pub throttle_direct_reclaim: bool,
     /// shrink_lruvec holds a block plug around its loop (3.2, "vmscan: add block plug for
     /// page reclaim"): swap writes of successive batches merge before they reach the device.
     pub reclaim_plug: bool,
@@ -299,6 +310,8 @@ impl Profile {
             },
             swap_slots_cache: !old,
             wp_frees_swap_cache: kernel != Linux6,
+            swap_zeromap: kernel == Linux6,
+            throttle_direct_reclaim: !old,
             reclaim_plug: !old,
             compaction: match kernel {
                 Linux24 => Compaction::None,

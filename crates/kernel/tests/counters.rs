@@ -261,3 +261,171 @@ fn vmstat_text_follows_the_era() {
     let k = boot_with("seed-000", &["ram=8G"]);
     assert!(k.vmstat_text().unwrap().contains("\npgalloc_normal "));
 }
+
+/// Swap `n` pages of a new shmem object of `content` out (and free them once written),
+/// then run `after(k, me, map)` in the same task until it returns None.
+fn with_swapped_out(k: &mut Kernel, n: u64, content: memtwin_kernel::mm::Content, mut after: impl FnMut(&mut Kernel, TaskId, u32) -> Option<Step> + 'static) {
+    let mut map = None;
+    let mut rounds = 0;
+    let mut out = false;
+    run_task(k, move |k, me| {
+        let m = *map.get_or_insert_with(|| {
+            let m = k.map_shared_anon(me, n, content);
+            for i in 0..n {
+                k.touch(me, m, i, true).expect("free memory");
+            }
+            m
+        });
+        if out || (0..n).all(|i| matches!(k.mm.slot(m, i), Slot::Swap(_))) {
+            out = true;
+            return after(k, me, m);
+        }
+        rounds += 1;
+        assert!(rounds < 20, "not swapped out");
+        // Age and reclaim the anon lists, then let the swap writes complete.
+        let a = k.mm.lru_len(Lru::ActiveAnon);
+        let mut sc = ScanControl { nr_to_reclaim: n, ..Default::default() };
+        k.shrink_active_list(0, a, Lru::ActiveAnon, &mut sc);
+        let i = k.mm.lru_len(Lru::InactiveAnon);
+        k.shrink_inactive_list(0, i, Lru::InactiveAnon, &mut sc);
+        Some(Step::SleepUntil { t: k.now + NS_PER_SEC, io: false })
+    });
+}
+
+/// swap_cluster_readahead reads the following slots with the faulting page (SWAP_RA for
+/// each); the fault that later finds one in the swap cache counts SWAP_RA_HIT
+/// (swap_cache_get_folio clears PG_readahead) and is a minor fault (PGFAULT, min_flt,
+/// no PGMAJFAULT); a second access to it is no fault.
+#[test]
+fn swap_readahead_pages_are_hits_and_minor_faults() {
+    let mut k = boot_with("seed-000", &["kernel=linux-5.8", "boot_anon=0"]);
+    let mut step = 0;
+    let mut before = None;
+    let mut ra = 0;
+    with_swapped_out(&mut k, 64, memtwin_kernel::mm::Content::Text, move |k, me, map| {
+        step += 1;
+        match step {
+            1 => {
+                before = Some((k.vm.clone(), k.tasks[me as usize].min_flt, k.tasks[me as usize].maj_flt));
+                let r = k.touch(me, map, 0, false);
+                assert!(r.is_err(), "read from swap");
+                ra = k.vm.get(VmItem::SwapRa) - before.as_ref().unwrap().0.get(VmItem::SwapRa);
+                assert_eq!(ra, 7, "page-cluster 3: the next 7 slots are read ahead");
+                Some(r.unwrap_err())
+            }
+            2 => {
+                let (b, min0, maj0) = before.clone().unwrap();
+                k.touch(me, map, 0, false).expect("read");
+                let f0 = k.vm.get(VmItem::Pgfault);
+                for i in 1..=ra {
+                    k.touch(me, map, i, false).expect("in the swap cache");
+                }
+                let d = |i: VmItem| k.vm.get(i) - b.get(i);
+                assert_eq!(d(VmItem::SwapRaHit), ra, "each readahead page found is a hit");
+                assert_eq!(k.vm.get(VmItem::Pgfault) - f0, ra, "each is a fault");
+                assert_eq!(d(VmItem::Pgmajfault), 1, "only the first fault is major");
+                assert_eq!(d(VmItem::Pswpin), ra + 1);
+                assert_eq!(k.tasks[me as usize].min_flt - min0, ra, "minor faults");
+                assert_eq!(k.tasks[me as usize].maj_flt - maj0, 1);
+                let (h, f) = (k.vm.get(VmItem::SwapRaHit), k.vm.get(VmItem::Pgfault));
+                k.touch(me, map, 1, false).expect("mapped");
+                assert_eq!((k.vm.get(VmItem::SwapRaHit), k.vm.get(VmItem::Pgfault)), (h, f), "a mapped page: no fault");
+                None
+            }
+            _ => None,
+        }
+    });
+}
+
+/// 6.12+ swap_writepage keeps zero-filled pages out of swap (SWPOUT_ZERO, no PSWPOUT, no
+/// I/O, freed in the same pass) and swap_read_folio fills them back (SWPIN_ZERO, no
+/// PSWPIN); earlier eras write and read them.
+#[test]
+fn zero_filled_pages_skip_swap_io_from_6_12() {
+    for (profile, zeromap) in [("linux-6.x", true), ("linux-5.8", false)] {
+        let mut k = boot_with("seed-000", &[&format!("kernel={profile}"), "boot_anon=0"]);
+        let base = k.vm.clone();
+        let n = 64u64;
+        let mut step = 0;
+        with_swapped_out(&mut k, n, memtwin_kernel::mm::Content::Zero, move |k, me, map| {
+            step += 1;
+            let d = |k: &Kernel, i: VmItem| k.vm.get(i) - base.get(i);
+            if step == 1 {
+                if zeromap {
+                    assert_eq!((d(k, VmItem::SwpoutZero), d(k, VmItem::Pswpout), d(k, VmItem::NrWritten)), (n, 0, 0), "{profile}");
+                    assert_eq!(d(k, VmItem::NrVmscanWrite), n, "{profile}: pageout() counts it");
+                } else {
+                    assert_eq!((d(k, VmItem::SwpoutZero), d(k, VmItem::Pswpout)), (0, n), "{profile}");
+                }
+                let (pgpgin, majflt) = (d(k, VmItem::Pgpgin), d(k, VmItem::Pgmajfault));
+                let r = k.touch(me, map, 0, false);
+                assert_eq!(r.is_ok(), zeromap, "{profile}: no read to wait for");
+                assert_eq!(d(k, VmItem::Pgmajfault) - majflt, 1, "{profile}: still a major fault");
+                if zeromap {
+                    assert_eq!((d(k, VmItem::SwpinZero), d(k, VmItem::Pswpin), d(k, VmItem::Pgpgin) - pgpgin), (8, 0, 0), "{profile}: the readahead window, filled");
+                    assert_eq!(d(k, VmItem::SwapRa), 7, "{profile}");
+                } else {
+                    assert_eq!((d(k, VmItem::SwpinZero), d(k, VmItem::Pswpin)), (0, 8), "{profile}");
+                }
+            }
+            None
+        });
+    }
+}
+
+/// folio_end_writeback -> acct_reclaim_writeback: while kswapd sleeps in
+/// reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) (5.16+), every page whose writeback ends
+/// counts nr_throttled_written; outside the throttle none does.
+#[test]
+fn writeback_ending_while_kswapd_is_throttled_counts_nr_throttled_written() {
+    let mut k = boot_with("seed-000", &[]);
+    write_file(&mut k, "/root/a", 4);
+    let (t0, w0) = (k.vm.get(VmItem::NrThrottledWritten), k.vm.get(VmItem::NrWritten));
+    k.reclaim.writeback_throttled_until = Some(k.now + 3600 * NS_PER_SEC);
+    sync_all(&mut k);
+    let written = k.vm.get(VmItem::NrWritten) - w0;
+    assert!(written >= 1024);
+    assert_eq!(k.vm.get(VmItem::NrThrottledWritten) - t0, written, "every page written while throttled");
+    k.reclaim.writeback_throttled_until = Some(k.now);
+    write_file(&mut k, "/root/b", 4);
+    let t1 = k.vm.get(VmItem::NrThrottledWritten);
+    sync_all(&mut k);
+    assert_eq!(k.vm.get(VmItem::NrThrottledWritten), t1, "the throttle is over");
+    assert_eq!(k.reclaim.writeback_throttled_until, None);
+}
+
+/// throttle_direct_reclaim (3.6+): a direct reclaimer that finds free pages at or below
+/// half the min watermark counts pgscan_direct_throttle and waits for kswapd before
+/// reclaiming (no allocstall yet); 2.6.39 goes straight to reclaim.
+#[test]
+fn direct_reclaim_below_half_min_is_throttled() {
+    for (profile, throttled) in [("linux-6.x", true), ("linux-5.4", true), ("linux-2.6.39", false)] {
+        let mut k = boot_with("seed-000", &[&format!("kernel={profile}")]);
+        // The frames held below are outside the model's accounting.
+        k.debug_invariants = false;
+        let half = k.mm.wmark.min / 2;
+        let mut held = Vec::new();
+        while k.mm.nr_free() > half {
+            held.push(k.mm.take_free().unwrap());
+        }
+        let before = k.vm.clone();
+        let mut checked = false;
+        run_task(&mut k, move |k, me| {
+            if checked {
+                return None;
+            }
+            checked = true;
+            let r = k.page_cache_alloc(me);
+            assert!(r.is_err(), "{profile}: below min");
+            let d = |i: VmItem| k.vm.get(i) - before.get(i);
+            assert_eq!(d(VmItem::PgscanDirectThrottle), throttled as u64, "{profile}");
+            assert_eq!(d(VmItem::AllocstallNormal), !throttled as u64, "{profile}");
+            if throttled {
+                assert!(matches!(r, Err(Step::SleepUntil { .. })), "{profile}: waits on pfmemalloc_wait");
+                assert!(k.reclaim.pfmemalloc_waiters.contains(&me));
+            }
+            Some(Step::Cpu { user: 0, sys: 0 })
+        });
+        let _ = held;
+    }
+}

@@ -108,6 +108,8 @@ vm_items! {
     CompactIsolated => "compact_isolated",
     SwapRa => "swap_ra",
     SwapRaHit => "swap_ra_hit",
+    SwpinZero => "swpin_zero",
+    SwpoutZero => "swpout_zero",
 }
 
 /// Which era's compaction counters /proc/vmstat lists.
@@ -222,6 +224,18 @@ impl VmStat {
             }
         }
         out
+    }
+
+    /// The (name, value) lines of `render_layout`, in order: what that era's /proc/vmstat
+    /// shows, for the per-second series.
+    pub fn layout_values(&self, layout: VmstatLayout, zone: &str) -> Vec<(String, u64)> {
+        self.render_layout(layout, zone)
+            .lines()
+            .filter_map(|l| {
+                let (name, v) = l.split_once(' ')?;
+                Some((name.to_string(), v.parse().ok()?))
+            })
+            .collect()
     }
 
     fn zoned(&self, out: &mut String, stem: &str, zone: usize, v: u64) {

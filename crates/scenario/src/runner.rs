@@ -167,11 +167,12 @@ impl Shell {
 
     fn sample(&mut self) {
         let snap_mem = self.k.meminfo();
-        let vm = self.k.vmstat();
+        // The era's own names (its /proc/vmstat, or 2.4's /proc/stat paging fields).
+        let vm = self.k.vmstat_series();
         let s = &mut self.series;
         if s.columns.is_empty() {
-            for &item in memtwin_procfs::VM_ITEMS {
-                s.columns.push((format!("vm.{}", item.name()), Vec::new()));
+            for (name, _) in &vm {
+                s.columns.push((format!("vm.{name}"), Vec::new()));
             }
             for (name, _) in snap_mem.fields() {
                 s.columns.push((format!("mi.{name}"), Vec::new()));
@@ -179,8 +180,8 @@ impl Shell {
         }
         s.t_s.push(self.k.now as f64 / NS_PER_SEC as f64);
         let mut i = 0;
-        for &item in memtwin_procfs::VM_ITEMS {
-            s.columns[i].1.push(vm.get(item));
+        for (_, v) in vm {
+            s.columns[i].1.push(v);
             i += 1;
         }
         for (_, v) in snap_mem.fields() {

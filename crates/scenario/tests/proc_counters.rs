@@ -40,3 +40,40 @@ fn proc_vmstat_uses_the_eras_names() {
     let r = run_on("cat /proc/vmstat\n", "default", &["kernel=linux-5.4"]);
     assert!(r.transcript.contains("\nworkingset_refault ") && !r.transcript.contains("workingset_refault_file"));
 }
+
+/// The per-second series carry the era's own /proc/vmstat names and values: 2.6.39's
+/// per-zone pgsteal (kswapd and direct summed, as that kernel counts PGSTEAL) and
+/// kswapd_steal, 5.4's unsplit workingset_refault, 6.x's allocstall_movable; 2.4 has no
+/// /proc/vmstat, only /proc/stat's paging fields.
+#[test]
+fn series_carry_each_eras_names() {
+    let script = "dd if=/dev/zero of=/root/f bs=1M count=8 status=none\nsync\ncat /proc/vmstat\n";
+    let names = |r: &memtwin_scenario::RunResult| -> Vec<String> { r.series.columns.iter().map(|(n, _)| n.clone()).collect() };
+    let last = |r: &memtwin_scenario::RunResult, n: &str| -> u64 { *r.series.columns.iter().find(|(c, _)| c == n).unwrap_or_else(|| panic!("no {n}")).1.last().unwrap() };
+    for (kernel, has, lacks) in [
+        ("linux-2.6.39", &["vm.pgsteal_dma32", "vm.pgscan_kswapd_dma32", "vm.kswapd_steal", "vm.allocstall", "vm.pgalloc_dma32"][..], &["vm.pgsteal_kswapd", "vm.workingset_refault", "vm.allocstall_normal", "vm.allocstall_movable"][..]),
+        ("linux-5.4", &["vm.workingset_refault", "vm.allocstall_movable", "vm.swap_ra_hit"][..], &["vm.pgscan_anon", "vm.workingset_refault_file", "vm.swpout_zero"][..]),
+        ("linux-6.x", &["vm.workingset_refault_file", "vm.allocstall_movable", "vm.swpout_zero", "vm.nr_throttled_written"][..], &["vm.workingset_refault"][..]),
+        ("linux-2.4", &["vm.pgpgin", "vm.pgpgout", "vm.pswpin", "vm.pswpout"][..], &["vm.pgfault", "vm.nr_free_pages"][..]),
+    ] {
+        let r = run_on(script, "default", &[&format!("kernel={kernel}")]);
+        let n = names(&r);
+        for h in has {
+            assert!(n.iter().any(|c| c == h), "{kernel}: no {h} in {n:?}");
+        }
+        for l in lacks {
+            assert!(!n.iter().any(|c| c == l), "{kernel}: {l} is not that era's");
+        }
+        if let Some(vmstat) = outputs(&r).get(2).filter(|_| kernel != "linux-2.4") {
+            // The last sample, taken at the end, has the values /proc/vmstat printed for
+            // the counters that do not move after it.
+            for name in ["pgpgout", "pgalloc_dma32", "pgfree"] {
+                if let Some(l) = vmstat.lines().find(|l| l.split(' ').next() == Some(name)) {
+                    let v: u64 = l.split(' ').nth(1).unwrap().parse().unwrap();
+                    assert!(last(&r, &format!("vm.{name}")) >= v, "{kernel}: {name}");
+                }
+            }
+        }
+        assert!(last(&r, "vm.pgpgout") >= 8 * 1024, "{kernel}: pgpgout in KiB");
+    }
+}

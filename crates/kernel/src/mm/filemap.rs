@@ -369,6 +369,7 @@ impl Kernel {
                     self.mm.stat.writeback -= 1;
                     self.mm.mappings[m as usize].nr_writeback -= 1;
                     self.vm.inc(VmItem::NrWritten);
+                    self.acct_reclaim_writeback();
                     self.end_writeback_reclaim(p);
                 }
             }

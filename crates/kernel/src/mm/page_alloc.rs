@@ -3,7 +3,7 @@
 use super::page::Pfn;
 use crate::task::Step;
 use crate::Kernel;
-use memtwin_engine::{Ns, TaskId, NS_PER_MS};
+use memtwin_engine::{Ns, TaskId, NS_PER_MS, NS_PER_SEC};
 use memtwin_machine::{Machine, Sysctls};
 use memtwin_procfs::VmItem;
 
@@ -176,6 +176,21 @@ impl Kernel {
             return Err(Step::Yield);
         }
         let Some(path) = self.reclaim.take_done(tid) else {
+            if let Some(i) = self.reclaim.pfmemalloc_waiters.iter().position(|&w| w == tid) {
+                // Back from throttle_direct_reclaim's wait without kswapd's wakeup: on to
+                // do_try_to_free_pages.
+                self.reclaim.pfmemalloc_waiters.swap_remove(i);
+            } else if self.profile.throttle_direct_reclaim && !self.tasks[tid as usize].kthread && !self.allow_direct_reclaim() {
+                // try_to_free_pages -> throttle_direct_reclaim: the PF_MEMALLOC reserves
+                // are low; wake kswapd and wait on pfmemalloc_wait until it restores them
+                // (wait_event_killable; the model bounds the wait at HZ, the !__GFP_FS
+                // timeout, in case kswapd cannot), then reclaim.
+                self.vm.inc(VmItem::PgscanDirectThrottle);
+                self.wake_kswapd();
+                self.reclaim.pfmemalloc_waiters.push(tid);
+                self.set_wait_reason(tid, crate::delayacct::WaitReason::ReclaimWait);
+                return Err(Step::SleepUntil { t: self.now + NS_PER_SEC, io: false });
+            }
             self.vm.inc(VmItem::AllocstallNormal);
             self.start_direct_reclaim(tid);
             return Err(Step::Yield);
@@ -220,6 +235,15 @@ impl Kernel {
         self.reclaim.writeback_waiters.push(tid);
         self.set_wait_reason(tid, crate::delayacct::WaitReason::ReclaimWait);
         Err(Step::SleepUntil { t: until, io: false })
+    }
+
+    /// allow_direct_reclaim: free pages above half the min watermarks of the node's zones
+    /// (the PF_MEMALLOC reserve), or a node kswapd has given up on ("hopeless").
+    pub fn allow_direct_reclaim(&self) -> bool {
+        if self.mm.kswapd_failures >= MAX_RECLAIM_RETRIES {
+            return true;
+        }
+        self.mm.nr_free() > self.mm.wmark.min / 2
     }
 
     /// rmqueue for an order-0 page: from the task's CPU list (refilled with a batch under

@@ -65,6 +65,13 @@ impl Kernel {
         next == Some(tail + 1)
     }
 
+    /// Whether the swap slots of mapping `m` hold zero-filled pages in the swap zeromap
+    /// (6.12+): the model's page content is per mapping, so every page of a zero-filled
+    /// mapping was found zero-filled by swap_writepage.
+    fn swap_zero_filled(&self, m: u32) -> bool {
+        self.profile.swap_zeromap && self.mm.mappings[m as usize].content == Content::Zero
+    }
+
     fn swap_area_kind(&self, slot: u32) -> &AreaKind {
         &self.swap.areas[self.area_of(slot)].kind
     }
@@ -76,6 +83,10 @@ impl Kernel {
         let m = self.mm.pages.mapping(p);
         let index = self.mm.pages.index(p);
         let existing = self.mm.swap_cache_slot(m, index);
+        if !self.swap.ra.is_empty() {
+            // A readahead page no fault found is reclaimed with the rest.
+            self.swap.ra.remove(&(m, index));
+        }
         if let Some(_slot) = existing {
             if !self.mm.pages.dirty(p) {
                 let shadow = self.workingset_eviction(p);
@@ -83,7 +94,7 @@ impl Kernel {
                 return SwapOut::Freed;
             }
         }
-        if !self.swap_write_merges(existing) && self.swap_congested() {
+        if !self.swap_zero_filled(m) && !self.swap_write_merges(existing) && self.swap_congested() {
             // Every request slot of the swap device is taken: the writer would sleep in
             // the block layer; reclaim leaves the page for a later pass.
             return SwapOut::Busy;
@@ -105,6 +116,18 @@ impl Kernel {
                 s
             }
         };
+        if self.swap_zero_filled(m) {
+            // swap_writepage (6.12+): is_folio_zero_filled -> swap_zeromap_folio_set counts
+            // SWPOUT_ZERO and returns without I/O; pageout() still counts NR_VMSCAN_WRITE,
+            // finds the folio not under writeback ("synchronous write") and
+            // shrink_folio_list frees it in this pass. The slot stays allocated.
+            self.mm.pages.clear_dirty(p);
+            self.vm.inc(VmItem::SwpoutZero);
+            self.vm.inc(VmItem::NrVmscanWrite);
+            let shadow = self.workingset_eviction(p);
+            self.page_cache_delete(p, Some(shadow));
+            return SwapOut::Freed;
+        }
         // pageout(): PG_reclaim, then clean once written; PG_writeback until then.
         self.mm.pages.clear_dirty(p);
         self.mm.pages.set_reclaim(p);
@@ -129,6 +152,7 @@ impl Kernel {
             // folio_end_writeback -> __folio_end_writeback: NR_WRITTEN for every page
             // whose writeback ends, swap cache pages included.
             self.vm.inc(VmItem::NrWritten);
+            self.acct_reclaim_writeback();
             let shadow = self.workingset_eviction(p);
             self.page_cache_delete(p, Some(shadow));
             return SwapOut::Freed;
@@ -180,6 +204,7 @@ impl Kernel {
         self.mm.mappings[m as usize].nr_writeback -= 1;
         // __folio_end_writeback: NR_WRITTEN, swap cache pages included.
         self.vm.inc(VmItem::NrWritten);
+        self.acct_reclaim_writeback();
         self.end_writeback_reclaim(p);
     }
 
@@ -223,6 +248,9 @@ impl Kernel {
     fn swapin(&mut self, tid: TaskId, m: u32, index: u64, slot: u32) -> Result<Ns, Step> {
         let p = self.page_cache_alloc(tid)?;
         self.filemap_add_page(m, index, p, true);
+        if !self.swap.ra.is_empty() {
+            self.swap.ra.remove(&(m, index));
+        }
         // handle_mm_fault counts PGFAULT for every fault, do_swap_page PGMAJFAULT too.
         self.vm.inc(VmItem::Pgfault);
         if self.mm.mappings[m as usize].kind == MappingKind::Anon {
@@ -231,11 +259,14 @@ impl Kernel {
         self.vm.inc(VmItem::Pgmajfault);
         self.memcg_count_fault(tid, true);
         self.tasks[tid as usize].maj_flt += 1;
-        self.vm.inc(VmItem::Pswpin);
         // do_swap_page: the trap, then the page joins the swap cache and the LRU.
         let c = &self.machine.cpu_model;
         let ns = c.page_fault_ns + cost::page_cache_insert_ns(c);
         self.charge_sys(tid, ns);
+        if self.swap_zero_filled(m) {
+            return Ok(self.swapin_zeromap(tid, m, index, slot, p));
+        }
+        self.vm.inc(VmItem::Pswpin);
         let (dev, base) = match self.swap_area_kind(slot).clone() {
             AreaKind::Block { dev, base } => (dev, base),
             AreaKind::Zram { algorithm } => {
@@ -265,6 +296,7 @@ impl Kernel {
                     self.filemap_add_page(m, next, q, true);
                     self.vm.inc(VmItem::Pswpin);
                     self.vm.inc(VmItem::SwapRa);
+                    self.swap.ra.insert((m, next), q);
                     self.swap.rd.insert(s, (m, next));
                     if self.mm.mappings[m as usize].kind == MappingKind::Anon {
                         self.swap.unmapped.insert((m, next));
@@ -280,6 +312,45 @@ impl Kernel {
         self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
         self.tasks[tid as usize].swapin_delay += done.saturating_sub(self.now);
         Ok(done)
+    }
+
+    /// swap_read_folio of zero-filled slots (6.12+): swap_read_folio_zeromap fills the
+    /// folio with zeros (SWPIN_ZERO), no I/O, no PSWPIN. A block device's slots are read
+    /// through swap_cluster_readahead, whose pages (the following slots of this mapping) are
+    /// filled the same way; zram (SWP_SYNCHRONOUS_IO) reads the faulting page alone.
+    fn swapin_zeromap(&mut self, tid: TaskId, m: u32, index: u64, slot: u32, p: Pfn) -> Ns {
+        let fill = |k: &mut Kernel, q: Pfn, i: u64| {
+            k.vm.inc(VmItem::SwpinZero);
+            k.charge_sys_for(tid, cost::ns_at(PAGE_SIZE, k.machine.cpu_model.zero_bw), crate::delayacct::SysWork::Zram);
+            k.mm.pages.clear_locked(q);
+            k.shmem_swapin_done(m, i, q);
+        };
+        fill(self, p, index);
+        if matches!(self.swap_area_kind(slot), AreaKind::Zram { .. }) {
+            return self.now;
+        }
+        let window = 1u32 << self.sysctl.page_cluster.min(10);
+        for n in 1..window {
+            let next = index + n as u64;
+            if self.mm.nr_free() <= self.mm.wmark.low {
+                break;
+            }
+            match self.mm.slot(m, next) {
+                Slot::Swap(s) if s == slot + n => {
+                    let Some(q) = self.mm.take_free() else { break };
+                    self.vm.inc(VmItem::PgallocNormal);
+                    self.filemap_add_page(m, next, q, true);
+                    self.vm.inc(VmItem::SwapRa);
+                    self.swap.ra.insert((m, next), q);
+                    if self.mm.mappings[m as usize].kind == MappingKind::Anon {
+                        self.swap.unmapped.insert((m, next));
+                    }
+                    fill(self, q, next);
+                }
+                _ => break,
+            }
+        }
+        self.now
     }
 
     /// The page-cache mapping behind an open file descriptor.
@@ -334,6 +405,16 @@ impl Kernel {
                     // that maps it (do_swap_page, a major fault already counted at swapin
                     // or a swap-cache hit of swap readahead).
                     let fault = !self.swap.unmapped.is_empty() && self.swap.unmapped.remove(&(m, index));
+                    if !self.swap.ra.is_empty() && self.swap.ra.get(&(m, index)) == Some(&p) {
+                        // do_swap_page (shmem: shmem_swapin_folio) finds a page swap
+                        // readahead brought in: swap_cache_get_folio clears PG_readahead and
+                        // counts SWAP_RA_HIT; the fault is minor (PGFAULT, min_flt).
+                        self.swap.ra.remove(&(m, index));
+                        self.vm.inc(VmItem::SwapRaHit);
+                        self.vm.inc(VmItem::Pgfault);
+                        self.memcg_count_fault(tid, false);
+                        self.tasks[tid as usize].min_flt += 1;
+                    }
                     if let Some(slot) = self.mm.swap_cache_slot(m, index) {
                         if self.swap_cache_frees_on_access(fault, write) && !self.mm.pages.writeback(p) {
                             // try_to_free_swap / folio_free_swap: the page leaves the swap
@@ -381,6 +462,9 @@ impl Kernel {
                         self.filemap_add_page_lru(m, index, p, false, active);
                         if !self.swap.unmapped.is_empty() {
                             self.swap.unmapped.remove(&(m, index));
+                        }
+                        if !self.swap.ra.is_empty() {
+                            self.swap.ra.remove(&(m, index));
                         }
                         self.mm.pages.set_young(p);
                         self.mm.pages.set_dirty(p);

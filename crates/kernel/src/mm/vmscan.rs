@@ -474,6 +474,21 @@ impl Kernel {
         isolated > inactive
     }
 
+    /// acct_reclaim_writeback, from folio_end_writeback (5.16+): while a reclaimer sleeps
+    /// in reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) the page counts NR_THROTTLED_WRITTEN
+    /// (__acct_reclaim_writeback). Only kswapd throttles there (shrink_node's
+    /// `if (sc->nr.immediate)` in its current_is_kswapd() block; 5.16 removed the page
+    /// allocator's writeback throttle).
+    pub(crate) fn acct_reclaim_writeback(&mut self) {
+        if let Some(until) = self.reclaim.writeback_throttled_until {
+            if self.now <= until {
+                self.vm.inc(VmItem::NrThrottledWritten);
+            } else {
+                self.reclaim.writeback_throttled_until = None;
+            }
+        }
+    }
+
     /// wake_throttle_isolated: reclaimers asleep in too_many_isolated go on once the
     /// isolated pages are back under the limit (5.16+; older kernels sleep their time out).
     fn wake_throttle_isolated(&mut self) {
@@ -1518,6 +1533,13 @@ impl Kswapd {
         if sc.nr_reclaimed > 0 {
             k.wake_writeback_waiters();
         }
+        // balance_pgdat: "if (waitqueue_active(&pgdat->pfmemalloc_wait) &&
+        // allow_direct_reclaim(pgdat)) wake_up_all(&pgdat->pfmemalloc_wait)".
+        if !k.reclaim.pfmemalloc_waiters.is_empty() && k.allow_direct_reclaim() {
+            for t in std::mem::take(&mut k.reclaim.pfmemalloc_waiters) {
+                k.sched.wake(t, k.now, None);
+            }
+        }
         self.run_reclaimed += sc.nr_reclaimed;
         // balance_pgdat raises the priority when a pass scanned less than its target or
         // reclaimed nothing (`if (raise_priority || !nr_reclaimed) sc.priority--`), but its
@@ -1537,9 +1559,13 @@ impl Kswapd {
             } else {
                 cap
             };
+            let until = until.max(k.now + 1);
+            if k.profile.writeback_throttle == WritebackThrottle::ReclaimThrottle {
+                k.reclaim.writeback_throttled_until = Some(until);
+            }
             // Still inside balance_pgdat's psi_memstall_enter section.
             k.set_wait_reason(me, crate::delayacct::WaitReason::ReclaimWait);
-            return Step::SleepUntil { t: until.max(k.now + 1), io: false };
+            return Step::SleepUntil { t: until, io: false };
         }
         if sc.nr_reclaimed == 0 && sc.nr_congested > 0 {
             // The swap device is saturated: wait for a request to complete.
