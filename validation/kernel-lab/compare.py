@@ -3,7 +3,7 @@
 
     compare.py real RUNDIR OUT.json        summarize one lab result folder (run.sh OUTDIR)
     compare.py twin TRANSCRIPT OUT.json    summarize `memtwin run SCENARIO/twin.sh` output
-    compare.py table SCENARIO_DIR          markdown table: twin before/after vs real min-max
+    compare.py table SCENARIO_DIR          markdown table: twin (and the idle-anon variant) vs real min-max
 
 A summary holds, per step (the lab's `step LABEL` / the twin's `echo STEP LABEL`), the
 /proc/vmstat deltas of the counters below, the memory figures after the step (swpd, free,
@@ -175,7 +175,7 @@ def table(sdir, least=100):
     runs = sorted(f for f in os.listdir(sdir) if f.startswith("real-") and f.endswith(".json"))
     reals = [json.load(open(os.path.join(sdir, f))) for f in runs]
     sides = []
-    for name in ("twin-before.json", "twin-after.json"):
+    for name in ("twin-before.json", "twin-idle-anon-inactive.json"):
         p = os.path.join(sdir, name)
         sides.append(json.load(open(p)) if os.path.exists(p) else None)
 
@@ -198,7 +198,7 @@ def table(sdir, least=100):
             lo, hi = lo // 1024, hi // 1024
         return fmt(lo) if lo == hi else f"{fmt(lo)} – {fmt(hi)}"
 
-    out = ["| step | figure | twin before | twin after | real 6.1 (min – max) |",
+    out = ["| step | figure | twin | twin, idle anon inactive (not applied) | real 6.1 (min – max) |",
            "|---|---|---|---|---|"]
     for i in range(len(reals[0]["steps"])):
         label = f"{i + 1} `{reals[0]['steps'][i]['step']}`"
