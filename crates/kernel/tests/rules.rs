@@ -60,7 +60,7 @@ fn read_file(k: &mut Kernel, path: &'static str) -> TaskId {
 #[test]
 fn min_free_kbytes_follows_thp_recommendation() {
     // set_recommended_min_free_kbytes: 2 zones (DMA, DMA32) on a 2 GiB machine ->
-    // 512 * 2 * 2 + 512 * 2 * 9 pages = 11264 pages = 45056 kB (kernel-lab: 45056 at 2 GiB).
+    // 512 * 2 * 2 + 512 * 2 * 9 pages = 11264 pages = 45056 kB (Debian's 6.1 kernel under QEMU: 45056 at 2 GiB).
     let k = boot("seed-000");
     assert_eq!(k.mm.wmark.min_free_kbytes, 45056);
     assert_eq!(k.mm.wmark.min, 45056 / 4);

@@ -37,7 +37,7 @@ pub struct Swapdemo {
     chunk: u64,
     rng: Rng,
     pending_lib: Option<u64>,
-    /// Print each iteration's seconds to stderr (`--times`, as the kernel-lab swapdemo does).
+    /// Print each iteration's seconds to stderr (`--times`).
     times: bool,
     iter_start: Ns,
 }

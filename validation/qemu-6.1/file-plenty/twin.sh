@@ -1,4 +1,4 @@
-# machine: machines/kernel-lab-6.1.toml
+# machine: machines/qemu-6.1.toml
 # guest.sh in the twin: the same commands in the same order; each step is preceded by a
 # marker and followed by /proc/vmstat and /proc/meminfo. Run from the repository root.
 cat /proc/vmstat /proc/meminfo
