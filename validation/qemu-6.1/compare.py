@@ -198,7 +198,7 @@ def table(sdir, least=100):
             lo, hi = lo // 1024, hi // 1024
         return fmt(lo) if lo == hi else f"{fmt(lo)} – {fmt(hi)}"
 
-    out = ["| step | figure | twin | twin, idle anon inactive (not applied) | real 6.1 (min – max) |",
+    out = ["| step | figure | twin, idle anon active (before) | twin now (idle anon inactive) | real 6.1 (min – max) |",
            "|---|---|---|---|---|"]
     for i in range(len(reals[0]["steps"])):
         label = f"{i + 1} `{reals[0]['steps'][i]['step']}`"

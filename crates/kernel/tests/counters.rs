@@ -136,7 +136,7 @@ fn limit_reclaim_counts_follow_the_era() {
 /// (__folio_end_writeback, swap cache pages included).
 #[test]
 fn swap_in_is_a_fault_and_a_major_fault() {
-    let mut k = boot_with("seed-000", &[]);
+    let mut k = boot_with("seed-000", &["boot_anon=0"]);
     let n = 64u64;
     let mut phase = 0;
     let mut map = 0u32;

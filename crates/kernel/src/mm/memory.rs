@@ -54,12 +54,19 @@ impl Kernel {
 
     /// The idle system at boot: its processes' anonymous memory and the files they map
     /// (binaries and libraries, executable, on the active list).
+    ///
+    /// The anonymous pages lie where their faults put them, as no reclaim has run since
+    /// boot: the active list before 5.9 (lru_cache_add_active_or_unevictable), the
+    /// inactive list since (do_anonymous_page -> folio_add_lru_vma ->
+    /// lru_cache_add_inactive_or_unevictable); only reclaim's second reference
+    /// (folio_check_references) or a workingset refault activates an anonymous page.
     pub(crate) fn boot_populate(&mut self, init: TaskId, anon: u64, file: u64) {
         let m = self.anon_mapping(init);
+        let anon_lru = if self.profile.new_anon_inactive { Lru::InactiveAnon } else { Lru::ActiveAnon };
         for i in 0..anon {
             let Some(p) = self.mm.take_free() else { return };
             self.filemap_add_page(m, i, p, false);
-            self.mm.lru_move_head(p, Lru::ActiveAnon);
+            self.mm.lru_move_head(p, anon_lru);
             self.mm.pages.set_dirty(p);
         }
         self.tasks[init as usize].vm_kb = anon * 4 * 3;
