@@ -255,6 +255,18 @@ impl Kernel {
         }
     }
 
+    /// The end of the run of a batch's pages from `i` whose lruvecs share one lru_lock: a
+    /// drain takes the lock once per such run (folio_batch_move_lru relocks only when the
+    /// lruvec changes).
+    fn lru_lock_run_end<T>(&self, batch: &[(Pfn, T)], i: usize) -> usize {
+        let lock = self.lru_lock_index(self.mm.page_lruvec(batch[i].0));
+        let mut j = i;
+        while j < batch.len() && self.lru_lock_index(self.mm.page_lruvec(batch[j].0)) == lock {
+            j += 1;
+        }
+        j
+    }
+
     /// folio_batch_move_lru(lru_add_fn): the pages of one batch join their lists, lru_lock
     /// taken once for each run of pages of the same lock (folio_lruvec_relock_irqsave;
     /// one node lock before 5.11); a page truncated while it waited is freed with the
@@ -267,11 +279,7 @@ impl Kernel {
         let mut held = 0;
         let mut i = 0;
         while i < batch.len() {
-            let lock = self.lru_lock_index(self.mm.page_lruvec(batch[i].0));
-            let mut j = i;
-            while j < batch.len() && self.lru_lock_index(self.mm.page_lruvec(batch[j].0)) == lock {
-                j += 1;
-            }
+            let j = self.lru_lock_run_end(&batch, i);
             let hold = (j - i) as Ns * per_page;
             self.lru_lock_spin(self.mm.page_lruvec(batch[i].0), hold);
             held += hold;
@@ -459,11 +467,7 @@ impl Kernel {
         let mut rotated = 0;
         let mut i = 0;
         while i < batch.len() {
-            let lock = self.lru_lock_index(self.mm.page_lruvec(batch[i].0));
-            let mut j = i;
-            while j < batch.len() && self.lru_lock_index(self.mm.page_lruvec(batch[j].0)) == lock {
-                j += 1;
-            }
+            let j = self.lru_lock_run_end(&batch, i);
             let hold = (j - i) as Ns * per_page;
             self.lru_lock_spin(self.mm.page_lruvec(batch[i].0), hold);
             held += hold;

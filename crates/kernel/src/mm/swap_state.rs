@@ -280,10 +280,27 @@ impl Kernel {
                 return Ok(self.now);
             }
         };
-        // swap_cluster_readahead: the following slots, if they hold this mapping's next pages.
+        self.swap.rd.insert(slot, (m, index));
+        let n = self.swap_cluster_ra(m, index, slot, |k, _q, next, s| {
+            k.vm.inc(VmItem::Pswpin);
+            k.swap.rd.insert(s, (m, next));
+        });
+        let ai = self.area_of(slot);
+        let pos = base + (slot - self.swap.areas[ai].start + 1) as u64 * PAGE_SIZE;
+        let done = self.submit_bio(dev, Dir::Read, pos, n as u64 * PAGE_SIZE, ReqKind::SwapIn { slot, n }, Some(tid));
+        self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
+        self.tasks[tid as usize].swapin_delay += done.saturating_sub(self.now);
+        Ok(done)
+    }
+
+    /// swap_cluster_readahead's window (2^page-cluster slots): the slots after the faulting
+    /// one, as long as they hold this mapping's next pages and free memory stays above the
+    /// low watermark, each added to the swap cache as a readahead page (SWAP_RA; the first
+    /// access counts swap_ra_hit). `each` finishes a page (its I/O or its zero fill).
+    /// Returns the pages read, the faulting one included.
+    fn swap_cluster_ra(&mut self, m: u32, index: u64, slot: u32, mut each: impl FnMut(&mut Kernel, Pfn, u64, u32)) -> u32 {
         let window = 1u32 << self.sysctl.page_cluster.min(10);
         let mut n = 1;
-        self.swap.rd.insert(slot, (m, index));
         while n < window {
             let next = index + n as u64;
             if self.mm.nr_free() <= self.mm.wmark.low {
@@ -294,24 +311,18 @@ impl Kernel {
                     let Some(q) = self.mm.take_free() else { break };
                     self.vm.inc(VmItem::PgallocNormal);
                     self.filemap_add_page(m, next, q, true);
-                    self.vm.inc(VmItem::Pswpin);
                     self.vm.inc(VmItem::SwapRa);
                     self.swap.ra.insert((m, next), q);
-                    self.swap.rd.insert(s, (m, next));
                     if self.mm.mappings[m as usize].kind == MappingKind::Anon {
                         self.swap.unmapped.insert((m, next));
                     }
+                    each(self, q, next, s);
                     n += 1;
                 }
                 _ => break,
             }
         }
-        let ai = self.area_of(slot);
-        let pos = base + (slot - self.swap.areas[ai].start + 1) as u64 * PAGE_SIZE;
-        let done = self.submit_bio(dev, Dir::Read, pos, n as u64 * PAGE_SIZE, ReqKind::SwapIn { slot, n }, Some(tid));
-        self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
-        self.tasks[tid as usize].swapin_delay += done.saturating_sub(self.now);
-        Ok(done)
+        n
     }
 
     /// swap_read_folio of zero-filled slots (6.12+): swap_read_folio_zeromap fills the
@@ -329,27 +340,7 @@ impl Kernel {
         if matches!(self.swap_area_kind(slot), AreaKind::Zram { .. }) {
             return self.now;
         }
-        let window = 1u32 << self.sysctl.page_cluster.min(10);
-        for n in 1..window {
-            let next = index + n as u64;
-            if self.mm.nr_free() <= self.mm.wmark.low {
-                break;
-            }
-            match self.mm.slot(m, next) {
-                Slot::Swap(s) if s == slot + n => {
-                    let Some(q) = self.mm.take_free() else { break };
-                    self.vm.inc(VmItem::PgallocNormal);
-                    self.filemap_add_page(m, next, q, true);
-                    self.vm.inc(VmItem::SwapRa);
-                    self.swap.ra.insert((m, next), q);
-                    if self.mm.mappings[m as usize].kind == MappingKind::Anon {
-                        self.swap.unmapped.insert((m, next));
-                    }
-                    fill(self, q, next);
-                }
-                _ => break,
-            }
-        }
+        self.swap_cluster_ra(m, index, slot, |k, q, next, _s| fill(k, q, next));
         self.now
     }
 
