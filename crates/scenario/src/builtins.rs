@@ -14,7 +14,7 @@ pub enum FileKind {
 }
 
 pub fn file_kind(k: &Kernel, abs: &str, captures: &HashMap<String, u32>) -> FileKind {
-    if crate::commands::text::proc_text(k, abs).is_some() {
+    if crate::commands::text::is_proc_file(k, abs) {
         return FileKind::File { size: 0 };
     }
     if matches!(abs, "/dev/null" | "/dev/zero" | "/dev/urandom" | "/dev/random") || (abs.starts_with("/dev/") && k.block.find(&abs[5..]).is_some()) {

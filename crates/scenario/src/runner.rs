@@ -1204,7 +1204,8 @@ impl Shell {
         if abs.starts_with("/proc/pressure/") {
             self.k.pressure_sync();
         }
-        if let Some(t) = crate::commands::text::proc_text(&self.k, &abs) {
+        // The shell itself reads it: /proc/self is not a task of the model, so it is absent.
+        if let Some(t) = crate::commands::text::proc_text_as(&self.k, None, &abs) {
             return Ok(t);
         }
         if abs == "/dev/null" {
@@ -1567,7 +1568,7 @@ impl Shell {
             }
             RedirOp::In | RedirOp::ReadWrite => {
                 let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
-                if crate::commands::text::proc_text(&self.k, &abs).is_some() {
+                if crate::commands::text::is_proc_file(&self.k, &abs) {
                     t[fd] = Fd::In(Input::File(abs));
                 } else if !self.k.fs.exists(&abs) && !abs.starts_with("/dev/") && r.op == RedirOp::In {
                     red.error = Some(format!("bash: {target}: No such file or directory\n"));

@@ -138,7 +138,7 @@ pub fn build(name: &str, args: &[String], ctx: &Ctx<'_>, stdin: Input) -> Result
             let sizes: Vec<Option<u64>> = ops.iter().map(|o| {
                 let abs = memtwin_kernel::fs::normalize(ctx.cwd, o);
                 let k = ctx.k?;
-                if super::proc_text(k, &abs).is_some() {
+                if super::is_proc_file(k, &abs) {
                     return Some(0);
                 }
                 k.sys_stat(&abs).ok().map(|s| s.size)

@@ -89,6 +89,25 @@ pub fn proc_text(k: &Kernel, path: &str) -> Option<String> {
     }
 }
 
+/// Whether `path` names a /proc or /sys file the model renders for this era (the files of
+/// `procfiles`, which `cat` reads, and those of `proc_text`).
+pub fn is_proc_file(k: &Kernel, path: &str) -> bool {
+    proc_text(k, path).is_some()
+        || ((path.starts_with("/proc/") || path.starts_with("/sys/")) && super::procfiles::check(path, Some(k.machine.kernel)).is_ok())
+}
+
+/// The text of a /proc or /sys file as the task `me` reads it (`/proc/self` is the reader);
+/// `None` when the file does not exist (for this era, or no such PID).
+pub fn proc_text_as(k: &Kernel, me: Option<TaskId>, path: &str) -> Option<String> {
+    if let Some(t) = proc_text(k, path) {
+        return Some(t);
+    }
+    if !is_proc_file(k, path) || (path.starts_with("/proc/self/") && me.is_none()) {
+        return None;
+    }
+    super::procfiles::read(k, me.unwrap_or(0), path).ok()
+}
+
 /// Whether a redirection may write to a /proc or /sys file: the sysctls under /proc/sys
 /// are writable (then `echo VALUE >` sets them); other /proc files the model shows are
 /// read-only (open fails with EACCES as bash reports it: "Permission denied"); anything
@@ -116,6 +135,9 @@ enum Src {
     /// (path as given, absolute path, text if a redirection wrote it, open fd, bytes read)
     File { given: String, abs: String, text: Option<u32>, fd: Option<usize>, pos: usize },
     Missing(String),
+    /// A /proc or /sys file the model renders, read when the tool reaches it (so that
+    /// /proc/self is the reading tool and the figures are those of that instant).
+    Proc { given: String, abs: String },
 }
 
 /// A chunk of input.
@@ -153,8 +175,8 @@ impl Reader {
                 continue;
             }
             let abs = memtwin_kernel::fs::normalize(ctx.cwd, o);
-            if let Some(t) = ctx.k.and_then(|k| proc_text(k, &abs)) {
-                srcs.push(Src::Text(t.into_bytes(), 0));
+            if ctx.k.is_some_and(|k| is_proc_file(k, &abs)) {
+                srcs.push(Src::Proc { given: o.clone(), abs });
             } else if abs.starts_with("/proc/") || abs.starts_with("/sys/") {
                 srcs.push(Src::Missing(o.clone()));
             } else {
@@ -191,6 +213,7 @@ impl Reader {
         match self.srcs.get(self.cur)? {
             Src::File { given, .. } => Some(given),
             Src::Missing(g) => Some(g),
+            Src::Proc { given, .. } => Some(given),
             _ => None,
         }
     }
@@ -203,6 +226,17 @@ impl Reader {
                 self.cur += 1;
                 Chunk::Error(m)
             }
+            Src::Proc { given, abs } => match proc_text_as(k, Some(me), abs) {
+                Some(t) => {
+                    *src = Src::Text(t.into_bytes(), 0);
+                    self.next(k, me)
+                }
+                None => {
+                    let m = format!("{given}: No such file or directory");
+                    self.cur += 1;
+                    Chunk::Error(m)
+                }
+            },
             Src::Text(t, pos) => {
                 if *pos >= t.len() {
                     self.cur += 1;
@@ -238,7 +272,7 @@ impl Reader {
                 }
                 Input::File(p) => {
                     let abs = p.clone();
-                    if let Some(t) = proc_text(k, &abs) {
+                    if let Some(t) = proc_text_as(k, Some(me), &abs) {
                         *src = Src::Text(t.into_bytes(), 0);
                     } else {
                         *src = Src::File { given: abs.clone(), abs, text: None, fd: None, pos: 0 };
