@@ -43,3 +43,15 @@ fn several_operands_and_per_process_files() {
     assert_eq!(o[5], "1\n");
     assert!(o[6].contains("cat: /proc/99999/status: No such file or directory"), "{}", o[6]);
 }
+
+#[test]
+fn a_proc_sys_file_no_kernel_has_fails_as_in_bash_and_the_script_goes_on() {
+    let r = run("echo 1 > /proc/sys/vm/no_such_knob\necho rc=$?\nsysctl -w vm.no_such_knob=1\necho rc=$?\n");
+    let o = outputs(&r);
+    assert_eq!(o[0], "bash: /proc/sys/vm/no_such_knob: No such file or directory\n");
+    assert_eq!(o[1], "rc=1\n");
+    assert!(o[2].contains("no_such_knob"), "{}", o[2]);
+    assert_ne!(o[3], "rc=0\n");
+    // A real file the model does not model is still refused before the run.
+    assert!(run_text("t.sh", "echo 1 > /proc/sys/vm/nr_hugepages\n").is_err());
+}

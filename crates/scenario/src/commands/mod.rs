@@ -160,6 +160,9 @@ pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
     };
     let name = rest.replace('/', ".");
     if memtwin_machine::Sysctls::default().get(&name).is_err() {
+        if name.starts_with("vm.") && !sysctl::vm_key_in_some_era(&name) && !sysctl::SPLIT_RECLAIM_KEYS.contains(&name.as_str()) {
+            return Ok(Box::new(sysctl::NoSuchProcFile(path.to_string())));
+        }
         return Err(format!("cannot write to '{path}': not a modelled sysctl (supported: {})", memtwin_machine::sysctl_names().join(", ")));
     }
     Ok(Box::new(sysctl::Sysctl::write(&name, value)))

@@ -37,7 +37,8 @@ impl Sysctl {
                         // bad value is the kernel's EINVAL when the command runs (procps
                         // prints its message and sysctl exits 1), and a tunable the model
                         // does not read is refused then.
-                        if memtwin_machine::not_modelled(&name).is_none() {
+                        // A vm name no kernel has fails when the command runs ("cannot stat").
+                        if memtwin_machine::not_modelled(&name).is_none() && !absent_everywhere(&name) {
                             Sysctls::default().get(&name).map_err(|e| format!("sysctl: {e}"))?;
                         }
                         s.ops.push(Op::Set(name, v.to_string()));
@@ -45,7 +46,9 @@ impl Sysctl {
                         return Err(format!("sysctl: \"{kv}\" must be of the form name=value"));
                     } else {
                         let name = Sysctls::canonical(kv);
-                        Sysctls::default().get(&name).map_err(|e| format!("sysctl: {e}"))?;
+                        if !absent_everywhere(&name) {
+                            Sysctls::default().get(&name).map_err(|e| format!("sysctl: {e}"))?;
+                        }
                         s.ops.push(Op::Show(name));
                     }
                 }
@@ -85,6 +88,30 @@ fn apply(k: &mut Kernel, me: TaskId, name: &str, value: &str) -> Result<(), Stri
         _ => {}
     }
     Ok(())
+}
+
+/// Whether some era's /proc/sys/vm has the file `name` (`vm.x`): a real kernel file the model
+/// may not model. A vm name no era has does not exist at all (open fails with ENOENT).
+pub fn vm_key_in_some_era(name: &str) -> bool {
+    use memtwin_machine::KernelProfile::*;
+    [Linux6, Linux58, Linux5Pre59, Linux2639, Linux24].into_iter().any(|e| vm_keys(e).iter().any(|(n, _)| *n == name))
+        || ["vm.drop_caches", "vm.compact_memory", "vm.stat_refresh"].contains(&name)
+}
+
+/// A vm name that is no file in any era (and not one of the model's own knobs).
+fn absent_everywhere(name: &str) -> bool {
+    name.starts_with("vm.") && !vm_key_in_some_era(name) && !SPLIT_RECLAIM_KEYS.contains(&name) && !memtwin_machine::sysctl_names().contains(&name)
+}
+
+/// `echo V > /proc/sys/vm/NAME` for a file no kernel has: bash cannot create a file in
+/// /proc/sys (open fails with ENOENT), prints its message and the status is 1.
+pub struct NoSuchProcFile(pub String);
+
+impl Program for NoSuchProcFile {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        k.eprint(me, &format!("bash: {}: No such file or directory\n", self.0));
+        Step::Exit(1)
+    }
 }
 
 /// `echo 1 > /proc/sys/vm/compact_memory`: the writer compacts the zone
@@ -582,6 +609,9 @@ pub const SPLIT_RECLAIM_KEYS: &[&str] =
 pub fn era_has_key(era: memtwin_machine::KernelProfile, name: &str) -> bool {
     if !name.starts_with("vm.") {
         return true;
+    }
+    if !vm_key_in_some_era(name) && !SPLIT_RECLAIM_KEYS.contains(&name) && !memtwin_machine::sysctl_names().contains(&name) {
+        return false;
     }
     if SPLIT_RECLAIM_KEYS.contains(&name) {
         // Seed 004's split reclaim patch: its files on the patched 2.6.39 and on the model's
