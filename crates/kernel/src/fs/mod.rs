@@ -53,6 +53,8 @@ pub struct Inode {
     pub disk_size: u64,
     /// atime, mtime, ctime and birth time (i_atime, i_mtime, i_ctime, i_crtime), ns since boot.
     pub times: [memtwin_engine::Ns; 4],
+    /// Permission bits of i_mode (0644 for a new file: open's 0666 under umask 022).
+    pub perm: u16,
 }
 
 #[derive(Clone, Debug)]

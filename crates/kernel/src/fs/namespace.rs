@@ -366,6 +366,39 @@ impl Kernel {
     }
 
     /// stat(2) of a file or directory.
+    /// chmod(2) on a file: the permission bits change and so does ctime (notify_change ->
+    /// setattr_copy). Directories keep their modes (they have no inode objects here).
+    pub fn sys_chmod(&mut self, path: &str, perm: u32) -> Result<(), Errno> {
+        let path = super::normalize("/", path);
+        if let Some(ino) = self.fs.lookup(&path) {
+            let now = self.now;
+            let i = &mut self.fs.inodes[ino as usize];
+            i.perm = (perm & 0o7777) as u16;
+            i.times[2] = now;
+            return Ok(());
+        }
+        if self.fs.is_dir(&path) { Ok(()) } else { Err(Errno::ENOENT) }
+    }
+
+    /// utimensat(2) on a file (touch): each time that is given is set (UTIME_OMIT for the
+    /// others); ctime moves to now (notify_change sets ATTR_CTIME). Directories keep theirs.
+    pub fn sys_utimens(&mut self, path: &str, atime: Option<memtwin_engine::Ns>, mtime: Option<memtwin_engine::Ns>) -> Result<(), Errno> {
+        let path = super::normalize("/", path);
+        if let Some(ino) = self.fs.lookup(&path) {
+            let now = self.now;
+            let t = &mut self.fs.inodes[ino as usize].times;
+            if let Some(a) = atime {
+                t[0] = a;
+            }
+            if let Some(m) = mtime {
+                t[1] = m;
+            }
+            t[2] = now;
+            return Ok(());
+        }
+        if self.fs.is_dir(&path) { Ok(()) } else { Err(Errno::ENOENT) }
+    }
+
     pub fn sys_stat(&self, path: &str) -> Result<Stat, Errno> {
         let path = super::normalize("/", path);
         if let Some(ino) = self.fs.lookup(&path) {
@@ -375,7 +408,7 @@ impl Kernel {
                 size: i.size,
                 blocks: i.extent / 512,
                 nlink: 1,
-                mode: 0o100644,
+                mode: 0o100000 | i.perm as u32,
                 ino: ino as u64 + 12,
                 mount: i.mount,
                 times: i.times,

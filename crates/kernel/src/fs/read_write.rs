@@ -172,6 +172,7 @@ impl Kernel {
             unlinked_seq: None,
             disk_size: 0,
             times: [self.now; 4],
+            perm: 0o644,
         });
         self.fs.names.insert((mount, path.to_string()), ino);
         self.fs.by_mapping.insert(mapping, ino);

@@ -578,7 +578,7 @@ pub struct StatCmd {
     files: Vec<(String, String)>,
 }
 
-const STAT_SPECS: &str = "%s %n %b %B %F %a %A %h %i %o %u %U %g %G %%";
+const STAT_SPECS: &str = "%s %n %b %B %F %a %A %h %i %o %u %U %g %G %x %y %z %w %X %Y %Z %W %%";
 
 impl StatCmd {
     pub fn parse(args: &[String], cwd: &str) -> Result<StatCmd, String> {
@@ -615,7 +615,7 @@ impl StatCmd {
         while let Some(c) = chars.next() {
             if c == '%' {
                 match chars.next() {
-                    Some(s) if "snbBFaAhiouUgG%".contains(s) => {}
+                    Some(s) if "snbBFaAhiouUgGxyzwXYZW%".contains(s) => {}
                     Some(s) => return Err(format!("stat: unsupported format '%{s}' (supported: {STAT_SPECS})")),
                     None => return Err("stat: format ends with a lone '%'".into()),
                 }
@@ -687,6 +687,9 @@ impl StatCmd {
                 Some('o') => out.push_str("4096"),
                 Some('u') | Some('g') => out.push('0'),
                 Some('U') | Some('G') => out.push_str("root"),
+                // Times: human-readable (%x %y %z %w) and seconds since the epoch (%X %Y %Z %W).
+                Some(c @ ('x' | 'y' | 'z' | 'w')) => out.push_str(&stat_time(st.times["xyzw".find(c).unwrap_or(0)])),
+                Some(c @ ('X' | 'Y' | 'Z' | 'W')) => out.push_str(&wall(st.times["XYZW".find(c).unwrap_or(0)]).0.to_string()),
                 Some('%') => out.push('%'),
                 _ => {}
             }
@@ -825,7 +828,7 @@ mod tests {
         let e = Mount::parse(&["-o".into(), "huge=always".into(), "tmpfs".into(), "/mnt".into()], "/").err().unwrap();
         assert!(e.contains("size="), "{e}");
         assert!(Df::parse(&["-x".into()], "/").is_err());
-        assert!(StatCmd::parse(&["-c".into(), "%Z".into(), "f".into()], "/").is_err());
+        assert!(StatCmd::parse(&["-c".into(), "%C".into(), "f".into()], "/").is_err());
         assert!(StatCmd::parse(&["f".into()], "/").is_ok(), "the default layout");
         assert!(StatCmd::parse(&[], "/").is_err());
     }

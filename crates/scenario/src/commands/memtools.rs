@@ -263,24 +263,101 @@ impl Program for SetSize {
     }
 }
 
-/// chmod MODE FILE...: permissions have no effect on memory; the files must exist.
+/// chmod MODE FILE...: the permission bits of files change (ls -l and stat show them);
+/// they have no effect on memory. Directories keep their modes.
 pub struct Chmod {
+    mode: String,
     paths: Vec<(String, String)>,
+}
+
+/// chmod's mode for a file whose bits are `cur`: octal digits, or symbolic clauses
+/// (`u+x`, `go-w`, `a=r`, `+x`, `u=rw,g=r,o=`) as coreutils' mode_compile/mode_adjust read
+/// them (an omitted "who" is "a" masked by the umask, 022).
+pub fn chmod_mode(spec: &str, cur: u32, is_dir: bool) -> Option<u32> {
+    if !spec.is_empty() && spec.chars().all(|c| c.is_digit(8)) {
+        return u32::from_str_radix(spec, 8).ok().filter(|m| *m <= 0o7777);
+    }
+    const UMASK: u32 = 0o022;
+    let mut mode = cur & 0o7777;
+    for clause in spec.split(',') {
+        let b = clause.as_bytes();
+        let mut i = 0;
+        let mut who = 0u32;
+        while i < b.len() && b"ugoa".contains(&b[i]) {
+            who |= match b[i] {
+                b'u' => 0o4700,
+                b'g' => 0o2070,
+                b'o' => 0o1007,
+                _ => 0o7777,
+            };
+            i += 1;
+        }
+        let masked = who == 0;
+        if masked {
+            who = 0o7777;
+        }
+        if i >= b.len() {
+            return None;
+        }
+        while i < b.len() {
+            let op = b[i];
+            if !b"+-=".contains(&op) {
+                return None;
+            }
+            i += 1;
+            let mut bits = 0u32;
+            if i < b.len() && b"ugo".contains(&b[i]) {
+                // Copy another class's bits (u=g).
+                let src = match b[i] {
+                    b'u' => (mode >> 6) & 7,
+                    b'g' => (mode >> 3) & 7,
+                    _ => mode & 7,
+                };
+                bits = src * 0o111;
+                i += 1;
+            } else {
+                while i < b.len() && b"rwxXst".contains(&b[i]) {
+                    bits |= match b[i] {
+                        b'r' => 0o444,
+                        b'w' => 0o222,
+                        b'x' => 0o111,
+                        b'X' if is_dir || mode & 0o111 != 0 => 0o111,
+                        b'X' => 0,
+                        b's' => 0o6000,
+                        _ => 0o1000,
+                    };
+                    i += 1;
+                }
+            }
+            let mut affected = bits & who;
+            if masked {
+                affected &= !UMASK;
+            }
+            match op {
+                b'+' => mode |= affected,
+                b'-' => mode &= !affected,
+                _ => {
+                    let keep = if masked { !who | UMASK } else { !who };
+                    mode = (mode & keep & 0o7777) | affected;
+                }
+            }
+        }
+    }
+    Some(mode)
 }
 
 impl Chmod {
     pub fn parse(args: &[String], cwd: &str) -> Result<Chmod, String> {
-        let mut it = args.iter().filter(|a| !matches!(a.as_str(), "-R" | "-v" | "-f"));
+        let mut it = args.iter().filter(|a| !matches!(a.as_str(), "-R" | "-v" | "-f" | "-c"));
         let mode = it.next().ok_or("chmod: missing operand")?;
-        let ok_mode = mode.chars().all(|c| c.is_digit(8)) || mode.chars().all(|c| "ugoa+-=rwxXst,".contains(c));
-        if !ok_mode {
+        if chmod_mode(mode, 0o644, false).is_none() {
             return Err(format!("chmod: invalid mode: '{mode}'"));
         }
         let paths: Vec<(String, String)> = it.map(|p| (normalize(cwd, p), p.clone())).collect();
         if paths.is_empty() {
             return Err(format!("chmod: missing operand after '{mode}'"));
         }
-        Ok(Chmod { paths })
+        Ok(Chmod { mode: mode.clone(), paths })
     }
 }
 
@@ -288,10 +365,199 @@ impl Program for Chmod {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         let mut status = 0;
         for (p, given) in &self.paths {
-            if !k.fs.exists(p) {
-                k.eprint(me, &format!("chmod: cannot access '{given}': No such file or directory\n"));
-                status = 1;
+            let st = match k.sys_stat(p) {
+                Ok(st) => st,
+                Err(_) => {
+                    k.eprint(me, &format!("chmod: cannot access '{given}': No such file or directory\n"));
+                    status = 1;
+                    continue;
+                }
+            };
+            let is_dir = st.kind == memtwin_kernel::fs::FileKind::Directory;
+            if let Some(m) = chmod_mode(&self.mode, st.mode, is_dir) {
+                let _ = k.sys_chmod(p, m);
             }
+        }
+        Step::Exit(status)
+    }
+}
+
+/// touch [-a] [-m] [-c] [-r REF | -d DATE | -t STAMP] FILE...: creates missing files (an
+/// empty inode, as open(O_CREAT) does) and sets access and modification times
+/// (utimensat), to now unless a time is given.
+pub struct Touch {
+    atime: bool,
+    mtime: bool,
+    create: bool,
+    when: TouchTime,
+    paths: Vec<(String, String)>,
+}
+
+enum TouchTime {
+    Now,
+    /// Seconds since the epoch.
+    At(u64),
+    Reference(String, String),
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (days_from_civil).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+fn epoch_of(y: i64, mo: i64, d: i64, h: i64, mi: i64, s: i64) -> Option<u64> {
+    let ok = (1..=12).contains(&mo) && (1..=31).contains(&d) && (0..24).contains(&h) && (0..60).contains(&mi) && (0..=60).contains(&s);
+    let t = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+    (ok && t >= 0).then_some(t as u64)
+}
+
+/// `-d`: `@SECONDS`, `YYYY-MM-DD`, `YYYY-MM-DD HH:MM[:SS]` (or with a `T`), in UTC.
+fn parse_touch_date(v: &str) -> Option<u64> {
+    if let Some(n) = v.strip_prefix('@') {
+        return n.parse().ok();
+    }
+    let v = v.trim();
+    let (date, time) = match v.split_once([' ', 'T']) {
+        Some((d, t)) => (d, t.trim()),
+        None => (v, "00:00:00"),
+    };
+    let d: Vec<i64> = date.split('-').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    let t: Vec<i64> = time.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    if d.len() != 3 || !(2..=3).contains(&t.len()) {
+        return None;
+    }
+    epoch_of(d[0], d[1], d[2], t[0], t[1], *t.get(2).unwrap_or(&0))
+}
+
+/// `-t [[CC]YY]MMDDhhmm[.ss]` (posixtime), in UTC.
+fn parse_touch_stamp(v: &str, now_year: i64) -> Option<u64> {
+    let (main, ss) = match v.split_once('.') {
+        Some((m, s)) if s.len() == 2 => (m, s.parse().ok()?),
+        Some(_) => return None,
+        None => (v, 0),
+    };
+    if !main.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let n = |s: &str| s.parse::<i64>().ok();
+    let (y, rest) = match main.len() {
+        8 => (now_year, main),
+        10 => {
+            let yy = n(&main[..2])?;
+            (if yy < 69 { 2000 + yy } else { 1900 + yy }, &main[2..])
+        }
+        12 => (n(&main[..4])?, &main[4..]),
+        _ => return None,
+    };
+    epoch_of(y, n(&rest[..2])?, n(&rest[2..4])?, n(&rest[4..6])?, n(&rest[6..8])?, ss)
+}
+
+impl Touch {
+    pub fn parse(args: &[String], cwd: &str) -> Result<Touch, String> {
+        const USAGE: &str = "touch [-a] [-m] [-c] [-r FILE | -d DATE | -t STAMP] FILE...";
+        let mut t = Touch { atime: false, mtime: false, create: true, when: TouchTime::Now, paths: Vec::new() };
+        let mut it = args.iter();
+        let mut opts_done = false;
+        let boot_year = 2026;
+        while let Some(a) = it.next() {
+            if opts_done || a == "-" || !a.starts_with('-') {
+                t.paths.push((normalize(cwd, a), a.clone()));
+                continue;
+            }
+            let (name, inline) = match a.split_once('=') {
+                Some((n, v)) if a.starts_with("--") => (n.to_string(), Some(v.to_string())),
+                _ => (a.clone(), None),
+            };
+            let mut value = |flag: &str| -> Result<String, String> {
+                if let Some(v) = inline.clone() {
+                    return Ok(v);
+                }
+                if a.len() > 2 && !a.starts_with("--") {
+                    return Ok(a[2..].to_string());
+                }
+                it.next().cloned().ok_or(format!("touch: option requires an argument -- '{flag}' ({USAGE})"))
+            };
+            match name.as_str() {
+                "--" => opts_done = true,
+                "-a" => t.atime = true,
+                "-m" => t.mtime = true,
+                "-c" | "--no-create" => t.create = false,
+                "-am" | "-ma" => (t.atime, t.mtime) = (true, true),
+                "-h" | "--no-dereference" | "-f" => {}
+                n if n.starts_with("-r") || n == "--reference" => {
+                    let r = value("r")?;
+                    t.when = TouchTime::Reference(normalize(cwd, &r), r);
+                }
+                n if n.starts_with("-d") || n == "--date" => {
+                    let v = value("d")?;
+                    t.when = TouchTime::At(parse_touch_date(&v).ok_or(format!("touch: invalid date format '{v}' (accepted: @SECONDS, YYYY-MM-DD, YYYY-MM-DD HH:MM[:SS], UTC)"))?);
+                }
+                n if n.starts_with("-t") => {
+                    let v = value("t")?;
+                    t.when = TouchTime::At(parse_touch_stamp(&v, boot_year).ok_or(format!("touch: invalid date format '{v}'"))?);
+                }
+                _ => return Err(format!("touch: unsupported option '{a}' ({USAGE})")),
+            }
+        }
+        if t.paths.is_empty() {
+            return Err("touch: missing file operand".into());
+        }
+        if let TouchTime::At(s) = t.when {
+            if s < BOOT_EPOCH_S {
+                return Err(format!("touch: a time before the machine booted ({s} < {BOOT_EPOCH_S} s since the epoch) is not modelled: file times are kept from boot on"));
+            }
+        }
+        if !t.atime && !t.mtime {
+            (t.atime, t.mtime) = (true, true);
+        }
+        Ok(t)
+    }
+}
+
+impl Program for Touch {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let mut status = 0;
+        let mut sys: Ns = 0;
+        let paths = std::mem::take(&mut self.paths);
+        for (p, given) in &paths {
+            let when = match &self.when {
+                TouchTime::Now => k.now,
+                TouchTime::At(s) => (s - BOOT_EPOCH_S) * 1_000_000_000,
+                TouchTime::Reference(r, rg) => match k.sys_stat(r) {
+                    Ok(st) => st.times[1],
+                    Err(e) => {
+                        k.eprint(me, &format!("touch: failed to get attributes of '{rg}': {}\n", e.strerror()));
+                        return Step::Exit(1);
+                    }
+                },
+            };
+            if k.sys_stat(p).is_err() {
+                if !self.create {
+                    continue;
+                }
+                match k.sys_open(me, p, OpenFlags { write: true, create: true, ..Default::default() }) {
+                    Ok((fd, _)) => {
+                        let _ = k.sys_close(me, fd);
+                    }
+                    Err(e) => {
+                        k.eprint(me, &format!("touch: cannot touch '{given}': {}\n", e.strerror()));
+                        status = 1;
+                        continue;
+                    }
+                }
+            }
+            let _ = k.sys_utimens(p, self.atime.then_some(when), self.mtime.then_some(when));
+            sys += 5_000;
+        }
+        if status == 0 && sys > 0 {
+            // The open/utimensat system calls; the exit follows.
+            self.paths.clear();
+            return Step::Cpu { user: 0, sys };
         }
         Step::Exit(status)
     }

@@ -33,7 +33,7 @@ pub const SUPPORTED: &[&str] = &[
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec",
-    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "nice", "renice", "rpc.nfsd", "sfs", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "touch", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "nice", "renice", "rpc.nfsd", "sfs", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -88,6 +88,7 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "fallocate" => memtools::SetSize::parse("fallocate", args, cwd).map(|d| Box::new(d) as Cmd),
         "truncate" => memtools::SetSize::parse("truncate", args, cwd).map(|d| Box::new(d) as Cmd),
         "chmod" => memtools::Chmod::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "touch" => memtools::Touch::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "du" => memtools::Du::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "fincore" => memtools::Fincore::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "vmtouch" => memtools::Vmtouch::parse(args, cwd).map(|d| Box::new(d) as Cmd),
