@@ -43,6 +43,60 @@ impl LoadAvg {
 }
 
 impl Kernel {
+    /// /proc/PID/wchan (get_wchan): the kernel function a sleeping task sleeps in, as each
+    /// era names it; "" for a running task. The model knows why a task sleeps (its wait
+    /// reason, a kernel thread's loop, a pipe), not the call stack, so this is the function
+    /// of that sleep.
+    pub fn wchan(&self, tid: memtwin_engine::TaskId) -> &'static str {
+        use crate::delayacct::WaitReason as W;
+        use memtwin_machine::KernelProfile as P;
+        let t = &self.tasks[tid as usize];
+        let st = &self.sched.tasks[tid as usize];
+        let era = self.machine.kernel;
+        let page_wait = match era {
+            P::Linux6 => "folio_wait_bit_common",
+            P::Linux58 | P::Linux5Pre59 => "wait_on_page_bit_common",
+            P::Linux2639 => "sleep_on_page",
+            P::Linux24 => "___wait_on_page",
+        };
+        match st.state {
+            RunState::Runnable | RunState::Running | RunState::Zombie => return "",
+            _ => {}
+        }
+        if t.kthread {
+            let c = t.comm.as_str();
+            return if c.starts_with("kswapd") {
+                "kswapd"
+            } else if c.starts_with("flush-") {
+                "bdi_writeback_thread"
+            } else if c.starts_with("kworker") {
+                "worker_thread"
+            } else if c.starts_with("nfsd") {
+                "svc_recv"
+            } else if c.starts_with("kcompactd") {
+                "kcompactd"
+            } else if c.starts_with("kjournald") {
+                "kjournald"
+            } else if c.starts_with("jbd2") {
+                "kjournald2"
+            } else if c == "kthreadd" {
+                "kthreadd"
+            } else {
+                "smpboot_thread_fn"
+            };
+        }
+        match t.wait_reason {
+            Some(W::Blkio | W::Swapin | W::Thrashing) => page_wait,
+            Some(W::DirtyThrottle) => "balance_dirty_pages",
+            Some(W::ReclaimWait) => if matches!(era, P::Linux6) { "reclaim_throttle" } else { "congestion_wait" },
+            Some(W::MemcgHigh) => "mem_cgroup_handle_over_high",
+            Some(W::Lock) => "rwsem_down_read_slowpath",
+            _ if st.state == RunState::DiskSleep => "io_schedule",
+            _ if t.stdin_pipe.is_some() => "pipe_read",
+            _ => "hrtimer_nanosleep",
+        }
+    }
+
     /// calc_global_load: at every LOAD_FREQ boundary up to `t`, fold nr_running +
     /// nr_uninterruptible (the state since the last event) into the three averages.
     pub(crate) fn calc_global_load(&mut self, t: memtwin_engine::Ns) {
@@ -185,8 +239,12 @@ impl Kernel {
                 let st = &self.sched.tasks[i];
                 let state = match st.state {
                     RunState::Runnable | RunState::Running => TaskState::Running,
+                    // TASK_IDLE shows as 'I' since 4.14 (task_state_to_char): idle kworkers
+                    // sleep in it; kswapd, kcompactd and the 2.6.39 flusher threads sleep
+                    // interruptibly ('S'), as every thread did before 4.14.
                     RunState::Sleeping => {
-                        if t.kthread { TaskState::Idle } else { TaskState::Sleeping }
+                        let idle_state = !matches!(self.machine.kernel, memtwin_machine::KernelProfile::Linux2639 | memtwin_machine::KernelProfile::Linux24);
+                        if t.kthread && idle_state && t.comm.starts_with("kworker") { TaskState::Idle } else { TaskState::Sleeping }
                     }
                     RunState::DiskSleep => TaskState::DiskSleep,
                     RunState::Zombie => TaskState::Zombie,
@@ -233,6 +291,7 @@ impl Kernel {
                     swapin_delay_ns: t.swapin_delay,
                     blkio_delay_ns: st.blkio_delay + if st.state == RunState::DiskSleep { self.now - st.sleep_start } else { 0 },
                     start_ns: t.start,
+                    wchan: self.wchan(i as memtwin_engine::TaskId),
                 }
             })
             .collect();

@@ -96,6 +96,8 @@ pub struct TaskInfo {
     pub blkio_delay_ns: u64,
     /// Start time since boot, ns.
     pub start_ns: u64,
+    /// The kernel function a sleeping task sleeps in (/proc/PID/wchan; "" when running).
+    pub wchan: &'static str,
 }
 
 /// Everything the tools read at one instant.

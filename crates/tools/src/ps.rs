@@ -1,7 +1,8 @@
-//! procps-ng 4.0.2 `ps`: `aux` (BSD user format), `-e`/`-A`, `-f`, `-o`/`-eo` with the
-//! common format specifiers, `-p PID,...`, `-C NAME,...`, `--sort=[+-]KEY`, `--no-headers`.
-//! Column widths, alignment and the `%CPU` / `%MEM` / `TIME` / `ELAPSED` arithmetic follow
-//! ps/output.c.
+//! procps-ng 4.0.2 `ps`: `aux` (BSD user format), `-e`/`-A`, `-f`, `-l`, `-lf`, `-o`/`-eo`
+//! with the common format specifiers, `-p PID,...`, `-C NAME,...`, `--sort=[+-]KEY`,
+//! `--no-headers`. Column widths, alignment (a column that overflows pushes the next one
+//! only as far as it must, as show_one_proc does) and the `%CPU` / `%MEM` / `TIME` /
+//! `ELAPSED` arithmetic follow ps/output.c and ps/display.c.
 
 use memtwin_procfs::{Snapshot, TaskInfo};
 
@@ -31,7 +32,13 @@ const SPECS: &[(&[&str], &str, usize, bool)] = &[
     (&["ni", "nice"], "NI", 3, true),
     (&["pri"], "PRI", 3, true),
     (&["nlwp", "thcount"], "NLWP", 4, true),
-    (&["start", "start_time", "stime"], "START", 5, true),
+    (&["start", "start_time"], "START", 5, true),
+    (&["stime"], "STIME", 5, true),
+    (&["f", "flag", "flags"], "F", 1, true),
+    (&["c"], "C", 2, true),
+    (&["opri"], "PRI", 3, true),
+    (&["addr"], "ADDR", 1, true),
+    (&["wchan"], "WCHAN", 6, false),
 ];
 
 pub fn ps_format_names() -> String {
@@ -74,6 +81,7 @@ fn unknown(name: &str) -> String {
 pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
     let mut o = PsOptions { cols: Vec::new(), pids: Vec::new(), names: Vec::new(), all: false, sort: Vec::new(), headers: true };
     let mut user_fmt = false;
+    let (mut full, mut long) = (false, false);
     let mut it = args.iter().peekable();
     let parse_cols = |o: &mut PsOptions, v: &str| -> Result<(), String> {
         for item in v.split([',', ' ']).filter(|s| !s.is_empty()) {
@@ -120,7 +128,9 @@ pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
                 while i < cs.len() {
                     match cs[i] {
                         'e' | 'A' => o.all = true,
-                        'f' | 'F' | 'l' => return Err("ps: error: the -f/-F/-l layouts are not modelled; use -o (e.g. ps -eo pid,ppid,user,stime,tty,time,args)".into()),
+                        'f' => full = true,
+                        'l' => long = true,
+                        'F' => return Err("ps: error: the -F layout is not modelled (PSR is not); use -f, -l or -o (e.g. ps -eo pid,ppid,user,stime,tty,time,args)".into()),
                         'o' | 'p' | 'C' => {
                             let rest: String = cs[i + 1..].iter().collect();
                             let v = if rest.is_empty() { it.next().cloned().ok_or("ps: error: option needs an argument")? } else { rest };
@@ -136,7 +146,7 @@ pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
                             i = cs.len();
                             continue;
                         }
-                        c => return Err(format!("ps: error: unsupported SysV option -{c} (supported: -e -A -f -o -p -C)")),
+                        c => return Err(format!("ps: error: unsupported SysV option -{c} (supported: -e -A -f -l -o -p -C)")),
                     }
                     i += 1;
                 }
@@ -161,13 +171,22 @@ pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
         }
     }
     if o.cols.is_empty() {
-        let names: &[&str] = if user_fmt {
-            &["user", "pid", "%cpu", "%mem", "vsz", "rss", "tname", "stat", "start", "bsdtime", "args"]
+        // ps/display.c's default formats: -f "UID PID PPID C STIME TTY TIME CMD", -l
+        // "F S UID PID PPID C PRI NI ADDR SZ WCHAN TTY TIME CMD", both "F S UID PID PPID C
+        // PRI NI ADDR SZ WCHAN STIME TTY TIME CMD" (-f shows the user name under UID).
+        let names: &[(&str, Option<&str>)] = if user_fmt {
+            &[("user", None), ("pid", None), ("%cpu", None), ("%mem", None), ("vsz", None), ("rss", None), ("tname", None), ("stat", None), ("start", None), ("bsdtime", None), ("args", None)]
+        } else if full && long {
+            &[("f", None), ("s", None), ("user", Some("UID")), ("pid", None), ("ppid", None), ("c", None), ("opri", None), ("ni", None), ("addr", None), ("sz", None), ("wchan", None), ("stime", None), ("tname", None), ("time", None), ("cmd", None)]
+        } else if long {
+            &[("f", None), ("s", None), ("uid", None), ("pid", None), ("ppid", None), ("c", None), ("opri", None), ("ni", None), ("addr", None), ("sz", None), ("wchan", None), ("tname", None), ("time", None), ("comm", Some("CMD"))]
+        } else if full {
+            &[("user", Some("UID")), ("pid", None), ("ppid", None), ("c", None), ("stime", None), ("tname", None), ("time", None), ("cmd", None)]
         } else {
-            &["pid", "tname", "time", "cmd"]
+            &[("pid", None), ("tname", None), ("time", None), ("cmd", None)]
         };
-        for n in names {
-            o.cols.push((spec_index(n).expect("known"), None));
+        for (n, h) in names {
+            o.cols.push((spec_index(n).expect("known"), h.map(String::from)));
         }
     }
     if !o.pids.is_empty() || !o.names.is_empty() {
@@ -246,10 +265,33 @@ fn cell(i: usize, t: &TaskInfo, x: &PsTaskExtra, s: &Snapshot, boot_wall_s: u64)
         }
         "ni" => t.nice.to_string(),
         "pri" => (19 - t.nice).to_string(),
+        // pr_opri: 60 + task_prio (80 for nice 0).
+        "opri" => (80 + t.nice).to_string(),
+        // pr_flag: PF_FORKNOEXEC (1) for kernel threads, PF_SUPERPRIV (4) for init, which
+        // used root's privileges; a command exec'd from the script has neither.
+        "f" => (if t.kthread { 1 } else if t.pid == 1 { 4 } else { 0 }).to_string(),
+        // pr_c: the integer %CPU, at most 99.
+        "c" => {
+            let pcpu = if elapsed > 0.0 { ((total_ticks as f64 * 1000.0 / 100.0) / elapsed) as u64 } else { 0 };
+            (pcpu / 10).min(99).to_string()
+        }
+        "addr" => "-".into(),
+        "wchan" => if t.wchan.is_empty() { "-".into() } else { t.wchan.to_string() },
         "nlwp" => "1".into(),
         "start" => {
             let w = boot_wall_s + t.start_ns / 1_000_000_000;
             format!("{:02}:{:02}", w / 3600 % 24, w / 60 % 60)
+        }
+        "stime" => {
+            // pr_stime: HH:MM for a process started today, MonDD before (the boot day is
+            // Nov 23).
+            let w = boot_wall_s + t.start_ns / 1_000_000_000;
+            let now = boot_wall_s + s.uptime_ns / 1_000_000_000;
+            if w / 86400 == now / 86400 {
+                format!("{:02}:{:02}", w / 3600 % 24, w / 60 % 60)
+            } else {
+                format!("Nov{}", 23 + w / 86400)
+            }
         }
         _ => String::new(),
     }
@@ -297,23 +339,24 @@ pub fn ps(s: &Snapshot, extra: &[PsTaskExtra], o: &PsOptions, boot_wall_s: u64) 
     }
     let ncols = o.cols.len();
     let fmt_line = |cells: &[String]| {
+        // show_one_proc: each column has a nominal place (widths plus one space each); a
+        // right-aligned text ends at its column's end, a left-aligned one starts at its
+        // start, and either is pushed right just enough to keep one space after the text
+        // before it (an overflowing column borrows from the next, not from all the rest).
         let mut line = String::new();
+        let (mut nominal, mut cur) = (0usize, 0usize);
         for (k, (ci, _)) in o.cols.iter().enumerate() {
             let (_, _, w, right) = SPECS[*ci];
             let c = &cells[k];
-            if k > 0 {
-                line.push(' ');
-            }
             let last = k + 1 == ncols;
-            if right {
-                line.push_str(&format!("{c:>w$}"));
-            } else if last {
-                line.push_str(c);
-            } else {
-                // Text columns that are not last are cut to their width.
-                let cut: String = c.chars().take(w).collect();
-                line.push_str(&format!("{cut:<w$}"));
-            }
+            let text: String = if right || last { c.clone() } else { c.chars().take(w).collect() };
+            let n = text.chars().count();
+            let min_start = if k == 0 { 0 } else { cur + 1 };
+            let start = if right { (nominal + w).saturating_sub(n).max(min_start) } else { nominal.max(min_start) };
+            line.push_str(&" ".repeat(start - cur));
+            line.push_str(&text);
+            cur = start + n;
+            nominal += w + 1;
         }
         line.truncate(line.trim_end().len());
         line.push('\n');

@@ -7,7 +7,7 @@ use memtwin_procfs::{MeminfoExtra, MeminfoLayout};
 
 /// The files that can be read, for error messages.
 pub const SUPPORTED: &str = "/proc/meminfo, /proc/vmstat, /proc/swaps, /proc/loadavg, /proc/uptime, /proc/stat, \
-/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/pagetypeinfo, /proc/cpuinfo, /proc/PID/{status,stat,sched,io,smaps_rollup,cmdline,comm,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
+/proc/zoneinfo, /proc/slabinfo, /proc/diskstats, /proc/buddyinfo, /proc/pagetypeinfo, /proc/cpuinfo, /proc/PID/{status,stat,sched,io,smaps_rollup,cmdline,comm,wchan,oom_score,oom_score_adj} (PID or self), /proc/sys/..., \
 /sys/kernel/mm/transparent_hugepage/{enabled,defrag}, /sys/block/DEV/queue/scheduler";
 
 /// Is `path` a /proc or /sys file this model renders? `Err` says why not and what is.
@@ -33,7 +33,7 @@ pub fn check(path: &str, era: Option<KernelProfile>) -> Result<(), String> {
     }
     if let Some((pid, file)) = rest.split_once('/') {
         if (pid == "self" || pid.parse::<u32>().is_ok())
-            && matches!(file, "status" | "stat" | "sched" | "io" | "smaps_rollup" | "cmdline" | "comm" | "oom_score" | "oom_score_adj")
+            && matches!(file, "status" | "stat" | "sched" | "io" | "smaps_rollup" | "cmdline" | "comm" | "wchan" | "oom_score" | "oom_score_adj")
         {
             return Ok(());
         }
@@ -139,6 +139,11 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
             t.cmdline.split_whitespace().map(|a| format!("{a}\0")).collect()
         }
         "comm" => format!("{}\n", k.task_comm(tid)),
+        // proc_pid_wchan: the symbol, or "0" for a running task (no newline).
+        "wchan" => match k.wchan(tid) {
+            "" => "0".to_string(),
+            f => f.to_string(),
+        },
         "oom_score" => {
             // proc_oom_score: badness scaled to 0..2000 of RAM + swap (5.x+).
             let total = k.mm.managed + k.swap_totals().0;
