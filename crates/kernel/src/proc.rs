@@ -42,7 +42,45 @@ impl LoadAvg {
     }
 }
 
+/// A task's memory as smaps sums it (pages; PSS in fractional pages).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TaskPss {
+    pub rss: u64,
+    pub pss: f64,
+    pub uss: u64,
+    pub swap: u64,
+    pub swap_pss: f64,
+}
+
 impl Kernel {
+    /// A task's memory as /proc/PID/smaps sums it (smaps_account): RSS, PSS (each resident
+    /// page of a mapping shared by N live tasks counts 1/N), USS (pages no other task maps)
+    /// and swap, in pages. The model's sharing unit is the mapping: a file or shmem object
+    /// mapped by several tasks is shared page for page; anonymous memory is private.
+    pub fn task_pss(&self, tid: memtwin_engine::TaskId) -> TaskPss {
+        let t = &self.tasks[tid as usize];
+        let (_, _file, _shmem, swap) = self.task_mem(tid);
+        let anon = t.anon_mapping.map_or(t.rss_anon, |m| self.mm.mappings[m as usize].nrpages);
+        let mut out = TaskPss { rss: anon + t.rss_file, pss: (anon + t.rss_file) as f64, uss: anon + t.rss_file, swap, swap_pss: swap as f64 };
+        let live = |x: &crate::task::Task| x.exit_code.is_none() && !x.reaped;
+        for &m in &t.vmas {
+            let s = &self.mm.mappings[m as usize];
+            if !s.live {
+                continue;
+            }
+            let mappers = self.tasks.iter().filter(|x| live(x) && x.vmas.contains(&m)).count().max(1) as u64;
+            out.rss += s.nrpages;
+            out.pss += s.nrpages as f64 / mappers as f64;
+            if mappers == 1 {
+                out.uss += s.nrpages;
+            }
+            if matches!(s.kind, crate::mm::MappingKind::Shmem) {
+                out.swap_pss += s.nr_swapped as f64 / mappers as f64 - s.nr_swapped as f64;
+            }
+        }
+        out
+    }
+
     /// /proc/PID/wchan (get_wchan): the kernel function a sleeping task sleeps in, as each
     /// era names it; "" for a running task. The model knows why a task sleeps (its wait
     /// reason, a kernel thread's loop, a pipe), not the call stack, so this is the function

@@ -18,6 +18,7 @@ mod procfiles;
 mod sfs;
 mod stress;
 mod swapdemo;
+mod smem;
 mod sysctl;
 pub mod text;
 
@@ -33,7 +34,7 @@ pub const SUPPORTED: &[&str] = &[
     "mount", "umount", "df", "ls", "stat", "mkdir", "crash", "reboot",
     "ftp", "bonnie++", "fio",
     "swapoff", "swapon", "mkswap", "zramctl", "swapdemo", "memhog", "rmdir", "systemd-run", "cgexec",
-    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "touch", "du", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "nice", "renice", "rpc.nfsd", "sfs", "wait", "set", "cd", "export", "true", "false", "exit", "time",
+    "dmesg", "ps", "uptime", "nproc", "fallocate", "truncate", "chmod", "touch", "du", "smem", "stress-ng", "stress", "fincore", "vmtouch", "pmap", "sar", "slabtop", "reclaimstat", "ionice", "nice", "renice", "rpc.nfsd", "sfs", "wait", "set", "cd", "export", "true", "false", "exit", "time",
 ];
 
 /// Build the program for a command line; `Err` names what is wrong and what is accepted.
@@ -89,6 +90,7 @@ pub fn build(name: &str, args: &[String], cwd: &str, captures: &HashMap<String, 
         "truncate" => memtools::SetSize::parse("truncate", args, cwd).map(|d| Box::new(d) as Cmd),
         "chmod" => memtools::Chmod::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "touch" => memtools::Touch::parse(args, cwd).map(|d| Box::new(d) as Cmd),
+        "smem" => smem::Smem::parse(args).map(|d| Box::new(d) as Cmd),
         "du" => memtools::Du::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "fincore" => memtools::Fincore::parse(args, cwd).map(|d| Box::new(d) as Cmd),
         "vmtouch" => memtools::Vmtouch::parse(args, cwd).map(|d| Box::new(d) as Cmd),
