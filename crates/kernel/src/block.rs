@@ -52,6 +52,62 @@ pub struct Request {
     /// Submission order (1, 2, ...): a waiter for writeback "submitted so far" remembers
     /// the last sequence number it covers (the request slot `id` is reused, this is not).
     pub seq: u64,
+    /// The elevator's priority class of the request (its submitter's I/O priority).
+    pub class: crate::ioprio::IoClass,
+    /// Byte offset on the device, the transfer time (seek included) and when the device
+    /// starts it: kept while the request waits so that the elevator can move it.
+    pub pos: u64,
+    pub service: Ns,
+    pub begin: Ns,
+}
+
+/// The I/O scheduler of a device and what it does with I/O priorities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elevator {
+    /// none / noop / 2.4's elevator / bio-based drivers: first come, first served.
+    Fifo,
+    /// mq-deadline since 5.14 (block/mq-deadline.c dd_dispatch_request): the queued
+    /// requests of the best class (RT, then BE, then IDLE) are dispatched first; a request
+    /// waiting longer than prio_aging_expire (10 s) goes before better classes
+    /// (dd_dispatch_prio_aged_requests).
+    MqDeadlinePrio,
+    /// CFQ (2.6.39 block/cfq-iosched.c): RT queues are served before BE, BE before IDLE
+    /// (cfq_choose_wl, cfq_serv_tree); the idle class only when no other queue has I/O.
+    /// The per-level time slices within a class (cfq_prio_slice) are not modelled.
+    Cfq,
+}
+
+/// mq-deadline's prio_aging_expire default (10 s).
+pub const PRIO_AGING_EXPIRE: Ns = 10 * NS_PER_SEC;
+
+/// The default elevator of a disk (elevator_get_default; 2.6.39's CONFIG_DEFAULT_IOSCHED
+/// cfq): `none` for bio-based RAM disks and multi-queue devices (NVMe, virtio-blk with a
+/// queue per vCPU, xen-blkfront), mq-deadline for single-queue ones on blk-mq kernels.
+/// Returns the /sys/block/DEV/queue/scheduler line and the active elevator's name.
+pub fn default_elevator(kernel: memtwin_machine::KernelProfile, cpus: u32, name: &str) -> (&'static str, &'static str) {
+    use memtwin_machine::KernelProfile as P;
+    if name.starts_with("ram") {
+        return ("none\n", "none");
+    }
+    match kernel {
+        P::Linux24 => ("", ""),
+        P::Linux2639 => ("noop deadline [cfq] \n", "cfq"),
+        _ => {
+            let multi = name.starts_with("nvme") || ((name.starts_with("vd") || name.starts_with("xvd")) && cpus > 1);
+            if multi { ("[none] mq-deadline \n", "none") } else { ("none [mq-deadline] \n", "mq-deadline") }
+        }
+    }
+}
+
+/// What the active elevator does with priorities: mq-deadline reads them from 5.14 on
+/// (the 6.x profile); the 5.x profiles' mq-deadline, none and noop do not.
+pub fn elevator_for(kernel: memtwin_machine::KernelProfile, active: &str) -> Elevator {
+    use memtwin_machine::KernelProfile as P;
+    match (kernel, active) {
+        (P::Linux6, "mq-deadline") => Elevator::MqDeadlinePrio,
+        (P::Linux2639, "cfq") => Elevator::Cfq,
+        _ => Elevator::Fifo,
+    }
 }
 
 /// A device's I/O accounting as the kernel keeps it (struct disk_stats, block/blk-core.c
@@ -101,6 +157,12 @@ pub struct BlockDevice {
     pub bw_written: u64,
     /// Where the filesystem allocates the next file's data.
     pub alloc_cursor: u64,
+    pub elevator: Elevator,
+    /// Requests the device has not started yet, in the order it will serve them, each with
+    /// the device state before it (busy_until, write_done, last_end).
+    pub queued: Vec<(u32, [u64; 3])>,
+    /// Live requests (queued or in flight) of a class other than best effort.
+    pub nonbe_live: u32,
 }
 
 #[derive(Default)]
@@ -139,6 +201,9 @@ impl Block {
             bw_written: 0,
             // Leave the first MiB for the partition table and superblock.
             alloc_cursor: 1 << 20,
+            elevator: Elevator::Fifo,
+            queued: Vec::new(),
+            nonbe_live: 0,
         });
         (self.devs.len() - 1) as u32
     }
@@ -241,37 +306,21 @@ impl BlockDevice {
 pub type Completion = Request;
 
 impl Block {
-    /// Queue one request at byte offset `pos` of device `dev` at time `now`; returns its id
-    /// and its completion time. The caller schedules the completion event.
+    /// Queue one request at byte offset `pos` of device `dev` at time `now`, at best-effort
+    /// priority; returns its id and its completion time. The caller schedules the
+    /// completion event.
     pub fn submit(&mut self, now: Ns, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>) -> (u32, Ns) {
-        let d = &mut self.devs[dev as usize];
-        d.update_io_ticks(now);
-        let mut service = (bytes as f64 / d.bw(dir) * NS_PER_SEC as f64) as Ns;
-        if d.disk.model.rotational && pos != d.last_end {
-            service += d.disk.model.seek_ns;
-        }
-        let through = dir == Dir::Write && d.disk.model.write_through;
-        // A write-through device starts a write only once the previous one is committed:
-        // the writes' per-request latency is in series with their transfers. Reads go on
-        // meanwhile (served while a write commits).
-        let start = if through { d.busy_until.max(d.write_done).max(now) } else { d.busy_until.max(now) };
-        d.busy_until = start + service;
-        d.busy_ns += service;
-        d.last_end = pos + bytes;
-        let latency = match dir {
-            Dir::Read => d.disk.model.latency_ns,
-            Dir::Write => d.disk.model.write_latency_ns,
-        };
-        let done_at = d.busy_until + latency;
-        if through {
-            // The commit is device time too (busy, utilisation).
-            d.write_done = done_at;
-            d.busy_ns += latency;
-        }
-        let at = d.inflight.partition_point(|&t| t <= done_at);
-        d.inflight.insert(at, done_at);
+        let (id, done_at, _) = self.submit_prio(now, dev, dir, pos, bytes, kind, task, crate::ioprio::IoClass::Be);
+        (id, done_at)
+    }
+
+    /// `submit` with the request's priority class; the third value lists the requests the
+    /// elevator moved behind this one (id, old and new completion times).
+    #[allow(clippy::too_many_arguments)]
+    pub fn submit_prio(&mut self, now: Ns, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>, class: crate::ioprio::IoClass) -> (u32, Ns, Vec<(u32, Ns, Ns)>) {
+        self.devs[dev as usize].update_io_ticks(now);
         self.submitted += 1;
-        let req = Request { dev, dir, bytes, kind, done_at, task, live: true, start: now, seq: self.submitted };
+        let req = Request { dev, dir, bytes, kind, done_at: 0, task, live: true, start: now, seq: self.submitted, class, pos, service: 0, begin: 0 };
         let id = match self.free_reqs.pop() {
             Some(i) => {
                 self.reqs[i as usize] = req;
@@ -285,7 +334,105 @@ impl Block {
         if matches!(kind, ReqKind::PageRead { .. } | ReqKind::SwapIn { .. }) {
             self.reads.push(id);
         }
-        (id, done_at)
+        // Requests the device has started are no longer the elevator's.
+        let reqs = &self.reqs;
+        let d = &mut self.devs[dev as usize];
+        let started = d.queued.iter().take_while(|(q, _)| reqs[*q as usize].begin <= now).count();
+        d.queued.drain(..started);
+        // Where the elevator puts it: behind every queued request of its class or a better
+        // one, and behind those of worse classes that have waited past the aging limit.
+        let at = match d.elevator {
+            Elevator::Fifo => d.queued.len(),
+            Elevator::MqDeadlinePrio | Elevator::Cfq => {
+                let aging = d.elevator == Elevator::MqDeadlinePrio;
+                d.queued
+                    .iter()
+                    .position(|(q, _)| {
+                        let r = &reqs[*q as usize];
+                        r.class > class && !(aging && now.saturating_sub(r.start) >= PRIO_AGING_EXPIRE)
+                    })
+                    .unwrap_or(d.queued.len())
+            }
+        };
+        let state = match d.queued.get(at) {
+            Some((_, st)) => *st,
+            None => [d.busy_until, d.write_done, d.last_end],
+        };
+        d.queued.insert(at, (id, state));
+        if class != crate::ioprio::IoClass::Be {
+            d.nonbe_live += 1;
+        }
+        // A class is dispatched only once no request of a better class is queued or in
+        // flight (dd_dispatch_request stops at the first class with dd_queued() != 0, and
+        // that count runs until completion; CFQ serves an idle queue only when no other
+        // queue is busy): the latest completion of each class's requests that stay where
+        // they are.
+        let prio = d.elevator != Elevator::Fifo && (d.nonbe_live > 0);
+        let aging = d.elevator == Elevator::MqDeadlinePrio;
+        let mut last_done = [0 as Ns; 4];
+        if prio {
+            let moving: Vec<u32> = d.queued[at..].iter().map(|(q, _)| *q).collect();
+            for (i, r) in self.reqs.iter().enumerate() {
+                if r.live && r.dev == dev && !moving.contains(&(i as u32)) {
+                    let c = r.class as usize;
+                    last_done[c] = last_done[c].max(r.done_at);
+                }
+            }
+        }
+        // Serve the queue from there on: this request, then those it went ahead of.
+        let mut moved = Vec::new();
+        let mut st = state;
+        for k in at..d.queued.len() {
+            let q = d.queued[k].0;
+            d.queued[k].1 = st;
+            let r = &mut self.reqs[q as usize];
+            let c = r.class as usize;
+            let hold = if prio && !(aging && now.saturating_sub(r.start) >= PRIO_AGING_EXPIRE) { last_done[..c].iter().copied().max().unwrap_or(0) } else { 0 };
+            let (old_service, old_done) = (r.service, r.done_at);
+            let mut service = (r.bytes as f64 / d.bw(r.dir) * NS_PER_SEC as f64) as Ns;
+            if d.disk.model.rotational && r.pos != st[2] {
+                service += d.disk.model.seek_ns;
+            }
+            let through = r.dir == Dir::Write && d.disk.model.write_through;
+            // A write-through device starts a write only once the previous one is
+            // committed: the writes' per-request latency is in series with their transfers.
+            // Reads go on meanwhile (served while a write commits).
+            let begin = if through { st[0].max(st[1]).max(now) } else { st[0].max(now) }.max(hold);
+            let end = begin + service;
+            let latency = match r.dir {
+                Dir::Read => d.disk.model.latency_ns,
+                Dir::Write => d.disk.model.write_latency_ns,
+            };
+            let done_at = end + latency;
+            d.busy_ns = d.busy_ns + service - old_service;
+            if through {
+                // The commit is device time too (busy, utilisation).
+                d.busy_ns += latency;
+                if q != id {
+                    d.busy_ns -= latency;
+                }
+                st[1] = done_at;
+            }
+            st[0] = end;
+            st[2] = r.pos + r.bytes;
+            r.service = service;
+            r.begin = begin;
+            r.done_at = done_at;
+            last_done[c] = last_done[c].max(done_at);
+            if q != id {
+                if let Ok(i) = d.inflight.binary_search(&old_done) {
+                    d.inflight.remove(i);
+                }
+                moved.push((q, old_done, done_at));
+            }
+            let i = d.inflight.partition_point(|&t| t <= done_at);
+            d.inflight.insert(i, done_at);
+        }
+        d.busy_until = st[0];
+        d.write_done = st[1];
+        d.last_end = st[2];
+        let done_at = self.reqs[id as usize].done_at;
+        (id, done_at, moved)
     }
 
     /// Request `id` completed at `now` (blk_mq_complete_request): the device's accounting;
@@ -298,6 +445,9 @@ impl Block {
             self.reads.swap_remove(i);
         }
         let d = &mut self.devs[r.dev as usize];
+        if r.class != crate::ioprio::IoClass::Be {
+            d.nonbe_live -= 1;
+        }
         d.update_io_ticks(now);
         // This request's completion, wherever it is among those in flight.
         match d.inflight.binary_search(&r.done_at) {
@@ -342,5 +492,82 @@ impl Block {
         }
         d.bw_stamp = now;
         d.bw_written = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ioprio::IoClass::{Be, Idle, Rt};
+    use memtwin_machine::{DeviceModel, Disk};
+
+    fn device(elevator: Elevator) -> Block {
+        let model = DeviceModel::preset("sata-ssd").expect("preset");
+        let mut b = Block::default();
+        let d = b.add(Disk { name: "sda".into(), major: 8, minor: 0, size_bytes: 1 << 40, model, read_ahead_kb: 128 }, 0);
+        b.devs[d as usize].elevator = elevator;
+        b
+    }
+
+    /// Five reads submitted at time 0 in the order BE, BE, IDLE, RT, BE; the order in which
+    /// the device starts them (ids 0..5).
+    fn served(elevator: Elevator) -> Vec<u32> {
+        let mut b = device(elevator);
+        for (i, class) in [Be, Be, Idle, Rt, Be].into_iter().enumerate() {
+            b.submit_prio(0, 0, Dir::Read, i as u64 * (1 << 30), 1 << 20, ReqKind::Direct, None, class);
+        }
+        let mut ids: Vec<u32> = (0..5).collect();
+        ids.sort_by_key(|&i| b.reqs[i as usize].begin);
+        ids
+    }
+
+    #[test]
+    fn fifo_serves_in_submission_order() {
+        assert_eq!(served(Elevator::Fifo), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn priority_elevators_serve_better_classes_first() {
+        // Request 0 started at once; RT goes before the queued ones, the idle one last.
+        for e in [Elevator::MqDeadlinePrio, Elevator::Cfq] {
+            assert_eq!(served(e), vec![0, 3, 1, 4, 2], "{e:?}");
+        }
+    }
+
+    #[test]
+    fn an_idle_request_waits_for_better_ones_in_flight() {
+        let mut b = device(Elevator::MqDeadlinePrio);
+        let (_, be_done, _) = b.submit_prio(0, 0, Dir::Read, 0, 1 << 20, ReqKind::Direct, None, Be);
+        let (idle, _, _) = b.submit_prio(0, 0, Dir::Read, 1 << 30, 4096, ReqKind::Direct, None, Idle);
+        assert!(b.reqs[idle as usize].begin >= be_done, "dispatched only after the BE request completed");
+    }
+
+    #[test]
+    fn mq_deadline_ages_a_starved_request() {
+        // A long best-effort transfer holds an idle request back; 11 s later a new
+        // best-effort request goes before it on CFQ but not on mq-deadline, where the idle
+        // one has waited past prio_aging_expire.
+        for (e, idle_first) in [(Elevator::MqDeadlinePrio, true), (Elevator::Cfq, false)] {
+            let mut b = device(e);
+            b.submit_prio(0, 0, Dir::Read, 0, 16 << 30, ReqKind::Direct, None, Be);
+            let (idle, _, _) = b.submit_prio(0, 0, Dir::Read, 1 << 40, 4096, ReqKind::Direct, None, Idle);
+            assert!(b.reqs[idle as usize].begin > 11 * NS_PER_SEC, "{e:?}: the transfer outlasts the aging limit");
+            let (be, _, moved) = b.submit_prio(11 * NS_PER_SEC, 0, Dir::Read, 1 << 41, 4096, ReqKind::Direct, None, Be);
+            assert_eq!(b.reqs[idle as usize].begin < b.reqs[be as usize].begin, idle_first, "{e:?}");
+            assert_eq!(moved.is_empty(), idle_first, "{e:?}");
+        }
+    }
+
+    #[test]
+    fn moved_requests_report_their_new_completion() {
+        let mut b = device(Elevator::MqDeadlinePrio);
+        b.submit_prio(0, 0, Dir::Read, 0, 1 << 20, ReqKind::Direct, None, Be);
+        let (q, old, _) = b.submit_prio(0, 0, Dir::Read, 1 << 30, 1 << 20, ReqKind::Direct, None, Be);
+        let (_, _, moved) = b.submit_prio(0, 0, Dir::Read, 1 << 31, 1 << 20, ReqKind::Direct, None, Rt);
+        assert_eq!(moved.len(), 1);
+        assert_eq!((moved[0].0, moved[0].1), (q, old));
+        assert!(moved[0].2 > old);
+        assert_eq!(b.reqs[q as usize].done_at, moved[0].2);
+        assert_eq!(b.devs[0].inflight.len(), 3);
     }
 }

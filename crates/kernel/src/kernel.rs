@@ -428,6 +428,8 @@ impl Kernel {
         for d in &disks {
             let bdev_mapping = self.mm.new_mapping(MappingKind::BlockDev, None, 0);
             let id = self.block.add(d.clone(), bdev_mapping);
+            let (_, active) = crate::block::default_elevator(self.machine.kernel, self.machine.cpus, &d.name);
+            self.block.devs[id as usize].elevator = crate::block::elevator_for(self.machine.kernel, active);
             self.mm.mappings[bdev_mapping as usize].dev = Some(id);
         }
         let mounts = self.machine.mounts.clone();
@@ -793,8 +795,19 @@ impl Kernel {
     /// Submit one request at byte offset `pos` of device `dev` (submit_bio); returns its
     /// completion time, when the kernel handles its completion (`io_done`).
     pub fn submit_bio(&mut self, dev: u32, dir: Dir, pos: u64, bytes: u64, kind: ReqKind, task: Option<TaskId>) -> Ns {
-        let (id, done_at) = self.block.submit(self.now, dev, dir, pos, bytes, kind, task);
+        // The bio carries its submitter's I/O priority (bio_set_prio / get_current_ioprio);
+        // writeback and swap-out are submitted by kernel threads at the default.
+        let class = task.map_or(crate::ioprio::IoClass::Be, |t| self.effective_ioprio(t).class);
+        let (id, done_at, moved) = self.block.submit_prio(self.now, dev, dir, pos, bytes, kind, task, class);
         self.events.push(done_at, Event::IoDone(id));
+        // Requests the elevator put behind this one complete later: new completion events
+        // (the earlier ones find the request's time changed and do nothing).
+        for (q, old, new) in moved {
+            self.events.push(new, Event::IoDone(q));
+            for w in self.fs.direct_writes.iter_mut().filter(|w| w.dev == dev && w.done_at == old) {
+                w.done_at = new;
+            }
+        }
         match dir {
             Dir::Read => self.vm.add(memtwin_procfs::VmItem::Pgpgin, bytes / 1024),
             Dir::Write => self.vm.add(memtwin_procfs::VmItem::Pgpgout, bytes / 1024),
@@ -804,6 +817,11 @@ impl Kernel {
 
     /// A request completed: the block layer's accounting, then the page cache's end_io.
     fn io_done(&mut self, id: u32) {
+        let q = &self.block.reqs[id as usize];
+        if !q.live || q.done_at != self.now {
+            // A completion the elevator moved later (its new event comes then).
+            return;
+        }
         let r = self.block.complete(id, self.now);
         self.intr += 1;
         match r.kind {

@@ -1419,14 +1419,14 @@ impl Shell {
         self.launch_prio = None;
         if name == "ionice" {
             // ionice sets the I/O class (ioprio_set) and execs the command, or reads or sets
-            // running processes' (-p). A class is accepted where the disks' elevators
-            // ignore I/O priorities (commands/ionice.rs).
+            // running processes' (-p). The disks' elevators serve requests by class where
+            // the era's does (commands/ionice.rs).
             let a = commands::ionice::parse(args).map_err(|m| Stop::Error(self.err(c.span, m)))?;
             if self.k.machine.kernel == memtwin_machine::KernelProfile::Linux24 {
                 return Ok(Box::new(commands::ionice::NoIoprio { set: a.class_set || a.pids.is_empty() }));
             }
             if a.class_set {
-                commands::ionice::check_machine(&self.k.machine).map_err(|m| Stop::Error(self.err(c.span, m)))?;
+                commands::ionice::check_machine(&self.k.machine, a.class, a.level).map_err(|m| Stop::Error(self.err(c.span, m)))?;
             }
             let prio = commands::nice::ioprio_of(a.class, a.level);
             if !a.pids.is_empty() {

@@ -1,20 +1,20 @@
 //! `ionice -c CLASS [-n LEVEL] COMMAND...` (util-linux) and the block devices' I/O
 //! schedulers it depends on (/sys/block/DEV/queue/scheduler).
 //!
-//! An I/O priority only changes anything where the device's elevator reads it. The model has
-//! no elevator that does, so setting a class is accepted where the era's default elevator
-//! ignores priorities, and refused where it would not (reading one, `ionice -p`, works
-//! everywhere but 2.4: commands/nice.rs):
+//! A request carries its submitter's I/O priority class; the device's elevator
+//! (memtwin_kernel::block::Elevator) serves the queued requests of the better class first:
 //!
 //! * 2.4: no ioprio_set system call (2.6.13+): ionice fails as it does there (ENOSYS).
-//! * 2.6.39: CFQ is every disk's default; its idle class is served only when the disk is
-//!   otherwise idle and best-effort levels get time slices in proportion: refused.
+//! * 2.6.39: CFQ is every disk's default: RT before BE before IDLE. CFQ also gives each
+//!   level of a class a time slice of its own length (cfq_prio_slice), which is not
+//!   modelled: a level other than the default (4) of the real-time or best-effort class is
+//!   refused there.
 //! * 5.x: blk-mq; a multi-queue device (NVMe, virtio-blk with a queue per vCPU, Xen) gets
 //!   `none`, a single-queue one (SCSI/SATA) `mq-deadline` (elevator_get_default), which
-//!   reads no I/O priority before 5.14: accepted, no effect.
-//! * 6.x: as 5.x, but mq-deadline serves requests by priority class since 5.14
-//!   ("mq-deadline: Add I/O priority support"): accepted only when every disk that is not
-//!   a RAM disk uses `none`.
+//!   reads no I/O priority before 5.14: accepted, no effect, as in those kernels.
+//! * 6.x: mq-deadline serves requests by priority class since 5.14 ("mq-deadline: Add I/O
+//!   priority support"), levels within a class alike, with prio_aging_expire (10 s);
+//!   `none` ignores priorities.
 
 use memtwin_kernel::{Kernel, Program, Step, TaskId};
 use memtwin_machine::{Disk, KernelProfile, Machine};
@@ -22,40 +22,18 @@ use memtwin_machine::{Disk, KernelProfile, Machine};
 /// The scheduler line of /sys/block/DEV/queue/scheduler (the active one in brackets),
 /// and the active one's name.
 pub fn scheduler(m: &Machine, d: &Disk) -> (String, &'static str) {
-    if d.name.starts_with("ram") {
-        // brd is bio-based: no elevator (elv_support_iosched false).
-        return ("none\n".into(), "none");
-    }
-    match m.kernel {
-        KernelProfile::Linux24 => ("".into(), ""),
-        // elv_iosched_show: every registered elevator, "%s " each, the active one "[%s] ".
-        KernelProfile::Linux2639 => ("noop deadline [cfq] \n".into(), "cfq"),
-        _ => {
-            // elevator_get_default: none for devices with more than one hardware queue;
-            // virtio-blk has one per vCPU (QEMU 5.2+), NVMe one per CPU, xen-blkfront too.
-            let multi = d.name.starts_with("nvme") || ((d.name.starts_with("vd") || d.name.starts_with("xvd")) && m.cpus > 1);
-            if multi {
-                ("[none] mq-deadline \n".into(), "none")
-            } else {
-                ("none [mq-deadline] \n".into(), "mq-deadline")
-            }
-        }
-    }
+    let (line, active) = memtwin_kernel::block::default_elevator(m.kernel, m.cpus, &d.name);
+    (line.to_string(), active)
 }
 
-/// Whether an I/O priority would change how the machine's disks are served: Err names the
-/// disk and its scheduler.
-pub fn check_machine(m: &Machine) -> Result<(), String> {
+/// Whether the requested priority is one the disks' elevators are modelled for: Err
+/// names the disk and what is not modelled.
+pub fn check_machine(m: &Machine, class: u32, level: Option<u32>) -> Result<(), String> {
     for d in &m.disks {
         let (_, active) = scheduler(m, d);
-        let honours = match (m.kernel, active) {
-            (KernelProfile::Linux2639, "cfq") => true,
-            (KernelProfile::Linux6, "mq-deadline") => true,
-            _ => false,
-        };
-        if honours {
+        if m.kernel == KernelProfile::Linux2639 && active == "cfq" && matches!(class, 1 | 2) && level.is_some_and(|l| l != 4) {
             return Err(format!(
-                "ionice: not modelled on this machine: /dev/{} uses the {active} I/O scheduler ({}), which serves requests by I/O priority class, and the block model has no priorities; accepted where the elevator ignores them (none: NVMe and multi-queue virtio disks on linux-5.x/6.x; mq-deadline before 5.14)",
+                "ionice: not modelled on this machine: /dev/{} uses CFQ ({}), which gives each level of a class a time slice of its own length (cfq_prio_slice); the model serves classes in order (RT, BE, IDLE) with every level alike, so only the default level 4 is accepted with -c 1 or -c 2",
                 d.name,
                 m.kernel.name()
             ));
