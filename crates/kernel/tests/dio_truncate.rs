@@ -88,3 +88,48 @@ fn truncating_and_unlinking_a_file_under_writeback_wait_for_it() {
         assert!(seen.iter().any(|w| matches!(w, WaitOn::FdataWait { mapping: Some(_), .. })), "unlink {unlink}: {seen:?}");
     }
 }
+
+/// An O_DIRECT write over dirty cached pages of its range first writes them back and waits
+/// (filemap_write_and_wait_range), then drops them and transfers: the dirty pages reach the
+/// disk (pgpgout counts them as well as the direct write) instead of being cancelled.
+#[test]
+fn an_o_direct_write_writes_back_dirty_pages_of_its_range_first() {
+    let mut k = common::boot();
+    let (mut phase, mut left, mut buffered) = (0, 4u64 << 20, 4u64 << 20);
+    let mut fd = None;
+    let t = common::spawn(&mut k, move |k, me| {
+        match phase {
+            0 => {
+                // A buffered write leaves 4 MiB dirty.
+                let f = *fd.get_or_insert_with(|| k.sys_open(me, "/root/mix", OpenFlags { write: true, create: true, ..Default::default() }).unwrap().0);
+                let r = k.sys_write(me, f, buffered).unwrap();
+                buffered -= r.bytes;
+                if buffered > 0 {
+                    return Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }));
+                }
+                k.sys_close(me, f).unwrap();
+                assert!(k.mm.stat.dirty >= 1024, "dirty: {}", k.mm.stat.dirty);
+                phase = 1;
+                fd = None;
+                Some(Step::Yield)
+            }
+            _ => {
+                let f = *fd.get_or_insert_with(|| k.sys_open(me, "/root/mix", OpenFlags { write: true, direct: true, ..Default::default() }).unwrap().0);
+                if left == 0 {
+                    return None;
+                }
+                let r = k.sys_write(me, f, left).unwrap();
+                left -= r.bytes;
+                Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+            }
+        }
+    });
+    let out0 = k.vm.get(memtwin_procfs::VmItem::Pgpgout);
+    let seen = run_seeing_waits(&mut k, t);
+    assert!(seen.iter().any(|w| matches!(w, WaitOn::FdataWait { .. })), "waited for the writeback first: {seen:?}");
+    assert!(seen.iter().any(|w| matches!(w, WaitOn::DirectIo { .. })), "then the transfer: {seen:?}");
+    let out = k.vm.get(memtwin_procfs::VmItem::Pgpgout) - out0;
+    assert!(out >= 2 * 4096, "4 MiB written back and 4 MiB direct: {out} KiB");
+    assert_eq!(k.mm.stat.dirty, 0);
+    assert_eq!(k.mm.mappings[k.fs.inodes[k.fs.lookup("/root/mix").unwrap() as usize].mapping as usize].nrpages, 0, "the range left the page cache");
+}

@@ -377,6 +377,11 @@ impl Kernel {
                 if direct {
                     if let Some(d) = dev {
                         let base = i.disk_base;
+                        // kiocb_write_and_wait (generic_file_read_iter with IOCB_DIRECT):
+                        // dirty cached pages of the range reach the disk first.
+                        if let Some(w) = self.direct_write_and_wait(tid, m, pos, pos + len) {
+                            return Ok(IoProgress { bytes: 0, wait: Some(w), eof: false });
+                        }
                         return Ok(self.direct_io(tid, fd, d, base, pos, len.min(size.saturating_sub(pos)), Dir::Read, None));
                     }
                 }
@@ -543,8 +548,12 @@ impl Kernel {
                 if direct {
                     if let Some(d) = dev {
                         let base = i.disk_base;
-                        // Cached pages of the range are written and dropped first
-                        // (kiocb_invalidate_pages).
+                        // Cached pages of the range are written and waited for, then dropped
+                        // (kiocb_invalidate_pages: filemap_write_and_wait_range, then
+                        // invalidate_inode_pages2_range).
+                        if let Some(w) = self.direct_write_and_wait(tid, m, pos, end) {
+                            return Ok(IoProgress { bytes: 0, wait: Some(w), eof: false });
+                        }
                         self.invalidate_range(m, pos / PAGE_SIZE, end.div_ceil(PAGE_SIZE));
                         let p = self.direct_io(tid, fd, d, base, pos, len, Dir::Write, Some(ino));
                         let i = &mut self.fs.inodes[ino as usize];
@@ -565,6 +574,9 @@ impl Kernel {
                 let len = len.min(size - pos);
                 if direct {
                     let m = self.block.devs[d as usize].mapping;
+                    if let Some(w) = self.direct_write_and_wait(tid, m, pos, pos + len) {
+                        return Ok(IoProgress { bytes: 0, wait: Some(w), eof: false });
+                    }
                     self.invalidate_range(m, pos / PAGE_SIZE, (pos + len).div_ceil(PAGE_SIZE));
                     return Ok(self.direct_io(tid, fd, d, 0, pos, len, Dir::Write, None));
                 }
@@ -689,6 +701,42 @@ impl Kernel {
         self.charge_sys(tid, sys);
         self.charge_sys_for(tid, copy, SysWork::Copy);
         (at, wait)
+    }
+
+    /// filemap_write_and_wait_range before an O_DIRECT transfer of bytes [start, end) of
+    /// mapping `m` (all eras: 2.4 generic_file_direct_IO's filemap_fdatasync + fdatawait,
+    /// 2.6.39 generic_file_direct_write, 6.x kiocb_invalidate_pages / kiocb_write_and_wait):
+    /// if cached pages of the range are dirty or under writeback, the file's dirty pages are
+    /// written (the model's writeback walks the whole mapping, the kernel only the range)
+    /// and the caller waits for that writeback; None when the range is clean. The transfer
+    /// is retried after the wait.
+    fn direct_write_and_wait(&mut self, tid: TaskId, m: u32, start: u64, end: u64) -> Option<Step> {
+        let (mut dirty, mut writeback) = (false, false);
+        let mut at = start / PAGE_SIZE;
+        let last = end.div_ceil(PAGE_SIZE);
+        while let Some((index, slot)) = self.mm.next_slot(m, at, last) {
+            if let Slot::Page(p) = slot {
+                dirty |= self.mm.pages.dirty(p);
+                writeback |= self.mm.pages.writeback(p);
+            }
+            if dirty {
+                break;
+            }
+            at = index + 1;
+        }
+        if !dirty && !writeback {
+            return None;
+        }
+        while self.mm.mappings[m as usize].nr_dirty > 0 {
+            if self.writeback_mapping(m, u64::MAX, Some(tid)) == 0 {
+                break;
+            }
+        }
+        let upto = self.block.submitted;
+        if !self.block.writeback_in_flight(Some(m), upto) {
+            return None;
+        }
+        Some(Step::Wait(crate::wait::Wait::fdatawait(Some(m), upto)))
     }
 
     /// O_DIRECT: the transfer goes straight to the device; the caller waits for it. A
