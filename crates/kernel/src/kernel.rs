@@ -611,13 +611,16 @@ impl Kernel {
             Sink::Terminal => self.transcript.push_str(text),
             Sink::Null => {}
             Sink::Buffer(i) => self.buffers[i as usize].push_str(text),
-            Sink::Pipe(_) => {}
+            Sink::Pipe(_) | Sink::Closed => {}
         }
     }
     pub fn print(&mut self, tid: TaskId, text: &str) {
         let s = self.tasks[tid as usize].stdout;
         if let Sink::Pipe(p) = s {
             return self.pipe_write_text(tid, p, text.as_bytes());
+        }
+        if s == Sink::Closed && !text.is_empty() {
+            self.tasks[tid as usize].stdout_failed = true;
         }
         self.sink_write(s, text);
     }
@@ -634,6 +637,9 @@ impl Kernel {
         let s = self.tasks[tid as usize].stdout;
         if let Sink::Pipe(p) = s {
             return self.pipe_write_text(tid, p, data);
+        }
+        if s == Sink::Closed && !data.is_empty() {
+            self.tasks[tid as usize].stdout_failed = true;
         }
         self.sink_write(s, &String::from_utf8_lossy(data));
     }
@@ -726,7 +732,17 @@ impl Kernel {
         self.current = prev;
     }
 
-    fn do_exit_current(&mut self, tid: TaskId, code: i32) {
+    fn do_exit_current(&mut self, tid: TaskId, mut code: i32) {
+        let t = &self.tasks[tid as usize];
+        if t.stdout_failed && code == 0 && !t.killed && !t.kthread {
+            // close_stdout (gnulib) / bash's builtins: the failed write is reported when the
+            // program ends, and it exits 1.
+            let comm = t.comm.clone();
+            let who = if matches!(comm.as_str(), "echo" | "printf" | "pwd" | "type" | "read" | "test" | "[" | "kill" | "true" | "false") { format!("bash: {comm}") } else { comm };
+            self.eprint(tid, &format!("{who}: write error: Bad file descriptor\n"));
+            // ls sets exit_failure to LS_FAILURE (2); the others exit with EXIT_FAILURE.
+            code = if who == "ls" { 2 } else { 1 };
+        }
         self.reclaim_path_abort(tid);
         self.waits.clear(tid);
         self.pipe_release_ends(tid);

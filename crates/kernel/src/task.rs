@@ -39,6 +39,8 @@ pub enum Sink {
     Buffer(u32),
     /// The write end of a pipe (`Kernel::pipes`), by index.
     Pipe(u32),
+    /// A closed descriptor (or one open only for reading): write(2) fails with EBADF.
+    Closed,
 }
 
 pub struct Task {
@@ -63,6 +65,9 @@ pub struct Task {
     pub pending_sys: Ns,
     /// The step to apply once the pending burst is over.
     pub after_burst: Option<Step>,
+    /// A write to standard output failed (EBADF): the program reports it when it exits
+    /// (close_stdout) and its status becomes 1.
+    pub stdout_failed: bool,
     /// The burst on the CPU now: (sys, duration).
     pub burst: Option<(bool, Ns)>,
     pub exit_code: Option<i32>,
@@ -152,6 +157,7 @@ impl Task {
             pending_user: 0,
             pending_sys: 0,
             after_burst: None,
+            stdout_failed: false,
             burst: None,
             exit_code: None,
             start: now,

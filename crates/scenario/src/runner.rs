@@ -637,7 +637,7 @@ impl Shell {
     fn shell_err(&mut self, sink: Sink, msg: &str) {
         match sink {
             Sink::Terminal => self.k.transcript.push_str(msg),
-            Sink::Null => {}
+            Sink::Null | Sink::Closed => {}
             Sink::Buffer(b) => self.k.buffers[b as usize].push_str(msg),
             Sink::Pipe(p) => self.k.pipes[p as usize].buf.extend(msg.as_bytes()),
         }
@@ -2081,7 +2081,7 @@ impl Fd {
     fn as_out(&self) -> (Sink, Option<(String, bool)>) {
         match self {
             Fd::Out(o) | Fd::Rw(_, o) => (o.sink, o.file.clone()),
-            Fd::In(_) | Fd::Closed => (Sink::Null, None),
+            Fd::In(_) | Fd::Closed => (Sink::Closed, None),
         }
     }
     /// As standard input (a closed or write-only descriptor reads nothing).

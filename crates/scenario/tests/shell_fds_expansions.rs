@@ -266,3 +266,17 @@ echo done
     assert_eq!(o[8], "2 6\n");
     assert_eq!(o[r.commands.len() - 1], "done\n");
 }
+
+#[test]
+fn output_to_a_closed_stdout_is_a_write_error() {
+    let r = run("echo hi >&-\necho $?\nls / >&-\necho $?\necho data > f\ncat f 0<&-\necho $?\ncat f 2>&- >&-\necho $?\n");
+    let o = outputs(&r);
+    assert_eq!(o[0], "bash: echo: write error: Bad file descriptor\n");
+    assert_eq!(o[1], "1\n");
+    assert_eq!(o[2], "ls: write error: Bad file descriptor\n");
+    assert_eq!(o[3], "2\n", "ls exits with LS_FAILURE");
+    assert_eq!(o[5], "data\n", "closing stdin does not touch stdout");
+    assert_eq!(o[6], "0\n");
+    assert_eq!(o[7], "", "no stderr to report on");
+    assert_eq!(o[8], "1\n");
+}
