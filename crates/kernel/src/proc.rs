@@ -50,6 +50,18 @@ pub struct TaskPss {
     pub uss: u64,
     pub swap: u64,
     pub swap_pss: f64,
+    /// Resident pages by kind, and the PSS of file and shmem pages.
+    pub anon: u64,
+    pub file: u64,
+    pub shmem: u64,
+    pub pss_file: f64,
+    pub pss_shmem: f64,
+    /// Pages of mappings this task alone maps, and of mappings others map too (smaps'
+    /// Private_* / Shared_*: file pages count as clean, shmem and anon as dirty).
+    pub private_file: u64,
+    pub private_shmem: u64,
+    pub shared_file: u64,
+    pub shared_shmem: u64,
 }
 
 impl Kernel {
@@ -61,7 +73,11 @@ impl Kernel {
         let t = &self.tasks[tid as usize];
         let (_, _file, _shmem, swap) = self.task_mem(tid);
         let anon = t.anon_mapping.map_or(t.rss_anon, |m| self.mm.mappings[m as usize].nrpages);
-        let mut out = TaskPss { rss: anon + t.rss_file, pss: (anon + t.rss_file) as f64, uss: anon + t.rss_file, swap, swap_pss: swap as f64 };
+        // The task's own file pages outside its mappings (t.rss_file) are private to it.
+        let mut out = TaskPss { rss: anon + t.rss_file, pss: (anon + t.rss_file) as f64, uss: anon + t.rss_file, swap, swap_pss: swap as f64, anon, ..Default::default() };
+        out.file = t.rss_file;
+        out.pss_file = t.rss_file as f64;
+        out.private_file = t.rss_file;
         let live = |x: &crate::task::Task| x.exit_code.is_none() && !x.reaped;
         for &m in &t.vmas {
             let s = &self.mm.mappings[m as usize];
@@ -69,13 +85,26 @@ impl Kernel {
                 continue;
             }
             let mappers = self.tasks.iter().filter(|x| live(x) && x.vmas.contains(&m)).count().max(1) as u64;
+            let share = s.nrpages as f64 / mappers as f64;
             out.rss += s.nrpages;
-            out.pss += s.nrpages as f64 / mappers as f64;
+            out.pss += share;
+            let shmem = matches!(s.kind, crate::mm::MappingKind::Shmem);
+            if shmem {
+                out.shmem += s.nrpages;
+                out.pss_shmem += share;
+                out.swap_pss += s.nr_swapped as f64 / mappers as f64 - s.nr_swapped as f64;
+            } else {
+                out.file += s.nrpages;
+                out.pss_file += share;
+            }
+            match (mappers == 1, shmem) {
+                (true, true) => out.private_shmem += s.nrpages,
+                (true, false) => out.private_file += s.nrpages,
+                (false, true) => out.shared_shmem += s.nrpages,
+                (false, false) => out.shared_file += s.nrpages,
+            }
             if mappers == 1 {
                 out.uss += s.nrpages;
-            }
-            if matches!(s.kind, crate::mm::MappingKind::Shmem) {
-                out.swap_pss += s.nr_swapped as f64 / mappers as f64 - s.nr_swapped as f64;
             }
         }
         out

@@ -61,6 +61,19 @@ fn a_file_mapped_by_two_processes_counts_half_in_each_pss() {
 }
 
 #[test]
+fn smaps_rollup_splits_shared_pages_as_smem_does() {
+    let r = run("dd if=/dev/zero of=library.bin bs=1M count=1024 2>/dev/null\nswapdemo --lib-gb 1 --data-gb 1 --chunk-gb 1 &\nA=$!\nswapdemo --lib-gb 1 --data-gb 1 --chunk-gb 1 &\nsleep 2\ngrep -E '^(Rss|Pss|Pss_File|Shared_Clean|Private_Dirty):' /proc/$A/smaps_rollup\nsmem -H -c 'pid pss rss' -P swapdemo\necho $A\n");
+    let o = outputs(&r);
+    let val = |name: &str| -> u64 { o[5].lines().find(|l| l.starts_with(&format!("{name}:"))).and_then(|l| nums(l).first().copied()).unwrap_or_else(|| panic!("{name}: {}", o[5])) };
+    let pid: u64 = o[7].trim().parse().unwrap();
+    let row = o[6].lines().map(nums).find(|v| v.first() == Some(&pid)).unwrap_or_else(|| panic!("{}", o[6]));
+    assert_eq!(val("Pss"), row[1], "smem reads smaps: {} / {}", o[5], o[6]);
+    assert_eq!(val("Rss"), row[2]);
+    assert!(val("Shared_Clean") > 0 && val("Pss_File") * 2 <= val("Shared_Clean") + 8, "{}", o[5]);
+    assert!(val("Private_Dirty") > 0, "{}", o[5]);
+}
+
+#[test]
 fn user_and_system_views() {
     let r = run("smem -u\nsmem -w -t\n");
     let o = outputs(&r);

@@ -574,21 +574,26 @@ fn pid_io(k: &Kernel, tid: TaskId) -> String {
 /// referenced or dirty bits: Pss is Rss (one mapper), the anonymous pages are counted
 /// private dirty, file pages shared clean.
 fn smaps_rollup(k: &Kernel, tid: TaskId) -> String {
-    let (anon, file, shmem, swap) = task_rss(k, tid);
-    let rss = (anon + file + shmem) * 4;
+    // smaps_account: PSS splits each page among the tasks that map it (Kernel::task_pss);
+    // file pages count as clean, anon and shmem pages as dirty.
+    let p = k.task_pss(tid);
+    let kb = |pages: u64| pages * 4;
+    let fkb = |pages: f64| (pages * 4.0) as u64;
+    let rss = kb(p.rss);
+    let pss_anon = kb(p.anon);
     let rows: [(&str, u64); 22] = [
         ("Rss", rss),
-        ("Pss", rss),
-        ("Pss_Dirty", (anon + shmem) * 4),
-        ("Pss_Anon", anon * 4),
-        ("Pss_File", file * 4),
-        ("Pss_Shmem", shmem * 4),
-        ("Shared_Clean", file * 4),
-        ("Shared_Dirty", 0),
-        ("Private_Clean", 0),
-        ("Private_Dirty", (anon + shmem) * 4),
+        ("Pss", fkb(p.pss)),
+        ("Pss_Dirty", pss_anon + fkb(p.pss_shmem)),
+        ("Pss_Anon", pss_anon),
+        ("Pss_File", fkb(p.pss_file)),
+        ("Pss_Shmem", fkb(p.pss_shmem)),
+        ("Shared_Clean", kb(p.shared_file)),
+        ("Shared_Dirty", kb(p.shared_shmem)),
+        ("Private_Clean", kb(p.private_file)),
+        ("Private_Dirty", kb(p.anon + p.private_shmem)),
         ("Referenced", rss),
-        ("Anonymous", anon * 4),
+        ("Anonymous", pss_anon),
         ("KSM", 0),
         ("LazyFree", 0),
         ("AnonHugePages", 0),
@@ -596,8 +601,8 @@ fn smaps_rollup(k: &Kernel, tid: TaskId) -> String {
         ("FilePmdMapped", 0),
         ("Shared_Hugetlb", 0),
         ("Private_Hugetlb", 0),
-        ("Swap", swap * 4),
-        ("SwapPss", swap * 4),
+        ("Swap", kb(p.swap)),
+        ("SwapPss", fkb(p.swap_pss)),
         ("Locked", 0),
     ];
     let mut s = format!("{:<73}[rollup]\n", "00400000-7ffc6fece000 ---p 00000000 00:00 0");
