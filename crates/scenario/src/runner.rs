@@ -1598,10 +1598,13 @@ impl Shell {
                 let abs = memtwin_kernel::fs::normalize(&self.cwd, &target);
                 let append = matches!(r.op, RedirOp::Append | RedirOp::AppendErr);
                 let cgroup = commands::cgroup::is_cgroup_path(&abs);
-                if !block && (abs.starts_with("/sys/") || abs == "/sys") && !cgroup {
+                // THP's `enabled` takes "never" (what the model does); commands::proc_write
+                // refuses the other values.
+                let thp = abs == "/sys/kernel/mm/transparent_hugepage/enabled";
+                if !block && (abs.starts_with("/sys/") || abs == "/sys") && !cgroup && !thp {
                     return Err(Stop::Error(self.err(r.span, format!("writing to '{abs}' is not modelled (sysfs is not, except the cgroup files under /sys/fs/cgroup; /proc/sys/... sysctls are)"))));
                 }
-                let o = if !block && cgroup {
+                let o = if !block && (cgroup || thp) {
                     red.proc_target = Some(abs);
                     Out { sink: Sink::Null, file: None }
                 } else if !block && abs.starts_with("/proc/") {
@@ -1829,7 +1832,7 @@ impl Shell {
                 } else {
                     commands::text::printf_format(args).0.trim_end().to_string()
                 };
-                if path.starts_with("/proc/sys/") || commands::cgroup::is_cgroup_path(&path) {
+                if path.starts_with("/proc/sys/") || commands::cgroup::is_cgroup_path(&path) || path == "/sys/kernel/mm/transparent_hugepage/enabled" {
                     let cmd = commands::proc_write(&path, &value).map_err(|m| Stop::Error(self.err(c.span, m)))?;
                     let tid = self.k.spawn("bash", &c.source, cmd, red.out, red.err);
                     return Ok(Some(Some(tid)));

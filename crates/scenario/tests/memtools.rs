@@ -227,7 +227,7 @@ fn bad_options_name_the_line_and_what_is_accepted() {
         ("stress --cpu 2\n", "only --vm workers are modelled"),
         ("fallocate /x\n", "fallocate: no length argument specified"),
         ("dmesg --level=loud\n", "unknown level 'loud'"),
-        ("echo never > /sys/kernel/mm/transparent_hugepage/enabled\n", "is not modelled"),
+        ("echo madvise > /sys/kernel/mm/transparent_hugepage/enabled\n", "are not modelled"),
     ] {
         let e = common::run_text("t.sh", script).err().unwrap_or_else(|| panic!("{script} was accepted")).to_string();
         assert!(e.contains(want), "{script}: {e}");

@@ -126,7 +126,7 @@ fn proc_and_sys_writes_behave_as_the_kernel_does() {
     assert_eq!(o[2], "bash: /proc/nosuch: No such file or directory\n");
     assert_eq!(o[5], "0\n");
     // A sysfs knob the model does not have is refused, naming the line.
-    let e = run_text("s.sh", "echo ok\necho never > /sys/kernel/mm/transparent_hugepage/enabled\n").err().expect("refused");
+    let e = run_text("s.sh", "echo ok\necho always > /sys/kernel/mm/transparent_hugepage/enabled\n").err().expect("refused");
     assert!(e.message.starts_with("s.sh:2:") && e.message.contains("not modelled"), "{}", e.message);
 }
 

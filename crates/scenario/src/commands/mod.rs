@@ -150,8 +150,13 @@ pub fn proc_write(path: &str, value: &str) -> Result<Cmd, String> {
         return Ok(Box::new(cgroup::CgroupWrite::new(path, value)));
     }
     if path.starts_with("/sys/kernel/mm/transparent_hugepage/") {
+        // The model maps everything with 4 KiB pages, which is what "never" means: writing
+        // "never" to `enabled` is honoured (and changes nothing); anything else is refused.
+        if path.ends_with("/enabled") && value.trim() == "never" {
+            return Ok(Box::new(sysctl::ThpNever));
+        }
         return Err(format!(
-            "cannot write to '{path}': transparent huge pages are not modelled (every mapping uses 4 KiB pages, as with 'never')"
+            "cannot write to '{path}': transparent huge pages are not modelled (every mapping uses 4 KiB pages, as with 'never'; only 'echo never > .../enabled' is accepted)"
         ));
     }
     if path == "/proc/sys/vm/compact_memory" {

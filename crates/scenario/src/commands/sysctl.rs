@@ -103,6 +103,20 @@ fn absent_everywhere(name: &str) -> bool {
     name.starts_with("vm.") && !vm_key_in_some_era(name) && !SPLIT_RECLAIM_KEYS.contains(&name) && !memtwin_machine::sysctl_names().contains(&name)
 }
 
+/// `echo never > /sys/kernel/mm/transparent_hugepage/enabled`: what the model already does
+/// (every mapping uses 4 KiB pages); 2.4 has no such file.
+pub struct ThpNever;
+
+impl Program for ThpNever {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if k.machine.kernel == memtwin_machine::KernelProfile::Linux24 {
+            k.eprint(me, "bash: /sys/kernel/mm/transparent_hugepage/enabled: No such file or directory\n");
+            return Step::Exit(1);
+        }
+        Step::Exit(0)
+    }
+}
+
 /// `echo V > /proc/sys/vm/NAME` for a file no kernel has: bash cannot create a file in
 /// /proc/sys (open fails with ENOENT), prints its message and the status is 1.
 pub struct NoSuchProcFile(pub String);
