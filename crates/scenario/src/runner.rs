@@ -1430,7 +1430,7 @@ impl Shell {
             }
             let prio = commands::nice::ioprio_of(a.class, a.level);
             if !a.pids.is_empty() {
-                return Ok(Box::new(commands::nice::IonicePid { set: a.class_set.then_some(prio), pids: a.pids }));
+                return Ok(Box::new(commands::nice::IonicePid { set: a.class_set.then_some(prio), pids: a.pids, by_user: a.by_user }));
             }
             let warn = commands::ionice::warning(&a);
             let (inner, rest) = (a.command[0].clone(), a.command[1..].to_vec());

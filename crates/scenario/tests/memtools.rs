@@ -317,7 +317,7 @@ fn ionice_follows_each_eras_elevator() {
     let r = run_on("ionice -c3 dd if=/dev/zero of=/root/f bs=1M count=1\necho $?\n", "optiplex-gx115", &[]);
     assert!(r.transcript.contains("ionice: ioprio_set failed: Function not implemented\n# echo $?\n1\n"), "{}", r.transcript);
     // Bad options are script errors.
-    for (script, want) in [("ionice -c 9 true\n", "unknown scheduling class: '9'"), ("ionice -c2 -n 8 true\n", "invalid class data argument: '8'"), ("ionice -u 0\n", "-P/-u"), ("ionice -c3\n", "give a command")] {
+    for (script, want) in [("ionice -c 9 true\n", "unknown scheduling class: '9'"), ("ionice -c2 -n 8 true\n", "invalid class data argument: '8'"), ("ionice -P 1\n", "-P (process groups)"), ("ionice -c3\n", "give a command")] {
         let e = common::run_text("t.sh", script).err().expect("refused").to_string();
         assert!(e.contains("t.sh:1:") && e.contains(want), "{script}: {e}");
     }

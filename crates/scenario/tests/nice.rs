@@ -98,3 +98,26 @@ fn renice_reports_like_util_linux_and_fails_on_missing_pids() {
     let r = run_on("dd if=/dev/zero of=/dev/null bs=64k count=100000000 &\nnice -n 5 sleep 30 &\nrenice 12 $!\nps -o ni= -p $!\n", "default", &["cpus=1"]);
     assert!(r.transcript.contains("old priority 5, new priority 12\n") && r.transcript.contains("# ps -o ni= -p $!\n 12\n"), "{}", r.transcript);
 }
+
+#[test]
+fn renice_by_user_renices_every_task_of_root() {
+    // Every task runs as root: PRIO_USER 0 renices them all, kernel threads included.
+    let r = run_on("sleep 30 &\nrenice -n 5 -u root\nps -eo ni,comm\nrenice 3 -u nobody\necho $?\nrenice 3 -u 1000\necho $?\n", "default", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("0 (user ID) old priority 0, new priority 5\n"), "{t}");
+    assert!(t.contains("  5 sleep\n") && t.contains("  5 kswapd0\n"), "{t}");
+    assert!(t.contains("renice: unknown user nobody\n# echo $?\n1\n"), "{t}");
+    assert!(t.contains("renice: failed to get priority for 1000 (user ID): No such process\n# echo $?\n1\n"), "{t}");
+}
+
+#[test]
+fn ionice_by_user_sets_every_task_of_root() {
+    let r = run_on("sleep 30 &\nionice -c3 -u 0\nionice -p $!\nionice -u 0\nionice -c2 -n1 -u 0\nionice -p $! 2\nionice -u 1000\necho $?\n", "default", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("# ionice -p $!\nidle\n"), "{t}");
+    // Reading by user takes the best priority among the user's tasks (ioprio_best), the
+    // reading ionice itself included, which runs at the default.
+    assert!(t.contains("# ionice -u 0\nbest-effort: prio 4\n"), "{t}");
+    assert!(t.contains("2: best-effort: prio 1\n"), "several IDs are prefixed: {t}");
+    assert!(t.contains("ionice: ioprio_get failed: No such process\n# echo $?\n1\n"), "{t}");
+}

@@ -50,6 +50,8 @@ pub struct IoniceArgs<'a> {
     pub class_set: bool,
     pub command: &'a [String],
     pub pids: Vec<u32>,
+    /// `-u`: the identifiers are user IDs (IOPRIO_WHO_USER), not process IDs.
+    pub by_user: bool,
 }
 
 /// util-linux ionice's options for the COMMAND form.
@@ -72,20 +74,22 @@ pub fn parse(args: &[String]) -> Result<IoniceArgs<'_>, String> {
         } else if a == "-t" || a == "--ignore" {
             i += 1;
             continue;
-        } else if a == "-P" || a == "--pgid" || a == "-u" || a == "--uid" {
-            return Err("ionice: -P/-u (process groups, users) are not modelled; use ionice [-c CLASS] [-n LEVEL] -p PID... or ionice -c CLASS [-n LEVEL] COMMAND".into());
-        } else if a == "-p" || a == "--pid" || a.starts_with("-p") || a.starts_with("--pid=") {
-            // -p PID: this and every following argument is a process ID.
-            let first = a.strip_prefix("--pid=").or_else(|| a.strip_prefix("-p")).filter(|r| !r.is_empty());
+        } else if a == "-P" || a == "--pgid" {
+            return Err("ionice: -P (process groups) is not modelled; use ionice [-c CLASS] [-n LEVEL] -p PID... | -u UID... or ionice -c CLASS [-n LEVEL] COMMAND".into());
+        } else if a == "-p" || a == "--pid" || a.starts_with("-p") || a.starts_with("--pid=") || a == "-u" || a == "--uid" || a.starts_with("-u") || a.starts_with("--uid=") {
+            // -p PID / -u UID: this and every following argument is a process (user) ID.
+            let by_user = a.starts_with("-u") || a.starts_with("--uid");
+            let (flag, what) = if by_user { ("u", "UID") } else { ("p", "PID") };
+            let first = a.strip_prefix("--pid=").or_else(|| a.strip_prefix("--uid=")).or_else(|| a.strip_prefix("-p")).or_else(|| a.strip_prefix("-u")).filter(|r| !r.is_empty());
             let mut pids = Vec::new();
             let rest = if first.is_some() { &args[i + 1..] } else { &args[(i + 1).min(args.len())..] };
             for v in first.into_iter().chain(rest.iter().map(|s| s.as_str())) {
-                pids.push(v.parse::<u32>().map_err(|_| format!("ionice: invalid PID argument: '{v}'"))?);
+                pids.push(v.parse::<u32>().map_err(|_| format!("ionice: invalid {what} argument: '{v}'"))?);
             }
             if pids.is_empty() {
-                return Err("ionice: option requires an argument -- 'p'".into());
+                return Err(format!("ionice: option requires an argument -- '{flag}'"));
             }
-            return Ok(IoniceArgs { class, level, class_set: class_set || level.is_some(), command: &[], pids });
+            return Ok(IoniceArgs { class, level, class_set: class_set || level.is_some(), command: &[], pids, by_user });
         } else if let Some(r) = a.strip_prefix("-c") {
             ("c", if r.is_empty() { None } else { Some(r.to_string()) })
         } else if let Some(r) = a.strip_prefix("-n") {
@@ -125,7 +129,7 @@ pub fn parse(args: &[String]) -> Result<IoniceArgs<'_>, String> {
         // util-linux: without a command or -p, ionice prints its own priority.
         return Err("ionice: give a command (ionice -c CLASS [-n LEVEL] COMMAND) or processes (ionice [-c CLASS [-n LEVEL]] -p PID...)".into());
     }
-    Ok(IoniceArgs { class, level, class_set: class_set || level.is_some(), command, pids: Vec::new() })
+    Ok(IoniceArgs { class, level, class_set: class_set || level.is_some(), command, pids: Vec::new(), by_user: false })
 }
 
 /// What ionice prints before it runs the command on the accepting eras (util-linux: a

@@ -110,33 +110,44 @@ fn task_of_pid(k: &Kernel, pid: u32) -> Option<TaskId> {
     (0..k.tasks.len() as TaskId).find(|&t| k.tasks[t as usize].pid == pid && !k.task_exited(t))
 }
 
-/// `renice [-n] N [-p] PID...`: util-linux's renice with absolute priorities.
+/// `renice [-n] N [[-p] PID...] [-u USER...]`: util-linux's renice with absolute priorities.
+/// `-p` and `-u` switch how the identifiers after them are read. Every task of the model
+/// runs as root (uid 0); setpriority(PRIO_USER, 0) renices every one of them, kernel
+/// threads included, as it does on a real host.
 pub struct Renice {
     pub nice: i32,
     pub pids: Vec<u32>,
+    /// User IDs (`-u`; "root" is 0), in order after the process IDs.
+    pub users: Vec<Result<u32, String>>,
 }
 
 impl Renice {
     pub fn parse(args: &[String]) -> Result<Renice, String> {
-        let usage = "(accepted: renice [-n] PRIORITY [-p] PID...)";
+        let usage = "(accepted: renice [-n] PRIORITY [-p] PID... [-u USER...])";
         let mut it = args.iter().map(|s| s.as_str()).peekable();
         if it.peek() == Some(&"-n") || it.peek() == Some(&"--priority") {
             it.next();
         }
         let prio = it.next().ok_or_else(|| format!("renice: not enough arguments {usage}"))?;
         let nice = prio.parse::<i64>().map_err(|_| format!("renice: invalid priority '{prio}' {usage}"))?.clamp(-20, 19) as i32;
-        let mut pids = Vec::new();
+        let (mut pids, mut users) = (Vec::new(), Vec::new());
+        let mut by_user = false;
         for a in it {
             match a {
-                "-p" | "--pid" => {}
-                "-g" | "--pgrp" | "-u" | "--user" => return Err(format!("renice: {a} (process groups, users) is not modelled {usage}")),
+                "-p" | "--pid" => by_user = false,
+                "-u" | "--user" => by_user = true,
+                "-g" | "--pgrp" => return Err(format!("renice: {a} (process groups) is not modelled {usage}")),
+                v if by_user => users.push(match v {
+                    "root" => Ok(0),
+                    v => v.parse::<u32>().map_err(|_| v.to_string()),
+                }),
                 v => pids.push(v.parse::<u32>().map_err(|_| format!("renice: invalid process ID '{v}' {usage}"))?),
             }
         }
-        if pids.is_empty() {
+        if pids.is_empty() && users.is_empty() {
             return Err(format!("renice: not enough arguments {usage}"));
         }
-        Ok(Renice { nice, pids })
+        Ok(Renice { nice, pids, users })
     }
 }
 
@@ -158,33 +169,71 @@ impl Program for Renice {
                 }
             }
         }
+        for u in self.users.clone() {
+            match u {
+                Err(name) => {
+                    // getpwnam found no such user.
+                    k.eprint(me, &format!("renice: unknown user {name}\n"));
+                    status = 1;
+                }
+                Ok(uid) if uid != 0 => {
+                    k.eprint(me, &format!("renice: failed to get priority for {uid} (user ID): No such process\n"));
+                    status = 1;
+                }
+                Ok(uid) => {
+                    // getpriority(PRIO_USER) reports the best (lowest) niceness among the
+                    // user's tasks; setpriority sets every one of them.
+                    let tasks: Vec<TaskId> = (0..k.tasks.len() as TaskId).filter(|&t| !k.task_exited(t)).collect();
+                    let old = tasks.iter().map(|&t| k.task_nice(t)).min().unwrap_or(0);
+                    for &t in &tasks {
+                        k.set_user_nice(t, self.nice);
+                    }
+                    let new = tasks.iter().map(|&t| k.task_nice(t)).min().unwrap_or(0);
+                    k.print(me, &format!("{uid} (user ID) old priority {old}, new priority {new}\n"));
+                }
+            }
+        }
         Step::Exit(status)
     }
 }
 
 /// `ionice -p PID...` (print_prio) and `ionice -c CLASS [-n LEVEL] -p PID...`
-/// (ioprio_setpid).
+/// (ioprio_setpid); with `-u UID...`, IOPRIO_WHO_USER: every task of the user (all of the
+/// model's run as root, uid 0, kernel threads included) is set, and reading gives the best
+/// priority among them (ioprio_best). Several IDs prefix each line with "ID: ".
 pub struct IonicePid {
     pub set: Option<Option<IoPrio>>,
     pub pids: Vec<u32>,
+    pub by_user: bool,
 }
 
 impl Program for IonicePid {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        for &pid in &self.pids {
-            let Some(t) = task_of_pid(k, pid) else {
+        let several = self.pids.len() > 1;
+        for &id in &self.pids {
+            let tasks: Vec<TaskId> = if self.by_user {
+                if id == 0 { (0..k.tasks.len() as TaskId).filter(|&t| !k.task_exited(t)).collect() } else { Vec::new() }
+            } else {
+                task_of_pid(k, id).into_iter().collect()
+            };
+            if tasks.is_empty() {
                 let op = if self.set.is_some() { "ioprio_set" } else { "ioprio_get" };
                 k.eprint(me, &format!("ionice: {op} failed: No such process\n"));
                 return Step::Exit(1);
-            };
+            }
             if let Some(p) = self.set {
-                k.set_ioprio(t, p);
+                for &t in &tasks {
+                    k.set_ioprio(t, p);
+                }
                 continue;
             }
-            let line = match get_task_ioprio(k, t) {
+            // ioprio_best: the lowest class number that is set, then the lowest level.
+            let (c, l) = tasks.iter().map(|&t| get_task_ioprio(k, t)).min_by_key(|&(c, l)| (if c == 0 { 2 } else { c }, l)).unwrap_or((0, 4));
+            let line = match (c, l) {
                 (3, _) => "idle\n".to_string(),
                 (c, l) => format!("{}: prio {l}\n", ["none", "realtime", "best-effort"][c as usize]),
             };
+            let line = if several { format!("{id}: {line}") } else { line };
             k.print(me, &line);
         }
         Step::Exit(0)
@@ -234,6 +283,8 @@ mod tests {
         let r = Renice::parse(&v(&["+19", "100"])).unwrap();
         assert_eq!(r.nice, 19);
         assert!(Renice::parse(&v(&["5"])).is_err());
-        assert!(Renice::parse(&v(&["5", "-u", "root"])).is_err());
+        let r = Renice::parse(&v(&["5", "-p", "7", "-u", "root", "1000"])).unwrap();
+        assert_eq!((r.pids.clone(), r.users.clone()), (vec![7], vec![Ok(0), Ok(1000)]));
+        assert!(Renice::parse(&v(&["5", "-g", "1"])).is_err());
     }
 }
