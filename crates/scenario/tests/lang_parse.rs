@@ -455,6 +455,27 @@ fn deep_nesting_is_an_error_not_a_crash() {
 }
 
 #[test]
+fn subshells_and_cases_nest_to_a_lower_limit() {
+    // Both are parsed twice when what is inside them fails: the limit keeps a syntax error
+    // under them from costing 2^depth.
+    let n = MAX_BACKTRACK_NESTING;
+    for (open, close) in [("( ", " )"), ("case a in a) ", ";; esac")] {
+        let ok_src = open.repeat(n) + "x" + &close.repeat(n);
+        ok(&ok_src);
+        // One more level, with a syntax error under it: refused at the opener that is too deep.
+        let src = open.repeat(n + 1) + "x >;" + &close.repeat(n + 1);
+        let e = err(&src);
+        assert!(e.message.contains("subshells and 'case' statements are nested too deeply"), "{e}");
+        assert_eq!((e.line, e.col as usize), (1, open.len() * n + 1), "{src}");
+    }
+    // The two count together; other blocks between them do not.
+    let src = "( if a; then case a in a) ".repeat(n / 2) + "( x )" + &";; esac; fi )".repeat(n / 2);
+    assert!(err(&src).message.contains("nested too deeply"));
+    let src = "( if a; then case a in a) ".repeat(n / 2 - 1) + "( x )" + &";; esac; fi )".repeat(n / 2 - 1);
+    ok(&src);
+}
+
+#[test]
 fn long_inputs() {
     let line = "dd if=/dev/zero of=\"f $X\" bs=1M count=1 2>&1 | cat > /dev/null &\n";
     let src = line.repeat(20_000);

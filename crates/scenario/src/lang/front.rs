@@ -26,7 +26,7 @@ use brush_parser::word::{self as bw, Parameter, ParameterExpr, ParameterTestType
 use brush_parser::{ParserOptions, SourcePosition, SourceSpan, Token, TokenizerError};
 
 use super::ast::*;
-use super::{ParseError, MAX_NESTING};
+use super::{ParseError, MAX_BACKTRACK_NESTING, MAX_NESTING};
 
 /// What the language accepts, quoted in error messages about unsupported constructs.
 pub(crate) const SUPPORTED: &str = "supported: for, for ((...)), select, while, until, if, case (;; ;& ;;&), functions, { ...; }, ( ... ), (( ... )), [[ ... ]], !, &&, ||, ;, &, |, <(...), redirections";
@@ -542,6 +542,15 @@ fn closer_of(opener: &str) -> &'static str {
     }
 }
 
+/// Open subshells and `case` statements: the blocks brush-parser may parse twice.
+fn backtrack_depth(stack: &[(&str, usize)]) -> usize {
+    stack.iter().filter(|(o, _)| matches!(*o, "(" | "case")).count()
+}
+
+fn backtrack_message() -> String {
+    format!("subshells and 'case' statements are nested too deeply (at most {MAX_BACKTRACK_NESTING} levels together are supported)")
+}
+
 /// Walk the tokens counting blocks (reserved words in command position, `{`, `(`), and
 /// find the errors brush-parser would report late or not where they are: misplaced
 /// reserved words, `time` inside a pipeline, `select`, nesting too deep, `(` after a word.
@@ -571,6 +580,8 @@ fn scan_tokens(toks: &[Token], base: &Lines) -> Scan {
     let mut selects = Vec::new();
     // The `)` of a function definition's `()`.
     let mut fn_paren = false;
+    // The walk stopped at a nesting limit: what is still open is not unclosed.
+    let mut cut_short = false;
     for (i, t) in toks.iter().enumerate() {
         let (s, op) = tok_str(t);
         if at_line_start && stack.is_empty() && !matches!(wants, Some("&&" | "||" | "|" | "|&")) && !(op && s == "\n") {
@@ -601,6 +612,12 @@ fn scan_tokens(toks: &[Token], base: &Lines) -> Scan {
                         stack.push(("(", i));
                         if stack.len() > MAX_NESTING {
                             push_err(&mut errors, i, format!("blocks are nested too deeply (at most {MAX_NESTING} levels are supported)"));
+                            cut_short = true;
+                            break;
+                        }
+                        if backtrack_depth(&stack) > MAX_BACKTRACK_NESTING {
+                            push_err(&mut errors, i, backtrack_message());
+                            cut_short = true;
                             break;
                         }
                         wants = None;
@@ -680,6 +697,12 @@ fn scan_tokens(toks: &[Token], base: &Lines) -> Scan {
                 body_seen.push(!matches!(s, "if" | "for" | "while" | "until" | "select"));
                 if stack.len() > MAX_NESTING {
                     push_err(&mut errors, i, format!("blocks are nested too deeply (at most {MAX_NESTING} levels are supported)"));
+                    cut_short = true;
+                    break;
+                }
+                if s == "case" && backtrack_depth(&stack) > MAX_BACKTRACK_NESTING {
+                    push_err(&mut errors, i, backtrack_message());
+                    cut_short = true;
                     break;
                 }
                 if matches!(s, "for" | "select") {
@@ -766,7 +789,7 @@ fn scan_tokens(toks: &[Token], base: &Lines) -> Scan {
     }
     // An unclosed '(' at the end: reported here (brush-parser's backtracking on it is
     // exponential in the number of open parentheses).
-    if let Some(&(_, i)) = stack.iter().find(|(o, _)| *o == "(") {
+    if let Some(&(_, i)) = stack.iter().find(|(o, _)| *o == "(").filter(|_| !cut_short) {
         let end = toks.last().map(|t| base.pos(&t.location().end)).unwrap_or(Span::new(base.base.line, base.base.col));
         let at = span_of(i);
         if !errors.iter().any(|(j, _)| *j <= i) {

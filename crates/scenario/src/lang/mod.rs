@@ -26,6 +26,13 @@ pub use expand::expand_words;
 /// Deepest nesting of `for`/`if` blocks that [`parse`] accepts.
 pub const MAX_NESTING: usize = 32;
 
+/// Deepest nesting of subshells `( ... )` and `case` statements together that [`parse`]
+/// accepts. brush-parser's PEG grammar parses each of these twice when what follows fails
+/// (`case_item` then `case_item_ns` over the same body; `((` as arithmetic, then as a
+/// subshell), so a syntax error under N of them costs 2^N: 12 levels cost milliseconds,
+/// 32 would cost hours.
+pub const MAX_BACKTRACK_NESTING: usize = 12;
+
 /// A syntax error at a position of the script. `Display` is "line:col: message"; the caller
 /// prefixes the file name.
 #[derive(Clone, Debug, PartialEq, Eq)]
