@@ -107,6 +107,51 @@ fn a_page_freed_while_queued_is_skipped_by_the_move() {
 }
 
 #[test]
+fn a_page_queued_on_another_cpu_is_not_reclaimed_until_its_batch_drains() {
+    // The batch holds a reference: __remove_mapping cannot freeze the count, so reclaim on
+    // another CPU keeps the page (and scans it); invalidation cannot drop it either.
+    for kernel in ["linux-6.x", "linux-5.4"] {
+        let mut k = boot_era(kernel, 2);
+        on_cpu(&mut k, 1);
+        let (m, pages) = listed_file_pages(&mut k, 8);
+        // CPU 1 queues three pages for activation.
+        for &p in &pages[..3] {
+            access_twice(&mut k, p);
+        }
+        assert_eq!(k.mm.lru_move.count(1, MoveKind::Activate), 3, "{kernel}");
+        assert!(k.mm.lru_move.holds(pages[0]) && !k.mm.lru_move.holds(pages[3]), "{kernel}");
+        // Invalidation keeps the held pages and drops the rest of the file.
+        let (dropped, in_batch) = k.invalidate_mapping_pages_nr(m);
+        assert_eq!((dropped, in_batch), (5, 3), "{kernel}");
+        // Reclaim on CPU 0 over the whole inactive file list: the held pages stay cached.
+        on_cpu(&mut k, 0);
+        let n = k.mm.lru_len(Lru::InactiveFile);
+        let mut sc = memtwin_kernel::mm::vmscan::ScanControl { nr_to_reclaim: n, ..Default::default() };
+        let scan0 = k.vm.get(VmItem::PgscanDirect);
+        k.shrink_inactive_list(0, n, Lru::InactiveFile, &mut sc);
+        assert!(k.vm.get(VmItem::PgscanDirect) - scan0 >= 3, "{kernel}: scanned");
+        for (i, &p) in pages[..3].iter().enumerate() {
+            assert_eq!(k.mm.page(m, i as u64), Some(p), "{kernel}: page {i} still cached");
+        }
+        k.mm.check_invariants().unwrap();
+        // Once CPU 1's batch drains, nothing holds them: the next reclaim frees them.
+        k.current = None;
+        k.lru_add_drain_all();
+        assert!(!k.mm.lru_move.holds(pages[0]), "{kernel}");
+        on_cpu(&mut k, 0);
+        let n = k.mm.lru_len(Lru::InactiveFile) + k.mm.lru_len(Lru::ActiveFile);
+        let mut sc = memtwin_kernel::mm::vmscan::ScanControl { nr_to_reclaim: n, ..Default::default() };
+        k.shrink_active_list(0, k.mm.lru_len(Lru::ActiveFile), Lru::ActiveFile, &mut sc);
+        for _ in 0..2 {
+            let n = k.mm.lru_len(Lru::InactiveFile);
+            k.shrink_inactive_list(0, n, Lru::InactiveFile, &mut sc);
+        }
+        assert!((0..3).all(|i| k.mm.page(m, i).is_none()), "{kernel}: freed after the drain");
+        k.mm.check_invariants().unwrap();
+    }
+}
+
+#[test]
 fn invalidation_deactivates_what_it_cannot_drop_and_2_4_does_not() {
     // Pages still in the LRU-add batch hold a reference: invalidate_mapping_pages cannot
     // drop them and queues them for deactivation; the drain puts them on the list, then

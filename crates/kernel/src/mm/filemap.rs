@@ -409,10 +409,13 @@ impl Kernel {
                         // folio_trylock failed: skipped, no hint.
                         continue;
                     }
-                    if mapped || pg.dirty(p) || pg.writeback(p) || pg.batched(p) {
+                    // A batch's reference (LRU-add or move) is one more than
+                    // mapping_evict_folio allows (folio_ref_count > nr + private + 1).
+                    let batched = pg.batched(p) || self.mm.lru_move.holds(p);
+                    if mapped || pg.dirty(p) || pg.writeback(p) || batched {
                         // mapping_evict_folio failed: "Invalidation is a hint that the folio
                         // is no longer of interest" -> deactivate_file_folio (2.6.39+).
-                        in_batch += (!mapped && !pg.dirty(p) && !pg.writeback(p) && pg.batched(p)) as u64;
+                        in_batch += (!mapped && !pg.dirty(p) && !pg.writeback(p) && batched) as u64;
                         self.deactivate_file_page(p);
                         continue;
                     }

@@ -26,6 +26,8 @@ use crate::profile::RotateReclaimable;
 use crate::Kernel;
 use memtwin_engine::Ns;
 use memtwin_procfs::VmItem;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// How an era adds new pages to the LRU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -361,10 +363,11 @@ impl LruMoveRule {
     }
 }
 
-/// The per-CPU move batches of the node. Each entry keeps the page's mapping as it was
-/// queued: the kernel's batch holds a reference, so the page cannot be freed and reused
-/// meanwhile; here a page freed while queued (reclaimed, truncated) is told apart at the
-/// drain by its mapping and skipped, as a page off the LRU is.
+/// The per-CPU move batches of the node. The kernel's batch holds a reference on each
+/// page, so reclaim cannot free a queued page (`holds`: shrink_folio_list keeps it).
+/// Truncation removes a page from its file whatever its references; the kernel frees it
+/// when the batch drains, the model at once. Each entry keeps the page's mapping as it was
+/// queued, so that a page truncated while queued is told apart at the drain and skipped.
 #[derive(Clone, Debug)]
 pub struct LruMoveBatches {
     pub rule: LruMoveRule,
@@ -378,6 +381,31 @@ pub struct LruMoveBatches {
     /// as moved: the batch went through it), per kind.
     pub drained_batches: [u64; NR_MOVE_KINDS],
     pub drained_pages: [u64; NR_MOVE_KINDS],
+    /// The references the batches hold (folio_get in folio_batch_add_and_move,
+    /// page_cache_get before pagevec_add): entries per page queued.
+    refs: HashMap<Pfn, u16, BuildHasherDefault<PfnHasher>>,
+}
+
+/// A multiplicative hash of a frame number (Fibonacci hashing): the batch-reference map is
+/// looked up in the reclaim loop, and its keys are small integers.
+#[derive(Default)]
+pub struct PfnHasher(u64);
+
+impl Hasher for PfnHasher {
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    #[inline]
+    fn write_u32(&mut self, n: u32) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl LruMoveBatches {
@@ -393,7 +421,14 @@ impl LruMoveBatches {
             total: 0,
             drained_batches: [0; NR_MOVE_KINDS],
             drained_pages: [0; NR_MOVE_KINDS],
+            refs: HashMap::default(),
         }
+    }
+    /// Whether a move batch holds a reference on `p`: the page cannot be freed until the
+    /// batch drains.
+    #[inline]
+    pub fn holds(&self, p: Pfn) -> bool {
+        self.total > 0 && self.refs.contains_key(&p)
     }
     pub fn ncpus(&self) -> usize {
         self.nr.len() / NR_MOVE_KINDS
@@ -417,6 +452,7 @@ impl LruMoveBatches {
         self.owners[v * self.size + n] = mapping;
         self.nr[v] += 1;
         self.total += 1;
+        *self.refs.entry(p).or_insert(0) += 1;
         n + 1 == self.size
     }
     /// The entries of `cpu`'s batch of `kind`, emptied: the caller moves them.
@@ -425,6 +461,15 @@ impl LruMoveBatches {
         let n = std::mem::take(&mut self.nr[v]) as usize;
         let at = v * self.size;
         out.extend((at..at + n).map(|i| (self.pages[i], self.owners[i])));
+        for &p in &self.pages[at..at + n] {
+            // folio_batch_move_lru's folios_put: the batch's references go.
+            if let std::collections::hash_map::Entry::Occupied(mut e) = self.refs.entry(p) {
+                *e.get_mut() -= 1;
+                if *e.get() == 0 {
+                    e.remove();
+                }
+            }
+        }
         self.total -= n as u64;
         if n > 0 {
             self.drained_batches[kind as usize] += 1;

@@ -1214,6 +1214,17 @@ impl Kernel {
                     continue;
                 }
             }
+            if self.mm.lru_move.holds(p) {
+                // Another CPU's move batch holds a reference (this CPU's drained at the
+                // start of the shrink): __remove_mapping's folio_ref_freeze(folio, 2) fails
+                // for a clean page, and pageout() finds a swap-backed one not freeable
+                // (is_page_cache_freeable): keep_locked, back on its list unreclaimed. (6.10+
+                // clears PG_lru while queued, so isolate_lru_folios passes over it, counted
+                // as scanned: the same outcome.) The model keeps a swap-backed page before
+                // add_to_swap, which the kernel would have given a slot.
+                path.putback.push((p, l, false));
+                continue;
+            }
             let m = self.mm.pages.mapping(p) as usize;
             // Reclaim itself removes it from its mapping: no longer marked isolated, so the
             // frame is collected for freeing rather than left to a putback.
