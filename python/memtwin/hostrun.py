@@ -276,19 +276,64 @@ def reap_stale(tmp_parent: Optional[str] = None) -> List[str]:
                 undone.append(f"swap file {swap}")
         sysctls = state.get("sysctls")
         if isinstance(sysctls, dict):
-            for key, value in sorted(sysctls.items()):
-                if not (isinstance(key, str) and isinstance(value, str) and re.fullmatch(r"[a-z0-9_.]+", key)):
-                    continue
-                try:
-                    with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
-                        f.write(value)
-                    undone.append(f"{key}={value}")
-                except OSError as e:
-                    notes.append(f"cannot restore {key}={value}: {e.strerror}")
+            saved = {k: v for k, v in sysctls.items()
+                     if isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[a-z0-9_.]+", k)}
+            done, problems = restore_sysctls(saved)
+            undone += done
+            notes += problems
         shutil.rmtree(path, ignore_errors=True)
         what = ", ".join(undone) if undone else "its files"
         notes.append(f"undid what a killed earlier run (pid {m.group(1)}) left behind: {what}")
     return notes
+
+
+#: Knob pairs the kernel ties together (mm/page-writeback.c): writing one zeroes the other
+#: (dirty_ratio_handler and dirty_bytes_handler only when the value changes), and a
+#: *_bytes knob refuses 0 (its minimum is 2 pages or 1 byte), so a percentage is restored
+#: by writing the ratio.
+_DIRTY_PAIRS = (("vm.dirty_ratio", "vm.dirty_bytes"), ("vm.dirty_background_ratio", "vm.dirty_background_bytes"))
+
+
+def _write_sysctl(name: str, value: str) -> None:
+    with open("/proc/sys/" + name.replace(".", "/"), "w") as f:
+        f.write(value)
+
+
+def restore_sysctls(saved: Dict[str, str]) -> Tuple[List[str], List[str]]:
+    """Write saved /proc/sys values back. Returns (restored "name=value", problems)."""
+    done: List[str] = []
+    problems: List[str] = []
+    todo = dict(saved)
+    writes: List[Tuple[str, str]] = []
+    for ratio, nbytes in _DIRTY_PAIRS:
+        if ratio not in todo and nbytes not in todo:
+            continue
+        r = todo.pop(ratio, None)
+        b = todo.pop(nbytes, None)
+        try:
+            r = r if r is not None else read_text("/proc/sys/" + ratio.replace(".", "/")).strip()
+            b = b if b is not None else read_text("/proc/sys/" + nbytes.replace(".", "/")).strip()
+        except OSError as e:
+            problems.append(f"cannot read {ratio}/{nbytes}: {e.strerror}")
+            continue
+        if b != "0":
+            writes.append((nbytes, b))
+            continue
+        writes.append((ratio, r))
+    writes += sorted(todo.items())
+    for name, value in writes:
+        try:
+            _write_sysctl(name, value)
+            pair = next((p for p in _DIRTY_PAIRS if p[0] == name), None)
+            if pair is not None and read_text("/proc/sys/" + pair[1].replace(".", "/")).strip() != "0":
+                # The ratio was already this value, so writing it left the bytes set:
+                # change it and back.
+                _write_sysctl(name, "1" if value == "0" else "0")
+                _write_sysctl(name, value)
+            done.append(f"{name}={value}")
+        except OSError as e:
+            problems.append(f"cannot restore {name}={value}: {e.strerror}")
+    return done, problems
 
 
 class HostSession:
@@ -354,12 +399,13 @@ class HostSession:
 
     def set_sysctl(self, name: str, value: str) -> None:
         """Write a /proc/sys knob, saving its value first (restored by close)."""
-        path = "/proc/sys/" + name.replace(".", "/")
-        if name != "vm.drop_caches" and name not in self.saved_sysctls:
-            self.saved_sysctls[name] = read_text(path).strip()
-            self._save_state()
-        with open(path, "w") as f:
-            f.write(value)
+        # A dirty knob's partner changes with it: both are saved.
+        partners = [q for pair in _DIRTY_PAIRS if name in pair for q in pair if q != name]
+        for n in [name] + partners:
+            if n != "vm.drop_caches" and n not in self.saved_sysctls:
+                self.saved_sysctls[n] = read_text("/proc/sys/" + n.replace(".", "/")).strip()
+                self._save_state()
+        _write_sysctl(name, value)
 
     def _save_state(self) -> None:
         """state.json: what close() would undo, for reap_stale() if this process is killed
@@ -441,12 +487,7 @@ class HostSession:
                 r = subprocess.run(["swapoff", self.swapfile], capture_output=True, text=True)
                 if r.returncode != 0:
                     problems.append(f"swapoff {self.swapfile}: {r.stderr.strip()}")
-            for name, value in self.saved_sysctls.items():
-                try:
-                    with open("/proc/sys/" + name.replace(".", "/"), "w") as f:
-                        f.write(value)
-                except OSError as e:
-                    problems.append(f"cannot restore {name}={value}: {e.strerror}")
+            problems += restore_sysctls(self.saved_sysctls)[1]
             shutil.rmtree(self.tmp, ignore_errors=True)
             if os.path.exists(self.tmp):
                 problems.append(f"cannot remove {self.tmp}")

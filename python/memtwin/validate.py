@@ -317,6 +317,8 @@ def run_real_once(session: HostSession, items: List[Item], limit: int, swap: int
         if want is not None and os.path.exists(path) and hostrun.read_text(path).strip() != want:
             if name.endswith("_bytes") and want == "0":
                 continue  # writing 0 to *_bytes is refused by the kernel; the ratio rules
+            if name.endswith("_ratio") and want == "0" and twin_sysctls.get(name[:-len("ratio")] + "bytes", "0") != "0":
+                continue  # the *_bytes write below zeroes it, as in the twin
             session.set_sysctl(name, want)
     cg = session.make_cgroup(limit, swap, swappiness)
     records: List[dict] = []

@@ -434,3 +434,57 @@ def test_a_session_records_what_it_changed(tmp_path):
         s.saved_sysctls.clear()
         assert s.close() == []
     assert not os.path.exists(s.tmp)
+
+
+class FakeDirtyKnobs:
+    """/proc/sys/vm's dirty knobs with the kernel's handlers (mm/page-writeback.c): writing
+    one of a pair zeroes the other (dirty_ratio and dirty_bytes only when the value changes),
+    and a *_bytes knob refuses 0."""
+
+    def __init__(self, **values):
+        self.v = {"vm.dirty_ratio": "20", "vm.dirty_background_ratio": "10",
+                  "vm.dirty_bytes": "0", "vm.dirty_background_bytes": "0"}
+        self.v.update({k.replace("__", "."): v for k, v in values.items()})
+
+    def name(self, path):
+        return path[len("/proc/sys/"):].replace("/", ".")
+
+    def read(self, path):
+        return self.v[self.name(path)] + "\n"
+
+    def write(self, name, value):
+        if name.endswith("_bytes") and value == "0":
+            raise OSError(22, "Invalid argument")
+        changed = self.v[name] != value
+        self.v[name] = value
+        partner = {"vm.dirty_ratio": "vm.dirty_bytes", "vm.dirty_bytes": "vm.dirty_ratio",
+                   "vm.dirty_background_ratio": "vm.dirty_background_bytes",
+                   "vm.dirty_background_bytes": "vm.dirty_background_ratio"}[name]
+        if changed or "background" in name:
+            self.v[partner] = "0"
+
+
+def test_dirty_knobs_are_saved_in_pairs_and_restored_by_their_ratio(monkeypatch):
+    knobs = FakeDirtyKnobs()
+    monkeypatch.setattr(hostrun, "read_text", knobs.read)
+    monkeypatch.setattr(hostrun, "_write_sysctl", knobs.write)
+    session = hostrun.HostSession.__new__(hostrun.HostSession)
+    session.saved_sysctls = {}
+    session._save_state = lambda: None
+    session.set_sysctl("vm.dirty_bytes", "50331648")
+    session.set_sysctl("vm.dirty_background_bytes", "16777216")
+    assert knobs.v["vm.dirty_ratio"] == "0" and knobs.v["vm.dirty_background_ratio"] == "0"
+    assert session.saved_sysctls == {"vm.dirty_ratio": "20", "vm.dirty_bytes": "0",
+                                     "vm.dirty_background_ratio": "10", "vm.dirty_background_bytes": "0"}
+    done, problems = hostrun.restore_sysctls(session.saved_sysctls)
+    assert problems == []
+    assert knobs.v == FakeDirtyKnobs().v
+    # A ratio already at its saved value while the bytes are set: changed and changed back.
+    knobs = FakeDirtyKnobs(vm__dirty_ratio="0", vm__dirty_bytes="50331648")
+    monkeypatch.setattr(hostrun, "read_text", knobs.read)
+    monkeypatch.setattr(hostrun, "_write_sysctl", knobs.write)
+    done, problems = hostrun.restore_sysctls({"vm.dirty_ratio": "0", "vm.dirty_bytes": "0"})
+    assert problems == [] and knobs.v["vm.dirty_ratio"] == "0" and knobs.v["vm.dirty_bytes"] == "0"
+    # Saved bytes come back as bytes (the ratio follows: 0).
+    done, problems = hostrun.restore_sysctls({"vm.dirty_ratio": "0", "vm.dirty_bytes": "4096000"})
+    assert problems == [] and knobs.v["vm.dirty_bytes"] == "4096000" and knobs.v["vm.dirty_ratio"] == "0"

@@ -63,6 +63,37 @@ fn tutorial_drop_caches() {
 }
 
 #[test]
+fn tutorial_dirty_tuning() {
+    let r = run_file("tutorial-dirty-tuning.sh");
+    assert_eq!(r.exit_status, 0, "{}", r.transcript);
+    let o = outputs(&r);
+    let loops: Vec<&str> = o.iter().filter(|(s, _)| s.starts_with("for i in 1 2")).map(|(_, out)| *out).collect();
+    assert_eq!(loops.len(), 2, "{}", r.transcript);
+    // Dirty + Writeback is what balance_dirty_pages holds under the limit.
+    let held = |out: &str| -> Vec<u64> {
+        let d: Vec<u64> = out.lines().filter(|l| l.starts_with("Dirty:")).map(kb).collect();
+        let w: Vec<u64> = out.lines().filter(|l| l.starts_with("Writeback:")).map(kb).collect();
+        d.iter().zip(&w).map(|(a, b)| a + b).collect()
+    };
+    let (default, small) = (held(loops[0]), held(loops[1]));
+    // 48 MiB = 49152 kB: the limit, with the per-CPU ratelimit's slack (a few hundred kB).
+    assert!(small.iter().all(|&x| x > 0 && x <= 49152 + 1024), "{small:?}");
+    assert!(default.iter().all(|&x| x > 2 * 49152), "the default 20% lets far more pile up: {default:?}");
+    // The ratios read 0 once the byte limits are set, and the bytes 0 once the ratios are back.
+    let ratios: Vec<&str> = o.iter().filter(|(s, _)| s.starts_with("sysctl vm.dirty_ratio")).map(|(_, out)| *out).collect();
+    assert_eq!(ratios[1], "vm.dirty_ratio = 0\nvm.dirty_background_ratio = 0\n");
+    assert_eq!(o.last().unwrap().1, "vm.dirty_bytes = 0\nvm.dirty_background_bytes = 0\n");
+    // dd's own summary: with 48 MiB of room, all but 48 MiB of the 512 MiB goes to the
+    // disk (virtio: 160 MB/s at most) while dd runs; with the default ratios most of it
+    // stays in the page cache.
+    let secs = |out: &str| -> f64 { out.split(", ").nth(2).and_then(|t| t.trim_end_matches(" s").parse().ok()).unwrap_or_else(|| panic!("{out}")) };
+    let dd: Vec<f64> = o.iter().filter(|(s, _)| s.starts_with("wait")).map(|(_, out)| secs(out)).collect();
+    assert_eq!(dd.len(), 2, "{}", r.transcript);
+    assert!(dd[1] >= (512.0 - 48.0) * 1048576.0 / 160e6, "throttled to the disk: {} s", dd[1]);
+    assert!(dd[1] > 1.3 * dd[0], "the small limits slow dd: {dd:?}");
+}
+
+#[test]
 fn tutorial_pipes() {
     let r = run_file("tutorial-pipes.sh");
     assert_eq!(r.exit_status, 0, "{}", r.transcript);
