@@ -55,6 +55,10 @@ pub struct Inode {
     pub times: [memtwin_engine::Ns; 4],
     /// Permission bits of i_mode (0644 for a new file: open's 0666 under umask 022).
     pub perm: u16,
+    /// ext4's EXT4_STATE_DA_ALLOC_CLOSE: truncated to size 0 (ext4_truncate, the
+    /// auto_da_alloc "replace via truncate" heuristic); the next release of one of its
+    /// files starts writeback of its delayed-allocation pages.
+    pub da_alloc_close: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -311,3 +311,35 @@ fn a_disk_filesystem_write_pays_its_own_work_per_page_tmpfs_does_not() {
     let disk = sys_of_calls(&mut k, "/root/f", w, true, 64 << 10, 1);
     assert_eq!(disk - tmpfs, 16 * c.fs_write_page_ns, "{disk} vs {tmpfs}");
 }
+
+/// ext4's auto_da_alloc "replace via truncate" heuristic: a file truncated to 0 and
+/// rewritten has its dirty pages submitted when it is closed (ext4_truncate sets
+/// EXT4_STATE_DA_ALLOC_CLOSE, ext4_release_file -> filemap_flush); a new file's wait for
+/// the flusher. The close does not wait for the writes.
+#[test]
+fn ext4_flushes_a_file_rewritten_after_truncation_on_close() {
+    for (preset, fstype) in [("default", "ext4"), ("seed-002", "ext3")] {
+        let mut k = Kernel::boot(memtwin_machine::preset(preset).unwrap(), 1).unwrap();
+        let root = k.fs.mounts.iter().find(|m| m.at == "/").unwrap();
+        assert_eq!(root.fstype, fstype);
+        let dirty_of = |k: &Kernel, path: &str| {
+            let ino = k.fs.lookup(path).unwrap();
+            let m = &k.mm.mappings[k.fs.inodes[ino as usize].mapping as usize];
+            (m.nr_dirty, m.nr_writeback)
+        };
+        // New file: still dirty after the close.
+        assert_eq!(write(&mut k, "/root/f", 4 << 20).0, 4 << 20);
+        let (dirty, _) = dirty_of(&k, "/root/f");
+        assert_eq!(dirty, 1024, "{preset}: a new file waits for the flusher");
+        // Rewritten with O_TRUNC: ext4 submits every dirty page at the close.
+        assert_eq!(write(&mut k, "/root/f", 4 << 20).0, 4 << 20);
+        let (dirty, writeback) = dirty_of(&k, "/root/f");
+        if fstype == "ext4" {
+            assert_eq!(dirty, 0, "{preset}: flushed at close");
+            assert!(writeback > 0, "{preset}: not waited for");
+            assert!(!k.fs.inodes[k.fs.lookup("/root/f").unwrap() as usize].da_alloc_close, "the state is cleared");
+        } else {
+            assert_eq!((dirty, writeback), (1024, 0), "{preset}: ext3 has no delayed allocation");
+        }
+    }
+}
