@@ -4,6 +4,8 @@
     compare.py real RUNDIR OUT.json        summarize one lab result folder (run.sh OUTDIR)
     compare.py twin TRANSCRIPT OUT.json    summarize `memtwin run SCENARIO/twin.sh` output
     compare.py table SCENARIO_DIR          markdown table: twin (and the idle-anon variant) vs real min-max
+    compare.py table SCENARIO_DIR REAL_PREFIX A.json:TITLE B.json:TITLE
+                                           the same for other real runs (e.g. real-nothp-) and twins
 
 A summary holds, per step (the lab's `step LABEL` / the twin's `echo STEP LABEL`), the
 /proc/vmstat deltas of the counters below, the memory figures after the step (swpd, free,
@@ -169,13 +171,18 @@ def fmt(v):
     return f"{v:,}".replace(",", " ") if isinstance(v, int) else str(v)
 
 
-def table(sdir, least=100):
+DEFAULT_TWINS = (("twin-before.json", "twin, idle anon active (before)"),
+                 ("twin-idle-anon-inactive.json", "twin now (idle anon inactive)"))
+
+
+def table(sdir, least=100, real_prefix="real-r", twins=DEFAULT_TWINS):
     """One markdown table: the steps where some side counts at least `least` of a figure,
-    those figures, then swpd/free/cache after the step and dd's rate (real: min - max)."""
-    runs = sorted(f for f in os.listdir(sdir) if f.startswith("real-") and f.endswith(".json"))
+    those figures, then swpd/free/cache after the step and dd's rate (real: min - max).
+    Real runs are the files REAL_PREFIX*.json; `twins` are two (file, column title)."""
+    runs = sorted(f for f in os.listdir(sdir) if f.startswith(real_prefix) and f.endswith(".json"))
     reals = [json.load(open(os.path.join(sdir, f))) for f in runs]
     sides = []
-    for name in ("twin-before.json", "twin-idle-anon-inactive.json"):
+    for name, _ in twins:
         p = os.path.join(sdir, name)
         sides.append(json.load(open(p)) if os.path.exists(p) else None)
 
@@ -198,7 +205,7 @@ def table(sdir, least=100):
             lo, hi = lo // 1024, hi // 1024
         return fmt(lo) if lo == hi else f"{fmt(lo)} – {fmt(hi)}"
 
-    out = ["| step | figure | twin, idle anon active (before) | twin now (idle anon inactive) | real 6.1 (min – max) |",
+    out = [f"| step | figure | {twins[0][1]} | {twins[1][1]} | real 6.1 (min – max) |",
            "|---|---|---|---|---|"]
     for i in range(len(reals[0]["steps"])):
         label = f"{i + 1} `{reals[0]['steps'][i]['step']}`"
@@ -238,6 +245,11 @@ def main(argv):
         return 0
     if len(argv) == 2 and argv[0] == "table":
         print(table(argv[1]))
+        return 0
+    if len(argv) == 5 and argv[0] == "table":
+        # table DIR REAL_PREFIX TWIN_A.json:TITLE TWIN_B.json:TITLE
+        twins = tuple(tuple(a.split(":", 1)) for a in argv[3:5])
+        print(table(argv[1], real_prefix=argv[2], twins=twins))
         return 0
     print(__doc__, file=sys.stderr)
     return 2
