@@ -287,6 +287,20 @@ def reap_stale(tmp_parent: Optional[str] = None) -> List[str]:
     return notes
 
 
+PR_SET_THP_DISABLE = 41
+
+
+def disable_thp() -> bool:
+    """prctl(PR_SET_THP_DISABLE, 1) for this process and the children it starts. Returns
+    whether the kernel took it (False on kernels before 3.15 or without libc)."""
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 #: Knob pairs the kernel ties together (mm/page-writeback.c): writing one zeroes the other
 #: (dirty_ratio_handler and dirty_bytes_handler only when the value changes), and a
 #: *_bytes knob refuses 0 (its minimum is 2 pages or 1 byte), so a percentage is restored
@@ -430,6 +444,10 @@ class HostSession:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
         with open(os.path.join(self.cgroup.path, "cgroup.procs"), "w") as f:
             f.write(str(os.getpid()))
+        # The twin models 4 KiB pages only: the real run gets no transparent huge pages
+        # either (PR_SET_THP_DISABLE, 3.15+; inherited by its children, this process only).
+        # With THP "always", reclaim counts each scan of a 2 MiB folio as 512 pages.
+        disable_thp()
 
     def spawn(self, argv: List[str], out_path: str) -> subprocess.Popen:
         """Start a child in the cgroup. SIGINT/SIGTERM are held until it is on the list of

@@ -575,6 +575,8 @@ def by_construction(facts: dict, swap: int, twin_memcg: bool = False) -> List[st
     ]
     notes.append("reclaim is compared by list (pgscan_anon/file, pgsteal_anon/file), not by "
                  "reclaimer: a cgroup's limit reclaim is not counted in pgscan_kswapd/direct")
+    notes.append("the real run's processes have transparent huge pages disabled "
+                 "(prctl PR_SET_THP_DISABLE), as the twin models 4 KiB pages only")
     if facts["kdamond"]:
         notes.append("a DAMON reclaimer (kdamond) runs on this host: it may evict page cache "
                      "left idle for ~30 s, which the twin does not model")

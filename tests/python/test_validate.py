@@ -488,3 +488,16 @@ def test_dirty_knobs_are_saved_in_pairs_and_restored_by_their_ratio(monkeypatch)
     # Saved bytes come back as bytes (the ratio follows: 0).
     done, problems = hostrun.restore_sysctls({"vm.dirty_ratio": "0", "vm.dirty_bytes": "4096000"})
     assert problems == [] and knobs.v["vm.dirty_bytes"] == "4096000" and knobs.v["vm.dirty_ratio"] == "0"
+
+
+def test_the_real_run_has_no_transparent_huge_pages():
+    # What the cgroup's child calls before exec: its programs (and their children) get
+    # 4 KiB pages, as the twin models.
+    out = subprocess.run(["cat", "/proc/self/status"], preexec_fn=hostrun.disable_thp,
+                         capture_output=True, text=True, check=True).stdout
+    field = [line for line in out.splitlines() if line.startswith("THP_enabled:")]
+    if not field:
+        pytest.skip("this kernel's /proc/PID/status has no THP_enabled line (before 5.0)")
+    assert field[0].split() == ["THP_enabled:", "0"]
+    assert any("PR_SET_THP_DISABLE" in n for n in validate.by_construction(
+        {"cgroup_version": 1, "kdamond": False}, False, False))
