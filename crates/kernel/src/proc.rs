@@ -359,6 +359,7 @@ impl Kernel {
                     blkio_delay_ns: st.blkio_delay + if st.state == RunState::DiskSleep { self.now - st.sleep_start } else { 0 },
                     start_ns: t.start,
                     wchan: self.wchan(i as memtwin_engine::TaskId),
+                    cpu: st.cpu,
                 }
             })
             .collect();

@@ -98,6 +98,8 @@ pub struct TaskInfo {
     pub start_ns: u64,
     /// The kernel function a sleeping task sleeps in (/proc/PID/wchan; "" when running).
     pub wchan: &'static str,
+    /// The CPU it last ran on (task_cpu: /proc/PID/stat's processor, ps's PSR).
+    pub cpu: u32,
 }
 
 /// Everything the tools read at one instant.

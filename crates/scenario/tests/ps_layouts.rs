@@ -49,3 +49,29 @@ fn an_overflowing_column_pushes_only_the_next_one() {
     let stat_col = hdr.find("STAT").unwrap();
     assert_eq!(&row[stat_col..stat_col + 2], "Ss", "{row}");
 }
+
+#[test]
+fn extra_full_layout_adds_size_rss_and_the_cpu() {
+    // Headers of procps-ng 4.0.2 on a 6.18 host (pid_max 32768):
+    //   ps -F:  UID        PID  PPID  C    SZ   RSS PSR STIME TTY          TIME CMD
+    //   ps -lF: F S UID        PID  PPID  C PRI  NI ADDR SZ WCHAN    RSS PSR STIME TTY          TIME CMD
+    let r = run("dd if=/dev/zero of=/dev/null bs=64M count=1000 &\nsleep 0.1\nps -F | grep -E 'CMD|dd '\nps -lF | grep -E 'CMD|dd '\nps -eo pid,psr,comm | grep -E 'PSR|dd'\n");
+    let o = outputs(&r);
+    let f: Vec<&str> = o[2].lines().collect();
+    assert_eq!(f[0], "UID        PID  PPID  C    SZ   RSS PSR STIME TTY          TIME CMD");
+    // dd's 64 MiB buffer: RSS over 65536 kB, SZ its virtual size in pages.
+    let row = f[1];
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    let (sz, rss, psr): (u64, u64, u32) = (cols[4].parse().unwrap(), cols[5].parse().unwrap(), cols[6].parse().unwrap());
+    assert!(rss >= 65536 && sz * 4 >= rss, "{row}");
+    assert!(psr < 8, "{row}");
+    // Right-aligned under its header.
+    let end = f[0].find("PSR").unwrap() + 3;
+    assert_eq!(row[..end].trim_end().len(), end, "{row}");
+    let lf: Vec<&str> = o[3].lines().collect();
+    assert_eq!(lf[0], "F S UID        PID  PPID  C PRI  NI ADDR SZ WCHAN    RSS PSR STIME TTY          TIME CMD");
+    // -o psr agrees with /proc/PID/stat's processor field.
+    let eo: Vec<&str> = o[4].lines().collect();
+    assert_eq!(eo[0], "  PID PSR COMMAND");
+    assert_eq!(eo[1].split_whitespace().nth(1), Some(cols[6]), "{}", o[4]);
+}

@@ -1,4 +1,4 @@
-//! procps-ng 4.0.2 `ps`: `aux` (BSD user format), `-e`/`-A`, `-f`, `-l`, `-lf`, `-o`/`-eo`
+//! procps-ng 4.0.2 `ps`: `aux` (BSD user format), `-e`/`-A`, `-f`, `-F`, `-l`, `-lf`, `-lF`, `-o`/`-eo`
 //! with the common format specifiers, `-p PID,...`, `-C NAME,...`, `--sort=[+-]KEY`,
 //! `--no-headers`. Column widths, alignment (a column that overflows pushes the next one
 //! only as far as it must, as show_one_proc does) and the `%CPU` / `%MEM` / `TIME` /
@@ -39,6 +39,7 @@ const SPECS: &[(&[&str], &str, usize, bool)] = &[
     (&["opri"], "PRI", 3, true),
     (&["addr"], "ADDR", 1, true),
     (&["wchan"], "WCHAN", 6, false),
+    (&["psr", "cpuid"], "PSR", 3, true),
 ];
 
 pub fn ps_format_names() -> String {
@@ -81,7 +82,7 @@ fn unknown(name: &str) -> String {
 pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
     let mut o = PsOptions { cols: Vec::new(), pids: Vec::new(), names: Vec::new(), all: false, sort: Vec::new(), headers: true };
     let mut user_fmt = false;
-    let (mut full, mut long) = (false, false);
+    let (mut full, mut long, mut extra) = (false, false, false);
     let mut it = args.iter().peekable();
     let parse_cols = |o: &mut PsOptions, v: &str| -> Result<(), String> {
         for item in v.split([',', ' ']).filter(|s| !s.is_empty()) {
@@ -130,7 +131,7 @@ pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
                         'e' | 'A' => o.all = true,
                         'f' => full = true,
                         'l' => long = true,
-                        'F' => return Err("ps: error: the -F layout is not modelled (PSR is not); use -f, -l or -o (e.g. ps -eo pid,ppid,user,stime,tty,time,args)".into()),
+                        'F' => extra = true,
                         'o' | 'p' | 'C' => {
                             let rest: String = cs[i + 1..].iter().collect();
                             let v = if rest.is_empty() { it.next().cloned().ok_or("ps: error: option needs an argument")? } else { rest };
@@ -146,7 +147,7 @@ pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
                             i = cs.len();
                             continue;
                         }
-                        c => return Err(format!("ps: error: unsupported SysV option -{c} (supported: -e -A -f -l -o -p -C)")),
+                        c => return Err(format!("ps: error: unsupported SysV option -{c} (supported: -e -A -f -F -l -o -p -C)")),
                     }
                     i += 1;
                 }
@@ -176,6 +177,12 @@ pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
         // PRI NI ADDR SZ WCHAN STIME TTY TIME CMD" (-f shows the user name under UID).
         let names: &[(&str, Option<&str>)] = if user_fmt {
             &[("user", None), ("pid", None), ("%cpu", None), ("%mem", None), ("vsz", None), ("rss", None), ("tname", None), ("stat", None), ("start", None), ("bsdtime", None), ("args", None)]
+        } else if extra && long {
+            // -lF: the long format with -F's RSS and PSR before STIME (ps/display.c).
+            &[("f", None), ("s", None), ("user", Some("UID")), ("pid", None), ("ppid", None), ("c", None), ("opri", None), ("ni", None), ("addr", None), ("sz", None), ("wchan", None), ("rss", None), ("psr", None), ("stime", None), ("tname", None), ("time", None), ("cmd", None)]
+        } else if extra {
+            // -F: "extra full", -f plus SZ, RSS and PSR between C and STIME.
+            &[("user", Some("UID")), ("pid", None), ("ppid", None), ("c", None), ("sz", None), ("rss", None), ("psr", None), ("stime", None), ("tname", None), ("time", None), ("cmd", None)]
         } else if full && long {
             &[("f", None), ("s", None), ("user", Some("UID")), ("pid", None), ("ppid", None), ("c", None), ("opri", None), ("ni", None), ("addr", None), ("sz", None), ("wchan", None), ("stime", None), ("tname", None), ("time", None), ("cmd", None)]
         } else if long {
@@ -277,6 +284,7 @@ fn cell(i: usize, t: &TaskInfo, x: &PsTaskExtra, s: &Snapshot, boot_wall_s: u64)
         }
         "addr" => "-".into(),
         "wchan" => if t.wchan.is_empty() { "-".into() } else { t.wchan.to_string() },
+        "psr" => t.cpu.to_string(),
         "nlwp" => "1".into(),
         "start" => {
             let w = boot_wall_s + t.start_ns / 1_000_000_000;

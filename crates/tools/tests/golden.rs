@@ -78,7 +78,7 @@ fn parse_task(line: &str) -> TaskInfo {
         write_bytes: 0,
         swapin_delay_ns: 0,
         blkio_delay_ns: 0,
-        start_ns: 0, wchan: "",
+        start_ns: 0, wchan: "", cpu: 0,
     };
     for kv in head.trim_start_matches("task ").split(' ') {
         let (k, v) = kv.split_once('=').unwrap();
@@ -422,7 +422,7 @@ fn iotop_reproduces_the_article_rows() {
             write_bytes: write,
             swapin_delay_ns: 0,
             blkio_delay_ns: blkio,
-            start_ns: 1, wchan: "",
+            start_ns: 1, wchan: "", cpu: 0,
         };
     let mut prev = Snapshot {
         uptime_ns: 100_000_000_000,

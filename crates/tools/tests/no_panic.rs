@@ -114,7 +114,7 @@ fn task() -> impl Strategy<Value = TaskInfo> {
                 write_bytes: v[7],
                 swapin_delay_ns: v[8],
                 blkio_delay_ns: v[9],
-                start_ns: v[10] % 3, wchan: "",
+                start_ns: v[10] % 3, wchan: "", cpu: 0,
             },
         )
 }
