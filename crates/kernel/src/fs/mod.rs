@@ -55,10 +55,12 @@ pub struct Inode {
     pub times: [memtwin_engine::Ns; 4],
     /// Permission bits of i_mode (0644 for a new file: open's 0666 under umask 022).
     pub perm: u16,
-    /// ext4's EXT4_STATE_DA_ALLOC_CLOSE: truncated to size 0 (ext4_truncate, the
-    /// auto_da_alloc "replace via truncate" heuristic); the next release of one of its
-    /// files starts writeback of its delayed-allocation pages.
-    pub da_alloc_close: bool,
+    /// Flush at the next release of one of its files (filemap_flush of its delayed-
+    /// allocation pages): ext4's EXT4_STATE_DA_ALLOC_CLOSE, set when ext4_truncate leaves
+    /// it empty (the auto_da_alloc "replace via truncate" heuristic), cleared at release;
+    /// XFS's XFS_ITRUNCATED, set by any truncate down (xfs_setattr_size), cleared at
+    /// release or when writeback runs on it (xfs_vm_writepages).
+    pub flush_on_close: bool,
 }
 
 #[derive(Clone, Debug)]

@@ -173,7 +173,7 @@ impl Kernel {
             disk_size: 0,
             times: [self.now; 4],
             perm: 0o644,
-            da_alloc_close: false,
+            flush_on_close: false,
         });
         self.fs.names.insert((mount, path.to_string()), ino);
         self.fs.by_mapping.insert(mapping, ino);
@@ -185,11 +185,12 @@ impl Kernel {
     /// frees it.
     pub(super) fn file_release_inode(&mut self, ino: u32) {
         let i = &mut self.fs.inodes[ino as usize];
-        if std::mem::take(&mut i.da_alloc_close) {
-            // ext4_release_file -> ext4_alloc_da_blocks: filemap_flush (WB_SYNC_NONE)
-            // submits the file's dirty pages now, without waiting for them, so that a
-            // file rewritten after truncation is not left empty on disk for the
-            // dirty_expire interval. Nothing to do without delayed-allocation pages.
+        if std::mem::take(&mut i.flush_on_close) {
+            // ext4_release_file -> ext4_alloc_da_blocks (xfs_release on XFS):
+            // filemap_flush (WB_SYNC_NONE) submits the file's dirty pages now, without
+            // waiting for them, so that a file rewritten after truncation is not left
+            // empty on disk for the dirty_expire interval. Nothing to do without
+            // delayed-allocation pages.
             let m = i.mapping;
             if self.mm.mappings[m as usize].nr_dirty > 0 {
                 let tid = self.current;
@@ -289,14 +290,21 @@ impl Kernel {
         let wait = if self.mm.mappings[m as usize].nr_writeback > 0 { self.block.writeback_completion(m) } else { None };
         self.truncate_mapping(m, size.div_ceil(PAGE_SIZE));
         self.file_update_time(ino);
-        let ext4 = self.fs.mounts[self.fs.inodes[ino as usize].mount as usize].fstype == "ext4";
+        let fstype = self.fs.mounts[self.fs.inodes[ino as usize].mount as usize].fstype.as_str();
+        let (ext4, xfs) = (fstype == "ext4", fstype == "xfs");
         let i = &mut self.fs.inodes[ino as usize];
+        let old = i.size;
         i.size = i.size.min(size);
         i.disk_size = i.disk_size.min(size);
         if ext4 && i.size == 0 {
             // ext4_truncate: "if (inode->i_size == 0 && !test_opt(sb, NO_AUTO_DA_ALLOC))
             // ext4_set_inode_state(inode, EXT4_STATE_DA_ALLOC_CLOSE)" (2.6.30+).
-            i.da_alloc_close = true;
+            i.flush_on_close = true;
+        }
+        if xfs && size <= old && !(old == 0 && size == 0) {
+            // xfs_setattr_size: "Truncated down ... we mark this inode and flush it when
+            // the file is closed" (an empty file truncated to 0 is short-circuited).
+            i.flush_on_close = true;
         }
         let new_extent = i.size.div_ceil(PAGE_SIZE) * PAGE_SIZE;
         let freed = i.extent.saturating_sub(new_extent);

@@ -337,9 +337,36 @@ fn ext4_flushes_a_file_rewritten_after_truncation_on_close() {
         if fstype == "ext4" {
             assert_eq!(dirty, 0, "{preset}: flushed at close");
             assert!(writeback > 0, "{preset}: not waited for");
-            assert!(!k.fs.inodes[k.fs.lookup("/root/f").unwrap() as usize].da_alloc_close, "the state is cleared");
+            assert!(!k.fs.inodes[k.fs.lookup("/root/f").unwrap() as usize].flush_on_close, "the state is cleared");
         } else {
             assert_eq!((dirty, writeback), (1024, 0), "{preset}: ext3 has no delayed allocation");
         }
     }
+}
+
+/// XFS flushes on close after any truncate down (XFS_ITRUNCATED, xfs_release), not only to
+/// size 0, and forgets it once writeback has run on the file (xfs_vm_writepages).
+#[test]
+fn xfs_flushes_on_close_after_a_truncate_down_unless_writeback_ran() {
+    let mut m = memtwin_machine::preset("default").unwrap();
+    for mt in m.mounts.iter_mut().filter(|mt| mt.fstype == "ext4") {
+        mt.fstype = "xfs".into();
+    }
+    let mut k = Kernel::boot(m, 1).unwrap();
+    let dirty_of = |k: &Kernel, path: &str| {
+        let ino = k.fs.lookup(path).unwrap();
+        k.mm.mappings[k.fs.inodes[ino as usize].mapping as usize].nr_dirty
+    };
+    assert_eq!(write(&mut k, "/root/f", 4 << 20).0, 4 << 20);
+    assert_eq!(dirty_of(&k, "/root/f"), 1024, "a new file waits for the flusher");
+    // Rewritten with O_TRUNC (a truncate down): flushed at the close.
+    assert_eq!(write(&mut k, "/root/f", 4 << 20).0, 4 << 20);
+    assert_eq!(dirty_of(&k, "/root/f"), 0);
+    // Truncated down, then written back before the close: the flag is gone.
+    let ino = k.fs.lookup("/root/f").unwrap();
+    k.truncate_inode(ino, 4096);
+    assert!(k.fs.inodes[ino as usize].flush_on_close);
+    let mapping = k.fs.inodes[ino as usize].mapping;
+    k.writeback_mapping(mapping, u64::MAX, None);
+    assert!(!k.fs.inodes[ino as usize].flush_on_close, "xfs_vm_writepages clears XFS_ITRUNCATED");
 }

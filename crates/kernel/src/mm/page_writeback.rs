@@ -194,6 +194,14 @@ impl Kernel {
         let Some(dev) = self.mm.mappings[m as usize].dev else {
             return 0;
         };
+        if let Some(&ino) = self.fs.by_mapping.get(&m) {
+            // xfs_vm_writepages: xfs_iflags_clear(ip, XFS_ITRUNCATED) -- writeback has
+            // begun, the release need not start it.
+            let i = &mut self.fs.inodes[ino as usize];
+            if i.flush_on_close && self.fs.mounts[i.mount as usize].fstype == "xfs" {
+                i.flush_on_close = false;
+            }
+        }
         let max_req = (self.block.devs[dev as usize].disk.model.max_request_bytes / PAGE_SIZE).max(1);
         // The cyclic scan runs from writeback_index to the end of the index (and, before
         // 4.20, wraps to 0 and goes on up to where it started).
