@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Per-step summaries of the reference-kernel lab's runs and of the twin, and their table.
+"""Per-step summaries of the reference guest's runs and of the twin, and their table.
 
     compare.py real RUNDIR OUT.json        summarize one lab result folder (run.sh OUTDIR)
     compare.py twin TRANSCRIPT OUT.json    summarize `memtwin run SCENARIO/twin.sh` output
@@ -7,7 +7,7 @@
     compare.py table SCENARIO_DIR REAL_PREFIX A.json:TITLE B.json:TITLE
                                            the same for other real runs (e.g. real-nothp-) and twins
 
-A summary holds, per step (the lab's `step LABEL` / the twin's `echo STEP LABEL`), the
+A summary holds, per step (the guest script's `step LABEL` / the twin's `echo STEP LABEL`), the
 /proc/vmstat deltas of the counters below, the memory figures after the step (swpd, free,
 buff, cache in kB, as vmstat prints them) and dd's summary line.
 """
@@ -150,7 +150,7 @@ def twin(path):
         if cmd == "cat /proc/vmstat /proc/meminfo":
             vm = parse_vmstat(body)
             if label is None:
-                # the snapshot before the first step (the lab's vmstat.start)
+                # the snapshot before the first step (the guest's vmstat.start)
                 prev = start = vm
                 continue
             mi = {}

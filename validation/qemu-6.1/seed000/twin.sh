@@ -1,5 +1,5 @@
 # machine: machines/qemu-6.1.toml
-# guest.sh (the lab's seed000) in the twin: the same commands in the same order; each
+# guest.sh (the guest's seed000) in the twin: the same commands in the same order; each
 # step is preceded by a marker and followed by /proc/vmstat and /proc/meminfo (the guest
 # saves /proc/vmstat per step and samples /proc/meminfo). Run from the repository root.
 cat /proc/vmstat /proc/meminfo
