@@ -841,11 +841,7 @@ impl Kernel {
         self.charge_sys(tid, self.vfs.cost.syscall);
         self.vfs_dput(tid, sb, d);
         let Some(m) = m else { return Ok(None) };
-        while self.mm.mappings[m as usize].nr_dirty > 0 {
-            if self.writeback_mapping(m, u64::MAX, Some(tid)) == 0 {
-                break;
-            }
-        }
+        self.filemap_fdatawrite(m, Some(tid));
         Ok(self.block.writeback_completion(m).filter(|&t| t > self.now))
     }
 

@@ -192,14 +192,7 @@ impl Kernel {
             // empty on disk for the dirty_expire interval. Nothing to do without
             // delayed-allocation pages.
             let m = i.mapping;
-            if self.mm.mappings[m as usize].nr_dirty > 0 {
-                let tid = self.current;
-                while self.mm.mappings[m as usize].nr_dirty > 0 {
-                    if self.writeback_mapping(m, u64::MAX, tid) == 0 {
-                        break;
-                    }
-                }
-            }
+            self.filemap_fdatawrite(m, self.current);
         }
         let i = &mut self.fs.inodes[ino as usize];
         i.opens -= 1;
@@ -758,11 +751,7 @@ impl Kernel {
         if !dirty && !writeback {
             return None;
         }
-        while self.mm.mappings[m as usize].nr_dirty > 0 {
-            if self.writeback_mapping(m, u64::MAX, Some(tid)) == 0 {
-                break;
-            }
-        }
+        self.filemap_fdatawrite(m, Some(tid));
         let upto = self.block.submitted;
         if !self.block.writeback_in_flight(Some(m), upto) {
             return None;
@@ -822,11 +811,7 @@ impl Kernel {
             Target::BlockDev(d) => self.block.devs[d as usize].mapping,
             _ => return Ok(None),
         };
-        while self.mm.mappings[m as usize].nr_dirty > 0 {
-            if self.writeback_mapping(m, u64::MAX, Some(tid)) == 0 {
-                break;
-            }
-        }
+        self.filemap_fdatawrite(m, Some(tid));
         let upto = self.block.submitted;
         if !self.block.writeback_in_flight(Some(m), upto) {
             return Ok(None);

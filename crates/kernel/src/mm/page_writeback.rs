@@ -187,6 +187,16 @@ impl Kernel {
         None
     }
 
+    /// __filemap_fdatawrite (filemap_fdatawrite, filemap_flush): submit every dirty page of
+    /// mapping `m`, from `tid` (None: no task pays), without waiting for the writes.
+    pub fn filemap_fdatawrite(&mut self, m: u32, tid: Option<TaskId>) {
+        while self.mm.mappings[m as usize].nr_dirty > 0 {
+            if self.writeback_mapping(m, u64::MAX, tid) == 0 {
+                break;
+            }
+        }
+    }
+
     /// writeback_single_inode / do_writepages: write up to `max` dirty pages of mapping `m`
     /// from its writeback cursor, as requests of contiguous pages. Pages go from dirty to
     /// writeback now and become clean when their request completes. Returns pages written.
