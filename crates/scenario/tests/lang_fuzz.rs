@@ -416,3 +416,21 @@ fn properly_closed_fragment_nesting_parses() {
     let src = "for i in 1; do if a; then ".repeat(MAX_NESTING / 2) + "x" + &"; fi; done".repeat(MAX_NESTING / 2);
     assert!(parse(&src).is_ok());
 }
+
+#[test]
+fn positions_after_a_line_continuation_point_inside() {
+    // `NAME\<newline>X=value`: the value's position is on the second line.
+    let src = "x; syn\\\nA=1 &\ncat";
+    check(src).unwrap();
+    let script = parse(src).unwrap();
+    let Command::Simple(c) = &script.items[1].and_or.first.commands[0] else { panic!("not a simple command") };
+    assert_eq!(c.assignments[0].0, "synA");
+    assert_eq!(c.assignments[0].1.span, Span { line: 2, col: 3 });
+    // `1\<newline>> f`: bash reads `1> f`; the descriptor is on the first line.
+    let src = "vmstat 1\\\n> v.log &\necho";
+    check(src).unwrap();
+    let script = parse(src).unwrap();
+    let Command::Simple(c) = &script.items[0].and_or.first.commands[0] else { panic!("not a simple command") };
+    assert_eq!(c.redirects[0].fd, 1);
+    assert_eq!(c.redirects[0].span, Span { line: 1, col: 8 });
+}

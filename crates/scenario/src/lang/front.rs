@@ -1384,8 +1384,8 @@ impl<'a> Conv<'a> {
         let name_end = if a.append { eq.saturating_sub(1) } else { eq };
         let lhs = &raw[..name_end];
         let value_raw = &raw[eq + 1..];
-        let at = self.pos(&loc.start);
-        let vspan = Span::new(at.line, at.col + u32::try_from(raw[..=eq].chars().count()).unwrap_or(0));
+        // Through the index map: a line continuation may split `NAME=` from its value.
+        let vspan = self.lines.at(loc.start.index + raw[..=eq].chars().count());
         // `NAME+=value`: the name keeps a `+` (see `SimpleCommand::assignments`).
         let name = if a.append { format!("{lhs}+") } else { lhs.to_string() };
         match &a.value {
@@ -1423,7 +1423,8 @@ impl<'a> Conv<'a> {
                     let digits = n.to_string();
                     let before = this.slice(op_start.saturating_sub(digits.len()), op_start);
                     if before == digits {
-                        Span::new(op_span.line, op_span.col.saturating_sub(u32::try_from(digits.len()).unwrap_or(0)))
+                        // Through the index map: a line continuation may split `2\<newline>>`.
+                        this.lines.at(op_start - digits.len())
                     } else {
                         op_span
                     }
