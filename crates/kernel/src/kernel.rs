@@ -680,6 +680,14 @@ impl Kernel {
         self.tasks[tid as usize].pending_user += ns;
     }
 
+    /// A kernel call made in this step of `tid` left it a wait that follows the step
+    /// (`Task::wait_after`): a program that must act after the wait (print what it
+    /// measured, say) ends its step here and does so when it runs again.
+    #[inline]
+    pub fn call_must_wait(&self, tid: TaskId) -> bool {
+        self.tasks[tid as usize].wait_after.is_some()
+    }
+
     // ---- Waking ---------------------------------------------------------------------------
 
     /// Wake a task blocked on a wait queue, now.

@@ -46,6 +46,11 @@ pub enum WaitOn {
     /// flush_work: the work queued on other CPUs (lru_add_drain_all's per-CPU drains) has
     /// run; `until` is when the last of it finishes (its lru_lock waits and holds).
     FlushWork { until: Ns },
+    /// filemap_flush (ext4's and XFS's flush at close) sleeping in blk_mq_get_tag: every
+    /// request slot of the device is taken and dirty pages of `mapping` are still to be
+    /// submitted. Woken by a completion on that device; it then submits what the free
+    /// slots take (`Kernel::filemap_flush_submit`) and sleeps again until all is submitted.
+    FlushSubmit { mapping: u32 },
 }
 
 /// A wait, as a kernel call hands it to the task: what, why (the delay-accounting part its
@@ -77,6 +82,10 @@ impl Wait {
     /// uninterruptible, not an I/O wait).
     pub fn flush_work(until: Ns) -> Wait {
         Wait { on: WaitOn::FlushWork { until }, reason: WaitReason::Sleep, io: false }
+    }
+    /// The close-time flush of `mapping` waiting for a request slot.
+    pub fn flush_submit(mapping: u32) -> Wait {
+        Wait { on: WaitOn::FlushSubmit { mapping }, reason: WaitReason::Blkio, io: true }
     }
     /// sync(2)'s wait for all dirty data to be written.
     pub fn sync_inodes() -> Wait {
@@ -145,6 +154,20 @@ impl Kernel {
             WaitOn::SyncInodes => self.mm.stat.dirty + self.mm.stat.writeback == 0,
             WaitOn::Timeout { until } | WaitOn::FlushWork { until } => self.now >= until,
             WaitOn::DirectIo { task, upto } => !self.block.direct_in_flight(task, upto),
+            WaitOn::FlushSubmit { mapping } => {
+                let s = &self.mm.mappings[mapping as usize];
+                !s.live || s.nr_dirty == 0
+            }
+        }
+    }
+
+    /// A completion freed a request slot the flush of `mapping` can take (or nothing is
+    /// left for it to submit).
+    fn flush_submit_may_go(&self, mapping: u32) -> bool {
+        let s = &self.mm.mappings[mapping as usize];
+        match s.dev {
+            Some(dev) if s.live && s.nr_dirty > 0 => !self.block.devs[dev as usize].congested(),
+            _ => true,
         }
     }
 
@@ -156,7 +179,7 @@ impl Kernel {
             WaitOn::FolioLocked { mapping, index, .. } => self.block.read_completion(mapping, index),
             WaitOn::Timeout { until } | WaitOn::FlushWork { until } => Some(until),
             WaitOn::DirectIo { task, upto } => self.block.direct_completion(task, upto),
-            WaitOn::FdataWait { .. } | WaitOn::SyncInodes => None,
+            WaitOn::FdataWait { .. } | WaitOn::SyncInodes | WaitOn::FlushSubmit { .. } => None,
         }
     }
 
@@ -194,6 +217,15 @@ impl Kernel {
     pub(crate) fn run_wait_path(&mut self, tid: TaskId) -> bool {
         let Some(w) = self.waits.get(tid) else { return true };
         self.waits.queue.retain(|&t| t != tid);
+        if let WaitOn::FlushSubmit { mapping } = w.on {
+            // Back from blk_mq_get_tag: submit what the free slots take.
+            if self.filemap_flush_submit(mapping, tid) {
+                self.waits.clear(tid);
+                return true;
+            }
+            self.wait_sleep(tid, w);
+            return false;
+        }
         if self.wait_satisfied(w.on) {
             self.waits.clear(tid);
             return true;
@@ -223,6 +255,7 @@ impl Kernel {
                         r.seq <= upto && wb_mapping.is_some_and(|m| mapping.is_none_or(|x| x == m))
                     }
                     WaitOn::SyncInodes => wb_mapping.is_some() || self.wait_satisfied(w.on),
+                    WaitOn::FlushSubmit { mapping } => self.flush_submit_may_go(mapping),
                     on => self.wait_satisfied(on),
                 },
             };

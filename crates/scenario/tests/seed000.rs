@@ -491,8 +491,11 @@ fn t06_buffered_write_again_dd_and_the_flusher_both_do_io() {
     let grown = top as f64 - rows[0].cache as f64;
     assert!(within(grown, FILE_KIB, 0.10), "cache grew by {grown} KiB\n{}", rows_text(rows));
     assert!(rows[1..].iter().any(|r| r.b >= 2), "b should be 2 (dd + flusher)\n{}", rows_text(rows));
+    // dd rewrites the existing file (O_TRUNC): ext4 flushes it at close, and the close
+    // sleeps for request slots until all but a queue's worth is written (close_flush.rs).
+    // The article's vmstat shows b = 2 for three seconds of this dd.
     let secs = ph.dd.secs;
-    assert!(secs < 0.8 * FILE_BYTES / p.write_rate && secs > 3.0 * FILE_BYTES / p.copy_bw, "dd took {secs} s");
+    assert!(secs > 0.6 * FILE_BYTES / p.write_rate && secs < 1.3 * FILE_BYTES / p.write_rate, "dd took {secs} s");
 
     let iotop = t.prompts().into_iter().rev().find(|(i, c)| *i < ph.prompt && c.starts_with("iotop ")).expect("iotop before the dd");
     let frames = t.iotop_frames_after(iotop.0, 2);

@@ -174,7 +174,7 @@ impl Kernel {
         }
         self.fs.files.get_ref(id);
         if let Some(prev) = self.tasks[tid as usize].files.install(new, id) {
-            self.fput(prev);
+            self.fput(prev, true);
         }
         Ok(new)
     }
@@ -182,16 +182,17 @@ impl Kernel {
     /// close(2): the descriptor goes; the description goes with its last reference.
     pub fn sys_close(&mut self, tid: TaskId, fd: usize) -> Result<(), Errno> {
         let id = self.tasks[tid as usize].files.take(fd).ok_or(Errno::EBADF)?;
-        self.fput(id);
+        self.fput(id, true);
         Ok(())
     }
 
     /// fput: drop one reference to description `id`; the last one releases the file
-    /// (__fput: the last close of an unlinked file frees it).
-    fn fput(&mut self, id: u32) {
+    /// (__fput: the last close of an unlinked file frees it). `may_wait`: as in
+    /// `file_release_inode`.
+    fn fput(&mut self, id: u32, may_wait: bool) {
         if let Some(f) = self.fs.files.put(id) {
             if let Target::Inode(ino) = f.target {
-                self.file_release_inode(ino);
+                self.file_release_inode(ino, may_wait);
             }
         }
     }
@@ -210,7 +211,7 @@ impl Kernel {
     pub(crate) fn exit_files(&mut self, tid: TaskId) {
         let table = std::mem::take(&mut self.tasks[tid as usize].files);
         for (_, id) in table.iter() {
-            self.fput(id);
+            self.fput(id, false);
         }
     }
 

@@ -183,16 +183,26 @@ impl Kernel {
 
     /// __fput of a description of inode `ino`: the last release of an unlinked file
     /// frees it.
-    pub(super) fn file_release_inode(&mut self, ino: u32) {
+    /// The last reference to a file on inode `ino` goes. `may_wait`: the closing task's
+    /// step may end in a wait (close(2), dup2); not so for the exit path.
+    pub(super) fn file_release_inode(&mut self, ino: u32, may_wait: bool) {
         let i = &mut self.fs.inodes[ino as usize];
         if std::mem::take(&mut i.flush_on_close) {
             // ext4_release_file -> ext4_alloc_da_blocks (xfs_release on XFS):
             // filemap_flush (WB_SYNC_NONE) submits the file's dirty pages now, without
-            // waiting for them, so that a file rewritten after truncation is not left
-            // empty on disk for the dirty_expire interval. Nothing to do without
-            // delayed-allocation pages.
+            // waiting for them to be written, so that a file rewritten after truncation is
+            // not left empty on disk for the dirty_expire interval. Nothing to do without
+            // delayed-allocation pages. Submitting does wait for request slots: close(2)
+            // returns once all but a queue's worth of the file are written.
             let m = i.mapping;
-            self.filemap_fdatawrite(m, self.current);
+            match self.current {
+                Some(t) if may_wait && self.tasks[t as usize].wait_after.is_none() => {
+                    if !self.filemap_flush_submit(m, t) {
+                        self.tasks[t as usize].wait_after = Some(crate::wait::Wait::flush_submit(m));
+                    }
+                }
+                cur => self.filemap_fdatawrite(m, cur),
+            }
         }
         let i = &mut self.fs.inodes[ino as usize];
         i.opens -= 1;

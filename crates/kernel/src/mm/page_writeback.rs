@@ -197,6 +197,27 @@ impl Kernel {
         }
     }
 
+    /// filemap_flush from a task that may sleep: submit the dirty pages of mapping `m` while
+    /// its device has free request slots. A submitter that finds every slot taken sleeps in
+    /// blk_mq_get_tag (get_request before blk-mq) until a request completes, then goes on
+    /// submitting: true when nothing is left to submit, false when `tid` must wait for a
+    /// slot (`WaitOn::FlushSubmit`) and call this again.
+    pub fn filemap_flush_submit(&mut self, m: u32, tid: TaskId) -> bool {
+        loop {
+            let s = &self.mm.mappings[m as usize];
+            let Some(dev) = s.dev.filter(|_| s.live && s.nr_dirty > 0) else { return true };
+            let d = &self.block.devs[dev as usize];
+            if d.congested() {
+                return false;
+            }
+            let free_slots = (d.nr_requests as u64).saturating_sub(d.inflight.len() as u64).max(1);
+            let max_req = (d.disk.model.max_request_bytes / PAGE_SIZE).max(1);
+            if self.writeback_mapping(m, free_slots * max_req, Some(tid)) == 0 {
+                return true;
+            }
+        }
+    }
+
     /// writeback_single_inode / do_writepages: write up to `max` dirty pages of mapping `m`
     /// from its writeback cursor, as requests of contiguous pages. Pages go from dirty to
     /// writeback now and become clean when their request completes. Returns pages written.

@@ -24,6 +24,10 @@ enum Phase {
     Write,
     Fsync,
     Finish,
+    /// The files are closed (close(2) may have waited: the filesystem's flush at close);
+    /// dd prints its statistics after closing, as coreutils' quit() does (cleanup, then
+    /// print_stats), so the time it reports includes the close.
+    Report,
 }
 
 pub struct Dd {
@@ -434,6 +438,13 @@ impl Program for Dd {
                     if let Some(o) = self.out_fd.take() {
                         let _ = k.sys_close(me, o);
                     }
+                    self.phase = Phase::Report;
+                    if k.call_must_wait(me) {
+                        // The wait follows this step; the report comes after it.
+                        return Step::Yield;
+                    }
+                }
+                Phase::Report => {
                     if self.status != Status::None {
                         let s = self.summary(k);
                         k.eprint(me, &s);
