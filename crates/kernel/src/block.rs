@@ -271,6 +271,13 @@ impl BlockDevice {
     pub fn congested(&self) -> bool {
         self.inflight.len() as u32 >= self.nr_requests
     }
+    /// How many pages the free request slots take at most, one request of
+    /// max_request_bytes each (at least one request: a caller that found the queue not
+    /// congested may always submit one).
+    pub fn free_slot_pages(&self) -> u64 {
+        let free = (self.nr_requests as u64).saturating_sub(self.inflight.len() as u64).max(1);
+        free * (self.disk.model.max_request_bytes / crate::mm::PAGE_SIZE).max(1)
+    }
     /// When a request slot frees up.
     pub fn slot_free_at(&self) -> Ns {
         let k = self.inflight.len().saturating_sub(self.nr_requests as usize);

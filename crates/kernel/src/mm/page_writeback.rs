@@ -142,9 +142,7 @@ impl Kernel {
                 wait = Some(d.slot_free_at().saturating_sub(self.now).max(1));
                 break;
             }
-            let free_slots = (d.nr_requests as u64).saturating_sub(d.inflight.len() as u64).max(1);
-            let max_req = (d.disk.model.max_request_bytes / PAGE_SIZE).max(1);
-            let n = self.writeback_mapping(m, want.min(free_slots * max_req), Some(tid));
+            let n = self.writeback_mapping(m, want.min(d.free_slot_pages()), Some(tid));
             if n == 0 {
                 break;
             }
@@ -210,9 +208,7 @@ impl Kernel {
             if d.congested() {
                 return false;
             }
-            let free_slots = (d.nr_requests as u64).saturating_sub(d.inflight.len() as u64).max(1);
-            let max_req = (d.disk.model.max_request_bytes / PAGE_SIZE).max(1);
-            if self.writeback_mapping(m, free_slots * max_req, Some(tid)) == 0 {
+            if self.writeback_mapping(m, d.free_slot_pages(), Some(tid)) == 0 {
                 return true;
             }
         }
