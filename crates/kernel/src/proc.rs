@@ -152,6 +152,15 @@ impl Kernel {
                 "smpboot_thread_fn"
             };
         }
+        if matches!(self.waits.get(tid).map(|w| w.on), Some(crate::wait::WaitOn::FlushSubmit { .. })) {
+            // A submitter waiting for a request slot (blk-mq since 3.13; the request
+            // lists' get_request_wait before).
+            return match era {
+                P::Linux6 | P::Linux58 | P::Linux5Pre59 => "blk_mq_get_tag",
+                P::Linux2639 => "get_request_wait",
+                P::Linux24 => "__get_request_wait",
+            };
+        }
         match t.wait_reason {
             Some(W::Blkio | W::Swapin | W::Thrashing) => page_wait,
             Some(W::DirtyThrottle) => "balance_dirty_pages",

@@ -48,3 +48,17 @@ fn closing_a_rewritten_file_waits_for_the_request_slots_of_its_flush() {
     assert_eq!(kb("Dirty:"), 0.0, "{}", r.transcript);
     assert!(kb("Writeback:") * 1024.0 <= queue, "Writeback {} kB, queue {queue} bytes", kb("Writeback:"));
 }
+
+/// While the close waits for a slot, /proc/PID/wchan names the tag wait (blk_mq_get_tag on
+/// a blk-mq kernel) and the task is in D state.
+#[test]
+fn the_closing_task_sleeps_in_blk_mq_get_tag() {
+    let script = format!(
+        "dd if=/dev/zero of=f bs=1M count={FILE_MIB}\nsync\n\
+         dd if=/dev/zero of=f bs=1M count={FILE_MIB} 2>/dev/null &\n\
+         sleep 1\ncat /proc/$!/wchan; echo\ngrep State /proc/$!/status\nwait\n"
+    );
+    let r = run_on(&script, "default", &[]);
+    assert!(r.transcript.lines().any(|l| l.starts_with("blk_mq_get_tag")), "{}", r.transcript);
+    assert!(r.transcript.contains("State:\tD (disk sleep)"), "{}", r.transcript);
+}
