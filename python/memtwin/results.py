@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence
 
 #: Version of the result schema (JSON ``schema_version``, sweep datasets' ``sweep.json``).
 SCHEMA_VERSION = 1
@@ -73,7 +73,8 @@ def series_columns(t_s: Sequence[float], columns: Iterable[Sequence[Any]]) -> Di
 
 # --- per-command records ------------------------------------------------------------------------
 
-# (column, /proc/vmstat item): what the system did during the command (deltas).
+# (column, /proc/vmstat item under its 6.x name): what the system did during the command
+# (deltas; ``vmstat_counter`` finds each in the era's own names).
 _COMMAND_DELTAS = (
     ("faults_total", "pgfault"),
     ("major_faults_total", "pgmajfault"),
@@ -86,10 +87,49 @@ _COMMAND_DELTAS = (
     ("pgscan_direct_total", "pgscan_direct"),
     ("pgsteal_kswapd_total", "pgsteal_kswapd"),
     ("pgsteal_direct_total", "pgsteal_direct"),
-    ("allocstall_total", "allocstall_normal"),
+    ("allocstall_total", "allocstall"),
     ("workingset_refault_anon_total", "workingset_refault_anon"),
     ("workingset_refault_file_total", "workingset_refault_file"),
 )
+
+ZONES = ("dma", "dma32", "normal", "movable")
+
+
+def vmstat_counter(get: Callable[[str], Optional[int]], item: str) -> Optional[int]:
+    """A /proc/vmstat event counter under its 6.x name, read from any era's fields.
+
+    ``get(name)`` returns the era's field or None. ``allocstall`` sums every zone's
+    (one ``allocstall`` on 2.6.39); 2.6.39's per-zone ``pgscan_kswapd_<zone>`` /
+    ``pgscan_direct_<zone>`` are summed, its ``kswapd_steal`` is pgsteal by kswapd and the
+    rest of ``pgsteal_<zone>`` is direct reclaim's; 5.4/5.8's unsplit ``workingset_refault``
+    counts file refaults (anon pages had no shadows before 5.9: 0 anon refaults). None where
+    the era has no such counter (Linux 2.4 has only pgpgin, pgpgout, pswpin, pswpout).
+    """
+
+    def zones(stem: str) -> Optional[int]:
+        present = [v for v in (get(f"{stem}_{z}") for z in ZONES) if v is not None]
+        return sum(present) if present else None
+
+    v = get(item)
+    if v is not None:
+        return v
+    if item == "allocstall":
+        return zones("allocstall")
+    if item in ("pgscan_kswapd", "pgscan_direct"):
+        return zones(item)
+    if item in ("pgsteal_kswapd", "pgsteal_direct"):
+        kswapd = get("kswapd_steal")
+        if item == "pgsteal_kswapd" or kswapd is None:
+            return kswapd
+        steal = zones("pgsteal")
+        return steal - kswapd if steal is not None else None
+    if item in ("workingset_refault_file", "workingset_refault_anon"):
+        unsplit = get("workingset_refault")
+        if unsplit is None:
+            return None
+        return unsplit if item == "workingset_refault_file" else 0
+    return None
+
 
 #: The columns of a command record, in order (then ``breakdown.<part>_ns`` and any further
 #: fields the core adds, sorted). ``docs/results.md`` documents each.
@@ -169,8 +209,10 @@ def command_record(index: int, raw: Mapping[str, Any]) -> Dict[str, Any]:
     }
     vs, ve = raw.get("vmstat_start") or {}, raw.get("vmstat_end") or {}
     for col, item in _COMMAND_DELTAS:
-        # A crash or reboot during the command restarts the counters: never negative.
-        rec[col] = max(int(ve.get(item, 0)) - int(vs.get(item, 0)), 0)
+        a, b = vmstat_counter(vs.get, item), vmstat_counter(ve.get, item)
+        # A crash or reboot during the command restarts the counters: never negative. None:
+        # the machine's kernel has no such counter.
+        rec[col] = None if a is None or b is None else max(int(b) - int(a), 0)
     rec["output"] = str(raw.get("output", ""))
     extras: Dict[str, Any] = {}
     for key in sorted(set(raw) - _CORE_FIELDS):

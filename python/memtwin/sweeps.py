@@ -40,6 +40,7 @@ from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Seque
 
 from . import MemtwinError, PathLike, SetValue, __version__, _core, read_scenario
 from . import results as _results
+from .results import series_column, vmstat_counter
 
 #: Attempts of one run whose worker died before it gives up (pool and Ray alike).
 MAX_ATTEMPTS = 3
@@ -142,38 +143,18 @@ def _parquet_bytes(table: Any) -> bytes:
     return buf.getvalue()
 
 
-_ZONES = ("dma", "dma32", "normal", "movable")
-
-
 def _era_counters(c: Mapping[str, Sequence[int]], last: Any) -> Dict[str, Optional[int]]:
-    """The runs table's reclaim counters from a series in any era's names.
+    """The runs table's reclaim counters from a series in any era's names
+    (``results.vmstat_counter`` says how each era's fields are read)."""
 
-    The series carry each era's /proc/vmstat names (docs/results.md):
-    ``allocstall_normal_total`` sums every zone's allocstall (one ``allocstall`` on 2.6.39); 2.6.39's per-zone
-    ``pgscan_kswapd_<zone>``/``pgscan_direct_<zone>`` are summed, its ``kswapd_steal`` is
-    pgsteal by kswapd and the rest of ``pgsteal_<zone>`` is direct reclaim's; 5.4/5.8's
-    unsplit ``workingset_refault`` counts file refaults (anon pages had no shadows before
-    5.9).
-    """
+    def get(name: str) -> Optional[int]:
+        return last(series_column(f"vm.{name}"))
 
-    def zones(stem: str) -> Optional[int]:
-        vals = [last(f"vm.{stem}_{z}_total") for z in _ZONES]
-        present = [v for v in vals if v is not None]
-        return sum(present) if present else None
-
-    out: Dict[str, Optional[int]] = {}
-    stalls = zones("allocstall")
-    out["allocstall_normal_total"] = stalls if stalls is not None else last("vm.allocstall_total")
-    if "vm.pgscan_kswapd_total" not in c:
-        out["pgscan_kswapd_total"] = zones("pgscan_kswapd")
-        out["pgscan_direct_total"] = zones("pgscan_direct")
-        steal = zones("pgsteal")
-        kswapd = last("vm.kswapd_steal_total")
-        out["pgsteal_kswapd_total"] = kswapd
-        out["pgsteal_direct_total"] = steal - kswapd if steal is not None and kswapd is not None else None
-    if "vm.workingset_refault_file_total" not in c and "vm.workingset_refault_total" in c:
-        out["workingset_refault_file_total"] = last("vm.workingset_refault_total")
-        out["workingset_refault_anon_total"] = 0
+    out: Dict[str, Optional[int]] = {"allocstall_normal_total": vmstat_counter(get, "allocstall")}
+    for item in ("pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct",
+                 "workingset_refault_file", "workingset_refault_anon"):
+        if f"vm.{item}_total" not in c:
+            out[f"{item}_total"] = vmstat_counter(get, item)
     return out
 
 

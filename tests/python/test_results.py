@@ -165,3 +165,24 @@ def test_series_carry_the_eras_names_and_the_runs_table_reads_every_era():
     vm = sorted(c for c in two4.columns if c.startswith("vm."))
     assert vm == ["vm.pgpgin_kib_total", "vm.pgpgout_kib_total", "vm.pswpin_total", "vm.pswpout_total"]
     assert two4.columns["vm.pgpgout_kib_total"][-1] >= 8 * 1024
+
+
+def test_command_records_read_every_eras_counters():
+    """A command's reclaim deltas come from the era's own /proc/vmstat fields; a counter the
+    era lacks is null, not 0."""
+    script = "# machine: default\ndd if=/dev/zero of=f bs=1M count=768\nsync\n"
+    old = memtwin.run(script, set={"ram": "512M", "kernel": "linux-2.6.39"}, seed=1)
+    dd = old.records[0]
+    cols = old.columns
+    scanned = sum(cols[f"vm.pgscan_kswapd_{z}_total"][-1] for z in ("dma", "dma32", "normal", "movable"))
+    assert dd["pgscan_kswapd_total"] > 0 and dd["pgscan_kswapd_total"] <= scanned
+    assert dd["pgsteal_kswapd_total"] is not None and dd["pgsteal_kswapd_total"] > 0
+    assert dd["workingset_refault_file_total"] is None and dd["oom_kills_total"] is None
+    assert dd["storage_written_kib_total"] > 0
+    two4 = memtwin.run(script, set={"ram": "512M", "kernel": "linux-2.4"}, seed=1)
+    dd = two4.records[0]
+    assert dd["pgscan_kswapd_total"] is None and dd["allocstall_total"] is None
+    assert dd["storage_written_kib_total"] > 0
+    new = memtwin.run(script, set={"ram": "512M"}, seed=1)
+    dd = new.records[0]
+    assert dd["pgscan_kswapd_total"] > 0 and dd["workingset_refault_file_total"] == 0 and dd["oom_kills_total"] == 0

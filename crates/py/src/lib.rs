@@ -129,7 +129,7 @@ fn run<'py>(
 }
 
 fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, PyDict>> {
-    let commands = commands_to_list(py, std::mem::take(&mut result.commands), &result.transcript)?;
+    let commands = commands_to_list(py, std::mem::take(&mut result.commands), &result.vmstat_names, &result.transcript)?;
     let RunResult { transcript, exit_status, series, sim_seconds, stopped, machine_name, kernel_profile, machine_toml, reclaim_passes, pressure_total_us, .. } =
         result;
     let dict = PyDict::new(py);
@@ -191,12 +191,12 @@ fn check_output(path: String) -> PyResult<()> {
 }
 
 /// Per-command records as a list of dicts: line, source, background, start_ns, end_ns,
-/// exit_status, output (what it printed), vmstat_start/vmstat_end ({name: value}), what its
+/// exit_status, output (what it printed), vmstat_start/vmstat_end ({name: value}, the
+/// fields the machine's kernel prints in /proc/vmstat), what its
 /// tasks did (job_end_ns, tasks, cpu_user_ns, cpu_sys_ns, rchar, wchar, read_bytes,
 /// write_bytes, throughput_bytes_per_s, min_flt, maj_flt, oom_kills) and breakdown
 /// ({part: ns}, the parts summing to its wall_ns). docs/results.md has the units.
-fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::CommandRecord>, transcript: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
-    let names = memtwin_scenario::vm_item_names();
+fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::CommandRecord>, names: &[String], transcript: &str) -> PyResult<Vec<Bound<'py, PyDict>>> {
     records
         .into_iter()
         .map(|r| {
@@ -211,7 +211,7 @@ fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::Command
             let vm = |v: Vec<u64>| -> PyResult<Bound<'py, PyDict>> {
                 let m = PyDict::new(py);
                 for (n, x) in names.iter().zip(v) {
-                    m.set_item(*n, x)?;
+                    m.set_item(n, x)?;
                 }
                 Ok(m)
             };

@@ -108,7 +108,9 @@ pub struct Series {
 }
 
 /// One top-level command of the script as it ran: where it started and ended in simulated
-/// time, what it printed, /proc/vmstat before and after (`vm_item_names()` order), and what
+/// time, what it printed, /proc/vmstat before and after (the era's own fields, in the order
+/// of `RunResult::vmstat_names`: 2.6.39's pgscan_kswapd_normal, 2.4's four paging fields
+/// of /proc/stat), and what
 /// its tasks did and where their time went (docs/results.md describes every field).
 #[derive(Clone, Debug, Default)]
 pub struct CommandRecord {
@@ -150,10 +152,6 @@ pub struct CommandRecord {
     pub breakdown: memtwin_kernel::delayacct::Breakdown,
 }
 
-/// The /proc/vmstat field names, in the order of `CommandRecord::vmstat_start`/`vmstat_end`.
-pub fn vm_item_names() -> Vec<&'static str> {
-    memtwin_procfs::VM_ITEMS.iter().map(|i| i.name()).collect()
-}
 
 #[derive(Clone, Debug, Default)]
 pub struct RunResult {
@@ -169,6 +167,10 @@ pub struct RunResult {
     pub stopped: Option<(StopReason, String)>,
     /// One record per top-level command (a `crash`/`reboot` restarts the counters).
     pub commands: Vec<CommandRecord>,
+    /// The names of `CommandRecord::vmstat_start`/`vmstat_end`'s values: the fields the
+    /// machine's kernel prints in /proc/vmstat, in its order (for Linux 2.4, which has no
+    /// /proc/vmstat, the paging fields of /proc/stat under today's names).
+    pub vmstat_names: Vec<String>,
     /// The machine as named (preset or file) and its kernel profile ("linux-5.8", ...).
     pub machine_name: String,
     pub kernel_profile: String,
@@ -505,6 +507,7 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
     let sim_seconds = sh.k.now as f64 / 1e9;
     let pressure_total_us = sh.k.pressure_totals_us();
     let commands = std::mem::take(&mut sh.commands);
+    let vmstat_names = sh.k.vmstat_series().into_iter().map(|(n, _)| n).collect();
     let reclaim_passes = sh.take_reclaim_passes();
     Ok(RunResult {
         transcript: std::mem::take(&mut sh.k.transcript),
@@ -513,6 +516,7 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
         sim_seconds,
         stopped: sh.guard.hit.take(),
         commands,
+        vmstat_names,
         machine_name,
         kernel_profile,
         machine_toml,

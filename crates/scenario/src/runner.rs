@@ -680,7 +680,7 @@ impl Shell {
 
     /// Start the record of a top-level command: its line, the clock and /proc/vmstat now.
     fn begin_record(&mut self, item: &ListItem, echoed: &str) {
-        let vm = self.k.vmstat();
+        let vm = self.k.vmstat_series();
         self.commands.push(CommandRecord {
             line: item.span.line,
             source: echoed.trim_start_matches("# ").trim_end().to_string(),
@@ -690,7 +690,7 @@ impl Shell {
             exit_status: 0,
             output_start: self.k.transcript.len(),
             output_end: self.k.transcript.len(),
-            vmstat_start: memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect(),
+            vmstat_start: vm.into_iter().map(|(_, v)| v).collect(),
             vmstat_end: Vec::new(),
             job_end_ns: self.k.now,
             ..Default::default()
@@ -700,7 +700,7 @@ impl Shell {
     /// Close the last record: the clock, status and /proc/vmstat when the command returned
     /// (for `cmd &`: when the shell went on, at once).
     fn end_record(&mut self, r: &Result<(), Stop>) {
-        let vm = self.k.vmstat();
+        let vm = self.k.vmstat_series();
         let (now, len, status) = (self.k.now, self.k.transcript.len(), self.status);
         if let Some(rec) = self.commands.last_mut() {
             rec.end_ns = now;
@@ -709,7 +709,7 @@ impl Shell {
                 Err(Stop::Exit(c)) => *c,
                 _ => status,
             };
-            rec.vmstat_end = memtwin_procfs::VM_ITEMS.iter().map(|&i| vm.get(i)).collect();
+            rec.vmstat_end = vm.into_iter().map(|(_, v)| v).collect();
             rec.job_end_ns = rec.job_end_ns.max(now);
             finish_breakdown(rec);
         }

@@ -2,10 +2,10 @@
 //! exit status, what it printed and /proc/vmstat before and after (what `memtwin validate`
 //! compares against a real kernel).
 
-use memtwin_scenario::{run, vm_item_names, RunOptions};
+use memtwin_scenario::{run, RunOptions, RunResult};
 
-fn vm(rec: &[u64], name: &str) -> u64 {
-    let i = vm_item_names().iter().position(|n| *n == name).expect("a /proc/vmstat field");
+fn vm(r: &RunResult, rec: &[u64], name: &str) -> u64 {
+    let i = r.vmstat_names.iter().position(|n| n == name).expect("a /proc/vmstat field");
     rec[i]
 }
 
@@ -22,13 +22,13 @@ fn one_record_per_top_level_command() {
     }
     // dd: its summary line, and 64 MiB more page cache when it returned.
     assert!(r.transcript[c[0].output_start..c[0].output_end].contains("67108864 bytes (67 MB, 64 MiB) copied"));
-    assert_eq!(vm(&c[0].vmstat_end, "nr_file_pages") - vm(&c[0].vmstat_start, "nr_file_pages"), 64 * 256);
+    assert_eq!(vm(&r, &c[0].vmstat_end, "nr_file_pages") - vm(&r, &c[0].vmstat_start, "nr_file_pages"), 64 * 256);
     // A background command returns at once; sleep 2 takes two simulated seconds.
     assert!(c[1].background && c[1].start_ns == c[1].end_ns);
     assert_eq!(c[2].end_ns - c[2].start_ns, 2_000_000_000);
     assert_eq!(c[4].exit_status, 1);
-    assert_eq!(c[5].vmstat_start.len(), vm_item_names().len());
-    assert_eq!(c[5].vmstat_end.len(), vm_item_names().len());
+    assert_eq!(c[5].vmstat_start.len(), r.vmstat_names.len());
+    assert_eq!(c[5].vmstat_end.len(), r.vmstat_names.len());
 }
 
 /// CPU time and storage I/O of each command's own tasks (/proc/PID/io): a background job's
@@ -56,7 +56,7 @@ fn reclaim_passes_reach_the_result() {
     let script = "dd if=/dev/zero of=f bs=1M count=512\n";
     let opts = RunOptions { script_text: Some(script.into()), machine: "default".into(), sets: vec!["ram=256M".into()], ..Default::default() };
     let r = run(&opts).unwrap();
-    let scanned = vm(&r.commands[0].vmstat_end, "pgscan_kswapd");
+    let scanned = vm(&r, &r.commands[0].vmstat_end, "pgscan_kswapd");
     assert!(scanned > 0, "the page cache outgrew RAM");
     assert!(!r.reclaim_passes.passes[0].is_empty(), "kswapd ran, its passes are recorded");
     assert!(r.reclaim_passes.passes.iter().flatten().all(|&ns| ns > 0));
@@ -92,4 +92,27 @@ fn split_reclaim_records_page_reclaim_instead_of_direct() {
     assert_eq!(rows, ["path", "kswapd", "direct", "split_page", "split_slab"], "{t}");
     let page_row: Vec<&str> = t.lines().nth(3).unwrap().split_whitespace().collect();
     assert_eq!(page_row[1].parse::<usize>().unwrap(), page.len(), "{t}");
+}
+
+/// A record holds what the machine's kernel prints: 2.6.39 counts scans per zone
+/// (pgscan_kswapd_normal) and has no pgscan_kswapd; Linux 2.4 has no /proc/vmstat, only the
+/// paging fields of /proc/stat.
+#[test]
+fn records_use_the_eras_field_names() {
+    let script = "dd if=/dev/zero of=f bs=1M count=512\n";
+    let opts = RunOptions { script_text: Some(script.into()), machine: "ml110-g6".into(), sets: vec!["ram=256M".into()], ..Default::default() };
+    let r = run(&opts).unwrap();
+    assert!(r.vmstat_names.iter().any(|n| n == "pgscan_kswapd_normal" || n == "pgscan_kswapd_dma32"), "{:?}", r.vmstat_names);
+    assert!(!r.vmstat_names.iter().any(|n| n == "pgscan_kswapd" || n == "workingset_refault_file"));
+    assert_eq!(r.commands[0].vmstat_end.len(), r.vmstat_names.len());
+    let zoned: u64 = ["dma", "dma32", "normal", "movable"]
+        .iter()
+        .filter_map(|z| r.vmstat_names.iter().position(|n| *n == format!("pgscan_kswapd_{z}")))
+        .map(|i| r.commands[0].vmstat_end[i] - r.commands[0].vmstat_start[i])
+        .sum();
+    assert!(zoned > 0, "the page cache outgrew RAM and kswapd scanned");
+    let opts = RunOptions { script_text: Some(script.into()), machine: "optiplex-gx115".into(), ..Default::default() };
+    let r = run(&opts).unwrap();
+    assert_eq!(r.vmstat_names, ["pgpgin", "pgpgout", "pswpin", "pswpout"]);
+    assert!(vm(&r, &r.commands[0].vmstat_end, "pgpgout") > 0);
 }
