@@ -112,6 +112,11 @@ pub struct Profile {
     /// generic_file_write, mark_page_accessed in generic_perform_write (2.6 .. 3.15),
     /// FGP_ACCESSED (3.16 .. 4.6). Since 4.7 (bbddabe2e436) only reads do.
     pub write_marks_accessed: bool,
+    /// inactive_list_is_low keeps the file lists at the anon lists' int_sqrt(10 * GB)
+    /// ratio ("mm: vmscan: reduce size of inactive file list", 59dc76b0d4df, 2016). Before,
+    /// inactive_file_is_low_global was `active > inactive`: the active file list never
+    /// outgrows the inactive one.
+    pub file_inactive_ratio: bool,
     /// get_scan_count reclaims file pages only while the inactive file list is large
     /// enough and not thrashing ("mm,vmscan: only evict file pages when we have plenty",
     /// 3.8; sc->cache_trim_mode since 5.5). 2.6.39 balances by swappiness alone.
@@ -249,6 +254,7 @@ impl Profile {
                 Linux2639 | Linux24 => FirstRefActivates::AnonOnly,
             },
             write_marks_accessed: old,
+            file_inactive_ratio: !old,
             file_is_plenty: !old,
             scan_prio_plus_one: old,
             reclaim_stop: match kernel {

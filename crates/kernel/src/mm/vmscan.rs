@@ -111,8 +111,12 @@ fn int_sqrt(x: u64) -> u64 {
 
 /// inactive_is_low: inactive * ratio < active, ratio = int_sqrt(10 * GB) of the two lists,
 /// 1 below 1 GB.
-pub fn inactive_is_low(lv: &Lruvec, file: bool) -> bool {
+pub fn inactive_is_low(lv: &Lruvec, file: bool, prof: &Profile) -> bool {
     let (inactive, active) = (lv.len(Lru::of(file, false)), lv.len(Lru::of(file, true)));
+    if file && !prof.file_inactive_ratio {
+        // inactive_file_is_low_global (2.6.x .. 4.6).
+        return active > inactive;
+    }
     let gb = (inactive + active) >> (30 - 12);
     let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
     inactive * ratio < active
@@ -127,11 +131,11 @@ fn refaulting(lv: &Lruvec, file: bool) -> bool {
 
 /// prepare_scan_count (6.x): whether to age the active lists, and the special modes, from
 /// the target lruvec and (for global reclaim) the node's file and free pages.
-pub fn prepare_scan_count(lv: &Lruvec, node: &NodeNumbers, sc: &mut ScanControl) {
+pub fn prepare_scan_count(lv: &Lruvec, node: &NodeNumbers, sc: &mut ScanControl, prof: &Profile) {
     sc.anon_cost = lv.anon_cost;
     sc.file_cost = lv.file_cost;
-    sc.may_deactivate_anon = refaulting(lv, false) || inactive_is_low(lv, false);
-    sc.may_deactivate_file = refaulting(lv, true) || inactive_is_low(lv, true);
+    sc.may_deactivate_anon = refaulting(lv, false) || inactive_is_low(lv, false, prof);
+    sc.may_deactivate_file = refaulting(lv, true) || inactive_is_low(lv, true, prof);
     sc.cache_trim_mode = (lv.len(Lru::InactiveFile) >> sc.priority) > 0 && !sc.may_deactivate_file;
     // "Prevent the reclaimer from falling into the cache trap": only global reclaim.
     sc.file_is_tiny = !sc.cgroup_reclaim()
@@ -182,7 +186,7 @@ pub fn get_scan_count(lv: &mut Lruvec, prof: &Profile, node: &NodeNumbers, sc: &
         // pages plus free memory are under the high watermark goes for anon.
         if !sc.cgroup_reclaim()
             && node.file + node.free <= node.high_wmark
-            && !inactive_is_low(lv, false)
+            && !inactive_is_low(lv, false, prof)
             && (sizes[0] >> sc.priority) > 0
         {
             return anon_only;
@@ -190,7 +194,7 @@ pub fn get_scan_count(lv: &mut Lruvec, prof: &Profile, node: &NodeNumbers, sc: &
         // Enough inactive file pages: leave anon alone — unless file pages refault
         // (inactive_list_is_low: refaults since the last cycle make the ratio 0).
         // "mm,vmscan: only evict file pages when we have plenty" (3.8): not in 2.6.39.
-        let file_inactive_low = refaulting(lv, true) || inactive_is_low(lv, true);
+        let file_inactive_low = refaulting(lv, true) || inactive_is_low(lv, true, prof);
         if prof.file_is_plenty && !file_inactive_low && (sizes[2] >> sc.priority) > 0 {
             return file_only;
         }
@@ -323,7 +327,7 @@ impl Kernel {
 
     /// inactive_is_low of lruvec `id`.
     pub fn inactive_is_low(&self, id: LruvecId, file: bool) -> bool {
-        inactive_is_low(self.mm.lruvec(id), file)
+        inactive_is_low(self.mm.lruvec(id), file, &self.profile)
     }
 
     /// get_scan_count of lruvec `id`.
@@ -715,7 +719,7 @@ impl Kernel {
                     self.memcg_calculate_protection(root);
                 }
                 let node = self.node_numbers();
-                prepare_scan_count(self.mm.lruvec(path.sc.target_lruvec()), &node, &mut path.sc);
+                prepare_scan_count(self.mm.lruvec(path.sc.target_lruvec()), &node, &mut path.sc, &self.profile);
                 match self.mem_cgroup_iter(&path.sc, None) {
                     Some(id) => {
                         path.lruvec = id;
@@ -1639,15 +1643,30 @@ mod tests {
 
     #[test]
     fn inactive_is_low_uses_the_sqrt_ratio_above_one_gb() {
+        let prof = Profile::of(KernelProfile::Linux6);
         let (_, lv) = lruvec([0, 0, 100, 101]);
-        assert!(inactive_is_low(&lv, true), "below 1 GB the ratio is 1");
-        assert!(!inactive_is_low(&lv, false), "empty anon lists");
+        assert!(inactive_is_low(&lv, true, &prof), "below 1 GB the ratio is 1");
+        assert!(!inactive_is_low(&lv, false, &prof), "empty anon lists");
         // 4 GB of file pages: ratio int_sqrt(40) = 6.
         let gb4 = 1 << 20;
         let (_, lv) = lruvec([0, 0, gb4 / 7 + 1, gb4 - gb4 / 7 - 1]);
-        assert!(!inactive_is_low(&lv, true), "inactive * 6 >= active");
+        assert!(!inactive_is_low(&lv, true, &prof), "inactive * 6 >= active");
         let (_, lv) = lruvec([0, 0, gb4 / 8, gb4 - gb4 / 8]);
-        assert!(inactive_is_low(&lv, true), "inactive * 6 < active");
+        assert!(inactive_is_low(&lv, true, &prof), "inactive * 6 < active");
+    }
+
+    /// inactive_file_is_low_global in 2.6.x: the file lists are kept at 1:1 whatever
+    /// their size (anon keeps the sqrt ratio).
+    #[test]
+    fn before_2016_the_active_file_list_never_outgrows_the_inactive_one() {
+        let prof = Profile::of(KernelProfile::Linux2639);
+        let gb4 = 1 << 20;
+        let (_, lv) = lruvec([0, 0, gb4 / 7 + 1, gb4 - gb4 / 7 - 1]);
+        assert!(inactive_is_low(&lv, true, &prof), "active > inactive");
+        let (_, lv) = lruvec([0, 0, gb4 / 2, gb4 / 2]);
+        assert!(!inactive_is_low(&lv, true, &prof), "equal lists are not low");
+        let (_, lv) = lruvec([gb4 / 7 + 1, gb4 - gb4 / 7 - 1, 0, 0]);
+        assert!(!inactive_is_low(&lv, false, &prof), "anon: inactive * 6 >= active");
     }
 
     #[test]
@@ -1657,18 +1676,18 @@ mod tests {
         let mut n = node(60);
         n.can_reclaim_anon = false;
         let mut s = sc(DEF_PRIORITY);
-        prepare_scan_count(&lv, &n, &mut s);
+        prepare_scan_count(&lv, &n, &mut s, &prof);
         assert_eq!(get_scan_count(&mut lv, &prof, &n, &s), [0, 0, 1, 0]);
         // Plenty of inactive file pages, no refaults: file only (cache_trim_mode).
         let n = node(60);
         let mut s = sc(10);
-        prepare_scan_count(&lv, &n, &mut s);
+        prepare_scan_count(&lv, &n, &mut s, &prof);
         assert!(s.cache_trim_mode);
         assert_eq!(get_scan_count(&mut lv, &prof, &n, &s), [0, 0, 4, 1]);
         // File refaults since the last cycle end it: anon and file by cost.
         lv.workingset_activate[1] += 1;
         let mut s = sc(10);
-        prepare_scan_count(&lv, &n, &mut s);
+        prepare_scan_count(&lv, &n, &mut s, &prof);
         assert!(!s.cache_trim_mode);
         let c = get_scan_count(&mut lv, &prof, &n, &s);
         assert!(c[0] > 0 && c[2] > 0, "{c:?}");
@@ -1681,12 +1700,12 @@ mod tests {
         lv.workingset_activate[1] = 1; // not cache_trim_mode
         let n = node(100);
         let mut s = sc(4);
-        prepare_scan_count(&lv, &n, &mut s);
+        prepare_scan_count(&lv, &n, &mut s, &prof);
         let even = get_scan_count(&mut lv, &prof, &n, &s);
         assert_eq!(even[0], even[2], "swappiness 100, equal costs: equal pressure");
         lru_note_cost(&mut lv, true, 1000);
         // The costs are the target lruvec's, read by prepare_scan_count.
-        prepare_scan_count(&lv, &n, &mut s);
+        prepare_scan_count(&lv, &n, &mut s, &prof);
         let c = get_scan_count(&mut lv, &prof, &n, &s);
         assert!(c[0] > c[2], "file refaults/writes make file costlier: {c:?}");
         // Costs decay once they exceed a quarter of the LRU.
