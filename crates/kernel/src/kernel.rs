@@ -219,6 +219,14 @@ pub struct SwapState {
     /// (PG_readahead, set by swap_cluster_readahead / swap_vma_readahead): the fault that
     /// finds one counts SWAP_RA_HIT (swap_cache_get_folio / lookup_swap_cache).
     pub ra: std::collections::HashMap<(u32, u64), crate::mm::page::Pfn>,
+    /// swap_cluster_readahead's adaptive window (swapin_nr_pages, 3.15+): readahead pages
+    /// found since the last window (swapin_readahead_hits), the offset of the last fault
+    /// without hits (prev_offset) and the last window (last_readahead_pages).
+    pub ra_hits: u32,
+    pub ra_prev_offset: u64,
+    pub ra_last_pages: u32,
+    /// The slots one swap-in reads (the faulting one and its readahead), reused.
+    pub ra_buf: Vec<u32>,
 }
 
 /// The reclaim paths whose invocations are recorded (docs/seed-004.md). Classic kernels

@@ -49,6 +49,18 @@ pub enum WritebackThrottle {
     ReclaimThrottle,
 }
 
+/// Swap readahead of a swap fault (mm/swap_state.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwapRaRule {
+    /// swapin_readahead before 3.15: the 2^page-cluster aligned block of slots around the
+    /// faulting one, as far as the allocated slots run contiguously (valid_swaphandles).
+    Fixed,
+    /// 4.14+: swap_cluster_readahead with the adaptive window (swapin_nr_pages, 3.15) for
+    /// shmem and for anonymous memory while any swap device is rotational; otherwise
+    /// swap_vma_readahead around the faulting address (swap_ra_info).
+    Vma,
+}
+
 /// How a direct reclaimer waits while too many pages are isolated (shrink_inactive_list ->
 /// too_many_isolated).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,6 +129,12 @@ pub struct Profile {
     /// inactive_file_is_low_global was `active > inactive`: the active file list never
     /// outgrows the inactive one.
     pub file_inactive_ratio: bool,
+    /// How a swap fault chooses its readahead.
+    pub swap_ra: SwapRaRule,
+    /// Every page read in from swap counts as reclaim cost of anon (lru_note_cost_page in
+    /// __read_swap_cache_async and do_swap_page's SWP_SYNCHRONOUS_IO path, 5.8 only: "mm:
+    /// balance LRU lists based on relative thrashing"; 5.9 counts anon refaults instead).
+    pub swapin_notes_anon_cost: bool,
     /// get_scan_count reclaims file pages only while the inactive file list is large
     /// enough and not thrashing ("mm,vmscan: only evict file pages when we have plenty",
     /// 3.8; sc->cache_trim_mode since 5.5). 2.6.39 balances by swappiness alone.
@@ -255,6 +273,8 @@ impl Profile {
             },
             write_marks_accessed: old,
             file_inactive_ratio: !old,
+            swap_ra: if old { SwapRaRule::Fixed } else { SwapRaRule::Vma },
+            swapin_notes_anon_cost: kernel == Linux58,
             file_is_plenty: !old,
             scan_prio_plus_one: old,
             reclaim_stop: match kernel {

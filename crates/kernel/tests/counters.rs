@@ -264,13 +264,18 @@ fn vmstat_text_follows_the_era() {
 
 /// Swap `n` pages of a new shmem object of `content` out (and free them once written),
 /// then run `after(k, me, map)` in the same task until it returns None.
-fn with_swapped_out(k: &mut Kernel, n: u64, content: memtwin_kernel::mm::Content, mut after: impl FnMut(&mut Kernel, TaskId, u32) -> Option<Step> + 'static) {
+fn with_swapped_out(k: &mut Kernel, n: u64, content: memtwin_kernel::mm::Content, after: impl FnMut(&mut Kernel, TaskId, u32) -> Option<Step> + 'static) {
+    with_swapped_out_of(k, n, content, false, after)
+}
+
+/// `with_swapped_out` of the task's anonymous memory (`anon`) or of a shmem object.
+fn with_swapped_out_of(k: &mut Kernel, n: u64, content: memtwin_kernel::mm::Content, anon: bool, mut after: impl FnMut(&mut Kernel, TaskId, u32) -> Option<Step> + 'static) {
     let mut map = None;
     let mut rounds = 0;
     let mut out = false;
     run_task(k, move |k, me| {
         let m = *map.get_or_insert_with(|| {
-            let m = k.map_shared_anon(me, n, content);
+            let m = if anon { k.anon_mapping(me) } else { k.map_shared_anon(me, n, content) };
             for i in 0..n {
                 k.touch(me, m, i, true).expect("free memory");
             }
@@ -292,49 +297,72 @@ fn with_swapped_out(k: &mut Kernel, n: u64, content: memtwin_kernel::mm::Content
     });
 }
 
-/// swap_cluster_readahead reads the following slots with the faulting page (SWAP_RA for
-/// each); the fault that later finds one in the swap cache counts SWAP_RA_HIT
-/// (swap_cache_get_folio clears PG_readahead) and is a minor fault (PGFAULT, min_flt,
-/// no PGMAJFAULT); a second access to it is no fault.
-#[test]
-fn swap_readahead_pages_are_hits_and_minor_faults() {
-    let mut k = boot_with("seed-000", &["kernel=linux-5.8", "boot_anon=0"]);
-    let mut step = 0;
-    let mut before = None;
-    let mut ra = 0;
-    with_swapped_out(&mut k, 64, memtwin_kernel::mm::Content::Text, move |k, me, map| {
-        step += 1;
-        match step {
-            1 => {
-                before = Some((k.vm.clone(), k.tasks[me as usize].min_flt, k.tasks[me as usize].maj_flt));
-                let r = k.touch(me, map, 0, false);
-                assert!(r.is_err(), "read from swap");
-                ra = k.vm.get(VmItem::SwapRa) - before.as_ref().unwrap().0.get(VmItem::SwapRa);
-                assert_eq!(ra, 7, "page-cluster 3: the next 7 slots are read ahead");
-                Some(r.unwrap_err())
+/// Touch pages `order` of a swapped-out mapping (anonymous memory or shmem) one after
+/// another on `profile`; returns, per access that had to read from swap, the readahead pages
+/// it read (SWAP_RA), and the run's SWAP_RA_HIT, PGMAJFAULT and minor faults.
+fn swapin_windows(profile: &str, anon: bool, order: Vec<u64>) -> (Vec<u64>, u64, u64, u64) {
+    let mut k = boot_with("seed-000", &[&format!("kernel={profile}"), "boot_anon=0"]);
+    let out = std::rc::Rc::new(std::cell::RefCell::new((Vec::new(), 0, 0, 0)));
+    let o = out.clone();
+    let n = order.iter().max().unwrap() + 1;
+    let (mut i, mut base) = (0, None);
+    with_swapped_out_of(&mut k, n.max(64), memtwin_kernel::mm::Content::Text, anon, move |k, me, map| {
+        let (b, min0) = base.get_or_insert_with(|| (k.vm.clone(), k.tasks[me as usize].min_flt)).clone();
+        if i == order.len() {
+            let d = |i: VmItem| k.vm.get(i) - b.get(i);
+            let mut o = o.borrow_mut();
+            o.1 = d(VmItem::SwapRaHit);
+            o.2 = d(VmItem::Pgmajfault);
+            o.3 = k.tasks[me as usize].min_flt - min0;
+            return None;
+        }
+        let ra = k.vm.get(VmItem::SwapRa);
+        match k.touch(me, map, order[i], false) {
+            Ok(()) => {
+                i += 1;
+                Some(Step::Cpu { user: 0, sys: 0 })
             }
-            2 => {
-                let (b, min0, maj0) = before.clone().unwrap();
-                k.touch(me, map, 0, false).expect("read");
-                let f0 = k.vm.get(VmItem::Pgfault);
-                for i in 1..=ra {
-                    k.touch(me, map, i, false).expect("in the swap cache");
+            Err(st) => {
+                if matches!(k.mm.slot(map, order[i]), Slot::Page(_)) && k.vm.get(VmItem::SwapRa) >= ra {
+                    o.borrow_mut().0.push(k.vm.get(VmItem::SwapRa) - ra);
                 }
-                let d = |i: VmItem| k.vm.get(i) - b.get(i);
-                assert_eq!(d(VmItem::SwapRaHit), ra, "each readahead page found is a hit");
-                assert_eq!(k.vm.get(VmItem::Pgfault) - f0, ra, "each is a fault");
-                assert_eq!(d(VmItem::Pgmajfault), 1, "only the first fault is major");
-                assert_eq!(d(VmItem::Pswpin), ra + 1);
-                assert_eq!(k.tasks[me as usize].min_flt - min0, ra, "minor faults");
-                assert_eq!(k.tasks[me as usize].maj_flt - maj0, 1);
-                let (h, f) = (k.vm.get(VmItem::SwapRaHit), k.vm.get(VmItem::Pgfault));
-                k.touch(me, map, 1, false).expect("mapped");
-                assert_eq!((k.vm.get(VmItem::SwapRaHit), k.vm.get(VmItem::Pgfault)), (h, f), "a mapped page: no fault");
-                None
+                Some(st)
             }
-            _ => None,
         }
     });
+    let r = out.borrow().clone();
+    r
+}
+
+/// Swap readahead's window adapts to how useful it was (swapin_nr_pages, 3.15+): a
+/// sequential run of faults finds the readahead pages (SWAP_RA_HIT, minor faults) and the
+/// window grows 1, 2, 4, 8 (page-cluster 3); scattered faults keep it at 1, reading nothing
+/// ahead. Anonymous memory on a non-rotational swap device uses swap_vma_readahead (its
+/// window around the faulting address), shmem swap_cluster_readahead (aligned slots).
+#[test]
+fn swap_readahead_windows_grow_with_hits_and_stay_closed_for_random_faults() {
+    for anon in [true, false] {
+        let (ra, hits, maj, min) = swapin_windows("linux-5.8", anon, (0..40).collect());
+        assert!(hits <= ra.iter().sum::<u64>() && hits + 7 >= ra.iter().sum::<u64>(), "anon {anon}: the readahead pages are found (the last window reads past the run)");
+        assert_eq!(maj, ra.len() as u64, "anon {anon}: one major fault per read");
+        assert!(min >= hits, "anon {anon}: the hits are minor faults");
+        assert_eq!(maj + hits, 40, "anon {anon}: {ra:?}");
+        assert!(ra.len() <= 10 && *ra.iter().max().unwrap() == 7, "anon {anon}: the window reaches 8: {ra:?}");
+        assert!(ra.windows(2).take(3).all(|w| w[0] <= w[1]), "anon {anon}: it grows: {ra:?}");
+        if anon {
+            assert_eq!(&ra[..4], &[0, 1, 3, 7], "the VMA's window: 1, 2, 4, 8");
+        }
+        // Every fifth page, from the far end back: no fault is next to the last one.
+        let scattered: Vec<u64> = (0..12).map(|i| 60 - 5 * i).collect();
+        let (ra, hits, maj, _) = swapin_windows("linux-5.8", anon, scattered);
+        assert_eq!((ra.iter().sum::<u64>(), hits, maj), (0, 0, 12), "anon {anon}: {ra:?}");
+    }
+    // Before 3.15 the window is always 2^page-cluster, aligned: the faulting page's block of
+    // 8 slots (the first slot of a swap area is its header) as far as this mapping's pages
+    // run, whether or not the last readahead was used.
+    let (ra, _, maj, _) = swapin_windows("linux-2.6.39", true, (0..12).map(|i| 60 - 5 * i).collect());
+    assert!(ra.iter().all(|&r| (1..=7).contains(&r)), "{ra:?}");
+    assert!(maj < 12, "some scattered pages came in with an earlier block: {maj}");
 }
 
 /// 6.12+ swap_writepage keeps zero-filled pages out of swap (SWPOUT_ZERO, no PSWPOUT, no
@@ -361,11 +389,13 @@ fn zero_filled_pages_skip_swap_io_from_6_12() {
                 let r = k.touch(me, map, 0, false);
                 assert_eq!(r.is_ok(), zeromap, "{profile}: no read to wait for");
                 assert_eq!(d(k, VmItem::Pgmajfault) - majflt, 1, "{profile}: still a major fault");
+                // The faulting page and its readahead window (swapin_nr_pages), each filled
+                // with zeros on 6.12+, read from the device before.
+                let window = 1 + d(k, VmItem::SwapRa);
                 if zeromap {
-                    assert_eq!((d(k, VmItem::SwpinZero), d(k, VmItem::Pswpin), d(k, VmItem::Pgpgin) - pgpgin), (8, 0, 0), "{profile}: the readahead window, filled");
-                    assert_eq!(d(k, VmItem::SwapRa), 7, "{profile}");
+                    assert_eq!((d(k, VmItem::SwpinZero), d(k, VmItem::Pswpin), d(k, VmItem::Pgpgin) - pgpgin), (window, 0, 0), "{profile}: the readahead window, filled");
                 } else {
-                    assert_eq!((d(k, VmItem::SwpinZero), d(k, VmItem::Pswpin)), (0, 8), "{profile}");
+                    assert_eq!((d(k, VmItem::SwpinZero), d(k, VmItem::Pswpin)), (0, window), "{profile}");
                 }
             }
             None

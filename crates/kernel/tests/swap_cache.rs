@@ -33,6 +33,11 @@ fn run<F: FnMut(&mut Kernel, TaskId) -> Option<Step> + 'static>(k: &mut Kernel, 
 }
 
 const N: u64 = 64;
+/// The page the test faults back in, and the one swap readahead brings in with it: the
+/// fault on page 1 follows the VMA's initial readahead address (0), so the window opens to
+/// two pages (swap_ra_info: 1 and 2); the cluster readahead of older eras reads page 2 too.
+const F: u64 = 1;
+const R: u64 = 2;
 
 /// Reclaim the test's anonymous pages until all `N` are written to swap (phase 1) or,
 /// once written, until all have left memory (phase 2).
@@ -55,7 +60,7 @@ fn reclaim_until(k: &mut Kernel, m: u32, done: impl Fn(&Kernel) -> bool) {
 const SETS: &[&str] = &["boot_anon=0"];
 
 /// Fault in N anonymous pages, swap them all out and let the writes complete; then fault
-/// page 0 back in (a read) and hand the kernel and mapping to `check`.
+/// page F back in (a read) and hand the kernel and mapping to `check`.
 fn swapped_in(profile: &str, sets: &[&str], check: impl FnMut(&mut Kernel, TaskId, u32) + 'static) {
     let mut k = boot(profile, sets);
     let mut phase = 0;
@@ -76,13 +81,13 @@ fn swapped_in(profile: &str, sets: &[&str], check: impl FnMut(&mut Kernel, TaskI
                 assert_eq!(k.mm.stat.writeback, 0, "swap writes completed");
                 reclaim_until(k, m, |k| (0..N).all(|i| matches!(k.mm.slot(m, i), Slot::Swap(_))));
                 // A read fault: swap-in (with readahead) first, then the fault completes.
-                match k.touch(me, m, 0, false) {
+                match k.touch(me, m, F, false) {
                     Err(step) => Some(step),
                     Ok(()) => Some(Step::Cpu { user: 0, sys: 0 }),
                 }
             }
             3 => {
-                k.touch(me, m, 0, false).expect("swapped in");
+                k.touch(me, m, F, false).expect("swapped in");
                 (check.take().unwrap())(k, me, m);
                 None
             }
@@ -99,14 +104,14 @@ fn swapped_in(profile: &str, sets: &[&str], check: impl FnMut(&mut Kernel, TaskI
 fn swapped_in_page_keeps_its_slot_and_is_dropped_without_a_write() {
     for profile in ["linux-6.x", "linux-5.4", "linux-2.6.39"] {
         swapped_in(profile, SETS, move |k, _me, m| {
-            let slot = k.mm.swap_cache_slot(m, 0).unwrap_or_else(|| panic!("{profile}: the read fault keeps the swap-cache copy"));
+            let slot = k.mm.swap_cache_slot(m, F).unwrap_or_else(|| panic!("{profile}: the read fault keeps the swap-cache copy"));
             assert!(k.meminfo().swap_cached >= 4, "{profile}: SwapCached {} kB", k.meminfo().swap_cached);
             let (total, free) = k.swap_totals();
             assert!(total - free >= N, "{profile}: the slots are still used ({} of {total})", total - free);
             let out0 = k.vm.get(VmItem::Pswpout);
-            reclaim_until(k, m, |k| matches!(k.mm.slot(m, 0), Slot::Swap(_)));
+            reclaim_until(k, m, |k| matches!(k.mm.slot(m, F), Slot::Swap(_)));
             assert_eq!(k.vm.get(VmItem::Pswpout), out0, "{profile}: a clean swap-cache page is not written again");
-            assert_eq!(k.mm.slot(m, 0), Slot::Swap(slot), "{profile}: the same slot");
+            assert_eq!(k.mm.slot(m, F), Slot::Swap(slot), "{profile}: the same slot");
         });
     }
 }
@@ -119,17 +124,17 @@ fn swapped_in_page_keeps_its_slot_and_is_dropped_without_a_write() {
 fn a_write_after_swap_in_frees_the_slot_before_5_19_only() {
     for (profile, frees) in [("linux-6.x", false), ("linux-5.8", true), ("linux-5.4", true), ("linux-2.6.39", true)] {
         swapped_in(profile, SETS, move |k, me, m| {
-            let slot = k.mm.swap_cache_slot(m, 0).expect("kept after the read fault");
-            k.touch(me, m, 0, true).unwrap();
-            let p = k.mm.page(m, 0).unwrap();
+            let slot = k.mm.swap_cache_slot(m, F).expect("kept after the read fault");
+            k.touch(me, m, F, true).unwrap();
+            let p = k.mm.page(m, F).unwrap();
             assert!(k.mm.pages.dirty(p), "{profile}: the written page is dirty");
             if frees {
-                assert_eq!(k.mm.swap_cache_slot(m, 0), None, "{profile}: reuse_swap_page frees the slot");
+                assert_eq!(k.mm.swap_cache_slot(m, F), None, "{profile}: reuse_swap_page frees the slot");
             } else {
-                assert_eq!(k.mm.swap_cache_slot(m, 0), Some(slot), "{profile}: an exclusive page keeps its slot");
+                assert_eq!(k.mm.swap_cache_slot(m, F), Some(slot), "{profile}: an exclusive page keeps its slot");
                 let out0 = k.vm.get(VmItem::Pswpout);
                 reclaim_until(k, m, |k| k.vm.get(VmItem::Pswpout) > out0);
-                assert_eq!(k.mm.swap_cache_slot(m, 0), Some(slot), "{profile}: rewritten to the same slot");
+                assert_eq!(k.mm.swap_cache_slot(m, F), Some(slot), "{profile}: rewritten to the same slot");
             }
         });
     }
@@ -141,10 +146,10 @@ fn a_write_after_swap_in_frees_the_slot_before_5_19_only() {
 fn a_write_fault_frees_the_slot() {
     for profile in ["linux-6.x", "linux-5.4", "linux-2.6.39"] {
         swapped_in(profile, SETS, move |k, me, m| {
-            // Page 1 came in by swap readahead, unmapped: this write is its fault.
-            assert!(k.mm.swap_cache_slot(m, 1).is_some(), "{profile}: readahead brought page 1 into the swap cache");
-            k.touch(me, m, 1, true).unwrap();
-            assert_eq!(k.mm.swap_cache_slot(m, 1), None, "{profile}: the write fault frees the slot");
+            // Page R came in by swap readahead, unmapped: this write is its fault.
+            assert!(k.mm.swap_cache_slot(m, R).is_some(), "{profile}: readahead brought page R into the swap cache");
+            k.touch(me, m, R, true).unwrap();
+            assert_eq!(k.mm.swap_cache_slot(m, R), None, "{profile}: the write fault frees the slot");
         });
     }
 }
@@ -159,11 +164,11 @@ fn a_fault_frees_the_slot_when_swap_is_more_than_half_full() {
             // Before the fault freed one, more than half of the slots were in use.
             let (total, free) = k.swap_totals();
             assert!((total - free + 1) * 2 > total, "{profile}: {total} slots, {free} free");
-            assert_eq!(k.mm.swap_cache_slot(m, 0), None, "{profile}: try_to_free_swap at the fault");
-            let p = k.mm.page(m, 0).unwrap();
+            assert_eq!(k.mm.swap_cache_slot(m, F), None, "{profile}: try_to_free_swap at the fault");
+            let p = k.mm.page(m, F).unwrap();
             assert!(k.mm.pages.dirty(p), "{profile}: no copy left on swap: dirty");
             // Readahead pages not yet mapped keep theirs until their own fault.
-            assert!(k.mm.swap_cache_slot(m, 1).is_some(), "{profile}");
+            assert!(k.mm.swap_cache_slot(m, R).is_some(), "{profile}");
         });
     }
 }

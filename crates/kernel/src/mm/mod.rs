@@ -149,6 +149,9 @@ pub struct AddressSpace {
     pub content: Content,
     /// Page faults since the last read-around hit (mmap_miss, MMAP_LOTSAMISS).
     pub mmap_miss: u32,
+    /// vma->swap_readahead_info (anonymous memory, VMA-based swap readahead): the page of
+    /// the last swap fault or swap-cache hit, the window it read and the readahead hits since.
+    pub swap_ra: SwapRaInfo,
     /// The task whose anonymous memory this is.
     pub owner: Option<u32>,
     /// Pages that processes map (PTEs), counted as Mapped.
@@ -156,6 +159,14 @@ pub struct AddressSpace {
     /// Mapped with execute permission (VM_EXEC): reclaim protects referenced pages.
     pub exec: bool,
     pub live: bool,
+}
+
+/// What VMA-based swap readahead remembers per VMA (SWAP_RA_VAL: address, window, hits).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SwapRaInfo {
+    pub index: u64,
+    pub win: u32,
+    pub hits: u32,
 }
 
 impl AddressSpace {
@@ -181,6 +192,7 @@ impl AddressSpace {
             nr_swapcache: 0,
             content: Content::Text,
             mmap_miss: 0,
+            swap_ra: SwapRaInfo::default(),
             owner: None,
             mapped: false,
             exec: false,

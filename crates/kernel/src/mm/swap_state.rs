@@ -7,6 +7,7 @@ use super::page::Pfn;
 use super::swapfile::AreaKind;
 use super::{Content, MappingKind, Slot, PAGE_SIZE};
 use crate::block::{Dir, ReqKind};
+use crate::profile::SwapRaRule;
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId};
@@ -18,6 +19,30 @@ pub const MAX_SWAP_REQUEST_PAGES: usize = 128;
 pub const BLK_PLUG_FLUSH_PAGES: usize = 32;
 /// mm/filemap.c: stop read-around after this many mmap misses without a hit.
 const MMAP_LOTSAMISS: u32 = 100;
+
+/// SWAP_RA_HITS_MAX: the hits a VMA's readahead info can hold (SWAP_RA_HITS_MASK).
+const SWAP_RA_HITS_MAX: u32 = 63;
+
+/// __swapin_nr_pages (mm/swap_state.c, 3.15+): the readahead window after `hits` readahead
+/// pages were found since the last window -- at least 4 and a power of two when there were
+/// any; without hits 2 when this fault is next to the previous one (`prev`), else 1; never
+/// above `max_pages`, and never below half the previous window ("don't shrink readahead
+/// too fast").
+pub fn swapin_nr_pages_window(prev: u64, offset: u64, hits: u32, max_pages: u32, prev_win: u32) -> u32 {
+    let mut pages = hits + 2;
+    if pages == 2 {
+        if offset != prev.wrapping_add(1) && offset != prev.wrapping_sub(1) {
+            pages = 1;
+        }
+    } else {
+        let mut roundup = 4;
+        while roundup < pages {
+            roundup <<= 1;
+        }
+        pages = roundup;
+    }
+    pages.min(max_pages).max(prev_win / 2)
+}
 
 /// What reclaim did with a swap-backed page.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -248,6 +273,7 @@ impl Kernel {
     fn swapin(&mut self, tid: TaskId, m: u32, index: u64, slot: u32) -> Result<Ns, Step> {
         let p = self.page_cache_alloc(tid)?;
         self.filemap_add_page(m, index, p, true);
+        self.swapin_note_cost(p);
         if !self.swap.ra.is_empty() {
             self.swap.ra.remove(&(m, index));
         }
@@ -271,64 +297,193 @@ impl Kernel {
             AreaKind::Block { dev, base } => (dev, base),
             AreaKind::Zram { algorithm } => {
                 // zram_read_page in the faulting task: a fill, a copy or a decompression
-                // (mm/cost.rs).
+                // (mm/cost.rs), synchronous (SWP_SYNCHRONOUS_IO, zram_rw_page).
                 let content = self.mm.mappings[m as usize].content;
                 let ns = cost::zram_load_ns(&self.machine.cpu_model, cost::Zcomp::from_name(&algorithm), content);
                 self.charge_sys_for(tid, ns, crate::delayacct::SysWork::Zram);
                 self.mm.pages.clear_locked(p);
                 self.shmem_swapin_done(m, index, p);
+                // Anonymous memory skips the swap cache and its readahead (do_swap_page's
+                // SWP_SYNCHRONOUS_IO path); shmem reads through swap_cluster_readahead
+                // (shmem_swapin / shmem_swapin_cluster), each readahead page read from zram
+                // in this task as well.
+                if self.mm.mappings[m as usize].kind == MappingKind::Shmem {
+                    self.swap_readahead(m, index, slot, |k, q, next, _s| {
+                        k.vm.inc(VmItem::Pswpin);
+                        k.charge_sys_for(tid, ns, crate::delayacct::SysWork::Zram);
+                        k.mm.pages.clear_locked(q);
+                        k.shmem_swapin_done(m, next, q);
+                    });
+                }
                 return Ok(self.now);
             }
         };
         self.swap.rd.insert(slot, (m, index));
-        let n = self.swap_cluster_ra(m, index, slot, |k, _q, next, s| {
+        let mut slots = std::mem::take(&mut self.swap.ra_buf);
+        slots.clear();
+        slots.push(slot);
+        self.swap_readahead(m, index, slot, |k, _q, next, s| {
             k.vm.inc(VmItem::Pswpin);
             k.swap.rd.insert(s, (m, next));
+            slots.push(s);
         });
-        let ai = self.area_of(slot);
-        let pos = base + (slot - self.swap.areas[ai].start + 1) as u64 * PAGE_SIZE;
-        let done = self.submit_bio(dev, Dir::Read, pos, n as u64 * PAGE_SIZE, ReqKind::SwapIn { slot, n }, Some(tid));
-        self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
+        // blk_finish_plug: the pages' reads go out as one request per run of adjacent
+        // slots (the plug merges them); the fault waits for the request holding its page.
+        slots.sort_unstable();
+        let start = self.swap.areas[self.area_of(slot)].start;
+        let mut done = self.now;
+        let mut i = 0;
+        while i < slots.len() {
+            let mut j = i + 1;
+            while j < slots.len() && slots[j] == slots[j - 1] + 1 {
+                j += 1;
+            }
+            let (first, n) = (slots[i], (j - i) as u32);
+            let pos = base + (first - start + 1) as u64 * PAGE_SIZE;
+            let at = self.submit_bio(dev, Dir::Read, pos, n as u64 * PAGE_SIZE, ReqKind::SwapIn { slot: first, n }, Some(tid));
+            self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
+            if (first..first + n).contains(&slot) {
+                done = at;
+            }
+            i = j;
+        }
+        self.swap.ra_buf = slots;
         self.tasks[tid as usize].swapin_delay += done.saturating_sub(self.now);
         Ok(done)
     }
 
-    /// swap_cluster_readahead's window (2^page-cluster slots): the slots after the faulting
-    /// one, as long as they hold this mapping's next pages and free memory stays above the
-    /// low watermark, each added to the swap cache as a readahead page (SWAP_RA; the first
-    /// access counts swap_ra_hit). `each` finishes a page (its I/O or its zero fill).
-    /// Returns the pages read, the faulting one included.
-    fn swap_cluster_ra(&mut self, m: u32, index: u64, slot: u32, mut each: impl FnMut(&mut Kernel, Pfn, u64, u32)) -> u32 {
-        let window = 1u32 << self.sysctl.page_cluster.min(10);
-        let mut n = 1;
-        while n < window {
-            let next = index + n as u64;
-            if self.mm.nr_free() <= self.mm.wmark.low {
-                break;
+    /// Whether anonymous memory's swap faults use swap_vma_readahead
+    /// (swap_use_vma_readahead: enable_vma_readahead, and no rotational swap device is on:
+    /// nr_rotate_swap == 0).
+    pub(crate) fn swap_use_vma_readahead(&self) -> bool {
+        self.profile.swap_ra == SwapRaRule::Vma
+            && !self.swap.areas.iter().any(|a| a.active && matches!(a.kind, AreaKind::Block { dev, .. } if self.block.devs[dev as usize].disk.model.rotational))
+    }
+
+    /// swapin_readahead for the fault on page `index` of `m` at `slot`: the pages to read
+    /// with it, each added to the swap cache as a readahead page (SWAP_RA; the fault that
+    /// first finds one counts swap_ra_hit) while free memory stays above the low watermark.
+    /// `each` finishes a page (its I/O or its zero fill). Which pages:
+    /// - swap_vma_readahead (anonymous memory, `swap_use_vma_readahead`): the swapped
+    ///   pages of the window swap_ra_info places around the faulting page;
+    /// - swap_cluster_readahead (shmem, or a rotational swap device): the slots of the
+    ///   window's aligned block around the faulting slot (the window: swapin_nr_pages since
+    ///   3.15; 2^page-cluster before, where valid_swaphandles stops at the first slot that
+    ///   is not allocated). The kernel reads every allocated slot there, whoever owns it;
+    ///   the model reads the slots that hold this mapping's neighbouring pages (what a
+    ///   sequential swap-out leaves there).
+    fn swap_readahead(&mut self, m: u32, index: u64, slot: u32, mut each: impl FnMut(&mut Kernel, Pfn, u64, u32)) {
+        let max_pages = 1u32 << self.sysctl.page_cluster.min(10);
+        let anon = self.mm.mappings[m as usize].kind == MappingKind::Anon;
+        if anon && self.swap_use_vma_readahead() {
+            // swap_ra_info: SWAP_RA_ORDER_CEILING (5) caps the window on 64-bit.
+            let max_win = 1u32 << self.sysctl.page_cluster.min(5);
+            let ra = self.mm.mappings[m as usize].swap_ra;
+            let win = if max_win == 1 { 1 } else { swapin_nr_pages_window(ra.index, index, ra.hits, max_win, ra.win) };
+            self.mm.mappings[m as usize].swap_ra = super::SwapRaInfo { index, win, hits: 0 };
+            if win == 1 {
+                return;
             }
-            match self.mm.slot(m, next) {
-                Slot::Swap(s) if s == slot + n => {
-                    let Some(q) = self.mm.take_free() else { break };
-                    self.vm.inc(VmItem::PgallocNormal);
-                    self.filemap_add_page(m, next, q, true);
-                    self.vm.inc(VmItem::SwapRa);
-                    self.swap.ra.insert((m, next), q);
-                    if self.mm.mappings[m as usize].kind == MappingKind::Anon {
-                        self.swap.unmapped.insert((m, next));
-                    }
-                    each(self, q, next, s);
-                    n += 1;
+            let w = win as u64;
+            let (lo, hi) = if index == ra.index + 1 {
+                (index, index + w)
+            } else if ra.index == index + 1 {
+                ((index + 1).saturating_sub(w), index + 1)
+            } else {
+                let left = (w - 1) / 2;
+                (index.saturating_sub(left), index + w - left)
+            };
+            for next in lo..hi {
+                if next == index {
+                    continue;
                 }
-                _ => break,
+                if let Slot::Swap(s) = self.mm.slot(m, next) {
+                    if !self.swap_ra_page(m, next, s, &mut each) {
+                        return;
+                    }
+                }
+            }
+            return;
+        }
+        let adaptive = self.profile.swap_ra == SwapRaRule::Vma;
+        let ai = self.area_of(slot);
+        let (start, pages) = (self.swap.areas[ai].start, self.swap.areas[ai].pages);
+        // The kernel's offset counts the header page: slot `start` is offset 1.
+        let off = (slot - start) as u64 + 1;
+        let win = if adaptive { self.swapin_nr_pages(off, max_pages) } else { max_pages };
+        if win <= 1 {
+            return;
+        }
+        let mask = win as u64 - 1;
+        let (lo, hi) = ((off & !mask).max(1), (off | mask).min(pages));
+        let ours = |k: &Kernel, o: u64| -> Option<(u64, u32)> {
+            let next = (index + o).checked_sub(off)?;
+            let s = start + (o - 1) as u32;
+            (k.mm.slot(m, next) == Slot::Swap(s)).then_some((next, s))
+        };
+        // Up from the faulting slot, then down (valid_swaphandles' order).
+        let ups = (off + 1..=hi).map(|o| (o, true));
+        let downs = (lo..off).rev().map(|o| (o, false));
+        let mut blocked = [false; 2];
+        for (o, up) in ups.chain(downs) {
+            if blocked[up as usize] {
+                continue;
+            }
+            match ours(self, o) {
+                Some((next, s)) => {
+                    if !self.swap_ra_page(m, next, s, &mut each) {
+                        return;
+                    }
+                }
+                None if !adaptive => blocked[up as usize] = true,
+                None => {}
             }
         }
-        n
+    }
+
+    /// One readahead page of `swap_readahead`; false once free memory is at the low
+    /// watermark (no more readahead).
+    fn swap_ra_page(&mut self, m: u32, next: u64, s: u32, each: &mut impl FnMut(&mut Kernel, Pfn, u64, u32)) -> bool {
+        if self.mm.nr_free() <= self.mm.wmark.low {
+            return false;
+        }
+        let Some(q) = self.mm.take_free() else { return false };
+        self.vm.inc(VmItem::PgallocNormal);
+        self.filemap_add_page(m, next, q, true);
+        self.swapin_note_cost(q);
+        self.vm.inc(VmItem::SwapRa);
+        self.swap.ra.insert((m, next), q);
+        if self.mm.mappings[m as usize].kind == MappingKind::Anon {
+            self.swap.unmapped.insert((m, next));
+        }
+        each(self, q, next, s);
+        true
+    }
+
+    /// 5.8's lru_note_cost_page for a page read in from swap: anon reclaim cost.
+    fn swapin_note_cost(&mut self, p: Pfn) {
+        if self.profile.swapin_notes_anon_cost {
+            let id = self.mm.page_lruvec(p);
+            self.lru_note_cost(id, false, 1);
+        }
+    }
+
+    /// swapin_nr_pages (3.15+): the cluster readahead window from the readahead hits since
+    /// the last window (taken and reset), remembering the offset of a fault without hits.
+    fn swapin_nr_pages(&mut self, off: u64, max_pages: u32) -> u32 {
+        let hits = std::mem::take(&mut self.swap.ra_hits);
+        let pages = swapin_nr_pages_window(self.swap.ra_prev_offset, off, hits, max_pages, self.swap.ra_last_pages);
+        if hits == 0 {
+            self.swap.ra_prev_offset = off;
+        }
+        self.swap.ra_last_pages = pages;
+        pages
     }
 
     /// swap_read_folio of zero-filled slots (6.12+): swap_read_folio_zeromap fills the
-    /// folio with zeros (SWPIN_ZERO), no I/O, no PSWPIN. A block device's slots are read
-    /// through swap_cluster_readahead, whose pages (the following slots of this mapping) are
-    /// filled the same way; zram (SWP_SYNCHRONOUS_IO) reads the faulting page alone.
+    /// folio with zeros (SWPIN_ZERO), no I/O, no PSWPIN. Swap readahead's pages
+    /// (`swap_readahead`) are filled the same way; anonymous memory on zram
+    /// (SWP_SYNCHRONOUS_IO) skips the swap cache and reads the faulting page alone.
     fn swapin_zeromap(&mut self, tid: TaskId, m: u32, index: u64, slot: u32, p: Pfn) -> Ns {
         let fill = |k: &mut Kernel, q: Pfn, i: u64| {
             k.vm.inc(VmItem::SwpinZero);
@@ -337,10 +492,10 @@ impl Kernel {
             k.shmem_swapin_done(m, i, q);
         };
         fill(self, p, index);
-        if matches!(self.swap_area_kind(slot), AreaKind::Zram { .. }) {
+        if matches!(self.swap_area_kind(slot), AreaKind::Zram { .. }) && self.mm.mappings[m as usize].kind == MappingKind::Anon {
             return self.now;
         }
-        self.swap_cluster_ra(m, index, slot, |k, q, next, _s| fill(k, q, next));
+        self.swap_readahead(m, index, slot, |k, q, next, _s| fill(k, q, next));
         self.now
     }
 
@@ -396,7 +551,21 @@ impl Kernel {
                     // that maps it (do_swap_page, a major fault already counted at swapin
                     // or a swap-cache hit of swap readahead).
                     let fault = !self.swap.unmapped.is_empty() && self.swap.unmapped.remove(&(m, index));
-                    if !self.swap.ra.is_empty() && self.swap.ra.get(&(m, index)) == Some(&p) {
+                    let readahead = !self.swap.ra.is_empty() && self.swap.ra.get(&(m, index)) == Some(&p);
+                    // swap_cache_get_folio: an anonymous VMA with VMA readahead remembers
+                    // the address of each swap-cache hit and counts readahead hits; the
+                    // others (shmem passes no VMA) count them for swapin_nr_pages.
+                    let vma_ra = fault && self.mm.mappings[m as usize].kind == MappingKind::Anon && self.swap_use_vma_readahead();
+                    if vma_ra {
+                        let ra = &mut self.mm.mappings[m as usize].swap_ra;
+                        ra.index = index;
+                        if readahead {
+                            ra.hits = (ra.hits + 1).min(SWAP_RA_HITS_MAX);
+                        }
+                    } else if readahead && self.profile.swap_ra == SwapRaRule::Vma {
+                        self.swap.ra_hits += 1;
+                    }
+                    if readahead {
                         // do_swap_page (shmem: shmem_swapin_folio) finds a page swap
                         // readahead brought in: swap_cache_get_folio clears PG_readahead and
                         // counts SWAP_RA_HIT; the fault is minor (PGFAULT, min_flt).
