@@ -342,7 +342,26 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    fn trace(name: &str, ids: impl Iterator<Item = u64>) -> String {
+    /// A trace file in a directory of this test process, removed when dropped (with the
+    /// directory once its last trace goes).
+    struct TempTrace(String);
+    impl std::ops::Deref for TempTrace {
+        type Target = str;
+        fn deref(&self) -> &str {
+            &self.0
+        }
+    }
+    impl Drop for TempTrace {
+        fn drop(&mut self) {
+            let p = std::path::Path::new(&self.0);
+            let _ = std::fs::remove_file(p);
+            if let Some(dir) = p.parent() {
+                let _ = std::fs::remove_dir(dir);
+            }
+        }
+    }
+
+    fn trace(name: &str, ids: impl Iterator<Item = u64>) -> TempTrace {
         let dir = std::env::temp_dir().join(format!("memtwin-replay-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join(name);
@@ -350,7 +369,7 @@ mod tests {
         for id in ids {
             writeln!(f, "{id}").unwrap();
         }
-        p.to_string_lossy().to_string()
+        TempTrace(p.to_string_lossy().to_string())
     }
 
     fn opts(path: &str, cache_pages: u64, readahead: bool) -> KernelReplay {
