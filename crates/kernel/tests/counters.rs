@@ -459,3 +459,35 @@ fn direct_reclaim_below_half_min_is_throttled() {
         let _ = held;
     }
 }
+
+/// A process touching a file's cached pages through mmap takes a minor fault for the first
+/// page of each 64 KiB block (do_fault_around maps the block's cached pages with it), no
+/// major fault, and none on the next pass; once the last mapper is gone the next one faults
+/// again.
+#[test]
+fn mapped_cached_file_pages_fault_once_per_fault_around_block() {
+    let mut k = boot_with("default", &[]);
+    write_file(&mut k, "/root/lib", 4);
+    read_file(&mut k, "/root/lib");
+    for _ in 0..2 {
+        let base = k.vm.clone();
+        let mut passes = 0;
+        let t = run_task(&mut k, move |k, me| {
+            let f = k.sys_open(me, "/root/lib", OpenFlags { read: true, ..Default::default() }).unwrap().0;
+            let m = k.file_mapping(me, f).unwrap();
+            k.map_file(me, m, 1024, false);
+            while passes < 2 {
+                let before = k.vm.get(VmItem::Pgfault);
+                for i in 0..1024 {
+                    k.touch(me, m, i, false).expect("cached");
+                }
+                let faults = k.vm.get(VmItem::Pgfault) - before;
+                assert_eq!(faults, if passes == 0 { 1024 / 16 } else { 0 }, "pass {passes}");
+                passes += 1;
+            }
+            None
+        });
+        assert_eq!(k.vm.get(VmItem::Pgmajfault), base.get(VmItem::Pgmajfault));
+        assert_eq!(k.tasks[t as usize].min_flt, 64);
+    }
+}

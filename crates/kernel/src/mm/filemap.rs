@@ -129,6 +129,10 @@ impl Kernel {
             self.mm.mappings[m as usize].nr_writeback -= 1;
         }
         let kind = self.mm.mappings[m as usize].kind;
+        if !self.mm.mappings[m as usize].mapped_blocks.is_empty() {
+            // try_to_unmap / unmap_mapping_range: no PTE maps the page any more.
+            self.mm.mappings[m as usize].set_block_mapped(index, false);
+        }
         let swap_slot = self.mm.swap_cache_slot(m, index);
         if swap_slot.is_some() {
             self.mm.set_swap_cache_slot(m, index, None);

@@ -149,6 +149,14 @@ pub struct AddressSpace {
     pub content: Content,
     /// Page faults since the last read-around hit (mmap_miss, MMAP_LOTSAMISS).
     pub mmap_miss: u32,
+    /// File pages mapped by page tables, per aligned block of FAULT_AROUND_PAGES (one bit
+    /// each; empty until a process first maps a page): a fault maps every cached page of its
+    /// block (do_fault_around -> filemap_map_pages), so the next access to any of them is
+    /// no fault. Reclaim and truncation unmap a page (its block's bit goes: the next access
+    /// there faults and maps the block's cached pages again); the last munmap unmaps all.
+    /// One set of page tables per file: a second process mapping it finds the blocks the
+    /// first one mapped.
+    pub mapped_blocks: Vec<u64>,
     /// vma->swap_readahead_info (anonymous memory, VMA-based swap readahead): the page of
     /// the last swap fault or swap-cache hit, the window it read and the readahead hits since.
     pub swap_ra: SwapRaInfo,
@@ -169,7 +177,30 @@ pub struct SwapRaInfo {
     pub hits: u32,
 }
 
+/// fault_around_bytes (64 KiB) in pages: the block a read fault on a file maps.
+pub const FAULT_AROUND_PAGES: u64 = 16;
+
 impl AddressSpace {
+    /// Whether the block holding `index` is mapped (`mapped_blocks`).
+    #[inline]
+    pub fn block_mapped(&self, index: u64) -> bool {
+        let b = index / FAULT_AROUND_PAGES;
+        self.mapped_blocks.get((b / 64) as usize).is_some_and(|w| w & (1 << (b % 64)) != 0)
+    }
+    /// Mark (`on`) or clear the block holding `index` in `mapped_blocks`.
+    pub fn set_block_mapped(&mut self, index: u64, on: bool) {
+        let b = index / FAULT_AROUND_PAGES;
+        let w = (b / 64) as usize;
+        if on {
+            if self.mapped_blocks.len() <= w {
+                self.mapped_blocks.resize(w + 1, 0);
+            }
+            self.mapped_blocks[w] |= 1 << (b % 64);
+        } else if let Some(x) = self.mapped_blocks.get_mut(w) {
+            *x &= !(1 << (b % 64));
+        }
+    }
+
     /// A new, empty address_space whose id is `id`.
     pub fn new(id: u32, kind: MappingKind, dev: Option<u32>, disk_base: u64) -> AddressSpace {
         // mapping_set_update: the shadow-node list tracks page-cache trees of files and
@@ -193,6 +224,7 @@ impl AddressSpace {
             content: Content::Text,
             mmap_miss: 0,
             swap_ra: SwapRaInfo::default(),
+            mapped_blocks: Vec::new(),
             owner: None,
             mapped: false,
             exec: false,
@@ -605,6 +637,10 @@ impl Mm {
             return;
         }
         s.mapped = mapped;
+        if !mapped {
+            // zap_pte_range of the last mapper: no page table maps the file any more.
+            s.mapped_blocks = Vec::new();
+        }
         if s.kind != MappingKind::Anon {
             if mapped {
                 self.stat.mapped += s.nrpages;

@@ -589,11 +589,23 @@ impl Kernel {
                         // written to its slot again if reclaimed.
                         self.mm.pages.set_dirty(p);
                     }
-                } else if first_touch {
-                    // A cached page mapped for the first time (filemap_map_pages): the
-                    // read-around paid off, so the mapping looks less random.
-                    let s = &mut self.mm.mappings[m as usize];
-                    s.mmap_miss = s.mmap_miss.saturating_sub(1);
+                } else {
+                    if first_touch {
+                        // A cached page mapped for the first time (filemap_map_pages): the
+                        // read-around paid off, so the mapping looks less random.
+                        let s = &mut self.mm.mappings[m as usize];
+                        s.mmap_miss = s.mmap_miss.saturating_sub(1);
+                    }
+                    if self.mm.mappings[m as usize].mapped && !self.mm.mappings[m as usize].block_mapped(index) {
+                        // A cached page no PTE maps: a minor fault (handle_mm_fault counts
+                        // PGFAULT; do_read_fault -> do_fault_around maps the block's cached
+                        // pages with it, filemap_map_pages).
+                        self.mm.mappings[m as usize].set_block_mapped(index, true);
+                        self.vm.inc(VmItem::Pgfault);
+                        self.memcg_count_fault(tid, false);
+                        self.tasks[tid as usize].min_flt += 1;
+                        self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
+                    }
                 }
                 Ok(())
             }
