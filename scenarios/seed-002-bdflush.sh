@@ -12,14 +12,14 @@
 # (soft limit %, buffers per bdflush pass, -, -, kupdate interval and buffer age in jiffies,
 # hard limit %, bdflush stop %). Its modern equivalents are vm.dirty_background_ratio,
 # vm.dirty_ratio, vm.dirty_writeback_centisecs and vm.dirty_expire_centisecs.
-# Each copy starts cold: the source is written, synced and dropped from the page cache
-# (the article's machine would have been rebooted; 2.4 has no drop_caches, the model's
-# kernel offers it as the way to empty the cache).
+# Each copy starts cold: the source is written and the machine rebooted, which is how a
+# page cache was emptied on Linux 2.4 (drop_caches came with 2.6.16). `reboot` syncs, boots
+# the same machine again and keeps what is on its disk; settings made with sysctl are gone,
+# so each copy sets vm.bdflush after it.
 
 cat /proc/sys/vm/bdflush
 dd if=/dev/zero of=/root/src bs=1M count=80
-sync
-echo 3 > /proc/sys/vm/drop_caches
+reboot
 free
 
 # The defaults: soft limit 30%, hard limit 60%.
@@ -31,8 +31,7 @@ cat /root/vmstat-30-60.txt
 
 # Start the second copy cold as well: the first copy's data goes to disk and out of memory.
 rm -f /root/dst
-sync
-echo 3 > /proc/sys/vm/drop_caches
+reboot
 
 # Both limits at 100%: the 80 MB copy never reaches them.
 sysctl -w vm.bdflush="100 500 0 0 500 3000 100 20 0"

@@ -355,6 +355,15 @@ fn keys_an_era_did_not_have_are_missing_files() {
     assert!(t.contains("cat: /proc/sys/vm/dirty_ratio: No such file or directory\n"), "{t}");
     let r = run_on("sysctl -w vm.dirty_ratio=5\n", "default", &[]);
     assert!(r.transcript.contains("vm.dirty_ratio = 5\n"));
+    // drop_caches came with 2.6.16: on 2.4 the page cache stays, the write fails.
+    let r = run_on("dd if=/dev/zero of=f bs=1M count=8 status=none\nsync\necho 3 > /proc/sys/vm/drop_caches\necho $?\nsysctl -w vm.drop_caches=3\nfree\n", "seed-002", &[]);
+    let t = &r.transcript;
+    assert!(t.contains("bash: /proc/sys/vm/drop_caches: No such file or directory\n# echo $?\n1\n"), "{t}");
+    assert!(t.contains("sysctl: cannot stat /proc/sys/vm/drop_caches: No such file or directory\n"), "{t}");
+    let cached: u64 = t.lines().find(|l| l.starts_with("Mem:")).unwrap().split_whitespace().nth(6).unwrap().parse().unwrap();
+    assert!(cached >= 8 * 1024, "the file is still cached: {t}");
+    let r = run_on("echo 3 > /proc/sys/vm/drop_caches\necho $?\n", "ml110-g6", &[]);
+    assert!(r.transcript.contains("# echo $?\n0\n"), "2.6.39 has it: {}", r.transcript);
 }
 
 #[test]

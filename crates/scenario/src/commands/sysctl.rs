@@ -638,8 +638,8 @@ pub fn era_has_key(era: memtwin_machine::KernelProfile, name: &str) -> bool {
         return true;
     }
     if name == "vm.drop_caches" {
-        // 2.6.16+; the 2.4 scenarios use it as their cold-cache step (see docs/tools.md).
-        return true;
+        // fs/drop_caches.c came with 2.6.16: a 2.4 kernel has no such file.
+        return era != memtwin_machine::KernelProfile::Linux24;
     }
     vm_keys(era).iter().any(|(n, _)| *n == name) || !memtwin_machine::sysctl_names().contains(&name)
 }
