@@ -90,8 +90,12 @@ pub fn proc_text(k: &Kernel, path: &str) -> Option<String> {
 }
 
 /// Whether `path` names a /proc or /sys file the model renders for this era (the files of
-/// `procfiles`, which `cat` reads, and those of `proc_text`).
+/// `procfiles`, which `cat` reads, those of `proc_text`, and the cgroup files).
 pub fn is_proc_file(k: &Kernel, path: &str) -> bool {
+    if super::cgroup::is_cgroup_path(path) {
+        // A memory cgroup's files (memory.stat, memory.current, ...), as `cat` reads them.
+        return k.cgroup_read(path).is_ok();
+    }
     proc_text(k, path).is_some()
         || ((path.starts_with("/proc/") || path.starts_with("/sys/")) && super::procfiles::check(path, Some(k.machine.kernel)).is_ok())
 }
@@ -99,6 +103,9 @@ pub fn is_proc_file(k: &Kernel, path: &str) -> bool {
 /// The text of a /proc or /sys file as the task `me` reads it (`/proc/self` is the reader);
 /// `None` when the file does not exist (for this era, or no such PID).
 pub fn proc_text_as(k: &Kernel, me: Option<TaskId>, path: &str) -> Option<String> {
+    if super::cgroup::is_cgroup_path(path) {
+        return k.cgroup_read(path).ok();
+    }
     if let Some(t) = proc_text(k, path) {
         return Some(t);
     }
