@@ -9,7 +9,7 @@ use crate::mm::memcontrol::{
 };
 use crate::mm::PAGE_SIZE;
 use crate::Kernel;
-use memtwin_engine::TaskId;
+use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
 use memtwin_machine::KernelProfile;
 
 /// Why a cgroup file operation failed.
@@ -246,6 +246,18 @@ impl Kernel {
         self.memcg.remove(id);
         self.psi.group_free(id);
         Ok(())
+    }
+
+    /// 2.6.39's move_account in mem_cgroup_force_empty: the pages cgroup `id` still holds
+    /// (and its swap entries) are charged to its parent, and its LRU pages join the tails
+    /// of the parent's lists (mem_cgroup_move_parent). The cgroup stays, empty.
+    pub(crate) fn memcg_move_charges_to_parent(&mut self, id: MemcgId) {
+        let parent = self.memcg.cgs[id as usize].parent.expect("not the root");
+        let (from, to) = (self.memcg.cgs[id as usize].lruvec, self.memcg.cgs[parent as usize].lruvec);
+        if from != to {
+            self.mm.move_lruvec_pages(from, to);
+        }
+        self.memcg.move_charges_to_parent(id);
     }
 
     /// Move a task into a cgroup (cgroup_attach_task). Charges stay where they are
@@ -590,11 +602,11 @@ impl Kernel {
                     "memory.high" => {
                         c.memory.high = pages;
                         // memory_high_write: reclaim down to the new high (no OOM).
-                        return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::High { high: pages }, id), timed);
+                        return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::High { high: pages }, id, self.profile.memcg_reclaim_retries), timed);
                     }
                     _ => {
                         c.memory.max = pages;
-                        return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::Max { max: pages }, id), timed);
+                        return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::Max { max: pages }, id, self.profile.memcg_reclaim_retries), timed);
                     }
                 }
             }
@@ -608,13 +620,13 @@ impl Kernel {
             }
             "memory.reclaim" => {
                 let want = memparse_pages(v, "\u{0}")?;
-                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::Reclaim { want }, id), timed);
+                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::Reclaim { want }, id, self.profile.memcg_reclaim_retries), timed);
             }
             "memory.limit_in_bytes" | "memory.memsw.limit_in_bytes" => {
                 not_root(id)?;
                 let pages = memparse_pages(v, "-1")?;
                 let memsw = name == "memory.memsw.limit_in_bytes";
-                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::ResizeMax { max: pages, memsw }, id), timed);
+                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::ResizeMax { max: pages, memsw }, id, self.profile.memcg_reclaim_retries), timed);
             }
             "memory.swappiness" => {
                 let n: u64 = v.parse().map_err(|_| Errno::EINVAL)?;
@@ -630,7 +642,7 @@ impl Kernel {
             }
             "memory.force_empty" => {
                 not_root(id)?;
-                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::ForceEmpty, id), timed);
+                return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::ForceEmpty, id, self.profile.memcg_reclaim_retries), timed);
             }
             "memory.max_usage_in_bytes" | "memory.memsw.max_usage_in_bytes" | "memory.failcnt" | "memory.memsw.failcnt" => {
                 // Writing anything resets the watermark / failcnt (mem_cgroup_reset).
@@ -668,6 +680,14 @@ impl Kernel {
             };
             match next {
                 CgNext::Done(r) => return r.map(|_| None).map_err(CgError::Errno),
+                CgNext::Sleep(ns) => {
+                    if timed {
+                        // io_schedule_timeout: iowait, D state.
+                        self.tasks[tid as usize].cg_write = Some(st);
+                        self.set_wait_reason(tid, crate::delayacct::WaitReason::ReclaimWait);
+                        return Ok(Some(crate::task::Step::SleepUntil { t: self.now + ns, io: true }));
+                    }
+                }
                 CgNext::Reclaim { nr, may_swap } => {
                     if timed && self.tasks[tid as usize].wait_after.is_some() {
                         // lru_add_drain_all's flush_work first; the reclaim after it.
@@ -751,15 +771,29 @@ impl Kernel {
             }
             CgWriteKind::ForceEmpty => {
                 // mem_cgroup_force_empty: drain the batches (lru_add_drain_all), then reclaim
-                // everything, MAX_RECLAIM_RETRIES rounds without progress at most.
+                // everything, the era's retries of rounds without progress at most, each
+                // followed by congestion_wait before 5.16.
                 if !st.drained {
+                    if self.profile.force_empty_moves_to_parent && (!self.memcg.cgs[id as usize].children.is_empty() || !self.memcg_tasks(id).is_empty() || self.memcg.shell == id) {
+                        // 2.6.39's try_to_free: "returns EBUSY if there is a task".
+                        return CgNext::Done(Err(Errno::EBUSY));
+                    }
                     st.drained = true;
                     self.lru_add_drain_all();
                 }
                 if last == Some(0) {
                     st.retries -= 1;
+                    if self.profile.force_empty_congestion_wait {
+                        return CgNext::Sleep(NS_PER_SEC / 10);
+                    }
                 }
                 if st.retries == 0 || usage == 0 {
+                    if self.profile.force_empty_moves_to_parent && usage > 0 {
+                        // move_account: what reclaim could not free is charged to the
+                        // parent instead (mem_cgroup_force_empty_list ->
+                        // mem_cgroup_move_parent), until usage is 0.
+                        self.memcg_move_charges_to_parent(id);
+                    }
                     return CgNext::Done(Ok(()));
                 }
                 CgNext::Reclaim { nr: 1, may_swap: true }
@@ -821,6 +855,8 @@ pub enum CgWriteKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum CgNext {
     Reclaim { nr: u64, may_swap: bool },
+    /// Sleep this long (congestion_wait), then go on.
+    Sleep(Ns),
     Done(Result<(), Errno>),
 }
 
@@ -842,11 +878,11 @@ pub struct CgWriteReclaim {
 }
 
 impl CgWriteReclaim {
-    fn new(kind: CgWriteKind, id: MemcgId) -> CgWriteReclaim {
+    fn new(kind: CgWriteKind, id: MemcgId, retries: u32) -> CgWriteReclaim {
         CgWriteReclaim {
             kind,
             id,
-            retries: crate::mm::page_alloc::MAX_RECLAIM_RETRIES,
+            retries,
             done: 0,
             last: None,
             drained: false,

@@ -131,6 +131,18 @@ pub struct Profile {
     pub file_inactive_ratio: bool,
     /// How a swap fault chooses its readahead.
     pub swap_ra: SwapRaRule,
+    /// Rounds without progress a memcg reclaim loop allows (memory.max, force_empty):
+    /// MEM_CGROUP_RECLAIM_RETRIES (5) before 5.9, MAX_RECLAIM_RETRIES (16) since ("mm:
+    /// memcontrol: unify reclaim retry limits with page allocator").
+    pub memcg_reclaim_retries: u32,
+    /// v1 memory.force_empty sleeps congestion_wait(BLK_RW_ASYNC, HZ/10) after a round
+    /// without progress ("maybe some writeback is necessary"; gone with congestion_wait
+    /// in 5.16).
+    pub force_empty_congestion_wait: bool,
+    /// 2.6.39's mem_cgroup_force_empty: EBUSY while the cgroup has tasks or children, and
+    /// what reclaim leaves is moved to the parent (mem_cgroup_move_parent) until the
+    /// cgroup's usage is 0. Later kernels only reclaim.
+    pub force_empty_moves_to_parent: bool,
     /// Every page read in from swap counts as reclaim cost of anon (lru_note_cost_page in
     /// __read_swap_cache_async and do_swap_page's SWP_SYNCHRONOUS_IO path, 5.8 only: "mm:
     /// balance LRU lists based on relative thrashing"; 5.9 counts anon refaults instead).
@@ -275,6 +287,9 @@ impl Profile {
             file_inactive_ratio: !old,
             swap_ra: if old { SwapRaRule::Fixed } else { SwapRaRule::Vma },
             swapin_notes_anon_cost: kernel == Linux58,
+            memcg_reclaim_retries: if kernel == Linux6 { crate::mm::page_alloc::MAX_RECLAIM_RETRIES } else { 5 },
+            force_empty_congestion_wait: kernel != Linux6,
+            force_empty_moves_to_parent: old,
             file_is_plenty: !old,
             scan_prio_plus_one: old,
             reclaim_stop: match kernel {

@@ -478,3 +478,58 @@ fn a_cgroup_setting_other_than_v1_or_v2_is_refused() {
     .message;
     assert!(e.contains("cgroup") && e.contains("\"v1\"") && e.contains("\"v2\""), "{e}");
 }
+
+/// v1 memory.force_empty per era. Linux 2.6.39 refuses it while the cgroup has a task
+/// (EBUSY), sleeps congestion_wait(HZ/10) after each of its 5 rounds without progress
+/// (MEM_CGROUP_RECLAIM_RETRIES), and charges what is left (here a tmpfs file with no swap to
+/// go to) to the parent, so that the cgroup ends empty. 6.x only reclaims: 16 rounds without
+/// a sleep, and the file stays charged to the cgroup.
+#[test]
+fn force_empty_follows_the_era() {
+    let text = "mkdir /sys/fs/cgroup/memory/outer /sys/fs/cgroup/memory/outer/box
+mount -t tmpfs -o size=64m tmpfs /mnt
+cgexec -g memory:outer/box dd if=/dev/zero of=/mnt/f bs=1M count=16 status=none
+echo $$ > /sys/fs/cgroup/memory/outer/box/tasks
+echo 1 > /sys/fs/cgroup/memory/outer/box/memory.force_empty
+echo $$ > /sys/fs/cgroup/memory/tasks
+time echo 1 > /sys/fs/cgroup/memory/outer/box/memory.force_empty
+cat /sys/fs/cgroup/memory/outer/box/memory.usage_in_bytes
+grep -E '^(shmem|cache) ' /sys/fs/cgroup/memory/outer/memory.stat
+";
+    let old = common::run_on(text, "ml110-g6", &["cgroup=v1", "swap=0"]);
+    let t = &old.transcript;
+    assert_eq!(output_of(t, "echo 1 > /sys/fs/cgroup/memory/outer/box/memory.force_empty"), vec!["bash: echo: write error: Device or resource busy"], "{t}");
+    let timed = output_of(t, "time echo 1 > /sys/fs/cgroup/memory/outer/box/memory.force_empty");
+    let secs = real_s(&timed);
+    assert!((0.5..0.6).contains(&secs), "five congestion_waits of 100 ms: {secs} s\n{t}");
+    assert_eq!(number(t, "cat /sys/fs/cgroup/memory/outer/box/memory.usage_in_bytes"), 0, "{t}");
+    let stat = output_of(t, "grep -E '^(shmem|cache) ' /sys/fs/cgroup/memory/outer/memory.stat");
+    assert!(keyed(&stat, "cache") >= 16 * MIB, "the parent holds the file now: {stat:?}");
+
+    let new = common::run_on(text, "default", &["cgroup=v1", "swap=0"]);
+    let t = &new.transcript;
+    assert!(output_of(t, "echo 1 > /sys/fs/cgroup/memory/outer/box/memory.force_empty").is_empty(), "{t}");
+    let secs = real_s(&output_of(t, "time echo 1 > /sys/fs/cgroup/memory/outer/box/memory.force_empty"));
+    assert!(secs < 0.05, "no sleeps: {secs} s");
+    assert!(number(t, "cat /sys/fs/cgroup/memory/outer/box/memory.usage_in_bytes") >= 16 * MIB, "{t}");
+}
+
+/// The text tools read cgroup files as cat does: grep, head and awk on memory.stat, and cat
+/// in a pipeline.
+#[test]
+fn text_tools_read_cgroup_files() {
+    let r = script(
+        "mkdir /sys/fs/cgroup/box
+cat /sys/fs/cgroup/box/memory.current | head -1
+grep -c . /sys/fs/cgroup/box/memory.stat
+awk '$1 == \"anon\" { print \"anon=\" $2 }' /sys/fs/cgroup/box/memory.stat
+grep nosuch /sys/fs/cgroup/box/memory.nosuch
+",
+        &[],
+    );
+    let t = &r.transcript;
+    assert_eq!(output_of(t, "cat /sys/fs/cgroup/box/memory.current | head -1"), vec!["0"], "{t}");
+    assert!(number(t, "grep -c . /sys/fs/cgroup/box/memory.stat") > 10, "{t}");
+    assert_eq!(output_of(t, "awk '$1 == \"anon\" { print \"anon=\" $2 }' /sys/fs/cgroup/box/memory.stat"), vec!["anon=0"], "{t}");
+    assert_eq!(output_of(t, "grep nosuch /sys/fs/cgroup/box/memory.nosuch"), vec!["grep: /sys/fs/cgroup/box/memory.nosuch: No such file or directory"], "{t}");
+}

@@ -284,6 +284,23 @@ impl MemCgroups {
     pub fn remove(&mut self, id: MemcgId) {
         let parent = self.cgs[id as usize].parent.expect("not the root");
         self.cgs[parent as usize].children.retain(|&c| c != id);
+        self.move_charges_to_parent(id);
+        let lv = self.cgs[id as usize].lruvec;
+        if lv != 0 {
+            self.lruvec_memcg[lv as usize] = ROOT_MEMCG;
+        }
+        let c = &mut self.cgs[id as usize];
+        c.online = false;
+        c.path.clear();
+        self.free_ids.push(id);
+    }
+
+    /// Charge everything cgroup `id` holds itself to its parent: its pages, page-cache
+    /// ownership and swap entries. The ancestors' usage already counts them (hierarchical
+    /// counters); the cgroup's own counters drop to what its children hold. (The caller
+    /// moves the pages of its lruvec.)
+    pub fn move_charges_to_parent(&mut self, id: MemcgId) {
+        let parent = self.cgs[id as usize].parent.expect("not the root");
         let c = self.cgs[id as usize].clone();
         // Move the local charges to the parent: usage of ancestors is unchanged.
         let p = &mut self.cgs[parent as usize];
@@ -309,14 +326,12 @@ impl MemCgroups {
                 *s = (*s & SWAP_OUT) | parent;
             }
         }
-        let lv = self.cgs[id as usize].lruvec;
-        if lv != 0 {
-            self.lruvec_memcg[lv as usize] = ROOT_MEMCG;
-        }
+        let own = c.nr_anon + c.nr_file;
         let c = &mut self.cgs[id as usize];
-        c.online = false;
-        c.path.clear();
-        self.free_ids.push(id);
+        c.memory.usage -= own.min(c.memory.usage);
+        c.memsw.usage -= (own + c.nr_swapped_out).min(c.memsw.usage);
+        c.swap.usage -= c.nr_swapped_out.min(c.swap.usage);
+        (c.nr_anon, c.nr_file, c.nr_shmem, c.nr_swapped_out) = (0, 0, 0, 0);
     }
 
     /// Give cgroup `id` lruvec `lv` (created with it).

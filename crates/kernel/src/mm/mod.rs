@@ -490,6 +490,12 @@ impl Mm {
     /// memcg reparenting on offline): each list of `from` joins the tail of the same list of
     /// `to` in its order, and pages isolated by reclaim go back to `to` when put back.
     pub fn reparent_lruvec(&mut self, from: LruvecId, to: LruvecId) {
+        self.move_lruvec_pages(from, to);
+        self.free_lruvec(from);
+    }
+
+    /// Move every page of lruvec `from` to the tail of the same list of `to`, in order.
+    pub fn move_lruvec_pages(&mut self, from: LruvecId, to: LruvecId) {
         for l in Lru::EVICTABLE.iter().copied().chain([Lru::Unevictable]) {
             while let Some(p) = self.lruvecs[from as usize].first(&self.pages, l) {
                 self.lruvecs[from as usize].del(&mut self.pages, p);
@@ -504,7 +510,6 @@ impl Mm {
                 }
             }
         }
-        self.free_lruvec(from);
     }
     #[inline]
     pub fn lruvec(&self, id: LruvecId) -> &Lruvec {
