@@ -11,7 +11,7 @@
 //!   64 pages share one 288-byte leaf, plus 1/64 of that for the levels above: about 4.6 B
 //!   per page (`tree_bytes`). With swap configured, swap-backed pages in the swap cache also
 //!   have an entry in their mapping's swap-cache tree (as much again);
-//! * swap: the swap map's u32 per slot, a u16 compressed size per zram slot
+//! * swap: the swap map's u32 state and u64 owner per slot, a u16 compressed size per zram slot
 //!   (`mm::swapfile::SwapMap`), the stack of freed slots (a u32 each, up to 8 B), and the
 //!   swapped-out page's swap entry in its mapping's tree (dense: as a page);
 //! * memory cgroups, when a run uses them: the page -> lruvec table (`mm::page`,
@@ -48,9 +48,9 @@ pub fn tree_bytes(entries: u64) -> u64 {
     }
     (nodes + fanout).saturating_mul(NODE_BYTES)
 }
-/// Swap map: u32 state per slot, and the u32 stack of freed slots (capacity up to twice its
-/// length); zram adds a u16 compressed size.
-pub const SWAP_MAP_BYTES_PER_SLOT: u64 = 4 + 8;
+/// Swap map: u32 state and u64 owner per slot, and the u32 stack of freed slots (capacity
+/// up to twice its length); zram adds a u16 compressed size.
+pub const SWAP_MAP_BYTES_PER_SLOT: u64 = 4 + 8 + 8;
 pub const ZRAM_BYTES_PER_SLOT: u64 = 2;
 /// What a run needs whatever the machine's size: the Python interpreter and the extension,
 /// the model's small tables and a short run's series. Measured: `memtwin run` of `free -m`

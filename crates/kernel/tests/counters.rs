@@ -491,3 +491,74 @@ fn mapped_cached_file_pages_fault_once_per_fault_around_block() {
         assert_eq!(k.tasks[t as usize].min_flt, 64);
     }
 }
+
+/// swap_cluster_readahead reads the slots of the faulting slot's block whoever owns them:
+/// two shmem objects touched in turn share their slots' blocks, so a sequential run of
+/// faults on one brings the other's pages into the swap cache as readahead too, and the
+/// other's later faults find them (SWAP_RA_HIT, minor faults).
+#[test]
+fn cluster_readahead_reads_other_mappings_slots_in_the_block() {
+    let mut k = boot_with("seed-000", &["kernel=linux-6.x", "boot_anon=0"]);
+    let n = 64u64;
+    let mut maps = None;
+    let mut rounds = 0;
+    let (mut phase, mut i) = (0, 0u64);
+    let mut base = None;
+    let mut b_in = 0;
+    run_task(&mut k, move |k, me| {
+        let (a, b) = *maps.get_or_insert_with(|| {
+            let a = k.map_shared_anon(me, n, memtwin_kernel::mm::Content::Text);
+            let b = k.map_shared_anon(me, n, memtwin_kernel::mm::Content::Text);
+            // Four pages of one, then four of the other: their slots alternate in runs of 4.
+            for j in (0..n).step_by(4) {
+                for m in [a, b] {
+                    for x in j..j + 4 {
+                        k.touch(me, m, x, true).expect("free memory");
+                    }
+                }
+            }
+            (a, b)
+        });
+        if phase == 0 {
+            if (0..n).all(|j| matches!((k.mm.slot(a, j), k.mm.slot(b, j)), (Slot::Swap(_), Slot::Swap(_)))) {
+                phase = 1;
+                base = Some(k.vm.clone());
+            } else {
+                rounds += 1;
+                assert!(rounds < 20, "not swapped out");
+                let mut sc = ScanControl { nr_to_reclaim: 2 * n, ..Default::default() };
+                let act = k.mm.lru_len(Lru::ActiveAnon);
+                k.shrink_active_list(0, act, Lru::ActiveAnon, &mut sc);
+                let inact = k.mm.lru_len(Lru::InactiveAnon);
+                k.shrink_inactive_list(0, inact, Lru::InactiveAnon, &mut sc);
+                return Some(Step::SleepUntil { t: k.now + NS_PER_SEC, io: false });
+            }
+        }
+        // Phase 1: a's pages in order; phase 2: b's.
+        let m = if phase == 1 { a } else { b };
+        if i == n {
+            if phase == 1 {
+                let b0 = base.as_ref().unwrap();
+                let in_cache = (0..n).filter(|&j| matches!(k.mm.slot(b, j), Slot::Page(_))).count() as u64;
+                assert!(in_cache >= n / 4, "b's pages came in with a's faults: {in_cache} of {n}");
+                assert!(k.vm.get(VmItem::SwapRa) - b0.get(VmItem::SwapRa) >= in_cache);
+                b_in = in_cache;
+                (phase, i) = (2, 0);
+                base = Some(k.vm.clone());
+            } else {
+                let b0 = base.as_ref().unwrap();
+                let hits = k.vm.get(VmItem::SwapRaHit) - b0.get(VmItem::SwapRaHit);
+                assert!(hits >= b_in, "b's faults find them: {hits} of {b_in}");
+                return None;
+            }
+        }
+        let m = if phase == 1 { a } else if m == a { b } else { m };
+        match k.touch(me, m, i, false) {
+            Ok(()) => {
+                i += 1;
+                Some(Step::Cpu { user: 0, sys: 0 })
+            }
+            Err(st) => Some(st),
+        }
+    });
+}

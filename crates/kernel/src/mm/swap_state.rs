@@ -308,11 +308,11 @@ impl Kernel {
                 // (shmem_swapin / shmem_swapin_cluster), each readahead page read from zram
                 // in this task as well.
                 if self.mm.mappings[m as usize].kind == MappingKind::Shmem {
-                    self.swap_readahead(m, index, slot, |k, q, next, _s| {
+                    self.swap_readahead(m, index, slot, |k, q, om, next, _s| {
                         k.vm.inc(VmItem::Pswpin);
                         k.charge_sys_for(tid, ns, crate::delayacct::SysWork::Zram);
                         k.mm.pages.clear_locked(q);
-                        k.shmem_swapin_done(m, next, q);
+                        k.shmem_swapin_done(om, next, q);
                     });
                 }
                 return Ok(self.now);
@@ -322,9 +322,9 @@ impl Kernel {
         let mut slots = std::mem::take(&mut self.swap.ra_buf);
         slots.clear();
         slots.push(slot);
-        self.swap_readahead(m, index, slot, |k, _q, next, s| {
+        self.swap_readahead(m, index, slot, |k, _q, om, next, s| {
             k.vm.inc(VmItem::Pswpin);
-            k.swap.rd.insert(s, (m, next));
+            k.swap.rd.insert(s, (om, next));
             slots.push(s);
         });
         // blk_finish_plug: the pages' reads go out as one request per run of adjacent
@@ -366,13 +366,11 @@ impl Kernel {
     /// `each` finishes a page (its I/O or its zero fill). Which pages:
     /// - swap_vma_readahead (anonymous memory, `swap_use_vma_readahead`): the swapped
     ///   pages of the window swap_ra_info places around the faulting page;
-    /// - swap_cluster_readahead (shmem, or a rotational swap device): the slots of the
-    ///   window's aligned block around the faulting slot (the window: swapin_nr_pages since
-    ///   3.15; 2^page-cluster before, where valid_swaphandles stops at the first slot that
-    ///   is not allocated). The kernel reads every allocated slot there, whoever owns it;
-    ///   the model reads the slots that hold this mapping's neighbouring pages (what a
-    ///   sequential swap-out leaves there).
-    fn swap_readahead(&mut self, m: u32, index: u64, slot: u32, mut each: impl FnMut(&mut Kernel, Pfn, u64, u32)) {
+    /// - swap_cluster_readahead (shmem, or a rotational swap device): every slot of the
+    ///   window's aligned block around the faulting slot whose page is out there, whichever
+    ///   mapping it belongs to (the window: swapin_nr_pages since 3.15; 2^page-cluster
+    ///   before, where valid_swaphandles stops at the first slot that is not allocated).
+    fn swap_readahead(&mut self, m: u32, index: u64, slot: u32, mut each: impl FnMut(&mut Kernel, Pfn, u32, u64, u32)) {
         let max_pages = 1u32 << self.sysctl.page_cluster.min(10);
         let anon = self.mm.mappings[m as usize].kind == MappingKind::Anon;
         if anon && self.swap_use_vma_readahead() {
@@ -416,10 +414,17 @@ impl Kernel {
         }
         let mask = win as u64 - 1;
         let (lo, hi) = ((off & !mask).max(1), (off | mask).min(pages));
-        let ours = |k: &Kernel, o: u64| -> Option<(u64, u32)> {
-            let next = (index + o).checked_sub(off)?;
-            let s = start + (o - 1) as u32;
-            (k.mm.slot(m, next) == Slot::Swap(s)).then_some((next, s))
+        // The page swapped out to slot `s`, if it is still out there (its mapping's entry
+        // is that slot): __read_swap_cache_async reads it into the swap cache; a slot that
+        // is free or whose page is in memory is skipped.
+        let out_there = |k: &Kernel, s: u32| -> Option<(u32, u64)> {
+            let o = *k.mm.swap_map.owner.get(s as usize)?;
+            if o == super::swapfile::NO_OWNER {
+                return None;
+            }
+            let (om, oi) = ((o >> 32) as u32, o & 0xffff_ffff);
+            let live = (om as usize) < k.mm.mappings.len() && k.mm.mappings[om as usize].live;
+            (live && k.mm.slot(om, oi) == Slot::Swap(s)).then_some((om, oi))
         };
         // Up from the faulting slot, then down (valid_swaphandles' order).
         let ups = (off + 1..=hi).map(|o| (o, true));
@@ -429,13 +434,17 @@ impl Kernel {
             if blocked[up as usize] {
                 continue;
             }
-            match ours(self, o) {
-                Some((next, s)) => {
-                    if !self.swap_ra_page(m, next, s, &mut each) {
+            let s = start + (o - 1) as u32;
+            match out_there(self, s) {
+                // Readahead pages of this fault's own mapping; the kernel reads any
+                // owner's, and so does the model (each into its own mapping's swap cache).
+                Some((om, oi)) => {
+                    if !self.swap_ra_page(om, oi, s, &mut each) {
                         return;
                     }
                 }
-                None if !adaptive => blocked[up as usize] = true,
+                // valid_swaphandles (before 3.15) stops at the first slot not in use.
+                None if !adaptive && self.mm.swap_map.state[s as usize] == 0 => blocked[up as usize] = true,
                 None => {}
             }
         }
@@ -443,7 +452,7 @@ impl Kernel {
 
     /// One readahead page of `swap_readahead`; false once free memory is at the low
     /// watermark (no more readahead).
-    fn swap_ra_page(&mut self, m: u32, next: u64, s: u32, each: &mut impl FnMut(&mut Kernel, Pfn, u64, u32)) -> bool {
+    fn swap_ra_page(&mut self, m: u32, next: u64, s: u32, each: &mut impl FnMut(&mut Kernel, Pfn, u32, u64, u32)) -> bool {
         if self.mm.nr_free() <= self.mm.wmark.low {
             return false;
         }
@@ -456,7 +465,7 @@ impl Kernel {
         if self.mm.mappings[m as usize].kind == MappingKind::Anon {
             self.swap.unmapped.insert((m, next));
         }
-        each(self, q, next, s);
+        each(self, q, m, next, s);
         true
     }
 
@@ -485,17 +494,17 @@ impl Kernel {
     /// (`swap_readahead`) are filled the same way; anonymous memory on zram
     /// (SWP_SYNCHRONOUS_IO) skips the swap cache and reads the faulting page alone.
     fn swapin_zeromap(&mut self, tid: TaskId, m: u32, index: u64, slot: u32, p: Pfn) -> Ns {
-        let fill = |k: &mut Kernel, q: Pfn, i: u64| {
+        let fill = |k: &mut Kernel, q: Pfn, om: u32, i: u64| {
             k.vm.inc(VmItem::SwpinZero);
             k.charge_sys_for(tid, cost::ns_at(PAGE_SIZE, k.machine.cpu_model.zero_bw), crate::delayacct::SysWork::Zram);
             k.mm.pages.clear_locked(q);
-            k.shmem_swapin_done(m, i, q);
+            k.shmem_swapin_done(om, i, q);
         };
-        fill(self, p, index);
+        fill(self, p, m, index);
         if matches!(self.swap_area_kind(slot), AreaKind::Zram { .. }) && self.mm.mappings[m as usize].kind == MappingKind::Anon {
             return self.now;
         }
-        self.swap_readahead(m, index, slot, |k, q, next, _s| fill(k, q, next));
+        self.swap_readahead(m, index, slot, |k, q, om, next, _s| fill(k, q, om, next));
         self.now
     }
 

@@ -44,7 +44,15 @@ pub struct SwapArea {
 pub struct SwapMap {
     pub state: Vec<u32>,
     pub zsize: Vec<u16>,
+    /// The page each slot was last given to, (mapping, index) packed as mapping << 32 |
+    /// index (`NO_OWNER` for an index past 32 bits): what swap_cluster_readahead finds at a
+    /// slot (the kernel reads the slot and looks the page up by its swap entry). Checked
+    /// against the mapping's entry before use: a freed slot keeps a stale owner.
+    pub owner: Vec<u64>,
 }
+
+/// `SwapMap::owner` of a slot whose page cannot be recorded.
+pub const NO_OWNER: u64 = u64::MAX;
 
 const IN_USE: u32 = 1 << 31;
 
@@ -118,6 +126,8 @@ impl Kernel {
         let oom = |e: std::collections::TryReserveError| format!("cannot allocate the swap map for {pages} slots: {e}");
         self.mm.swap_map.state.try_reserve_exact(pages as usize).map_err(oom)?;
         self.mm.swap_map.state.resize(start as usize + pages as usize, 0);
+        self.mm.swap_map.owner.try_reserve_exact(pages as usize).map_err(oom)?;
+        self.mm.swap_map.owner.resize(start as usize + pages as usize, NO_OWNER);
         if matches!(kind, AreaKind::Zram { .. }) {
             self.mm.swap_map.zsize.try_reserve_exact(start as usize + pages as usize - self.mm.swap_map.zsize.len()).map_err(oom)?;
             self.mm.swap_map.zsize.resize(start as usize + pages as usize, 0);
