@@ -436,8 +436,7 @@ impl Kernel {
             }
             let s = start + (o - 1) as u32;
             match out_there(self, s) {
-                // Readahead pages of this fault's own mapping; the kernel reads any
-                // owner's, and so does the model (each into its own mapping's swap cache).
+                // A page of any mapping: read into its own mapping's swap cache.
                 Some((om, oi)) => {
                     if !self.swap_ra_page(om, oi, s, &mut each) {
                         return;
