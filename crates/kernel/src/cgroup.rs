@@ -232,10 +232,7 @@ impl Kernel {
         if id == ROOT_MEMCG {
             return Err(Errno::EBUSY.into());
         }
-        if !self.memcg.cgs[id as usize].children.is_empty() || !self.memcg_tasks(id).is_empty() || self.memcg.shell == id {
-            return Err(Errno::EBUSY.into());
-        }
-        if self.memcg.shell == id {
+        if self.memcg_busy(id) {
             return Err(Errno::EBUSY.into());
         }
         // Offline: the cgroup's LRU pages join its parent's lists (reparenting), then its
@@ -246,6 +243,12 @@ impl Kernel {
         self.memcg.remove(id);
         self.psi.group_free(id);
         Ok(())
+    }
+
+    /// Whether cgroup `id` has children or tasks (the scenario's shell included): what
+    /// rmdir, and 2.6.39's force_empty, refuse with EBUSY.
+    fn memcg_busy(&self, id: MemcgId) -> bool {
+        !self.memcg.cgs[id as usize].children.is_empty() || !self.memcg_tasks(id).is_empty() || self.memcg.shell == id
     }
 
     /// 2.6.39's move_account in mem_cgroup_force_empty: the pages cgroup `id` still holds
@@ -774,7 +777,7 @@ impl Kernel {
                 // everything, the era's retries of rounds without progress at most, each
                 // followed by congestion_wait before 5.16.
                 if !st.drained {
-                    if self.profile.force_empty_moves_to_parent && (!self.memcg.cgs[id as usize].children.is_empty() || !self.memcg_tasks(id).is_empty() || self.memcg.shell == id) {
+                    if self.profile.force_empty_moves_to_parent && self.memcg_busy(id) {
                         // 2.6.39's try_to_free: "returns EBUSY if there is a task".
                         return CgNext::Done(Err(Errno::EBUSY));
                     }
