@@ -305,7 +305,9 @@ def test_report_of_a_json_result(tmp_path):
 # --- the example notebook -------------------------------------------------------------------
 
 
-def test_example_notebook_runs(tmp_path):
+def test_example_notebook_runs(tmp_path, monkeypatch):
+    # The notebook writes its sweep under tempfile.mkdtemp(): into this test's directory.
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     pytest.importorskip("ipykernel")
