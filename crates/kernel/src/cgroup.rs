@@ -373,7 +373,7 @@ impl Kernel {
             "memory.memsw.limit_in_bytes" => format!("{}\n", bytes(c.memsw.max)),
             "memory.memsw.failcnt" => format!("{}\n", c.memsw.failcnt),
             "memory.swappiness" => format!("{}\n", c.swappiness.unwrap_or(self.sysctl.swappiness)),
-            "memory.use_hierarchy" => "1\n".into(),
+            "memory.use_hierarchy" => format!("{}\n", c.use_hierarchy as u8),
             "memory.force_empty" => return Err(Errno::EINVAL.into()),
             _ => return Err(Errno::ENOENT.into()),
         };
@@ -658,9 +658,33 @@ impl Kernel {
                 }
             }
             "memory.use_hierarchy" => {
-                // Always 1 since 5.x; writing 0 is EINVAL there.
-                if v != "1" {
-                    return Err(Errno::EINVAL.into());
+                // mem_cgroup_hierarchy_write: 0 or 1; a change only where the parent is not
+                // hierarchical itself (else EINVAL) and the cgroup has no children (else
+                // EBUSY). Since 5.11 the value is always 1 and writing 0 is EINVAL.
+                let val = match v {
+                    "0" => false,
+                    "1" => true,
+                    _ => return Err(Errno::EINVAL.into()),
+                };
+                if !self.profile.memcg_flat_mode {
+                    if !val {
+                        return Err(Errno::EINVAL.into());
+                    }
+                } else if self.memcg.cgs[id as usize].use_hierarchy != val {
+                    let parent_hier = self.memcg.cgs[id as usize]
+                        .parent
+                        .is_some_and(|p| self.memcg.cgs[p as usize].use_hierarchy);
+                    // On 5.x the root has systemd's slices (init.scope, system.slice,
+                    // user.slice) below it from boot, so only a child can change.
+                    let has_children = !self.memcg.cgs[id as usize].children.is_empty()
+                        || (id == ROOT_MEMCG && self.profile.memcg_root_use_hierarchy);
+                    if parent_hier {
+                        return Err(Errno::EINVAL.into());
+                    }
+                    if has_children {
+                        return Err(Errno::EBUSY.into());
+                    }
+                    self.memcg.cgs[id as usize].use_hierarchy = val;
                 }
             }
             "memory.peak" if self.machine.kernel == KernelProfile::Linux6 => return Err(Errno::EINVAL.into()),

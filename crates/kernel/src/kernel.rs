@@ -398,7 +398,10 @@ impl Kernel {
             writeback: WritebackState::default(),
             swap: SwapState::default(),
             system_libs: None,
-            memcg: crate::mm::memcontrol::MemCgroups::new(crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1)),
+            memcg: crate::mm::memcontrol::MemCgroups::with_root_hierarchy(
+                crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1),
+                Profile::of(machine.kernel).memcg_root_use_hierarchy,
+            ),
             profile: Profile::of(machine.kernel),
             psi,
             vfs: crate::fs::vfs::Vfs::new(machine.kernel, &machine.cpu_model),

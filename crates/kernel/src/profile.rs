@@ -143,6 +143,15 @@ pub struct Profile {
     /// what reclaim leaves is moved to the parent (mem_cgroup_move_parent) until the
     /// cgroup's usage is 0. Later kernels only reclaim.
     pub force_empty_moves_to_parent: bool,
+    /// v1 memory.use_hierarchy can be 0 (a cgroup whose counters, limits, reclaim and OOM
+    /// stop at itself): every kernel before 5.11 ("mm: memcg: deprecate the non-hierarchical
+    /// mode"); since then it is always 1 and writing 0 is EINVAL.
+    pub memcg_flat_mode: bool,
+    /// The v1 root's memory.use_hierarchy at boot, which new cgroups inherit
+    /// (mem_cgroup_css_alloc). The kernel starts it at 0; on 5.x hosts systemd writes 1 at
+    /// boot (manager_setup_cgroup: "Always enable hierarchical support if it exists"), which
+    /// the era's init scripts of 2.6.39 did not.
+    pub memcg_root_use_hierarchy: bool,
     /// Every page read in from swap counts as reclaim cost of anon (lru_note_cost_page in
     /// __read_swap_cache_async and do_swap_page's SWP_SYNCHRONOUS_IO path, 5.8 only: "mm:
     /// balance LRU lists based on relative thrashing"; 5.9 counts anon refaults instead).
@@ -290,6 +299,8 @@ impl Profile {
             memcg_reclaim_retries: if kernel == Linux6 { crate::mm::page_alloc::MAX_RECLAIM_RETRIES } else { 5 },
             force_empty_congestion_wait: kernel != Linux6,
             force_empty_moves_to_parent: old,
+            memcg_flat_mode: kernel != Linux6,
+            memcg_root_use_hierarchy: !old,
             file_is_plenty: !old,
             scan_prio_plus_one: old,
             reclaim_stop: match kernel {

@@ -533,3 +533,140 @@ grep nosuch /sys/fs/cgroup/box/memory.nosuch
     assert_eq!(output_of(t, "awk '$1 == \"anon\" { print \"anon=\" $2 }' /sys/fs/cgroup/box/memory.stat"), vec!["anon=0"], "{t}");
     assert_eq!(output_of(t, "grep nosuch /sys/fs/cgroup/box/memory.nosuch"), vec!["grep: /sys/fs/cgroup/box/memory.nosuch: No such file or directory"], "{t}");
 }
+
+/// v1's memory.use_hierarchy: on 2.6.39 the root starts at 0 and new cgroups inherit it, so
+/// a parent's limit does not reach its children (their pages are not in its counters) until
+/// 1 is written into the parent while it has no children. 5.x hosts boot hierarchical
+/// (systemd writes 1 into the root), and a child of a hierarchical cgroup cannot change;
+/// 6.x accepts only 1.
+#[test]
+fn v1_use_hierarchy_follows_the_era() {
+    let text = "cat /sys/fs/cgroup/memory/memory.use_hierarchy
+mkdir /sys/fs/cgroup/memory/flat /sys/fs/cgroup/memory/flat/job
+echo 32M > /sys/fs/cgroup/memory/flat/memory.limit_in_bytes
+cgexec -g memory:flat/job memhog 64M
+cat /sys/fs/cgroup/memory/flat/memory.usage_in_bytes
+echo 1 > /sys/fs/cgroup/memory/flat/memory.use_hierarchy
+mkdir /sys/fs/cgroup/memory/tree
+echo 1 > /sys/fs/cgroup/memory/tree/memory.use_hierarchy
+mkdir /sys/fs/cgroup/memory/tree/job
+cat /sys/fs/cgroup/memory/tree/job/memory.use_hierarchy
+echo 0 > /sys/fs/cgroup/memory/tree/job/memory.use_hierarchy
+echo 32M > /sys/fs/cgroup/memory/tree/memory.limit_in_bytes
+cgexec -g memory:tree/job memhog 64M
+grep hierarchical_memory_limit /sys/fs/cgroup/memory/tree/job/memory.stat
+dmesg | grep -E 'Task in|Kill process|Killed process|constraint'
+";
+    let old = common::run_on(text, "ml110-g6", &["cgroup=v1", "swap=0"]);
+    let t = &old.transcript;
+    assert_eq!(
+        output_of(t, "cat /sys/fs/cgroup/memory/memory.use_hierarchy"),
+        vec!["0"],
+        "{t}"
+    );
+    let runs = outputs_of(t, "cgexec -g memory:flat/job memhog 64M");
+    assert!(
+        !runs[0].iter().any(|l| l.contains("Killed")),
+        "the flat parent's limit does not apply: {t}"
+    );
+    assert_eq!(
+        number(t, "cat /sys/fs/cgroup/memory/flat/memory.usage_in_bytes"),
+        0,
+        "the child's pages are not in the parent's counter: {t}"
+    );
+    assert_eq!(
+        output_of(
+            t,
+            "echo 1 > /sys/fs/cgroup/memory/flat/memory.use_hierarchy"
+        ),
+        vec!["bash: echo: write error: Device or resource busy"],
+        "{t}"
+    );
+    assert_eq!(
+        output_of(t, "cat /sys/fs/cgroup/memory/tree/job/memory.use_hierarchy"),
+        vec!["1"],
+        "{t}"
+    );
+    assert_eq!(
+        output_of(
+            t,
+            "echo 0 > /sys/fs/cgroup/memory/tree/job/memory.use_hierarchy"
+        ),
+        vec!["bash: echo: write error: Invalid argument"],
+        "{t}"
+    );
+    let hier = outputs_of(t, "cgexec -g memory:tree/job memhog 64M");
+    assert!(
+        hier[0].iter().any(|l| l.contains("Killed")),
+        "the hierarchical parent's 32M limit OOM-kills the 64M job: {t}"
+    );
+    assert_eq!(
+        output_of(
+            t,
+            "grep hierarchical_memory_limit /sys/fs/cgroup/memory/tree/job/memory.stat"
+        ),
+        vec![format!("hierarchical_memory_limit {}", 32 * MIB)],
+        "{t}"
+    );
+    // 2.6.39's report: mem_cgroup_print_oom_info and oom_kill_process's lines, no 5.0+
+    // oom-kill summary.
+    let log = output_of(
+        t,
+        "dmesg | grep -E 'Task in|Kill process|Killed process|constraint'",
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.ends_with("Task in /tree/job killed as a result of limit of /tree")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter()
+            .any(|l| l.contains("Memory cgroup out of memory: Kill process ")
+                && l.ends_with("(memhog) score 1000 or sacrifice child")),
+        "{log:?}"
+    );
+    assert!(
+        log.iter().any(|l| l.contains("] Killed process ")),
+        "{log:?}"
+    );
+    assert!(!log.iter().any(|l| l.contains("constraint")), "{log:?}");
+
+    let five = common::run_on(
+        text,
+        "default",
+        &["cgroup=v1", "swap=0", "kernel=linux-5.4"],
+    );
+    let t = &five.transcript;
+    assert_eq!(
+        output_of(t, "cat /sys/fs/cgroup/memory/memory.use_hierarchy"),
+        vec!["1"],
+        "systemd made the root hierarchical: {t}"
+    );
+    assert!(
+        outputs_of(t, "cgexec -g memory:flat/job memhog 64M")[0]
+            .iter()
+            .any(|l| l.contains("Killed")),
+        "{t}"
+    );
+    assert_eq!(
+        output_of(
+            t,
+            "echo 0 > /sys/fs/cgroup/memory/tree/job/memory.use_hierarchy"
+        ),
+        vec!["bash: echo: write error: Invalid argument"],
+        "{t}"
+    );
+
+    let six = common::run_on("echo 0 > /sys/fs/cgroup/memory/memory.use_hierarchy\ncat /sys/fs/cgroup/memory/memory.use_hierarchy\n", "default", &["cgroup=v1"]);
+    let t = &six.transcript;
+    assert_eq!(
+        output_of(t, "echo 0 > /sys/fs/cgroup/memory/memory.use_hierarchy"),
+        vec!["bash: echo: write error: Invalid argument"],
+        "{t}"
+    );
+    assert_eq!(
+        output_of(t, "cat /sys/fs/cgroup/memory/memory.use_hierarchy"),
+        vec!["1"],
+        "{t}"
+    );
+}

@@ -146,6 +146,9 @@ pub struct MemCgroup {
     /// v1 memory.swappiness (mem_cgroup_swappiness); None: the global vm.swappiness.
     pub swappiness: Option<u32>,
     pub oom_group: bool,
+    /// v1 memory.use_hierarchy: this cgroup's children charge, are limited by and are
+    /// reclaimed with it (their page counters have it as parent). Always true on v2.
+    pub use_hierarchy: bool,
     /// v2: "+memory" in this cgroup's cgroup.subtree_control.
     pub subtree_memory: bool,
     /// memory.events (hierarchical) and memory.events.local, indexed by MemcgEvent.
@@ -181,6 +184,7 @@ impl MemCgroup {
             memsw: PageCounter::default(),
             swappiness: None,
             oom_group: false,
+            use_hierarchy: true,
             subtree_memory: false,
             events: [0; 9],
             events_local: [0; 9],
@@ -223,7 +227,14 @@ pub struct MemCgroups {
 
 impl MemCgroups {
     pub fn new(mode: CgroupMode) -> MemCgroups {
+        MemCgroups::with_root_hierarchy(mode, true)
+    }
+
+    /// As `new`, with the v1 root's memory.use_hierarchy (`Profile::memcg_root_use_hierarchy`;
+    /// v2 is always hierarchical).
+    pub fn with_root_hierarchy(mode: CgroupMode, use_hierarchy: bool) -> MemCgroups {
         let mut root = MemCgroup::new("/".into(), None);
+        root.use_hierarchy = use_hierarchy || mode != CgroupMode::V1;
         // systemd enables the memory controller for the root's children at boot.
         root.subtree_memory = mode == CgroupMode::V2;
         MemCgroups {
@@ -265,6 +276,8 @@ impl MemCgroups {
         let mut c = MemCgroup::new(path, Some(parent));
         // memory.swappiness of a new v1 cgroup is its parent's (mem_cgroup_css_alloc).
         c.swappiness = self.cgs[parent as usize].swappiness;
+        // ... and so is its use_hierarchy.
+        c.use_hierarchy = self.cgs[parent as usize].use_hierarchy;
         let id = match self.free_ids.pop() {
             Some(id) => {
                 self.cgs[id as usize] = c;
@@ -308,8 +321,21 @@ impl MemCgroups {
         p.nr_file += c.nr_file;
         p.nr_shmem += c.nr_shmem;
         p.nr_swapped_out += c.nr_swapped_out;
-        if parent != ROOT_MEMCG {
-            // The parent's usage already includes the child's (hierarchical).
+        if parent != ROOT_MEMCG && self.parent_mem_cgroup(id).is_none() {
+            // A flat v1 child's pages were never in its parent's counters: charge them now
+            // (2.6.39's mem_cgroup_move_parent charges the parent before moving a page).
+            // A hierarchical parent's usage already includes the child's.
+            let (own, out) = (c.nr_anon + c.nr_file, c.nr_swapped_out);
+            self.counter_charge(parent, own);
+            for i in self.ancestors(parent) {
+                if i == ROOT_MEMCG {
+                    break;
+                }
+                let cg = &mut self.cgs[i as usize];
+                cg.memsw.usage += out;
+                cg.memsw.watermark = cg.memsw.watermark.max(cg.memsw.usage);
+                cg.swap.usage += out;
+            }
         }
         for m in self.mapping_memcg.iter_mut() {
             if *m == id {
@@ -357,19 +383,38 @@ impl MemCgroups {
         self.lruvec_memcg.get(lv as usize).copied().unwrap_or(ROOT_MEMCG)
     }
 
-    /// id and its ancestors, nearest first (the root last, when included).
+    /// parent_mem_cgroup: the cgroup above `id` in the memory hierarchy, i.e. the parent of
+    /// its page counters. None for the root, and for a cgroup whose parent has
+    /// memory.use_hierarchy 0 (v1 before 5.11: page_counter_init(&memcg->memory, NULL) in
+    /// mem_cgroup_css_alloc), which charges, limits and reclaims on its own.
+    #[inline]
+    pub fn parent_mem_cgroup(&self, id: MemcgId) -> Option<MemcgId> {
+        let p = self.cgs[id as usize].parent?;
+        self.cgs[p as usize].use_hierarchy.then_some(p)
+    }
+
+    /// id and its ancestors in the memory hierarchy, nearest first (the root last, when
+    /// included): the page counters a charge to `id` reaches.
     pub fn ancestors(&self, id: MemcgId) -> Vec<MemcgId> {
         let mut v = Vec::new();
         let mut c = Some(id);
         while let Some(i) = c {
             v.push(i);
-            c = self.cgs[i as usize].parent;
+            c = self.parent_mem_cgroup(i);
         }
         v
     }
 
-    /// mem_cgroup_is_descendant.
+    /// mem_cgroup_is_descendant: `root` itself, or below it when `root` is hierarchical (a
+    /// flat v1 cgroup has no descendants for memory purposes). The root cgroup holds every
+    /// cgroup whatever its use_hierarchy.
     pub fn is_descendant(&self, id: MemcgId, root: MemcgId) -> bool {
+        if id == root || root == ROOT_MEMCG {
+            return true;
+        }
+        if !self.cgs[root as usize].use_hierarchy {
+            return false;
+        }
         let mut c = Some(id);
         while let Some(i) = c {
             if i == root {
@@ -381,7 +426,12 @@ impl MemCgroups {
     }
 
     /// The subtree of `root` in pre-order (mem_cgroup_iter's order: css_next_descendant_pre).
+    /// mem_cgroup_iter visits only `root` itself when it is a flat v1 cgroup (use_hierarchy
+    /// 0) other than the root cgroup.
     pub fn subtree(&self, root: MemcgId) -> Vec<MemcgId> {
+        if root != ROOT_MEMCG && !self.cgs[root as usize].use_hierarchy {
+            return vec![root];
+        }
         let mut out = Vec::new();
         let mut stack = vec![root];
         while let Some(i) = stack.pop() {
@@ -430,7 +480,7 @@ impl MemCgroups {
             cg.memory.watermark = cg.memory.watermark.max(cg.memory.usage);
             cg.memsw.usage += n;
             cg.memsw.watermark = cg.memsw.watermark.max(cg.memsw.usage);
-            c = cg.parent;
+            c = self.parent_mem_cgroup(i);
         }
     }
     pub fn counter_uncharge(&mut self, id: MemcgId, n: u64, memsw_too: bool) {
@@ -444,7 +494,7 @@ impl MemCgroups {
             if memsw_too {
                 cg.memsw.usage -= n.min(cg.memsw.usage);
             }
-            c = cg.parent;
+            c = self.parent_mem_cgroup(i);
         }
     }
 
@@ -1204,6 +1254,11 @@ impl Kernel {
         let task_memcg = self.memcg.cgs[self.tasks[v as usize].memcg as usize].path.clone();
         let lvl = crate::printk::KERN_INFO;
         let modern = self.machine.kernel != KernelProfile::Linux2639;
+        if !modern {
+            self.mem_cgroup_oom_report_2639(over, trigger, v, &path, &task_memcg);
+            self.oom_kill_one(v, "", over);
+            return true;
+        }
         let t = &self.tasks[trigger as usize];
         let head = format!(
             "{} invoked oom-killer: gfp_mask=0x1100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj={}\n",
@@ -1273,12 +1328,76 @@ impl Kernel {
         true
     }
 
+    /// 2.6.39's report of a cgroup OOM (mem_cgroup_out_of_memory -> oom_kill_process with
+    /// "Memory cgroup out of memory"): dump_header prints the invoking task, the cgroup's
+    /// counters (mem_cgroup_print_oom_info), show_mem and the cgroup's tasks, then
+    /// oom_kill_process names the victim with its score in thousandths of the limit.
+    fn mem_cgroup_oom_report_2639(
+        &mut self,
+        over: MemcgId,
+        trigger: TaskId,
+        v: TaskId,
+        path: &str,
+        task_memcg: &str,
+    ) {
+        use crate::printk::{KERN_ERR, KERN_INFO, KERN_WARNING};
+        let t = &self.tasks[trigger as usize];
+        let head = format!(
+            "{} invoked oom-killer: gfp_mask=0x200da, order=0, oom_adj=0, oom_score_adj={}",
+            t.comm, t.oom_score_adj
+        );
+        self.printk(KERN_WARNING, &head);
+        let c = self.memcg.cgs[over as usize].clone();
+        let kb = |p: u64| p.min(PAGE_COUNTER_MAX) * 4;
+        self.printk(
+            KERN_INFO,
+            &format!("Task in {task_memcg} killed as a result of limit of {path}"),
+        );
+        self.printk(
+            KERN_INFO,
+            &format!(
+                "memory: usage {}kB, limit {}kB, failcnt {}",
+                kb(c.memory.usage),
+                kb(c.memory.max),
+                c.memory.failcnt
+            ),
+        );
+        self.printk(
+            KERN_INFO,
+            &format!(
+                "memory+swap: usage {}kB, limit {}kB, failcnt {}",
+                kb(c.memsw.usage),
+                kb(c.memsw.max),
+                c.memsw.failcnt
+            ),
+        );
+        self.oom_show_mem(true);
+        self.oom_dump_tasks(true, Some(over));
+        // oom_badness against the cgroup's limit (mem_cgroup_get_limit).
+        let limit = c
+            .memory
+            .max
+            .min(self.mm.managed + self.swap_totals().0)
+            .max(1);
+        let points = (self.oom_badness(v).unwrap_or(0).max(0) as u64 * 1000 / limit).clamp(1, 1000);
+        let vt = &self.tasks[v as usize];
+        let line = format!(
+            "Memory cgroup out of memory: Kill process {} ({}) score {} or sacrifice child",
+            vt.pid, vt.comm, points
+        );
+        self.printk(KERN_ERR, &line);
+    }
+
     fn oom_kill_one(&mut self, v: TaskId, message: &str, _over: MemcgId) {
         let (anon, file, shmem, swap) = self.task_mem(v);
         let t = &self.tasks[v as usize];
         let msg = if self.machine.kernel == KernelProfile::Linux2639 {
+            // 2.6.39 oom_kill_task: "Killed process %d (%s) total-vm:%lukB, anon-rss:%lukB,
+            // file-rss:%lukB" (no prefix; the "Kill process ... or sacrifice child" line
+            // before it names the cause).
+            let _ = message;
             format!(
-                "{message}: Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB\n",
+                "Killed process {} ({}) total-vm:{}kB, anon-rss:{}kB, file-rss:{}kB\n",
                 t.pid,
                 t.comm,
                 t.vm_kb,
@@ -1373,6 +1492,42 @@ mod tests {
         assert_eq!(m.over_limit(b, 1), None);
         assert_eq!(m.cgs[a as usize].memory.watermark, 10, "peak remembers the high point");
         assert_eq!(m.subtree(ROOT_MEMCG), vec![0, a, b]);
+    }
+
+    #[test]
+    fn a_flat_v1_parent_neither_counts_nor_limits_nor_reclaims_its_children() {
+        let mut m = MemCgroups::with_root_hierarchy(CgroupMode::V1, false);
+        let a = m.create(ROOT_MEMCG, "a").unwrap();
+        let b = m.create(a, "b").unwrap();
+        assert!(!m.cgs[b as usize].use_hierarchy, "inherited from the root");
+        m.cgs[a as usize].memory.max = 10;
+        m.counter_charge(b, 20);
+        assert_eq!(
+            (
+                m.cgs[a as usize].memory.usage,
+                m.cgs[b as usize].memory.usage
+            ),
+            (0, 20)
+        );
+        assert_eq!(m.over_limit(b, 1), None, "a's limit does not reach b");
+        assert_eq!(
+            m.subtree(a),
+            vec![a],
+            "mem_cgroup_iter stops at a flat cgroup"
+        );
+        assert_eq!(
+            m.subtree(ROOT_MEMCG),
+            vec![0, a, b],
+            "the root walks everything"
+        );
+        assert!(!m.is_descendant(b, a) && m.is_descendant(b, ROOT_MEMCG));
+        // A hierarchical cgroup under the flat root: its children count in it.
+        let c = m.create(ROOT_MEMCG, "c").unwrap();
+        m.cgs[c as usize].use_hierarchy = true;
+        let d = m.create(c, "d").unwrap();
+        m.counter_charge(d, 5);
+        assert_eq!(m.cgs[c as usize].memory.usage, 5);
+        assert_eq!(m.ancestors(d), vec![d, c], "the flat root ends the walk");
     }
 
     #[test]

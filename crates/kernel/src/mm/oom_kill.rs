@@ -120,7 +120,7 @@ impl Kernel {
     /// dump_header (mm/oom_kill.c): who invoked the OOM killer, show_mem's Mem-Info and
     /// dump_tasks' table, logged (not shown on the console at the quiet loglevel).
     fn oom_dump_header(&mut self, trigger: TaskId, old: bool) {
-        use crate::printk::{KERN_INFO, KERN_WARNING};
+        use crate::printk::KERN_WARNING;
         let t = &self.tasks[trigger as usize];
         let (comm, adj) = (t.comm.clone(), t.oom_score_adj);
         if old {
@@ -130,14 +130,32 @@ impl Kernel {
             // 5.x/6.1: GFP_HIGHUSER_MOVABLE = 0x100cca, printed with its flag names (%pGg).
             self.printk(KERN_WARNING, &format!("{comm} invoked oom-killer: gfp_mask=0x100cca(GFP_HIGHUSER_MOVABLE), order=0, oom_score_adj={adj}"));
         }
+        self.oom_show_mem(old);
+        self.oom_dump_tasks(old, None);
+    }
+
+    /// show_mem's report, logged.
+    pub(crate) fn oom_show_mem(&mut self, old: bool) {
         let report = self.show_mem_report(old);
         for (level, text) in report {
             self.log.push(self.now, level, &text);
         }
-        // dump_tasks: every user process with an mm (kernel threads have none).
+    }
+
+    /// dump_tasks: every user process with an mm (kernel threads have none); with `memcg`,
+    /// only the tasks of that cgroup's subtree (oom_unkillable_task's memcg filter).
+    pub(crate) fn oom_dump_tasks(
+        &mut self,
+        old: bool,
+        memcg: Option<crate::mm::memcontrol::MemcgId>,
+    ) {
+        use crate::printk::KERN_INFO;
         let mut rows: Vec<(u32, String)> = Vec::new();
         for (i, t) in self.tasks.iter().enumerate() {
             if t.kthread || t.exit_code.is_some() {
+                continue;
+            }
+            if memcg.is_some_and(|m| !self.memcg.is_descendant(t.memcg, m)) {
                 continue;
             }
             let (anon, file, shmem, swap) = self.task_mem(i as TaskId);
