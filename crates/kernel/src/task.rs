@@ -102,6 +102,9 @@ pub struct Task {
     pub child_utime: u64,
     pub child_stime: u64,
     pub killed: bool,
+    /// Killed by the OOM killer and not yet exited (tsk_is_oom_victim): while it lives,
+    /// the OOM killer of its scope picks no other victim.
+    pub oom_victim: bool,
     /// The exit status was collected and the slot is free (`Kernel::reap`).
     pub reaped: bool,
     /// Process memory: anonymous address space, if any, and its resident pages.
@@ -180,6 +183,7 @@ impl Task {
             child_utime: 0,
             child_stime: 0,
             killed: false,
+            oom_victim: false,
             reaped: false,
             anon_mapping: None,
             vmas: Vec::new(),

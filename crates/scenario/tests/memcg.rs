@@ -670,3 +670,60 @@ dmesg | grep -E 'Task in|Kill process|Killed process|constraint'
         "{t}"
     );
 }
+
+/// While an OOM victim is still exiting, the cgroup's OOM killer picks nobody else
+/// (oom_evaluate_task aborts on tsk_is_oom_victim): the charging task retries until the
+/// victim's memory is back. Three 150M jobs in a 200M cgroup on two CPUs: two kills, and
+/// the second report's task list no longer holds the first victim.
+#[test]
+fn no_second_oom_victim_while_the_first_is_exiting() {
+    let r = script(
+        "mkdir /sys/fs/cgroup/box
+echo 200M > /sys/fs/cgroup/box/memory.max
+echo 0 > /sys/fs/cgroup/box/memory.swap.max
+echo $$ > /sys/fs/cgroup/box/cgroup.procs
+memhog 150M --every 0.5 &
+memhog 150M --every 0.5 &
+memhog 150M --every 0.5 &
+sleep 3
+grep oom /sys/fs/cgroup/box/memory.events
+dmesg
+",
+        &[],
+    );
+    let t = &r.transcript;
+    let ev = output_of(t, "grep oom /sys/fs/cgroup/box/memory.events");
+    assert_eq!(keyed(&ev, "oom_kill"), 2, "{t}");
+    assert!(
+        keyed(&ev, "oom") > 2,
+        "the retries while a victim exits count as oom events: {ev:?}"
+    );
+    let log = output_of(t, "dmesg").join("\n");
+    let reports: Vec<&str> = log.split("invoked oom-killer").skip(1).collect();
+    assert_eq!(reports.len(), 2, "{log}");
+    let victim = |rep: &str| -> String {
+        let l = rep
+            .lines()
+            .find(|l| l.contains("oom-kill:constraint"))
+            .expect("summary line");
+        l.split(",pid=")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let first = victim(reports[0]);
+    let rows_second: Vec<&str> = reports[1]
+        .lines()
+        .filter(|l| l.contains("] ") && l.trim_end().ends_with("memhog"))
+        .collect();
+    assert_eq!(rows_second.len(), 2, "two jobs left: {rows_second:?}");
+    assert!(
+        !rows_second
+            .iter()
+            .any(|l| l.contains(&format!("[{first:>7}]"))),
+        "the first victim had exited: {rows_second:?}"
+    );
+}

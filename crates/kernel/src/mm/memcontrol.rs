@@ -1243,6 +1243,15 @@ impl Kernel {
     /// memory.oom.group is set, mem_cgroup_get_oom_group); prints what the kernel logs.
     /// Returns whether a task was killed.
     pub fn mem_cgroup_out_of_memory(&mut self, over: MemcgId, trigger: TaskId) -> bool {
+        // oom_evaluate_task: an earlier victim of this cgroup still exiting aborts the
+        // selection (its memory is about to be freed); the charge is retried.
+        if self
+            .memcg_tasks(over)
+            .into_iter()
+            .any(|t| self.tasks[t as usize].oom_victim)
+        {
+            return true;
+        }
         let victim = self
             .memcg_tasks(over)
             .into_iter()
@@ -1423,6 +1432,7 @@ impl Kernel {
         self.vm.inc(memtwin_procfs::VmItem::OomKill);
         let id = self.tasks[v as usize].memcg;
         self.memcg.event(id, MemcgEvent::OomKill);
+        self.tasks[v as usize].oom_victim = true;
         self.kill(v, 137);
     }
 }

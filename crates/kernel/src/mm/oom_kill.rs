@@ -55,6 +55,15 @@ impl Kernel {
         let (victim, message) = if allocating {
             (Some(trigger), "Out of memory (oom_kill_allocating_task)")
         } else {
+            // oom_evaluate_task (select_bad_process's TIF_MEMDIE check before 4.x): a
+            // victim still exiting aborts the selection; the allocation is retried.
+            if self
+                .tasks
+                .iter()
+                .any(|t| t.oom_victim && t.exit_code.is_none())
+            {
+                return;
+            }
             let v = (0..self.tasks.len() as TaskId)
                 .filter_map(|t| self.oom_badness(t).map(|b| (b, t)))
                 .max_by_key(|&(b, t)| (b, std::cmp::Reverse(self.tasks[t as usize].pid)))
@@ -106,6 +115,7 @@ impl Kernel {
         self.transcript.push_str(&line);
         self.printk(crate::printk::KERN_ERR, &msg);
         self.vm.inc(VmItem::OomKill);
+        self.tasks[v as usize].oom_victim = true;
         self.kill(v, 137);
         // oom_reap_task_mm (4.6+): the reaper logs when it unmapped the victim's memory
         // itself. Before 5.19 it was woken at once and usually raced the exiting victim;

@@ -163,7 +163,11 @@ impl Dd {
                         match f {
                             "notrunc" => d.notrunc = true,
                             "fsync" | "fdatasync" => d.fsync = true,
-                            _ => return Err(format!("dd: unsupported conv '{f}' (supported: notrunc, fsync, fdatasync)")),
+                            _ => {
+                                return Err(format!(
+                                "dd: unsupported conv '{f}' (supported: notrunc, fsync, fdatasync)"
+                            ))
+                            }
                         }
                     }
                 }
