@@ -23,6 +23,9 @@ pub enum Dir {
     Write = 1,
 }
 
+/// `ReqKind::Direct`'s inode for a transfer on a raw block device.
+pub const NO_INODE: u32 = u32::MAX;
+
 /// What completing a request does to pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReqKind {
@@ -30,8 +33,9 @@ pub enum ReqKind {
     PageRead { mapping: u32, index: u64, n: u32 },
     /// Writeback of `n` pages: PG_writeback is cleared.
     Writeback { mapping: u32, index: u64, n: u32 },
-    /// O_DIRECT transfer: nothing to do to the page cache.
-    Direct,
+    /// O_DIRECT transfer: nothing to do to the page cache. `ino`: the file's inode
+    /// (inode_dio_begin: truncate waits for it, inode_dio_wait), NO_INODE for a raw device.
+    Direct { ino: u32 },
     /// Swap-out of `n` contiguous swap slots.
     SwapOut { slot: u32, n: u32 },
     /// Swap-in of `n` contiguous swap slots into the swap cache.
@@ -246,13 +250,38 @@ impl Block {
     /// Is a direct transfer of `task` submitted at or before sequence `upto` still in
     /// flight? (what the O_DIRECT submitter's wait finds: blk_wait_io / the iomap dio wait)
     pub fn direct_in_flight(&self, task: TaskId, upto: u64) -> bool {
-        self.reqs.iter().any(|r| r.live && r.seq <= upto && r.task == Some(task) && matches!(r.kind, ReqKind::Direct))
+        self.reqs.iter().any(|r| {
+            r.live
+                && r.seq <= upto
+                && r.task == Some(task)
+                && matches!(r.kind, ReqKind::Direct { .. })
+        })
+    }
+    /// Is a direct transfer on inode `ino` submitted at or before sequence `upto` still in
+    /// flight, whoever submitted it? (inode->i_dio_count, which inode_dio_wait waits for)
+    pub fn dio_in_flight(&self, ino: u32, upto: u64) -> bool {
+        self.reqs.iter().any(|r| {
+            r.live && r.seq <= upto && matches!(r.kind, ReqKind::Direct { ino: i } if i == ino)
+        })
+    }
+    /// When the last of those completes.
+    pub fn dio_completion(&self, ino: u32) -> Option<Ns> {
+        self.reqs
+            .iter()
+            .filter(|r| r.live && matches!(r.kind, ReqKind::Direct { ino: i } if i == ino))
+            .map(|r| r.done_at)
+            .max()
     }
     /// When the last of those completes.
     pub fn direct_completion(&self, task: TaskId, upto: u64) -> Option<Ns> {
         self.reqs
             .iter()
-            .filter(|r| r.live && r.seq <= upto && r.task == Some(task) && matches!(r.kind, ReqKind::Direct))
+            .filter(|r| {
+                r.live
+                    && r.seq <= upto
+                    && r.task == Some(task)
+                    && matches!(r.kind, ReqKind::Direct { .. })
+            })
             .map(|r| r.done_at)
             .max()
     }
@@ -472,7 +501,7 @@ impl Block {
         st.nsecs[r.dir as usize] += now.saturating_sub(r.start);
         let wrote = match r.kind {
             ReqKind::Writeback { .. } => true,
-            ReqKind::Direct => r.dir == Dir::Write,
+            ReqKind::Direct { .. } => r.dir == Dir::Write,
             _ => false,
         };
         if wrote {
@@ -521,7 +550,16 @@ mod tests {
     fn served(elevator: Elevator) -> Vec<u32> {
         let mut b = device(elevator);
         for (i, class) in [Be, Be, Idle, Rt, Be].into_iter().enumerate() {
-            b.submit_prio(0, 0, Dir::Read, i as u64 * (1 << 30), 1 << 20, ReqKind::Direct, None, class);
+            b.submit_prio(
+                0,
+                0,
+                Dir::Read,
+                i as u64 * (1 << 30),
+                1 << 20,
+                ReqKind::Direct { ino: NO_INODE },
+                None,
+                class,
+            );
         }
         let mut ids: Vec<u32> = (0..5).collect();
         ids.sort_by_key(|&i| b.reqs[i as usize].begin);
@@ -544,9 +582,30 @@ mod tests {
     #[test]
     fn an_idle_request_waits_for_better_ones_in_flight() {
         let mut b = device(Elevator::MqDeadlinePrio);
-        let (_, be_done, _) = b.submit_prio(0, 0, Dir::Read, 0, 1 << 20, ReqKind::Direct, None, Be);
-        let (idle, _, _) = b.submit_prio(0, 0, Dir::Read, 1 << 30, 4096, ReqKind::Direct, None, Idle);
-        assert!(b.reqs[idle as usize].begin >= be_done, "dispatched only after the BE request completed");
+        let (_, be_done, _) = b.submit_prio(
+            0,
+            0,
+            Dir::Read,
+            0,
+            1 << 20,
+            ReqKind::Direct { ino: NO_INODE },
+            None,
+            Be,
+        );
+        let (idle, _, _) = b.submit_prio(
+            0,
+            0,
+            Dir::Read,
+            1 << 30,
+            4096,
+            ReqKind::Direct { ino: NO_INODE },
+            None,
+            Idle,
+        );
+        assert!(
+            b.reqs[idle as usize].begin >= be_done,
+            "dispatched only after the BE request completed"
+        );
     }
 
     #[test]
@@ -556,11 +615,45 @@ mod tests {
         // one has waited past prio_aging_expire.
         for (e, idle_first) in [(Elevator::MqDeadlinePrio, true), (Elevator::Cfq, false)] {
             let mut b = device(e);
-            b.submit_prio(0, 0, Dir::Read, 0, 16 << 30, ReqKind::Direct, None, Be);
-            let (idle, _, _) = b.submit_prio(0, 0, Dir::Read, 1 << 40, 4096, ReqKind::Direct, None, Idle);
-            assert!(b.reqs[idle as usize].begin > 11 * NS_PER_SEC, "{e:?}: the transfer outlasts the aging limit");
-            let (be, _, moved) = b.submit_prio(11 * NS_PER_SEC, 0, Dir::Read, 1 << 41, 4096, ReqKind::Direct, None, Be);
-            assert_eq!(b.reqs[idle as usize].begin < b.reqs[be as usize].begin, idle_first, "{e:?}");
+            b.submit_prio(
+                0,
+                0,
+                Dir::Read,
+                0,
+                16 << 30,
+                ReqKind::Direct { ino: NO_INODE },
+                None,
+                Be,
+            );
+            let (idle, _, _) = b.submit_prio(
+                0,
+                0,
+                Dir::Read,
+                1 << 40,
+                4096,
+                ReqKind::Direct { ino: NO_INODE },
+                None,
+                Idle,
+            );
+            assert!(
+                b.reqs[idle as usize].begin > 11 * NS_PER_SEC,
+                "{e:?}: the transfer outlasts the aging limit"
+            );
+            let (be, _, moved) = b.submit_prio(
+                11 * NS_PER_SEC,
+                0,
+                Dir::Read,
+                1 << 41,
+                4096,
+                ReqKind::Direct { ino: NO_INODE },
+                None,
+                Be,
+            );
+            assert_eq!(
+                b.reqs[idle as usize].begin < b.reqs[be as usize].begin,
+                idle_first,
+                "{e:?}"
+            );
             assert_eq!(moved.is_empty(), idle_first, "{e:?}");
         }
     }
@@ -568,9 +661,36 @@ mod tests {
     #[test]
     fn moved_requests_report_their_new_completion() {
         let mut b = device(Elevator::MqDeadlinePrio);
-        b.submit_prio(0, 0, Dir::Read, 0, 1 << 20, ReqKind::Direct, None, Be);
-        let (q, old, _) = b.submit_prio(0, 0, Dir::Read, 1 << 30, 1 << 20, ReqKind::Direct, None, Be);
-        let (_, _, moved) = b.submit_prio(0, 0, Dir::Read, 1 << 31, 1 << 20, ReqKind::Direct, None, Rt);
+        b.submit_prio(
+            0,
+            0,
+            Dir::Read,
+            0,
+            1 << 20,
+            ReqKind::Direct { ino: NO_INODE },
+            None,
+            Be,
+        );
+        let (q, old, _) = b.submit_prio(
+            0,
+            0,
+            Dir::Read,
+            1 << 30,
+            1 << 20,
+            ReqKind::Direct { ino: NO_INODE },
+            None,
+            Be,
+        );
+        let (_, _, moved) = b.submit_prio(
+            0,
+            0,
+            Dir::Read,
+            1 << 31,
+            1 << 20,
+            ReqKind::Direct { ino: NO_INODE },
+            None,
+            Rt,
+        );
         assert_eq!(moved.len(), 1);
         assert_eq!((moved[0].0, moved[0].1), (q, old));
         assert!(moved[0].2 > old);

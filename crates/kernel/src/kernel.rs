@@ -862,7 +862,7 @@ impl Kernel {
         match r.kind {
             ReqKind::PageRead { mapping, index, n } => self.end_page_read(mapping, index, n),
             ReqKind::Writeback { mapping, index, n } => self.end_page_writeback(mapping, index, n),
-            ReqKind::Direct => {}
+            ReqKind::Direct { .. } => {}
             ReqKind::SwapOut { slot, n } => self.swap_out_done(slot, n),
             ReqKind::SwapIn { slot, n } => self.swap_in_done(slot, n),
         }

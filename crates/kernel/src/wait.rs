@@ -43,6 +43,10 @@ pub enum WaitOn {
     /// completed: the synchronous direct I/O wait (blk_wait_io in __blkdev_direct_IO_simple,
     /// iomap_dio_rw's wait for dio->ref), woken by the bios' end_io.
     DirectIo { task: TaskId, upto: u64 },
+    /// inode_dio_wait, then truncate_inode_pages' folio_wait_writeback (a truncation): the
+    /// direct transfers on inode `ino` (any task's) and the writeback of its `mapping`
+    /// submitted up to sequence `upto` have completed.
+    InodeDio { ino: u32, mapping: u32, upto: u64 },
     /// flush_work: the work queued on other CPUs (lru_add_drain_all's per-CPU drains) has
     /// run; `until` is when the last of it finishes (its lru_lock waits and holds).
     FlushWork { until: Ns },
@@ -76,6 +80,14 @@ impl Wait {
             0 => None,
             1 => waits.into_iter().next(),
             _ => Some(Step::Wait(Wait::fdatawait(None, upto))),
+        }
+    }
+    /// A truncation's wait for the inode's direct I/O and its mapping's writeback.
+    pub fn inode_dio_wait(ino: u32, mapping: u32, upto: u64) -> Wait {
+        Wait {
+            on: WaitOn::InodeDio { ino, mapping, upto },
+            reason: WaitReason::Blkio,
+            io: true,
         }
     }
     /// flush_work of work items that finish at `until` (wait_for_completion: asleep,
@@ -154,6 +166,10 @@ impl Kernel {
             WaitOn::SyncInodes => self.mm.stat.dirty + self.mm.stat.writeback == 0,
             WaitOn::Timeout { until } | WaitOn::FlushWork { until } => self.now >= until,
             WaitOn::DirectIo { task, upto } => !self.block.direct_in_flight(task, upto),
+            WaitOn::InodeDio { ino, mapping, upto } => {
+                !self.block.dio_in_flight(ino, upto)
+                    && !self.block.writeback_in_flight(Some(mapping), upto)
+            }
             WaitOn::FlushSubmit { mapping } => {
                 let s = &self.mm.mappings[mapping as usize];
                 !s.live || s.nr_dirty == 0
@@ -179,7 +195,10 @@ impl Kernel {
             WaitOn::FolioLocked { mapping, index, .. } => self.block.read_completion(mapping, index),
             WaitOn::Timeout { until } | WaitOn::FlushWork { until } => Some(until),
             WaitOn::DirectIo { task, upto } => self.block.direct_completion(task, upto),
-            WaitOn::FdataWait { .. } | WaitOn::SyncInodes | WaitOn::FlushSubmit { .. } => None,
+            WaitOn::FdataWait { .. }
+            | WaitOn::SyncInodes
+            | WaitOn::FlushSubmit { .. }
+            | WaitOn::InodeDio { .. } => None,
         }
     }
 

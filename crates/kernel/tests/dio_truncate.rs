@@ -133,3 +133,76 @@ fn an_o_direct_write_writes_back_dirty_pages_of_its_range_first() {
     assert_eq!(k.mm.stat.dirty, 0);
     assert_eq!(k.mm.mappings[k.fs.inodes[k.fs.lookup("/root/mix").unwrap() as usize].mapping as usize].nrpages, 0, "the range left the page cache");
 }
+
+/// A truncation waits for the direct transfers in flight on the inode, whoever submitted
+/// them (inode_dio_wait in ext4_setattr / xfs_setattr_size), then goes on.
+#[test]
+fn truncating_a_file_waits_for_another_tasks_direct_io_on_it() {
+    let mut k = common::boot();
+    let mut fd = None;
+    let mut written = false;
+    let writer = common::spawn(&mut k, move |k, me| {
+        let f = *fd.get_or_insert_with(|| {
+            k.sys_open(
+                me,
+                "/root/dio-t",
+                OpenFlags {
+                    write: true,
+                    create: true,
+                    direct: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
+            .0
+        });
+        if written {
+            return None;
+        }
+        written = true;
+        // 16 MiB in one call: every request is submitted before the writer sleeps.
+        let r = k.sys_write(me, f, 16 << 20).unwrap();
+        Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+    });
+    let mut phase = 0;
+    let truncator = common::spawn(&mut k, move |k, me| {
+        let in_flight = k
+            .block
+            .reqs
+            .iter()
+            .any(|r| r.live && matches!(r.kind, memtwin_kernel::block::ReqKind::Direct { .. }));
+        match phase {
+            0 if !in_flight => Some(Step::Yield),
+            0 => {
+                phase = 1;
+                let (g, due) = k
+                    .sys_open(
+                        me,
+                        "/root/dio-t",
+                        OpenFlags {
+                            write: true,
+                            trunc: true,
+                            ..Default::default()
+                        },
+                    )
+                    .unwrap();
+                assert_eq!(due, None, "a wait path, not a time");
+                k.sys_close(me, g).unwrap();
+                Some(Step::Yield)
+            }
+            _ => {
+                assert!(
+                    !in_flight,
+                    "the truncation went on only after the direct writes completed"
+                );
+                None
+            }
+        }
+    });
+    let seen = run_seeing_waits(&mut k, truncator);
+    assert!(
+        seen.iter().any(|w| matches!(w, WaitOn::InodeDio { .. })),
+        "{seen:?}"
+    );
+    run_seeing_waits(&mut k, writer);
+}

@@ -118,7 +118,7 @@ impl Kernel {
                     self.data_reached_disk(ino, (index as u64 + n as u64) * PAGE_SIZE);
                 }
             }
-            ReqKind::Direct => {
+            ReqKind::Direct { .. } => {
                 let w = &self.fs.direct_writes;
                 if let Some(i) = w.iter().position(|w| w.dev == r.dev && w.done_at == r.done_at) {
                     let DirectWrite { ino, end, .. } = self.fs.direct_writes.swap_remove(i);

@@ -283,14 +283,22 @@ impl Kernel {
     }
 
     /// truncate to `size` bytes: pages past it leave the page cache at once (dirty ones are
-    /// cancelled). truncate_inode_pages waits for pages under writeback (folio_wait_writeback):
+    /// cancelled). Direct transfers in flight on the inode are waited for (inode_dio_wait),
+    /// and truncate_inode_pages waits for pages under writeback (folio_wait_writeback):
     /// a task truncating in its step sleeps in that wait once the step's CPU work is done
     /// (`WaitOn::FdataWait` on the mapping's writeback in flight, `Task::wait_after`), and
     /// None is returned; outside a task's step, the time that writeback completes.
     pub fn truncate_inode(&mut self, ino: u32, size: u64) -> Option<Ns> {
         let i = &self.fs.inodes[ino as usize];
         let m = i.mapping;
-        let wait = if self.mm.mappings[m as usize].nr_writeback > 0 { self.block.writeback_completion(m) } else { None };
+        let wait = if self.mm.mappings[m as usize].nr_writeback > 0 {
+            self.block.writeback_completion(m)
+        } else {
+            None
+        };
+        // inode_dio_wait (ext4_setattr, xfs_setattr_size; ext3/ext4's setattr in 2.6.39):
+        // direct transfers in flight on the inode, from any task, end first.
+        let dio = self.block.dio_completion(ino);
         self.truncate_mapping(m, size.div_ceil(PAGE_SIZE));
         self.file_update_time(ino);
         let fstype = self.fs.mounts[self.fs.inodes[ino as usize].mount as usize].fstype.as_str();
@@ -314,7 +322,24 @@ impl Kernel {
         i.extent = i.extent.min(new_extent);
         let mount = i.mount;
         self.fs.mounts[mount as usize].used -= freed;
-        self.wait_for_writeback_of(m, wait)
+        match dio {
+            Some(d) => self.inode_dio_wait(ino, m, wait.map_or(d, |w| w.max(d))),
+            None => self.wait_for_writeback_of(m, wait),
+        }
+    }
+
+    /// The caller must wait for the direct transfers on inode `ino` and the writeback of its
+    /// mapping `m` in flight, all done at `due`: as a wait path of the task whose step this
+    /// is (None returned), else the time.
+    fn inode_dio_wait(&mut self, ino: u32, m: u32, due: Ns) -> Option<Ns> {
+        match self.current {
+            Some(t) => {
+                let w = crate::wait::Wait::inode_dio_wait(ino, m, self.block.submitted);
+                self.tasks[t as usize].wait_after = Some(w);
+                None
+            }
+            None => Some(due),
+        }
     }
 
     /// The caller must wait for mapping `m`'s writeback in flight, due at `due`: as a wait
@@ -416,7 +441,16 @@ impl Kernel {
                         if let Some(w) = self.direct_write_and_wait(tid, m, pos, pos + len) {
                             return Ok(IoProgress { bytes: 0, wait: Some(w), eof: false });
                         }
-                        return Ok(self.direct_io(tid, fd, d, base, pos, len.min(size.saturating_sub(pos)), Dir::Read, None));
+                        return Ok(self.direct_io(
+                            tid,
+                            fd,
+                            d,
+                            base,
+                            pos,
+                            len.min(size.saturating_sub(pos)),
+                            Dir::Read,
+                            Some(ino),
+                        ));
                     }
                 }
                 self.filemap_read(tid, fd, m, size, len)
@@ -780,7 +814,10 @@ impl Kernel {
         let mut off = 0;
         while off < len {
             let n = (len - off).min(max);
-            let done_at = self.submit_bio(dev, dir, base + pos + off, n, ReqKind::Direct, Some(tid));
+            let kind = ReqKind::Direct {
+                ino: ino.unwrap_or(crate::block::NO_INODE),
+            };
+            let done_at = self.submit_bio(dev, dir, base + pos + off, n, kind, Some(tid));
             if let (Some(ino), Dir::Write) = (ino, dir) {
                 self.fs.direct_writes.push(DirectWrite { dev, done_at, ino, end: pos + off + n });
             }
