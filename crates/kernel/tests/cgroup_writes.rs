@@ -161,6 +161,10 @@ fn two_writers_share_the_node_lru_lock_before_5_11_not_after() {
 fn v1_limit_reclaim_on_2_6_39_takes_one_victim_at_a_time_round_robin() {
     let mut k = machine("linux-2.6.39");
     let p = mkdir(&mut k, "p");
+    // 2.6.39's root is flat (use_hierarchy 0, inherited): p must be made hierarchical
+    // before its children exist for its reclaim to reach them.
+    let root = k.cgroup_mount().unwrap();
+    k.cgroup_write(0, &format!("{root}/p/memory.use_hierarchy"), "1").unwrap();
     let a = mkdir(&mut k, "p/a");
     let b = mkdir(&mut k, "p/b");
     fill(&mut k, a, "/root/fa", 8);
