@@ -164,7 +164,8 @@ fn v1_limit_reclaim_on_2_6_39_takes_one_victim_at_a_time_round_robin() {
     // 2.6.39's root is flat (use_hierarchy 0, inherited): p must be made hierarchical
     // before its children exist for its reclaim to reach them.
     let root = k.cgroup_mount().unwrap();
-    k.cgroup_write(0, &format!("{root}/p/memory.use_hierarchy"), "1").unwrap();
+    k.cgroup_write(0, &format!("{root}/p/memory.use_hierarchy"), "1")
+        .unwrap();
     let a = mkdir(&mut k, "p/a");
     let b = mkdir(&mut k, "p/b");
     fill(&mut k, a, "/root/fa", 8);

@@ -45,6 +45,9 @@ impl Kernel {
     /// page before 5.9: lru_cache_add_active_or_unevictable, 2.6.39's
     /// lru_cache_add_lru(page, LRU_ACTIVE_ANON)).
     pub fn filemap_add_page_lru(&mut self, m: u32, index: u64, p: Pfn, locked: bool, active: bool) {
+        // __filemap_add_folio: the store under xa_lock_irq (anonymous memory has no page
+        // cache).
+        self.xa_lock(m, 1);
         let prev = super::decode_slot(self.mm.set_slot(m, index, encode_page(p)));
         debug_assert!(!matches!(prev, Slot::Page(_)), "slot already holds a page");
         self.mm.pages.set_owner(p, m, index);
@@ -119,6 +122,8 @@ impl Kernel {
     pub fn page_cache_delete(&mut self, p: Pfn, shadow: Option<u32>) {
         let m = self.mm.pages.mapping(p);
         let index = self.mm.pages.index(p);
+        // __remove_mapping / truncation's page_cache_delete_batch: under xa_lock_irq.
+        self.xa_lock(m, 1);
         if self.mm.pages.dirty(p) {
             self.cancel_dirty_page(p);
         }
@@ -304,6 +309,51 @@ impl Kernel {
         self.workingset_activation(p);
     }
 
+    /// xa_lock_irq(&mapping->i_pages) for `pages` page-index operations of mapping `m` now
+    /// (a page inserted or removed, a tag set or cleared): the hold is one tree operation
+    /// per page (as lru_lock's); the holder's CPU time is in the per-page costs already
+    /// charged, so only a wait (spinning) adds system time, to the current task, as for
+    /// zone->lock. Anonymous memory has no page index (its swap cache is not modelled as a
+    /// separate address space): no lock. Returns the wait.
+    pub(crate) fn xa_lock(&mut self, m: u32, pages: u64) -> memtwin_engine::Ns {
+        if self.mm.mappings[m as usize].kind == MappingKind::Anon {
+            return 0;
+        }
+        let hold = pages * self.lru_lock_hold_per_page();
+        let me = self.current.unwrap_or(crate::mm::pcp::IRQ_HOLDER);
+        let now = self.now;
+        let l = &mut self.mm.mappings[m as usize].xa_lock;
+        let at = if l.holder == me {
+            l.free_at.max(now)
+        } else {
+            now
+        };
+        l.holder = me;
+        let start = l.free_at.max(at);
+        l.free_at = start + hold;
+        let wait = start - at;
+        let st = &mut self.mm.xa_lock_stats;
+        st.acquisitions += 1;
+        if wait == 0 {
+            return 0;
+        }
+        st.contended += 1;
+        st.wait_ns += wait;
+        st.max_wait_ns = st.max_wait_ns.max(wait);
+        let Some(t) = self.current else {
+            // Completion (interrupt) context: takes its turn, nobody's time.
+            return 0;
+        };
+        self.tasks[t as usize].lock_wait_ns += wait;
+        self.note_lock_wait(t, wait);
+        if self.reclaim.advancing {
+            self.reclaim.zone_spin += wait;
+        } else {
+            self.charge_sys(t, wait);
+        }
+        wait
+    }
+
     /// folio_mark_dirty for a page-cache page: node and inode dirty accounting
     /// (folio_account_dirtied), and the inode joins the dirty list when it becomes dirty.
     pub fn set_page_dirty(&mut self, tid: TaskId, p: Pfn) {
@@ -319,6 +369,8 @@ impl Kernel {
             // counted in Dirty; only swapping out writes it.
             return;
         }
+        // __folio_mark_dirty: the dirty tag is set under xa_lock_irqsave.
+        self.xa_lock(m, 1);
         self.mm.stat.dirty += 1;
         self.vm.inc(VmItem::NrDirtied);
         let now = self.now;
@@ -369,6 +421,9 @@ impl Kernel {
         for i in index..index + n as u64 {
             if let Some(p) = self.mm.page(m, i) {
                 if self.mm.pages.writeback(p) {
+                    // __folio_end_writeback: the writeback tag is cleared under
+                    // xa_lock_irqsave, in the completion's (interrupt) context.
+                    self.xa_lock(m, 1);
                     self.mm.pages.clear_writeback(p);
                     self.mm.stat.writeback -= 1;
                     self.mm.mappings[m as usize].nr_writeback -= 1;

@@ -160,6 +160,8 @@ pub struct AddressSpace {
     /// vma->swap_readahead_info (anonymous memory, VMA-based swap readahead): the page of
     /// the last swap fault or swap-cache hit, the window it read and the readahead hits since.
     pub swap_ra: SwapRaInfo,
+    /// The page index's lock (xa_lock_irq(&mapping->i_pages)).
+    pub xa_lock: XaLock,
     /// The task whose anonymous memory this is.
     pub owner: Option<u32>,
     /// Pages that processes map (PTEs), counted as Mapped.
@@ -167,6 +169,27 @@ pub struct AddressSpace {
     /// Mapped with execute permission (VM_EXEC): reclaim protects referenced pages.
     pub exec: bool,
     pub live: bool,
+}
+
+/// The lock of a mapping's page index: xa_lock on mapping->i_pages (mapping->tree_lock
+/// before 4.17), a spinlock taken with interrupts off to insert or remove a page, and to set
+/// or clear the dirty and writeback tags. Lookups take none (RCU). An analytic FIFO as
+/// `LockQueue` is, in two words per mapping: when the current holder lets it go, and who
+/// that holder is (a holder taking it again in the same work follows its own hold).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct XaLock {
+    pub free_at: Ns,
+    pub holder: u32,
+}
+
+/// All mappings' xa_lock acquisitions: how many, how many had to wait, the total and the
+/// longest wait.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct XaLockStats {
+    pub acquisitions: u64,
+    pub contended: u64,
+    pub wait_ns: u64,
+    pub max_wait_ns: u64,
 }
 
 /// What VMA-based swap readahead remembers per VMA (SWAP_RA_VAL: address, window, hits).
@@ -225,6 +248,7 @@ impl AddressSpace {
             mmap_miss: 0,
             swap_ra: SwapRaInfo::default(),
             mapped_blocks: Vec::new(),
+            xa_lock: XaLock::default(),
             owner: None,
             mapped: false,
             exec: false,
@@ -339,6 +363,8 @@ pub struct Mm {
     pub free: FreeArea,
     /// How many of the free frames are on each CPU's list (`pcp`), and zone->lock.
     pub pcp: pcp::Pagesets,
+    /// The mappings' page-index locks, all together.
+    pub xa_lock_stats: XaLockStats,
     /// Pages added to the LRU that wait in their CPU's batch (`swap`).
     pub lru_add: swap::LruAddBatches,
     /// Pages on the LRU queued to be moved by their CPU's batches (`swap`: activate,
@@ -408,6 +434,7 @@ impl Mm {
             free,
             // No per-CPU lists until the kernel sets them up for its era and CPUs.
             pcp: pcp::Pagesets::new(pcp::PcpRule::Off, 1, managed, wmark.low),
+            xa_lock_stats: XaLockStats::default(),
             // New pages go straight to their lists until the kernel sets up its era's
             // batches (after the boot memory is in place).
             lru_add: swap::LruAddBatches::unlocked(),

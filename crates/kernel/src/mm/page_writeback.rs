@@ -279,7 +279,9 @@ impl Kernel {
                         run_start = index;
                     }
                     run_len += 1;
-                    // clear_page_dirty_for_io + set_page_writeback
+                    // clear_page_dirty_for_io + set_page_writeback (__folio_start_writeback
+                    // moves the tags under xa_lock_irqsave).
+                    self.xa_lock(m, 1);
                     self.mm.pages.clear_dirty(p);
                     self.mm.pages.set_writeback(p);
                     self.mm.stat.dirty -= 1;
