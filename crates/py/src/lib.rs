@@ -90,7 +90,16 @@ fn run<'py>(
         max_events: limit_u64(max_events, d.max_events),
         max_output: limit_u64(max_output, d.max_output),
     };
-    let opts = RunOptions { script_path, script_text, machine, sets, seed, limits, host_available: None };
+    let opts = RunOptions {
+        script_path,
+        script_text,
+        machine,
+        sets,
+        seed,
+        limits,
+        host_available: None,
+        profile_edit: None,
+    };
     // The hook streams the transcript and lets Ctrl-C in: it takes the GIL, hands the new
     // text to `on_output` and runs pending signal handlers. An exception stops the run.
     let pending: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));

@@ -29,6 +29,10 @@ pub struct RunOptions {
     pub limits: Limits,
     /// Host memory available to the run, bytes. None: read from the host (`host::available`).
     pub host_available: Option<u64>,
+    /// For experiments from Rust (an example, a test): change the era's rules after boot,
+    /// to see which rule a result depends on (`examples/seed003_rules.rs`). The command
+    /// line has no such option: a run's rules are its kernel profile's.
+    pub profile_edit: Option<fn(&mut memtwin_kernel::Profile)>,
 }
 
 /// Default simulated-time limit: one week.
@@ -499,7 +503,10 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
     }
     check_host_memory(&machine, opts.host_available, uses_cgroups(&text))?;
     let (machine_name, kernel_profile) = (machine.name.clone(), machine.kernel.name().to_string());
-    let k = memtwin_kernel::Kernel::boot(machine, opts.seed).map_err(|e| err(e.to_string()))?;
+    let mut k = memtwin_kernel::Kernel::boot(machine, opts.seed).map_err(|e| err(e.to_string()))?;
+    if let Some(edit) = opts.profile_edit {
+        edit(&mut k.profile);
+    }
     let mut sh = Shell::new(k, &file);
     sh.guard = guard::Guard::new(opts.limits.clone(), hook);
     let status = sh.run(&script)?;
