@@ -472,3 +472,101 @@ fn cpuinfo_shows_the_machines_cpu_in_the_eras_layout() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(r.transcript.contains("model name\t: QEMU Virtual CPU version 2.5+\n") && r.transcript.contains("processor\t: 1\n"), "{}", r.transcript);
 }
+
+/// truncate's size modifiers (coreutils: + - < > / %), and a shrinking truncate that waits
+/// for the direct I/O in flight on the file (inode_dio_wait). On this host's 6.18 (ext4), a
+/// 4 KiB shrink of a 512 MiB file took 0.00 s alone and 0.34-0.44 s while a 500 MiB
+/// O_DIRECT read of it, started 50 ms before, was in flight (the read took 0.41-0.54 s).
+#[test]
+fn truncate_takes_size_modifiers_and_waits_for_direct_io_on_the_file() {
+    let r = run_on(
+        "dd if=/dev/zero of=/root/f bs=1M count=10 status=none
+truncate -s -4096 /root/f
+stat -c %s /root/f
+truncate -s +1M /root/f
+stat -c %s /root/f
+truncate -s %4M /root/f
+stat -c %s /root/f
+truncate -s /3M /root/f
+stat -c %s /root/f
+truncate -s '<1M' /root/f
+stat -c %s /root/f
+truncate -s '>2M' /root/f
+stat -c %s /root/f
+dd if=/dev/zero of=/root/g bs=64M count=8 oflag=direct status=none
+time truncate -s -4096 /root/g
+dd if=/root/g of=/dev/null bs=500M count=1 iflag=direct &
+sleep 0.05
+time truncate -s -4096 /root/g
+wait
+",
+        "default",
+        &[],
+    );
+    let t = &r.transcript;
+    let size = |cmd_no: usize| -> u64 {
+        let all: Vec<&str> = t
+            .match_indices("# stat -c %s /root/f\n")
+            .map(|(i, _)| &t[i..])
+            .collect();
+        all[cmd_no].lines().nth(1).unwrap().trim().parse().unwrap()
+    };
+    let mib = 1u64 << 20;
+    assert_eq!(size(0), 10 * mib - 4096, "{t}");
+    assert_eq!(size(1), 11 * mib - 4096);
+    assert_eq!(size(2), 12 * mib, "rounded up to a multiple of 4M");
+    assert_eq!(size(3), 12 * mib, "already a multiple of 3M");
+    assert_eq!(size(4), mib, "at most 1M");
+    assert_eq!(size(5), 2 * mib, "at least 2M");
+    let secs = |lines: Vec<&str>| -> f64 {
+        let l = lines
+            .iter()
+            .find(|l| l.starts_with("real"))
+            .expect("real line");
+        let (m, s) = l["real".len()..]
+            .trim()
+            .trim_end_matches('s')
+            .split_once('m')
+            .unwrap();
+        m.parse::<f64>().unwrap() * 60.0 + s.parse::<f64>().unwrap()
+    };
+    let all: Vec<&str> = t
+        .match_indices("# time truncate -s -4096 /root/g\n")
+        .map(|(i, _)| &t[i..])
+        .collect();
+    assert_eq!(all.len(), 2, "{t}");
+    let alone = secs(
+        all[0]
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("# "))
+            .collect(),
+    );
+    let during = secs(
+        all[1]
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("# "))
+            .collect(),
+    );
+    // dd's summary: "... copied, S s, R MB/s".
+    let summary = t
+        .lines()
+        .find(|l| l.contains(" copied, ") && l.starts_with("524288000 bytes"))
+        .expect("dd's summary");
+    let read: f64 = summary
+        .split(" copied, ")
+        .nth(1)
+        .unwrap()
+        .split(" s,")
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(alone < 0.01, "a shrink alone: {alone} s\n{t}");
+    // The shrink waits for the rest of the read: the read's time less the 50 ms head start.
+    assert!(
+        during > 0.5 * (read - 0.05) && during <= read,
+        "shrink during the read {during} s, the read {read} s\n{t}"
+    );
+}

@@ -349,7 +349,11 @@ impl Program for Dd {
                         continue;
                     }
                     let want = self.ibs.min(MAX_RW_COUNT);
-                    let n = (want - self.rec_got).min(STEP_BYTES);
+                    // An O_DIRECT read is one read(2) of the whole block, as dd makes it:
+                    // one dio, its bios in flight together. A buffered one is copied in
+                    // steps.
+                    let step = if self.idirect { want } else { STEP_BYTES };
+                    let n = (want - self.rec_got).min(step);
                     if let Some(s) = self.fault_buffer(k, me, self.rec_got + n) {
                         return s;
                     }

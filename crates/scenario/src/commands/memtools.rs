@@ -180,6 +180,10 @@ fn parse_size(s: &str) -> Option<u64> {
 pub struct SetSize {
     tool: &'static str,
     size: u64,
+    /// truncate's size modifier (coreutils: '+' extend by, '-' reduce by, '<' at most, '>'
+    /// at least, '/' round down to a multiple of, '%' round up to one): the new size is
+    /// worked out from the file's size when truncate runs.
+    modifier: Option<char>,
     path: String,
     given: String,
     done: bool,
@@ -190,6 +194,7 @@ impl SetSize {
         let flag = if tool == "fallocate" { "-l" } else { "-s" };
         let usage = format!("{tool} {flag} SIZE FILE");
         let mut size = None;
+        let mut modifier = None;
         let mut path = None;
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -208,7 +213,13 @@ impl SetSize {
                 path = Some(a.clone());
                 None
             };
-            if let Some(v) = v {
+            if let Some(mut v) = v {
+                if tool == "truncate" {
+                    if let Some(c) = v.chars().next().filter(|c| "+-<>/%".contains(*c)) {
+                        modifier = Some(c);
+                        v = v[1..].to_string();
+                    }
+                }
                 size = Some(parse_size(&v).ok_or(if tool == "fallocate" {
                     format!("fallocate: invalid length value specified")
                 } else {
@@ -221,7 +232,17 @@ impl SetSize {
         if size == 0 && tool == "fallocate" {
             return Err("fallocate: invalid length value specified".into());
         }
-        Ok(SetSize { tool, size, path: normalize(cwd, &given), given, done: false })
+        if size == 0 && matches!(modifier, Some('/') | Some('%')) {
+            return Err("truncate: division by zero".into());
+        }
+        Ok(SetSize {
+            tool,
+            size,
+            modifier,
+            path: normalize(cwd, &given),
+            given,
+            done: false,
+        })
     }
 }
 
@@ -243,7 +264,25 @@ impl Program for SetSize {
                 return Step::Exit(1);
             }
         };
-        let r = if self.tool == "fallocate" { k.sys_fallocate(me, fd, self.size) } else { k.sys_ftruncate(me, fd, self.size) };
+        if let Some(m) = self.modifier {
+            // coreutils' do_ftruncate: relative to the size fstat gives (0 for a file it
+            // just created); reducing below 0 gives 0.
+            let cur = k.sys_stat(&self.path).map_or(0, |st| st.size);
+            let n = self.size;
+            self.size = match m {
+                '+' => cur.saturating_add(n),
+                '-' => cur.saturating_sub(n),
+                '<' => cur.min(n),
+                '>' => cur.max(n),
+                '/' => cur / n * n,
+                _ => cur.div_ceil(n) * n,
+            };
+        }
+        let r = if self.tool == "fallocate" {
+            k.sys_fallocate(me, fd, self.size)
+        } else {
+            k.sys_ftruncate(me, fd, self.size)
+        };
         let _ = k.sys_close(me, fd);
         match r {
             Ok(wait) => match wait {
