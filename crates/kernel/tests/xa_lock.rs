@@ -2,32 +2,17 @@
 //! into one file at once queue on that file's lock; tasks writing files of their own never
 //! meet. Shapes only, no timed assertions.
 
+mod common;
+
 use memtwin_kernel::fs::OpenFlags;
-use memtwin_kernel::{Kernel, Program, Sink, Step, TaskId, NS_PER_SEC};
-
-/// A 32-CPU machine with memory to spare and /dev/shm (tmpfs, half of RAM): no reclaim, no writeback.
-fn machine() -> Kernel {
-    let mut m = memtwin_machine::preset("seed-000").expect("preset");
-    memtwin_machine::apply_set(&mut m, "cpus=32").unwrap();
-    memtwin_machine::apply_set(&mut m, "ram=8G").unwrap();
-    m.swaps.clear();
-    let mut k = Kernel::boot(m, 1).expect("boot");
-    k.debug_invariants = true;
-    k
-}
-
-struct Script<F: FnMut(&mut Kernel, TaskId) -> Option<Step>>(F);
-impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
-    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        (self.0)(k, me).unwrap_or(Step::Exit(0))
-    }
-}
+use memtwin_kernel::{Kernel, Step, TaskId};
 
 /// `n` writers put 8 MiB each into tmpfs, 64 KiB per write: into one file (each at its own
 /// offset) when `shared`, else each into its own file. Returns the lock's
 /// (acquisitions, contended, mean wait in ns) and the writers' spin.
 fn write_concurrently(n: usize, shared: bool) -> (u64, u64, f64, u64) {
-    let mut k = machine();
+    // 32 CPUs, /dev/shm (tmpfs, half of RAM): no reclaim, no writeback.
+    let mut k = common::boot_era("linux-6.x", 32);
     let before = k.mm.xa_lock_stats;
     let each: u64 = 8 << 20;
     let tids: Vec<TaskId> = (0..n)
@@ -38,46 +23,35 @@ fn write_concurrently(n: usize, shared: bool) -> (u64, u64, f64, u64) {
                 format!("/dev/shm/own{i}")
             };
             let (mut fd, mut left) = (None, each);
-            k.spawn(
-                "writer",
-                "writer",
-                Box::new(Script(move |k: &mut Kernel, me| {
-                    let f = *fd.get_or_insert_with(|| {
-                        let f = k
-                            .sys_open(
-                                me,
-                                &path,
-                                OpenFlags {
-                                    write: true,
-                                    create: true,
-                                    ..Default::default()
-                                },
-                            )
-                            .unwrap()
-                            .0;
-                        if shared {
-                            k.sys_lseek(me, f, i as u64 * each).unwrap();
-                        }
-                        f
-                    });
-                    if left == 0 {
-                        return None;
+            common::spawn(&mut k, move |k: &mut Kernel, me| {
+                let f = *fd.get_or_insert_with(|| {
+                    let f = k
+                        .sys_open(
+                            me,
+                            &path,
+                            OpenFlags {
+                                write: true,
+                                create: true,
+                                ..Default::default()
+                            },
+                        )
+                        .unwrap()
+                        .0;
+                    if shared {
+                        k.sys_lseek(me, f, i as u64 * each).unwrap();
                     }
-                    let r = k.sys_write(me, f, left.min(64 << 10)).unwrap();
-                    left -= r.bytes;
-                    Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
-                })),
-                Sink::Null,
-                Sink::Null,
-            )
+                    f
+                });
+                if left == 0 {
+                    return None;
+                }
+                let r = k.sys_write(me, f, left.min(64 << 10)).unwrap();
+                left -= r.bytes;
+                Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+            })
         })
         .collect();
-    let limit = k.now + 60 * NS_PER_SEC;
-    k.run_until(limit, &mut |k| tids.iter().all(|&t| k.task_exited(t)));
-    assert!(
-        tids.iter().all(|&t| k.task_exited(t)),
-        "every writer finished"
-    );
+    common::run(&mut k, &tids);
     let st = k.mm.xa_lock_stats;
     let acq = st.acquisitions - before.acquisitions;
     let spin: u64 = tids.iter().map(|&t| k.tasks[t as usize].lock_wait_ns).sum();

@@ -344,13 +344,7 @@ impl Kernel {
             // Completion (interrupt) context: takes its turn, nobody's time.
             return 0;
         };
-        self.tasks[t as usize].lock_wait_ns += wait;
-        self.note_lock_wait(t, wait);
-        if self.reclaim.advancing {
-            self.reclaim.zone_spin += wait;
-        } else {
-            self.charge_sys(t, wait);
-        }
+        self.spin_lock_wait(t, wait);
         wait
     }
 

@@ -134,15 +134,22 @@ impl Kernel {
             return 0;
         };
         if wait > 0 {
-            self.tasks[t as usize].lock_wait_ns += wait;
-            self.note_lock_wait(t, wait);
-            if self.reclaim.advancing {
-                self.reclaim.zone_spin += wait;
-            } else {
-                self.charge_sys(t, wait);
-            }
+            self.spin_lock_wait(t, wait);
         }
         wait
+    }
+
+    /// Task `t` spun `wait` ns for a spinlock taken in kernel work (zone->lock, a mapping's
+    /// xa_lock): the task's and its delay accounting's lock wait, and system time — in a
+    /// reclaim path its next burst (`zone_spin`), else the current step's.
+    pub(crate) fn spin_lock_wait(&mut self, t: TaskId, wait: Ns) {
+        self.tasks[t as usize].lock_wait_ns += wait;
+        self.note_lock_wait(t, wait);
+        if self.reclaim.advancing {
+            self.reclaim.zone_spin += wait;
+        } else {
+            self.charge_sys(t, wait);
+        }
     }
 
     /// Allocate a frame for `tid` (__alloc_pages): above the low watermark at once; below
