@@ -315,14 +315,16 @@ impl Kernel {
     /// charged, so only a wait (spinning) adds system time, to the current task, as for
     /// zone->lock. Anonymous memory has no page index (its swap cache is not modelled as a
     /// separate address space): no lock. Returns the wait.
+    #[inline]
     pub(crate) fn xa_lock(&mut self, m: u32, pages: u64) -> memtwin_engine::Ns {
-        if self.mm.mappings[m as usize].kind == MappingKind::Anon {
-            return 0;
-        }
         let hold = pages * self.lru_lock_hold_per_page();
         let me = self.current.unwrap_or(crate::mm::pcp::IRQ_HOLDER);
         let now = self.now;
-        let l = &mut self.mm.mappings[m as usize].xa_lock;
+        let space = &mut self.mm.mappings[m as usize];
+        if space.kind == MappingKind::Anon {
+            return 0;
+        }
+        let l = &mut space.xa_lock;
         let at = if l.holder == me {
             l.free_at.max(now)
         } else {
@@ -331,12 +333,17 @@ impl Kernel {
         l.holder = me;
         let start = l.free_at.max(at);
         l.free_at = start + hold;
-        let wait = start - at;
-        let st = &mut self.mm.xa_lock_stats;
-        st.acquisitions += 1;
-        if wait == 0 {
+        self.mm.xa_lock_stats.acquisitions += 1;
+        if start == at {
             return 0;
         }
+        self.xa_lock_contended(start - at)
+    }
+
+    /// The waiting side of `xa_lock`: the lock's statistics and the current task's spin.
+    #[cold]
+    fn xa_lock_contended(&mut self, wait: memtwin_engine::Ns) -> memtwin_engine::Ns {
+        let st = &mut self.mm.xa_lock_stats;
         st.contended += 1;
         st.wait_ns += wait;
         st.max_wait_ns = st.max_wait_ns.max(wait);
