@@ -537,6 +537,9 @@ mod tests {
     use crate::ioprio::IoClass::{Be, Idle, Rt};
     use memtwin_machine::{DeviceModel, Disk};
 
+    /// An O_DIRECT transfer on the raw device (no file).
+    const RAW: ReqKind = ReqKind::Direct { ino: NO_INODE };
+
     fn device(elevator: Elevator) -> Block {
         let model = DeviceModel::preset("sata-ssd").expect("preset");
         let mut b = Block::default();
@@ -550,16 +553,7 @@ mod tests {
     fn served(elevator: Elevator) -> Vec<u32> {
         let mut b = device(elevator);
         for (i, class) in [Be, Be, Idle, Rt, Be].into_iter().enumerate() {
-            b.submit_prio(
-                0,
-                0,
-                Dir::Read,
-                i as u64 * (1 << 30),
-                1 << 20,
-                ReqKind::Direct { ino: NO_INODE },
-                None,
-                class,
-            );
+            b.submit_prio(0, 0, Dir::Read, i as u64 * (1 << 30), 1 << 20, RAW, None, class);
         }
         let mut ids: Vec<u32> = (0..5).collect();
         ids.sort_by_key(|&i| b.reqs[i as usize].begin);
@@ -582,30 +576,9 @@ mod tests {
     #[test]
     fn an_idle_request_waits_for_better_ones_in_flight() {
         let mut b = device(Elevator::MqDeadlinePrio);
-        let (_, be_done, _) = b.submit_prio(
-            0,
-            0,
-            Dir::Read,
-            0,
-            1 << 20,
-            ReqKind::Direct { ino: NO_INODE },
-            None,
-            Be,
-        );
-        let (idle, _, _) = b.submit_prio(
-            0,
-            0,
-            Dir::Read,
-            1 << 30,
-            4096,
-            ReqKind::Direct { ino: NO_INODE },
-            None,
-            Idle,
-        );
-        assert!(
-            b.reqs[idle as usize].begin >= be_done,
-            "dispatched only after the BE request completed"
-        );
+        let (_, be_done, _) = b.submit_prio(0, 0, Dir::Read, 0, 1 << 20, RAW, None, Be);
+        let (idle, _, _) = b.submit_prio(0, 0, Dir::Read, 1 << 30, 4096, RAW, None, Idle);
+        assert!(b.reqs[idle as usize].begin >= be_done, "dispatched only after the BE request completed");
     }
 
     #[test]
@@ -615,45 +588,11 @@ mod tests {
         // one has waited past prio_aging_expire.
         for (e, idle_first) in [(Elevator::MqDeadlinePrio, true), (Elevator::Cfq, false)] {
             let mut b = device(e);
-            b.submit_prio(
-                0,
-                0,
-                Dir::Read,
-                0,
-                16 << 30,
-                ReqKind::Direct { ino: NO_INODE },
-                None,
-                Be,
-            );
-            let (idle, _, _) = b.submit_prio(
-                0,
-                0,
-                Dir::Read,
-                1 << 40,
-                4096,
-                ReqKind::Direct { ino: NO_INODE },
-                None,
-                Idle,
-            );
-            assert!(
-                b.reqs[idle as usize].begin > 11 * NS_PER_SEC,
-                "{e:?}: the transfer outlasts the aging limit"
-            );
-            let (be, _, moved) = b.submit_prio(
-                11 * NS_PER_SEC,
-                0,
-                Dir::Read,
-                1 << 41,
-                4096,
-                ReqKind::Direct { ino: NO_INODE },
-                None,
-                Be,
-            );
-            assert_eq!(
-                b.reqs[idle as usize].begin < b.reqs[be as usize].begin,
-                idle_first,
-                "{e:?}"
-            );
+            b.submit_prio(0, 0, Dir::Read, 0, 16 << 30, RAW, None, Be);
+            let (idle, _, _) = b.submit_prio(0, 0, Dir::Read, 1 << 40, 4096, RAW, None, Idle);
+            assert!(b.reqs[idle as usize].begin > 11 * NS_PER_SEC, "{e:?}: the transfer outlasts the aging limit");
+            let (be, _, moved) = b.submit_prio(11 * NS_PER_SEC, 0, Dir::Read, 1 << 41, 4096, RAW, None, Be);
+            assert_eq!(b.reqs[idle as usize].begin < b.reqs[be as usize].begin, idle_first, "{e:?}");
             assert_eq!(moved.is_empty(), idle_first, "{e:?}");
         }
     }
@@ -661,36 +600,9 @@ mod tests {
     #[test]
     fn moved_requests_report_their_new_completion() {
         let mut b = device(Elevator::MqDeadlinePrio);
-        b.submit_prio(
-            0,
-            0,
-            Dir::Read,
-            0,
-            1 << 20,
-            ReqKind::Direct { ino: NO_INODE },
-            None,
-            Be,
-        );
-        let (q, old, _) = b.submit_prio(
-            0,
-            0,
-            Dir::Read,
-            1 << 30,
-            1 << 20,
-            ReqKind::Direct { ino: NO_INODE },
-            None,
-            Be,
-        );
-        let (_, _, moved) = b.submit_prio(
-            0,
-            0,
-            Dir::Read,
-            1 << 31,
-            1 << 20,
-            ReqKind::Direct { ino: NO_INODE },
-            None,
-            Rt,
-        );
+        b.submit_prio(0, 0, Dir::Read, 0, 1 << 20, RAW, None, Be);
+        let (q, old, _) = b.submit_prio(0, 0, Dir::Read, 1 << 30, 1 << 20, RAW, None, Be);
+        let (_, _, moved) = b.submit_prio(0, 0, Dir::Read, 1 << 31, 1 << 20, RAW, None, Rt);
         assert_eq!(moved.len(), 1);
         assert_eq!((moved[0].0, moved[0].1), (q, old));
         assert!(moved[0].2 > old);

@@ -450,30 +450,12 @@ fn shadow_nodes_are_trimmed_to_the_shrinker_limit() {
 /// latency than a write, so a read queued behind a write completes first.
 #[test]
 fn block_requests_complete_out_of_submission_order() {
-    use memtwin_kernel::block::{Dir, ReqKind};
+    use memtwin_kernel::block::{Dir, ReqKind, NO_INODE};
     let mut k = boot("seed-000");
     let d = k.block.devs.iter().position(|d| d.disk.model.write_latency_ns > d.disk.model.latency_ns).expect("a virtio disk") as u32;
     let t0 = k.now;
-    let tw = k.submit_bio(
-        d,
-        Dir::Write,
-        0,
-        4096,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
-    let tr = k.submit_bio(
-        d,
-        Dir::Read,
-        1 << 20,
-        4096,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
+    let tw = k.submit_bio(d, Dir::Write, 0, 4096, ReqKind::Direct { ino: NO_INODE }, None);
+    let tr = k.submit_bio(d, Dir::Read, 1 << 20, 4096, ReqKind::Direct { ino: NO_INODE }, None);
     assert!(tr < tw, "read completes at {tr}, write at {tw}");
     assert_eq!(k.block.next_completion(), Some(tr));
     k.run_until(tr, &mut |_| false);
@@ -490,7 +472,7 @@ fn block_requests_complete_out_of_submission_order() {
 /// latency with the next transfer.
 #[test]
 fn write_through_device_runs_writes_in_series() {
-    use memtwin_kernel::block::{Dir, ReqKind};
+    use memtwin_kernel::block::{Dir, ReqKind, NO_INODE};
     let half = 512u64 << 10;
     let mut k = boot("seed-000");
     let d = k.block.find("vdb").expect("seed 000's swap disk");
@@ -498,36 +480,9 @@ fn write_through_device_runs_writes_in_series() {
     assert!(model.write_through, "virtio preset");
     let xfer = (half as f64 / model.write_bw * 1e9) as u64;
     let t0 = k.now;
-    let a = k.submit_bio(
-        d,
-        Dir::Write,
-        4096,
-        half,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
-    let b = k.submit_bio(
-        d,
-        Dir::Write,
-        4096 + half,
-        half,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
-    let r = k.submit_bio(
-        d,
-        Dir::Read,
-        1 << 30,
-        4096,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
+    let a = k.submit_bio(d, Dir::Write, 4096, half, ReqKind::Direct { ino: NO_INODE }, None);
+    let b = k.submit_bio(d, Dir::Write, 4096 + half, half, ReqKind::Direct { ino: NO_INODE }, None);
+    let r = k.submit_bio(d, Dir::Read, 1 << 30, 4096, ReqKind::Direct { ino: NO_INODE }, None);
     assert_eq!(a - t0, xfer + model.write_latency_ns);
     assert_eq!(b - a, xfer + model.write_latency_ns, "the second write starts after the first is committed");
     assert!(r < b, "a read is not held up by the write's commit: read {r}, write {b}");
@@ -536,26 +491,8 @@ fn write_through_device_runs_writes_in_series() {
     let model = k.block.devs[d as usize].disk.model.clone();
     assert!(!model.write_through);
     let xfer = (half as f64 / model.write_bw * 1e9) as u64;
-    let a = k.submit_bio(
-        d,
-        Dir::Write,
-        4096,
-        half,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
-    let b = k.submit_bio(
-        d,
-        Dir::Write,
-        4096 + half,
-        half,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
+    let a = k.submit_bio(d, Dir::Write, 4096, half, ReqKind::Direct { ino: NO_INODE }, None);
+    let b = k.submit_bio(d, Dir::Write, 4096 + half, half, ReqKind::Direct { ino: NO_INODE }, None);
     assert_eq!(b - a, xfer, "the latency overlaps with the next transfer");
 }
 
@@ -895,30 +832,12 @@ fn committed_as_charges_accountable_mappings_at_mmap() {
 /// at least one request in flight, so two overlapping requests count their overlap once.
 #[test]
 fn diskstats_count_time_per_direction_and_busy_time_once() {
-    use memtwin_kernel::block::{Dir, ReqKind};
+    use memtwin_kernel::block::{Dir, ReqKind, NO_INODE};
     let mut k = boot("seed-000");
     let d = k.block.find("vda").unwrap();
     let t0 = k.now;
-    let tw = k.submit_bio(
-        d,
-        Dir::Write,
-        0,
-        1 << 20,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
-    let tr = k.submit_bio(
-        d,
-        Dir::Read,
-        1 << 20,
-        1 << 20,
-        ReqKind::Direct {
-            ino: memtwin_kernel::block::NO_INODE,
-        },
-        None,
-    );
+    let tw = k.submit_bio(d, Dir::Write, 0, 1 << 20, ReqKind::Direct { ino: NO_INODE }, None);
+    let tr = k.submit_bio(d, Dir::Read, 1 << 20, 1 << 20, ReqKind::Direct { ino: NO_INODE }, None);
     let end = tw.max(tr);
     k.run_until(end + 1_000_000_000, &mut |_| false);
     let s = k.block.devs[d as usize].stats_at(k.now);

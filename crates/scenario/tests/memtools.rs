@@ -535,20 +535,11 @@ wait
         .map(|(i, _)| &t[i..])
         .collect();
     assert_eq!(all.len(), 2, "{t}");
-    let alone = secs(
-        all[0]
-            .lines()
-            .skip(1)
-            .take_while(|l| !l.starts_with("# "))
-            .collect(),
-    );
-    let during = secs(
-        all[1]
-            .lines()
-            .skip(1)
-            .take_while(|l| !l.starts_with("# "))
-            .collect(),
-    );
+    // A command's output: the lines after its "# CMD" line, up to the next command.
+    fn output(at: &str) -> Vec<&str> {
+        at.lines().skip(1).take_while(|l| !l.starts_with("# ")).collect()
+    }
+    let (alone, during) = (secs(output(all[0])), secs(output(all[1])));
     // dd's summary: "... copied, S s, R MB/s".
     let summary = t
         .lines()

@@ -803,8 +803,9 @@ impl Kernel {
         Some(Step::Wait(crate::wait::Wait::fdatawait(Some(m), upto)))
     }
 
-    /// O_DIRECT: the transfer goes straight to the device; the caller waits for it. A
-    /// write to a file (`ino`) puts its data on the disk when each request completes.
+    /// O_DIRECT: the transfer goes straight to the device; the caller waits for it. Its
+    /// requests carry the file's inode (`ino`; a truncation waits for them, inode_dio_wait),
+    /// and a write to a file puts its data on the disk when each request completes.
     #[allow(clippy::too_many_arguments)]
     fn direct_io(&mut self, tid: TaskId, fd: usize, dev: u32, base: u64, pos: u64, len: u64, dir: Dir, ino: Option<u32>) -> IoProgress {
         if len == 0 {

@@ -335,6 +335,7 @@ impl MemCgroups {
                 cg.memsw.usage += out;
                 cg.memsw.watermark = cg.memsw.watermark.max(cg.memsw.usage);
                 cg.swap.usage += out;
+                cg.swap.watermark = cg.swap.watermark.max(cg.swap.usage);
             }
         }
         for m in self.mapping_memcg.iter_mut() {
