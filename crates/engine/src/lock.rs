@@ -6,6 +6,13 @@
 //! and learns when it gets the lock. Calls come in time order from the event loop, so
 //! this is exactly FIFO service. How the caller waits until then is the caller's kind of
 //! lock: a spinlock waiter burns CPU (a system-time burst), a sleeping lock's waiter sleeps.
+//!
+//! A step of a path may also ask for a lock at a later instant than the event's (a hold
+//! after its own work or after a wait for another lock). Such a hold is booked in the
+//! queue's calendar of granted holds, and a caller asking at an earlier instant is served
+//! in a gap before it when its hold fits there: the booked caller would, in time order,
+//! have asked only then. Without the calendar a hold booked behind a seconds-long wait
+//! would keep everyone else off an idle lock until it ends.
 
 use crate::{Ns, TaskId};
 use std::collections::VecDeque;
@@ -34,6 +41,9 @@ pub struct LockQueue {
     pub max_wait_ns: u64,
     /// Total time it was held.
     pub hold_ns: u64,
+    /// Granted holds not yet over, (start, end), in time order and disjoint; `free_at` is
+    /// the last one's end.
+    booked: VecDeque<(Ns, Ns)>,
 }
 
 impl LockQueue {
@@ -42,16 +52,31 @@ impl LockQueue {
     }
 
     /// Acquire at `now` for `hold` ns; returns the time the caller gets the lock (the
-    /// caller spins or sleeps until then) and so releases it at `return + hold`.
+    /// caller spins or sleeps until then) and so releases it at `return + hold`. The
+    /// earliest gap of the calendar from `now` that the hold fits in.
     pub fn acquire(&mut self, now: Ns, hold: Ns) -> Ns {
-        let start = self.free_at.max(now);
+        while self.booked.front().is_some_and(|&(_, end)| end <= now) {
+            self.booked.pop_front();
+        }
+        let mut start = now;
+        let mut at = self.booked.len();
+        for (i, &(s, e)) in self.booked.iter().enumerate() {
+            if s >= start + hold.max(1) {
+                at = i;
+                break;
+            }
+            start = start.max(e);
+        }
+        if hold > 0 {
+            self.booked.insert(at, (start, start + hold));
+        }
         let wait = start - now;
         self.wait_ns += wait;
         if wait > 0 {
             self.contended += 1;
             self.max_wait_ns = self.max_wait_ns.max(wait);
         }
-        self.free_at = start + hold;
+        self.free_at = self.free_at.max(start + hold);
         self.hold_ns += hold;
         self.acquisitions += 1;
         start
@@ -59,7 +84,7 @@ impl LockQueue {
 
     /// Whether a caller at `now` would have to wait.
     pub fn is_locked(&self, now: Ns) -> bool {
-        self.free_at > now
+        self.booked.iter().any(|&(s, e)| s <= now && now < e)
     }
 }
 
@@ -77,6 +102,21 @@ mod tests {
         assert_eq!(l.contended, 2);
         assert_eq!(l.max_wait_ns, 14);
         assert_eq!(l.acquisitions, 4);
+    }
+
+    /// A hold booked for later (after the booker's wait elsewhere) does not keep an
+    /// earlier caller off the idle lock; a caller whose hold does not fit before it comes
+    /// after it.
+    #[test]
+    fn booked_holds_leave_the_lock_free_before_them() {
+        let mut l = LockQueue::default();
+        assert_eq!(l.acquire(1000, 10), 1000, "booked for t=1000");
+        assert_eq!(l.acquire(0, 10), 0, "free until then");
+        assert_eq!(l.acquire(5, 10), 10, "after the first, still before the booking");
+        assert_eq!(l.acquire(6, 985), 1010, "does not fit before the booking: after it");
+        assert!(l.is_locked(1005) && !l.is_locked(500) && l.is_locked(1500));
+        assert_eq!(l.free_at, 1995);
+        assert_eq!(l.acquire(2000, 10), 2000);
     }
 
     #[test]

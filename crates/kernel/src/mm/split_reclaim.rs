@@ -75,8 +75,10 @@ impl Kernel {
         if !self.slab_reclaim_due() {
             return;
         }
+        // shrink_slab runs the shrinkers one after the other: the inode pass asks for its
+        // lock once the dentry pass is over.
         let d = self.shrink_dcache(SHRINK_BATCH);
-        let i = self.shrink_icache(false, SHRINK_BATCH);
+        let i = self.shrink_icache_after(false, SHRINK_BATCH, d.cpu_ns);
         let ns = d.cpu_ns + i.cpu_ns;
         self.vm.add(VmItem::SlabsScanned, d.scanned + i.scanned);
         self.charge_sys_for(tid, ns, crate::delayacct::SysWork::Reclaim);
