@@ -44,10 +44,28 @@ pub enum DputRule {
     ReferencedIfListed,
 }
 
+/// What a prune pass's count counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PruneBudget {
+    /// 2.4 prune_dcache: as `Unreferenced`, but a referenced dentry is list_add()ed back
+    /// to the head at once, so a pass that has cleared every flag goes on to free from the
+    /// tail.
+    UnreferencedRequeued,
+    /// 2.6.38 .. 3.11 __shrink_dcache_sb / prune_dcache_sb: only the
+    /// dentries taken for the dispose list count (`if (!--count) break` in the else branch);
+    /// a DCACHE_REFERENCED one is moved to a private list and costs the count nothing, so a
+    /// pass walks on, under the LRU lock, until it has found `count` without the flag or the
+    /// list is empty.
+    Unreferenced,
+    /// 3.12+ list_lru_walk(dentry_lru_isolate): nr_to_walk counts every entry visited,
+    /// rotated ones included.
+    Visited,
+}
+
 /// What a prune pass did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PruneResult {
-    /// LRU entries looked at (each costs a hold of the LRU lock).
+    /// LRU entries looked at (each costs a hold of the LRU lock), rotated ones included.
     pub scanned: u64,
     /// Dentries freed (ancestors freed with them included).
     pub freed: u64,
@@ -76,6 +94,8 @@ pub struct Dcache {
     pub nr_negative: u64,
     names: Vec<String>,
     name_ids: HashMap<String, u32>,
+    /// A prune pass's private list of second-chance entries (kept to reuse its buffer).
+    referenced: Vec<u32>,
 }
 
 /// Inodes whose last dentry reference went away (the caller iputs them), and the slots of
@@ -354,20 +374,37 @@ impl Dcache {
         self.free_head = d;
     }
 
-    /// Scan up to `nr` entries from the LRU's tail: prune_dcache_sb / __shrink_dcache_sb
-    /// (2.6.39) and prune_dcache_sb -> list_lru_shrink_walk(dentry_lru_isolate) (6.x).
-    /// In use: dropped from the list. DCACHE_REFERENCED: cleared, moved to the head. Else
-    /// freed with the ancestors it was the last to pin. Inodes to iput go to `out`.
-    pub fn prune(&mut self, nr: u64, out: &mut Killed) -> PruneResult {
+    /// Prune from the LRU's tail: prune_dcache / __shrink_dcache_sb / prune_dcache_sb
+    /// (2.4 .. 3.11) and prune_dcache_sb -> list_lru_shrink_walk(dentry_lru_isolate)
+    /// (3.12+); `budget` says what the count `nr` counts. DCACHE_REFERENCED: cleared, moved
+    /// to the head. In use: dropped from the list (2.6.39: taken for the dispose list, where
+    /// shrink_dentry_list drops it; 6.x: LRU_REMOVED at once). Else freed with the ancestors
+    /// it was the last to pin. Inodes to iput go to `out`.
+    pub fn prune(&mut self, nr: u64, budget: PruneBudget, out: &mut Killed) -> PruneResult {
         let mut r = PruneResult::default();
         let freed0 = out.freed.len() as u64;
         // Second-chance entries rejoin the head after the pass in their old order (2.6.39
         // list_move()s each to a `referenced` list and splices it back at the head; 6.x's
         // LRU_ROTATE moves each to the young end at once: the same order once the pass
         // ends, since a pass of at most the list's length never reaches its rotations).
-        let mut referenced: Vec<u32> = Vec::new();
-        while r.scanned < nr {
-            let Some(d) = self.lru.pop_back() else { break };
+        let mut referenced = std::mem::take(&mut self.referenced);
+        referenced.clear();
+        let mut taken = 0;
+        loop {
+            let spent = if budget == PruneBudget::Visited { r.scanned } else { taken };
+            if spent >= nr {
+                break;
+            }
+            let Some(d) = self.lru.pop_back() else {
+                if budget == PruneBudget::UnreferencedRequeued && !referenced.is_empty() {
+                    for &d in referenced.iter() {
+                        self.lru.push_front(d);
+                    }
+                    referenced.clear();
+                    continue;
+                }
+                break;
+            };
             let i = d as usize;
             if self.flags[i] & DCACHE_DEAD != 0 {
                 // Killed while listed: its slot is free now. Not a scan of a live entry.
@@ -375,7 +412,12 @@ impl Dcache {
                 continue;
             }
             r.scanned += 1;
-            if self.count[i] > 0 {
+            // 6.x's dentry_lru_isolate tests d_count first; 2.6.39's walk tests only the
+            // flag, and an in-use dentry without it counts as taken. (2.4 removes a dentry
+            // from the list when it is used again: the model's lazily listed one is no
+            // entry of that list and costs nothing.)
+            let in_use = self.count[i] > 0;
+            if in_use && budget != PruneBudget::Unreferenced {
                 self.flags[i] &= !DCACHE_LRU_LIST;
                 self.nr_unused -= 1;
                 continue;
@@ -386,14 +428,19 @@ impl Dcache {
                 r.rotated += 1;
                 continue;
             }
+            taken += 1;
             self.flags[i] &= !DCACHE_LRU_LIST;
             self.nr_unused -= 1;
+            if in_use {
+                continue;
+            }
             r.victims += 1;
             self.prune_one(d, out);
         }
         for &d in referenced.iter() {
             self.lru.push_front(d);
         }
+        self.referenced = referenced;
         r.freed = out.freed.len() as u64 - freed0;
         r
     }
@@ -405,7 +452,7 @@ impl Dcache {
         loop {
             // Referenced flags do not protect against drop_caches: drop_slab loops until
             // a pass frees (almost) nothing, and each pass clears the flags it finds.
-            let r = self.prune(self.lru.len() as u64, out);
+            let r = self.prune(self.lru.len() as u64, PruneBudget::Visited, out);
             total.scanned += r.scanned;
             total.freed += r.freed;
             total.rotated += r.rotated;
@@ -431,6 +478,7 @@ mod tests {
     use super::*;
 
     const R: DputRule = DputRule::AlwaysReferenced;
+    const V: PruneBudget = PruneBudget::Visited;
 
     fn tree() -> (Dcache, u32, u32, u32) {
         let mut c = Dcache::new();
@@ -457,15 +505,15 @@ mod tests {
         assert_eq!((c.nr_unused, c.lru_len()), (1, 1));
         c.dget(f);
         // In use again but still listed (lazy removal): the scan drops it from the list.
-        let r = c.prune(1, &mut k);
+        let r = c.prune(1, V, &mut k);
         assert_eq!((r.scanned, r.rotated, r.freed), (1, 0, 0));
         assert_eq!(c.nr_unused, 0);
         c.dput(f, R, &mut k);
         // The file gets its second chance.
-        let r = c.prune(1, &mut k);
+        let r = c.prune(1, V, &mut k);
         assert_eq!((r.scanned, r.rotated, r.freed), (1, 1, 0));
         // Then it goes, and its parent with it (the last pin).
-        let r = c.prune(1, &mut k);
+        let r = c.prune(1, V, &mut k);
         assert_eq!(r.freed, 2);
         assert_eq!(k.iput, vec![2, 1]);
         assert_eq!(c.d_lookup(root, 1), None);
@@ -482,21 +530,71 @@ mod tests {
             c.dput(d, R, &mut k);
         }
         // All referenced: the first pass frees nothing and clears every flag.
-        let r = c.prune(4, &mut k);
+        let r = c.prune(4, V, &mut k);
         assert_eq!((r.rotated, r.freed), (4, 0));
         // Touch the newest-but-one again: it is referenced once more.
         c.dget(ds[1]);
         c.dput(ds[1], R, &mut k);
         // Order is kept: the oldest goes first, ds[1] survives the pass.
-        let r = c.prune(1, &mut k);
+        let r = c.prune(1, V, &mut k);
         assert_eq!(r.freed, 1);
         assert_eq!(c.d_lookup(root, 1), None);
         assert_eq!(c.d_lookup(root, 3), Some(ds[2]));
-        let r = c.prune(3, &mut k);
+        let r = c.prune(3, V, &mut k);
         assert_eq!(r.freed, 2);
         assert_eq!(c.d_lookup(root, 2), Some(ds[1]));
         // The root and ds[1] are left, both negative.
         assert_eq!(c.nr_negative, 2);
+    }
+
+    /// 2.4 .. 3.11 count only the dentries a pass takes: it walks past referenced ones
+    /// (clearing their flags) until it has its count, under the LRU lock. 3.12+'s
+    /// list_lru_walk counts every entry it visits.
+    #[test]
+    fn prune_budget_per_era() {
+        let fresh = || {
+            let mut c = Dcache::new();
+            let root = c.d_alloc(NIL, 0);
+            let mut k = Killed::default();
+            let ds: Vec<u32> = (1..=4).map(|n| c.d_alloc(root, n)).collect();
+            for &d in &ds {
+                c.dput(d, R, &mut k);
+            }
+            (c, ds)
+        };
+        let mut k = Killed::default();
+        // All four referenced.
+        let (mut c, _) = fresh();
+        let r = c.prune(1, V, &mut k);
+        assert_eq!((r.scanned, r.rotated, r.freed), (1, 1, 0));
+        let (mut c, _) = fresh();
+        let r = c.prune(1, PruneBudget::Unreferenced, &mut k);
+        assert_eq!((r.scanned, r.rotated, r.freed), (4, 4, 0), "2.6.39 walks the whole list");
+        let r = c.prune(1, PruneBudget::Unreferenced, &mut k);
+        assert_eq!((r.scanned, r.rotated, r.freed), (1, 0, 1), "then finds cleared entries at the tail");
+        let (mut c, ds) = fresh();
+        let r = c.prune(1, PruneBudget::UnreferencedRequeued, &mut k);
+        assert_eq!((r.scanned, r.rotated, r.freed), (5, 4, 1), "2.4 walks on into the requeued entries");
+        assert_eq!(c.d_lookup(0, 1), None, "the oldest goes");
+        assert_eq!(c.d_lookup(0, 2), Some(ds[1]));
+        // The two oldest used again: 2.6.39 passes them and takes the third.
+        let (mut c, ds) = fresh();
+        c.prune(4, V, &mut k);
+        for &d in &ds[..2] {
+            c.dget(d);
+            c.dput(d, R, &mut k);
+        }
+        let r = c.prune(1, PruneBudget::Unreferenced, &mut k);
+        assert_eq!((r.scanned, r.rotated, r.freed), (3, 2, 1));
+        assert_eq!(c.d_lookup(0, 3), None);
+        // An in-use dentry without the flag counts as taken on 2.6.39 and is only dropped
+        // from the list.
+        let (mut c, ds) = fresh();
+        c.prune(4, V, &mut k);
+        c.dget(ds[0]);
+        let r = c.prune(1, PruneBudget::Unreferenced, &mut k);
+        assert_eq!((r.scanned, r.rotated, r.freed), (1, 0, 0));
+        assert_eq!(c.nr_unused, 3);
     }
 
     #[test]
@@ -508,7 +606,7 @@ mod tests {
         c.dput(d, DputRule::ReferencedIfListed, &mut k);
         assert_eq!(c.flags(d) & DCACHE_REFERENCED, 0);
         // 6.x: not referenced after one use, freed by the first pass.
-        assert_eq!(c.prune(1, &mut k).freed, 1);
+        assert_eq!(c.prune(1, V, &mut k).freed, 1);
         let d = c.d_alloc(root, 7);
         c.dput(d, DputRule::ReferencedIfListed, &mut k);
         c.dget(d);
@@ -555,7 +653,7 @@ mod tests {
         // Freed, but its slot waits for the scan.
         let e = c.d_alloc(root, 2);
         assert_ne!(e, d);
-        let r = c.prune(10, &mut k);
+        let r = c.prune(10, V, &mut k);
         assert_eq!(r.scanned, 0);
         assert_eq!(c.d_alloc(root, 3), d);
     }

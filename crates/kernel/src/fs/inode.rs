@@ -42,6 +42,8 @@ pub struct IpruneResult {
     pub rotated: u64,
     /// Page-cache pages invalidated to free inodes (pginodesteal / kswapd_inodesteal).
     pub reap: u64,
+    /// Inodes whose pages were invalidated (each with the LRU lock dropped and retaken).
+    pub reaped_inodes: u64,
 }
 
 #[derive(Default)]
@@ -282,6 +284,7 @@ impl Icache {
                 let reap = invalidate(self.mapping[s]);
                 if reap > 0 {
                     r.reap += reap;
+                    r.reaped_inodes += 1;
                     // __iget ... iput: iput_final sets I_REFERENCED again (2.6.39); then
                     // `inode != list_entry(inode_lru.next)`: it is at the tail, not the
                     // head, so the loop continues without freeing it. 6.x returns

@@ -997,7 +997,10 @@ impl Kernel {
     pub fn shrink_dcache_sb(&mut self, sb: usize, nr: u64, out: &mut ShrinkOutcome) {
         let cost = self.vfs.cost;
         let mut k = Killed::default();
-        let r = self.vfs.sbs[sb].dcache.prune(nr, &mut k);
+        let budget = self.vfs.era.dcache_prune;
+        let r = self.vfs.sbs[sb].dcache.prune(nr, budget, &mut k);
+        // One hold for the whole walk: 2.6.39's cond_resched_lock gives the lock up only
+        // when this CPU must reschedule (spin_needbreak is 0 without CONFIG_PREEMPT).
         let hold = r.scanned * cost.lru_hold;
         let wait = self.vfs_lru_lock(sb, false, out.cpu_ns, hold);
         out.lock_wait_ns += wait;
@@ -1045,10 +1048,20 @@ impl Kernel {
             }
             slots.push(i);
         }
-        let hold = r.scanned * cost.lru_hold + r.reap * self.machine.cpu_model.page_cache_ns;
+        // The walk holds the LRU lock; an inode with page cache is invalidated with the lock
+        // dropped and the lock is taken again after it (prune_icache: `spin_unlock(&
+        // inode_lru_lock); ... invalidate_mapping_pages ...; spin_lock(&inode_lru_lock)`;
+        // 6.x inode_lru_isolate's LRU_RETRY path alike).
+        let hold = r.scanned * cost.lru_hold;
         let wait = self.vfs_lru_lock(sb, true, out.cpu_ns, hold);
         out.lock_wait_ns += wait;
         out.cpu_ns += wait + hold + r.freed * cost.free_obj;
+        out.cpu_ns += r.reap * self.machine.cpu_model.page_cache_ns;
+        for _ in 0..r.reaped_inodes {
+            let wait = self.vfs_lru_lock(sb, true, out.cpu_ns, cost.lru_hold);
+            out.lock_wait_ns += wait;
+            out.cpu_ns += wait + cost.lru_hold;
+        }
         out.scanned += r.scanned;
         out.freed += r.freed;
         self.vfs.stats.inodes_pruned += r.freed;

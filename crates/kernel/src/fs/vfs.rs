@@ -3,7 +3,7 @@
 //! shrinkers take, and the cost of each operation in CPU time derived from the machine's
 //! cost model (docs/vfs.md).
 
-use super::dcache::{Dcache, DputRule};
+use super::dcache::{Dcache, DputRule, PruneBudget};
 use super::inode::{Icache, IputRule};
 use memtwin_engine::{LockQueue, Ns};
 use memtwin_machine::{CpuModel, KernelProfile, TreeSpec};
@@ -16,15 +16,32 @@ pub struct VfsEra {
     /// 2.6.39: one global dcache_lru_lock and inode_lru_lock (and iprune_sem) for every
     /// super block; 3.12+: each super block's list_lru has a lock per NUMA node.
     pub global_lru_locks: bool,
+    /// What the dcache shrinker's count counts (2.4 .. 3.11: dentries taken; 3.12+:
+    /// entries visited).
+    pub dcache_prune: PruneBudget,
 }
 
 impl VfsEra {
     pub fn of(k: KernelProfile) -> VfsEra {
         match k {
-            KernelProfile::Linux2639 | KernelProfile::Linux24 => {
-                VfsEra { dput: DputRule::AlwaysReferenced, iput: IputRule::Referenced, global_lru_locks: true }
-            }
-            _ => VfsEra { dput: DputRule::ReferencedIfListed, iput: IputRule::ReferencedIfListedNoPages, global_lru_locks: false },
+            KernelProfile::Linux2639 => VfsEra {
+                dput: DputRule::AlwaysReferenced,
+                iput: IputRule::Referenced,
+                global_lru_locks: true,
+                dcache_prune: PruneBudget::Unreferenced,
+            },
+            KernelProfile::Linux24 => VfsEra {
+                dput: DputRule::AlwaysReferenced,
+                iput: IputRule::Referenced,
+                global_lru_locks: true,
+                dcache_prune: PruneBudget::UnreferencedRequeued,
+            },
+            _ => VfsEra {
+                dput: DputRule::ReferencedIfListed,
+                iput: IputRule::ReferencedIfListedNoPages,
+                global_lru_locks: false,
+                dcache_prune: PruneBudget::Visited,
+            },
         }
     }
 }
