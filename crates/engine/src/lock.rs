@@ -52,25 +52,45 @@ impl LockQueue {
     }
 
     /// Acquire at `now` for `hold` ns; returns the time the caller gets the lock (the
-    /// caller spins or sleeps until then) and so releases it at `return + hold`. The
-    /// earliest gap of the calendar from `now` that the hold fits in.
+    /// caller spins or sleeps until then) and so releases it at `return + hold`.
     pub fn acquire(&mut self, now: Ns, hold: Ns) -> Ns {
-        while self.booked.front().is_some_and(|&(_, end)| end <= now) {
-            self.booked.pop_front();
-        }
-        let mut start = now;
-        let mut at = self.booked.len();
-        for (i, &(s, e)) in self.booked.iter().enumerate() {
-            if s >= start + hold.max(1) {
-                at = i;
-                break;
+        self.acquire_from(now, now, hold)
+    }
+
+    /// Acquire at `at` (at or after `clock`, the event loop's time, which never goes back)
+    /// for `hold` ns: the earliest gap of the calendar from `at` that the hold fits in.
+    /// Holds that ended before `clock` are forgotten; a later caller may still ask for
+    /// any instant from `clock` on, so holds after it are kept.
+    pub fn acquire_from(&mut self, clock: Ns, at: Ns, hold: Ns) -> Ns {
+        debug_assert!(at >= clock);
+        let start = if self.free_at <= at {
+            // Nothing booked from `at` on: the common, in-order case.
+            while self.booked.front().is_some_and(|&(_, end)| end <= clock) {
+                self.booked.pop_front();
             }
-            start = start.max(e);
-        }
-        if hold > 0 {
-            self.booked.insert(at, (start, start + hold));
-        }
-        let wait = start - now;
+            if hold > 0 {
+                self.booked.push_back((at, at + hold));
+            }
+            at
+        } else {
+            while self.booked.front().is_some_and(|&(_, end)| end <= clock) {
+                self.booked.pop_front();
+            }
+            let mut start = at;
+            let mut pos = self.booked.len();
+            for (i, &(s, e)) in self.booked.iter().enumerate() {
+                if s >= start + hold.max(1) {
+                    pos = i;
+                    break;
+                }
+                start = start.max(e);
+            }
+            if hold > 0 {
+                self.booked.insert(pos, (start, start + hold));
+            }
+            start
+        };
+        let wait = start - at;
         self.wait_ns += wait;
         if wait > 0 {
             self.contended += 1;
@@ -117,6 +137,12 @@ mod tests {
         assert!(l.is_locked(1005) && !l.is_locked(500) && l.is_locked(1500));
         assert_eq!(l.free_at, 1995);
         assert_eq!(l.acquire(2000, 10), 2000);
+        // A hold booked ahead does not make the queue forget holds before it: a caller at
+        // the event loop's time still finds them.
+        let mut l = LockQueue::default();
+        assert_eq!(l.acquire_from(0, 0, 100), 0);
+        assert_eq!(l.acquire_from(0, 500, 10), 500);
+        assert_eq!(l.acquire_from(50, 50, 10), 100, "the first hold is still on at 50");
     }
 
     #[test]

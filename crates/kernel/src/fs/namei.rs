@@ -984,11 +984,11 @@ impl Kernel {
         let at = self.now + busy;
         let grant = if self.vfs.era.global_lru_locks {
             let which = if inode { ShrinkLock::InodeLru } else { ShrinkLock::DcacheLru };
-            self.shrink.lock(which).acquire(at, hold)
+            self.shrink.lock(which).acquire_from(self.now, at, hold)
         } else if inode {
-            self.vfs.sbs[sb].inode_lru_lock.acquire(at, hold)
+            self.vfs.sbs[sb].inode_lru_lock.acquire_from(self.now, at, hold)
         } else {
-            self.vfs.sbs[sb].dentry_lru_lock.acquire(at, hold)
+            self.vfs.sbs[sb].dentry_lru_lock.acquire_from(self.now, at, hold)
         };
         grant - at
     }

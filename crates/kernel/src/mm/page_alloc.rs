@@ -128,7 +128,7 @@ impl Kernel {
         let pcp = &mut self.mm.pcp;
         let at = if pcp.holder == me { pcp.zone_lock.free_at.max(self.now) } else { self.now };
         pcp.holder = me;
-        let wait = pcp.zone_lock.acquire(at, hold) - at;
+        let wait = pcp.zone_lock.acquire_from(self.now, at, hold) - at;
         let Some(t) = self.current else {
             // Completion (interrupt) context: takes its turn, nobody's time.
             return 0;

@@ -431,7 +431,7 @@ impl Kernel {
         let now = self.now;
         let at = if self.reclaim.lru_lock_holders[i] == me { self.reclaim.lru_locks[i].free_at.max(now) } else { now };
         self.reclaim.lru_lock_holders[i] = me;
-        let grant = self.reclaim.lru_locks[i].acquire(at, hold);
+        let grant = self.reclaim.lru_locks[i].acquire_from(now, at, hold);
         let wait = grant - at;
         if let Some(t) = tid {
             self.tasks[t as usize].lock_wait_ns += wait;
