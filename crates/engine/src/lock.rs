@@ -63,19 +63,21 @@ impl LockQueue {
     /// any instant from `clock` on, so holds after it are kept.
     pub fn acquire_from(&mut self, clock: Ns, at: Ns, hold: Ns) -> Ns {
         debug_assert!(at >= clock);
-        let start = if self.free_at <= at {
-            // Nothing booked from `at` on: the common, in-order case.
+        if self.free_at <= clock {
+            // Every hold has ended.
+            self.booked.clear();
+        } else {
             while self.booked.front().is_some_and(|&(_, end)| end <= clock) {
                 self.booked.pop_front();
             }
+        }
+        let start = if self.free_at <= at {
+            // Nothing booked from `at` on: the common, in-order case.
             if hold > 0 {
                 self.booked.push_back((at, at + hold));
             }
             at
         } else {
-            while self.booked.front().is_some_and(|&(_, end)| end <= clock) {
-                self.booked.pop_front();
-            }
             let mut start = at;
             let mut pos = self.booked.len();
             for (i, &(s, e)) in self.booked.iter().enumerate() {

@@ -162,6 +162,31 @@ fn prune_icache_steals_page_cache_2_6_39() {
     assert_eq!(freed, 2);
 }
 
+/// prune_icache drops inode_lru_lock while it invalidates an unused inode's pages and
+/// takes it again afterwards (2.6.39: `spin_unlock(&inode_lru_lock); ...
+/// invalidate_mapping_pages(...); spin_lock(&inode_lru_lock)`): the lock is held for the
+/// walk and once more per such inode, never for the pages.
+#[test]
+fn prune_icache_invalidates_pages_with_the_lru_lock_dropped() {
+    let mut k = boot_with(1000, 100, KernelProfile::Linux2639);
+    let files = 50;
+    for i in 0..files {
+        let f = run(&mut k, move |k, me| k.vfs_path_lookup(me, &format!("/export/d1/f{i}"))).unwrap();
+        assert_eq!(run(&mut k, move |k, me| k.vfs_read(me, f, 0, 8192)), Ok(8192));
+    }
+    k.shrink_dcache(10_000);
+    k.shrink_dcache(10_000);
+    let lock = |k: &mut Kernel| k.shrink.lock(crate::mm::shrinker::ShrinkLock::InodeLru).hold_ns;
+    let (held0, steal0) = (lock(&mut k), k.vm.get(VmItem::Pginodesteal));
+    let out = k.shrink_icache(false, 10_000);
+    let (held, reap) = (lock(&mut k) - held0, k.vm.get(VmItem::Pginodesteal) - steal0);
+    assert_eq!(reap, 2 * files, "each file's two pages");
+    let (hold, page) = (k.vfs.cost.lru_hold, k.machine.cpu_model.page_cache_ns);
+    assert!(page > 0 && out.scanned >= files);
+    assert_eq!(held, (out.scanned + files) * hold, "the walk, then one re-take per file");
+    assert!(out.cpu_ns >= held + reap * page, "the invalidation is the pruner's work outside the lock");
+}
+
 #[test]
 fn pages_pin_the_inode_on_6x() {
     let mut k = boot_with(1000, 100, KernelProfile::Linux6);
