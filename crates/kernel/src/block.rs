@@ -293,6 +293,12 @@ impl Block {
     pub fn next_completion(&self) -> Option<Ns> {
         self.devs.iter().filter_map(|d| d.inflight.front().copied()).min()
     }
+    /// When the first congested queue frees a slot: clear_bdi_congested then wakes the
+    /// sleepers of congestion_wait (2.6.x request queues). None: no queue is congested, so
+    /// nothing cuts such a sleep short.
+    pub fn congestion_clears_at(&self) -> Option<Ns> {
+        self.devs.iter().filter(|d| d.congested()).filter_map(|d| d.inflight.front().copied()).min()
+    }
 }
 
 impl BlockDevice {

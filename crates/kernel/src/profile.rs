@@ -49,6 +49,23 @@ pub enum WritebackThrottle {
     ReclaimThrottle,
 }
 
+/// How kswapd's balance_pgdat walks the priorities while the node is below its high
+/// watermark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KswapdBalance {
+    /// 4.x+ (and the 2.4 profile here): one kswapd_shrink_node pass per priority, with
+    /// nr_to_reclaim = the high watermark; the priority rises when a pass scanned less
+    /// than that or reclaimed nothing (`if (raise_priority || !nr_reclaimed)`).
+    RaisePriority,
+    /// 2.6.39 (2.6.37 .. 3.10): `loop_again` from DEF_PRIORITY with
+    /// nr_to_reclaim = ULONG_MAX (each shrink_zone scans its whole lru >> priority target);
+    /// below DEF_PRIORITY - 2, after a pass that scanned pages, kswapd "takes a nap":
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10), or, with a zone under its min watermark,
+    /// counts KSWAPD_SKIP_CONGESTION_WAIT instead; once the run has reclaimed
+    /// SWAP_CLUSTER_MAX pages it starts over at DEF_PRIORITY (a new PAGEOUTRUN).
+    LoopAgain,
+}
+
 /// Swap readahead of a swap fault (mm/swap_state.c).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SwapRaRule {
@@ -223,6 +240,19 @@ pub struct Profile {
     /// unreclaimable nodes", 4.12). Before, kswapd keeps trying (zone->all_unreclaimable
     /// only changed how it scanned).
     pub kswapd_hopeless: bool,
+    /// shrink_page_list writes dirty file pages itself (2.6.39): pageout() -> ->writepage
+    /// for a page not referenced since the last scan (PAGEREF_RECLAIM_CLEAN keeps a
+    /// referenced one), kswapd always (PF_SWAPWRITE), a direct reclaimer unless the
+    /// device's queue is congested (may_write_to_queue); a page under writeback is kept
+    /// on the inactive list (keep_lumpy), not activated; a batch whose dirty pages all met
+    /// congested queues flags the zone ZONE_CONGESTED, which makes do_try_to_free_pages'
+    /// wait_iff_congested(HZ/10) below priority 10 sleep while a queue is congested.
+    /// Since 3.2 ("mm: vmscan: do not writeback filesystem pages in direct reclaim") and
+    /// the 3.x/4.x changes after it, only kswapd writes, and only pages it already marked
+    /// PG_reclaim (the 6.x rule here: activated, left to the flushers).
+    pub reclaim_writes_file: bool,
+    /// balance_pgdat's priority loop.
+    pub kswapd_balance: KswapdBalance,
     /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
     /// Frames per receive interrupt.
     pub rx_frames_per_irq: u32,
@@ -349,6 +379,8 @@ impl Profile {
             tcp_rcvbuf_autotune: kernel != Linux24,
             writeback_wraps_in_call: old,
             kswapd_hopeless: !old,
+            reclaim_writes_file: kernel == Linux2639,
+            kswapd_balance: if kernel == Linux2639 { KswapdBalance::LoopAgain } else { KswapdBalance::RaisePriority },
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
             pgrefill_global_only: kernel == Linux6,

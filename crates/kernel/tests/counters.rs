@@ -215,6 +215,55 @@ fn dirty_file_pages_rotate_to_the_tail_when_written() {
     }
 }
 
+/// 2.6.39's shrink_page_list writes dirty file pages itself. A page written once is
+/// referenced (the write marked it accessed), so the first pass keeps it on the inactive
+/// list (PAGEREF_RECLAIM_CLEAN) with the flag cleared; the second calls pageout():
+/// nr_vmscan_write, PG_reclaim, under writeback, kept inactive (no pgactivate) — a direct
+/// reclaimer only while the disk's queue is not congested, kswapd always; when the write
+/// ends the page rotates to the inactive tail (pgrotated) and the next pass frees it.
+#[test]
+fn reclaim_writes_dirty_file_pages_on_2_6_39() {
+    let mut k = boot_with("seed-000", &["kernel=linux-2.6.39"]);
+    write_file(&mut k, "/root/f", 4);
+    let m = mapping_of(&k, "/root/f");
+    let n = 1024u64;
+    let pages: Vec<u32> = (0..n).map(|i| k.mm.page(m, i).unwrap()).collect();
+    assert!(pages.iter().all(|&p| k.mm.pages.dirty(p) && k.mm.pages.referenced(p)), "dirty and referenced after the write");
+    let before = k.vm.clone();
+    let d = |k: &Kernel, i: VmItem| k.vm.get(i) - before.get(i);
+    // Every page of the inactive list once, SWAP_CLUSTER_MAX at a time from the tail (kept
+    // pages go back to the head).
+    let pass = |k: &mut Kernel, kswapd: bool| {
+        let all = k.mm.lru_len(Lru::InactiveFile);
+        for _ in 0..all.div_ceil(32) {
+            let mut sc = ScanControl { nr_to_reclaim: 32, kswapd, ..Default::default() };
+            k.shrink_inactive_list(0, 32, Lru::InactiveFile, &mut sc);
+        }
+    };
+    pass(&mut k, false);
+    assert!(pages.iter().all(|&p| k.mm.pages.lru(p) == Lru::InactiveFile && k.mm.pages.dirty(p) && !k.mm.pages.referenced(p)), "kept, flag cleared");
+    assert_eq!((d(&k, VmItem::NrVmscanWrite), d(&k, VmItem::Pgactivate)), (0, 0));
+    assert!(!k.mm.zone_congested);
+    // A direct reclaimer writes until the disk's queue is congested (may_write_to_queue),
+    // keeps the rest, and flags the zone ZONE_CONGESTED for the batches that met only that.
+    pass(&mut k, false);
+    let written = d(&k, VmItem::NrVmscanWrite);
+    assert!(written > 0 && written < n, "{written} of {n}");
+    assert!(k.mm.zone_congested);
+    // kswapd (PF_SWAPWRITE) writes whatever the queue holds.
+    pass(&mut k, true);
+    assert!(pages.iter().all(|&p| k.mm.pages.lru(p) == Lru::InactiveFile && k.mm.pages.writeback(p) && k.mm.pages.reclaim(p)), "written by reclaim, kept inactive");
+    assert_eq!((d(&k, VmItem::NrVmscanWrite), d(&k, VmItem::Pgactivate)), (n, 0));
+    sync_all(&mut k);
+    k.lru_add_drain_all();
+    assert!(pages.iter().all(|&p| k.mm.pages.lru(p) == Lru::InactiveFile && !k.mm.pages.reclaim(p)), "rotated");
+    assert_eq!(d(&k, VmItem::Pgrotated), n);
+    let tail = k.mm.lruvecs[0].collect(&k.mm.pages, Lru::InactiveFile);
+    assert!(pages.contains(tail.last().unwrap()), "at the tail");
+    pass(&mut k, false);
+    assert!((0..n).all(|i| k.mm.page(m, i).is_none()), "freed by the next pass");
+}
+
 /// kswapd_try_to_sleep: a balanced node first naps HZ/10; a wakeup during the nap counts
 /// kswapd_low_wmark_hit_quickly, a node unbalanced again after it
 /// kswapd_high_wmark_hit_quickly; pageoutrun counts balance_pgdat runs.

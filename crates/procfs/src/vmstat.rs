@@ -93,6 +93,7 @@ vm_items! {
     KswapdInodesteal => "kswapd_inodesteal",
     KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly",
     KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
+    KswapdSkipCongestionWait => "kswapd_skip_congestion_wait",
     Pageoutrun => "pageoutrun",
     Pgrotated => "pgrotated",
     CompactBlocksMoved => "compact_blocks_moved",
@@ -132,6 +133,12 @@ impl VmItem {
             PgmigrateSuccess | PgmigrateFail | CompactMigrateScanned | CompactFreeScanned | CompactIsolated => Some(VmCompaction::Migrate),
             _ => None,
         }
+    }
+    /// Counters that 2.6.39's vmstat_text lists and 5.4's no longer does (nor the 6.x
+    /// list that `render` prints): KSWAPD_SKIP_CONGESTION_WAIT went with balance_pgdat's
+    /// congestion_wait.
+    pub fn only_2_6(self) -> bool {
+        matches!(self, VmItem::KswapdSkipCongestionWait)
     }
 }
 
@@ -176,7 +183,7 @@ impl VmStat {
     /// pgmigrate_* and compact_*_scanned, compact_isolated after oom_kill.
     pub fn render_era(&self, era: VmCompaction) -> String {
         let mut out = String::with_capacity(VmItem::COUNT * 28);
-        for &item in VM_ITEMS.iter().filter(|i| i.compaction_era().is_none_or(|e| e == era)) {
+        for &item in VM_ITEMS.iter().filter(|i| i.compaction_era().is_none_or(|e| e == era) && !i.only_2_6()) {
             out.push_str(item.name());
             out.push(' ');
             out.push_str(&self.get(item).to_string());
@@ -199,7 +206,7 @@ impl VmStat {
                     VmItem::PgallocNormal => self.zoned(&mut out, "pgalloc", zone_idx(zone), self.get(item)),
                     VmItem::AllocstallNormal => self.zoned(&mut out, "allocstall", ZONE_MOVABLE, self.get(item)),
                     // 2.6.35 .. 3.7's compaction counters are not in 6.x's vmstat_text.
-                    _ if item.compaction_era() == Some(VmCompaction::Moved) => {}
+                    _ if item.compaction_era() == Some(VmCompaction::Moved) || item.only_2_6() => {}
                     _ => line(&mut out, item.name(), self.get(item)),
                 }
             }
@@ -336,6 +343,7 @@ const L2_6_39: &[(&str, Src)] = &[
     ("kswapd_inodesteal", I(V::KswapdInodesteal)),
     ("kswapd_low_wmark_hit_quickly", I(V::KswapdLowWmarkHitQuickly)),
     ("kswapd_high_wmark_hit_quickly", I(V::KswapdHighWmarkHitQuickly)),
+    ("kswapd_skip_congestion_wait", I(V::KswapdSkipCongestionWait)),
     ("pageoutrun", I(V::Pageoutrun)),
     ("allocstall", I(V::AllocstallNormal)),
     ("pgrotated", I(V::Pgrotated)),
@@ -514,7 +522,7 @@ mod tests {
         v.set(VmItem::Pgpgin, 42);
         let text = v.render();
         assert!(text.lines().any(|l| l == "pgpgin 42"));
-        assert_eq!(text.lines().count(), VmItem::COUNT - 3, "one era's compaction counters");
+        assert_eq!(text.lines().count(), VmItem::COUNT - 4, "one era's compaction counters, no 2.6-only counter");
         assert!(text.contains("\npgmigrate_success 0\n") && !text.contains("compact_pages_moved"));
         let old = v.render_era(VmCompaction::Moved);
         assert!(old.contains("\ncompact_pages_moved 0\n") && !old.contains("pgmigrate"));

@@ -391,6 +391,9 @@ pub struct Mm {
     pub xa: XaNodes,
     /// PGDAT_WRITEBACK: kswapd found only pages under writeback at the inactive tail.
     pub pgdat_writeback: bool,
+    /// ZONE_CONGESTED (2.6.37 .. 3.x): reclaim met dirty pages only on congested queues;
+    /// cleared when kswapd balances the zone.
+    pub zone_congested: bool,
     /// The slab caches (`mm::slab`).
     pub slab: slab::Slabs,
     /// pgdat->kswapd_failures: balance_pgdat runs in a row that reclaimed nothing; at
@@ -451,6 +454,7 @@ impl Mm {
             dirty_inodes: std::collections::VecDeque::new(),
             xa: XaNodes::default(),
             pgdat_writeback: false,
+            zone_congested: false,
             slab: slab::Slabs::new(slab::SlabAllocator::Slub, 1),
             kswapd_failures: 0,
             pageblocks: pageblock::Pageblocks::new(managed, 0),

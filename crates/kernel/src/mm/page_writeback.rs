@@ -342,6 +342,33 @@ impl Kernel {
         written
     }
 
+    /// pageout() of one dirty file page by reclaim (2.6.39 shrink_page_list):
+    /// clear_page_dirty_for_io, SetPageReclaim (the end of its write rotates it to the
+    /// inactive tail), ->writepage as a request of its own, NR_VMSCAN_WRITE. Returns the
+    /// CPU time of the submission.
+    pub(crate) fn reclaim_pageout(&mut self, p: super::page::Pfn, tid: Option<TaskId>) -> Ns {
+        let m = self.mm.pages.mapping(p);
+        let index = self.mm.pages.index(p);
+        let Some(dev) = self.mm.mappings[m as usize].dev else {
+            return 0;
+        };
+        let base = self.mm.mappings[m as usize].disk_base;
+        self.xa_lock(m, 1);
+        self.mm.pages.clear_dirty(p);
+        self.mm.pages.set_writeback(p);
+        self.mm.pages.set_reclaim(p);
+        self.mm.stat.dirty -= 1;
+        self.mm.stat.writeback += 1;
+        let s = &mut self.mm.mappings[m as usize];
+        s.nr_dirty -= 1;
+        s.nr_writeback += 1;
+        if s.nr_dirty == 0 {
+            s.dirtied_when = 0;
+        }
+        self.vm.inc(memtwin_procfs::VmItem::NrVmscanWrite);
+        self.submit_writeback(dev, m, base, index, 1, tid) + self.machine.cpu_model.page_cache_ns
+    }
+
     fn submit_writeback(&mut self, dev: u32, m: u32, base: u64, index: u64, n: u64, tid: Option<TaskId>) -> Ns {
         let kind = ReqKind::Writeback { mapping: m, index, n: n as u32 };
         self.submit_bio(dev, Dir::Write, base + index * PAGE_SIZE, n * PAGE_SIZE, kind, tid);

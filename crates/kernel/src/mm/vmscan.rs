@@ -10,7 +10,7 @@ use super::lru::{Lruvec, LruvecId, ROOT_LRUVEC};
 use super::page::{Lru, Pfn};
 use super::{MappingKind, DEF_PRIORITY, SWAP_CLUSTER_MAX};
 use super::swap_state::{BLK_PLUG_FLUSH_PAGES, MAX_SWAP_REQUEST_PAGES};
-use crate::profile::{FirstRefActivates, IsolatedThrottle, Profile, ReclaimStop, WritebackThrottle};
+use crate::profile::{FirstRefActivates, IsolatedThrottle, KswapdBalance, Profile, ReclaimStop, WritebackThrottle};
 use crate::task::{Program, Step};
 use crate::Kernel;
 use memtwin_engine::{LockKind, LockQueue, Ns, TaskId, NS_PER_MS};
@@ -705,6 +705,26 @@ impl Kernel {
                     if !more {
                         return self.reclaim_finish(tid, path);
                     }
+                    // 2.6.39 do_try_to_free_pages: "Take a nap, wait for some writeback to
+                    // complete": below DEF_PRIORITY - 2, after a priority that scanned
+                    // pages, wait_iff_congested(zone, BLK_RW_ASYNC, HZ/10). It sleeps (D
+                    // state) only while some queue is congested and the zone is flagged
+                    // ZONE_CONGESTED, until a queue's congestion clears; otherwise it is a
+                    // cond_resched.
+                    let nap = self.profile.reclaim_writes_file
+                        && path.timed
+                        && !path.napped
+                        && sc.priority < DEF_PRIORITY - 2
+                        && sc.nr_scanned > path.pass_scanned_at
+                        && self.mm.zone_congested;
+                    if nap {
+                        if let Some(clear) = self.block.congestion_clears_at() {
+                            path.napped = true;
+                            let until = clear.min(self.now + HZ_NS / 10).max(self.now + 1);
+                            return PathStep::Sleep { until, io: true };
+                        }
+                    }
+                    path.napped = false;
                     path.sc.priority -= 1;
                 }
                 path.node_passes += 1;
@@ -886,7 +906,7 @@ impl Kernel {
                 if path.batch_l.is_active() {
                     self.shrink_active_batch(path);
                 } else {
-                    self.shrink_folio_list(path);
+                    self.shrink_folio_list(tid, path);
                 }
                 path.state = RState::FreeFolios;
                 let freed = path.to_free.len() as u64;
@@ -1136,7 +1156,7 @@ impl Kernel {
     /// shrink_folio_list on the isolated pages: evict clean, unreferenced pages (their
     /// frames are freed by the next state, free_unref_page_list), start swap-out of anon
     /// pages, and send the rest back (activated, or rotated).
-    fn shrink_folio_list(&mut self, path: &mut ReclaimPath) {
+    fn shrink_folio_list(&mut self, tid: Option<TaskId>, path: &mut ReclaimPath) {
         let l = path.batch_l;
         let file = l.is_file();
         let active = Lru::of(file, true);
@@ -1145,6 +1165,7 @@ impl Kernel {
         let mut activated = 0;
         let mut pageout = 0;
         let mut batch_writeback = 0;
+        let (mut batch_dirty, mut batch_congested) = (0, 0);
         let mut pages = std::mem::take(&mut path.isolated);
         let mut congested = false;
         self.swap.plug_tail = path.plug.last().copied();
@@ -1189,6 +1210,12 @@ impl Kernel {
                 path.putback.push((p, l, false));
                 continue;
             }
+            if self.mm.pages.writeback(p) && self.profile.reclaim_writes_file {
+                // 2.6.39 shrink_page_list: "unlock_page(page); goto keep_lumpy" (waited on
+                // only by lumpy reclaim's synchronous pass): back on the inactive list.
+                path.putback.push((p, l, false));
+                continue;
+            }
             if self.mm.pages.writeback(p) {
                 // Case 1 of shrink_folio_list: kswapd meets a page it already marked, on a
                 // node flagged PGDAT_WRITEBACK: pages cycle faster than they are written.
@@ -1207,6 +1234,25 @@ impl Kernel {
             }
             if self.mm.pages.dirty(p) {
                 path.sc.nr_dirty += 1;
+                batch_dirty += 1;
+                if file && self.profile.reclaim_writes_file {
+                    // 2.6.39: "if (references == PAGEREF_RECLAIM_CLEAN) goto keep_locked";
+                    // otherwise pageout(), unless a direct reclaimer finds the queue
+                    // congested (may_write_to_queue: kswapd has PF_SWAPWRITE): PAGE_KEEP,
+                    // nr_congested. A written page is kept ("if (PageWriteback(page) ||
+                    // PageDirty(page)) goto keep") until its write ends.
+                    if r != Ref::ReclaimClean {
+                        let dev = self.mm.mappings[self.mm.pages.mapping(p) as usize].dev;
+                        if !path.sc.kswapd && dev.is_some_and(|d| self.block.devs[d as usize].congested()) {
+                            batch_congested += 1;
+                        } else {
+                            self.reclaim.pass_ns += self.reclaim_pageout(p, tid);
+                            pageout += 1;
+                        }
+                    }
+                    path.putback.push((p, l, false));
+                    continue;
+                }
                 if file {
                     // Reclaim does not write file pages; the flushers will. PG_reclaim:
                     // "immediately reclaim when written back" (activate_locked).
@@ -1247,6 +1293,7 @@ impl Kernel {
                     }
                     super::swap_state::SwapOut::Busy => {
                         path.sc.nr_congested += 1;
+                        batch_congested += 1;
                         self.mm.pages.set_lru(p, Lru::Isolated);
                         path.putback.push((p, l, true));
                         congested = true;
@@ -1279,6 +1326,11 @@ impl Kernel {
         // under writeback (cleared when the node is balanced).
         if path.sc.kswapd && scanned > 0 && batch_writeback == scanned {
             self.mm.pgdat_writeback = true;
+        }
+        // 2.6.39 shrink_page_list: "Tag a zone as congested if all the dirty pages
+        // encountered were backed by a congested BDI" (global reclaim).
+        if self.profile.reclaim_writes_file && batch_dirty > 0 && batch_dirty == batch_congested && !path.sc.cgroup_reclaim() {
+            self.mm.zone_congested = true;
         }
         let (scan_item, steal_item) = if path.sc.kswapd {
             (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
@@ -1407,6 +1459,8 @@ pub struct ReclaimPath {
     after_batch: RState,
     /// too_many_isolated already slept once in this shrink_inactive_list.
     stalled: bool,
+    /// 2.6.39's wait_iff_congested already slept after this priority.
+    napped: bool,
     isolated: Vec<Pfn>,
     /// Pages going back: (page, list, to the tail).
     putback: Vec<(Pfn, Lru, bool)>,
@@ -1447,6 +1501,7 @@ impl ReclaimPath {
             batch_reclaimed: 0,
             after_batch: RState::NextBatch,
             stalled: false,
+            napped: false,
             isolated: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
             putback: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
             to_free: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
@@ -1478,6 +1533,8 @@ pub struct Kswapd {
     running: bool,
     /// Pages reclaimed by the current balance_pgdat run (all its priorities).
     run_reclaimed: u64,
+    /// Pages scanned by the current run (2.6.39's `total_scanned`, reset at loop_again).
+    run_scanned: u64,
     /// kswapd_try_to_sleep's short nap (schedule_timeout(HZ/10)) is under way.
     napping: bool,
 }
@@ -1504,8 +1561,10 @@ impl Program for Kswapd {
             }
         }
         if k.mm.nr_free() > w.high {
-            // clear_pgdat_congested: a balanced node is no longer flagged.
+            // clear_pgdat_congested: a balanced node is no longer flagged (2.6.39:
+            // zone_clear_flag(zone, ZONE_CONGESTED) for a zone at its high watermark).
             k.mm.pgdat_writeback = false;
+            k.mm.zone_congested = false;
             if self.running {
                 self.running = false;
                 k.snapshot_refaults(&ScanControl::default());
@@ -1526,13 +1585,14 @@ impl Program for Kswapd {
         }
         if !self.running {
             self.running = true;
-            self.priority = DEF_PRIORITY;
-            self.run_reclaimed = 0;
-            k.vm.inc(VmItem::Pageoutrun);
+            self.loop_again(k);
         }
         // kswapd_shrink_node: reclaim up to the high watermark's worth at this priority.
+        // 2.6.39's balance_pgdat asks for ULONG_MAX: "kswapd doesn't want to be bailed out
+        // while reclaim", each zone gets its whole scan target.
+        let loop_again = k.profile.kswapd_balance == KswapdBalance::LoopAgain;
         let sc = ScanControl {
-            nr_to_reclaim: w.high.max(SWAP_CLUSTER_MAX),
+            nr_to_reclaim: if loop_again { u64::MAX } else { w.high.max(SWAP_CLUSTER_MAX) },
             priority: self.priority,
             kswapd: true,
             ..Default::default()
@@ -1543,6 +1603,50 @@ impl Program for Kswapd {
 }
 
 impl Kswapd {
+    /// The start of a balance_pgdat run (2.6.39: also `loop_again`): DEF_PRIORITY, nothing
+    /// scanned or reclaimed yet, counted as a PAGEOUTRUN.
+    fn loop_again(&mut self, k: &mut Kernel) {
+        self.priority = DEF_PRIORITY;
+        self.run_reclaimed = 0;
+        self.run_scanned = 0;
+        k.vm.inc(VmItem::Pageoutrun);
+    }
+
+    /// 2.6.39 balance_pgdat after one priority's shrink_zone and shrink_slab, for a node
+    /// still below its high watermark once the pass is done (a balanced one is left to
+    /// `step`: "kswapd: all done").
+    fn loop_again_after_pass(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let w = k.mm.wmark;
+        if k.mm.nr_free() > w.high {
+            k.mm.zone_congested = false;
+            return Step::Yield;
+        }
+        let (priority, total_scanned) = (self.priority, self.run_scanned);
+        // "if (sc.nr_reclaimed >= SWAP_CLUSTER_MAX) break;" ends the priority loop, and so
+        // does priority 0; `out:` then finds the node unbalanced and does `goto loop_again`.
+        if self.run_reclaimed >= SWAP_CLUSTER_MAX || priority == 0 {
+            self.loop_again(k);
+        } else {
+            self.priority -= 1;
+        }
+        // "OK, kswapd is getting into trouble. Take a nap, then take another pass across
+        // the zones" (checked before the break above, with this run's total_scanned).
+        if total_scanned > 0 && priority < DEF_PRIORITY - 2 {
+            if k.mm.nr_free() <= w.min {
+                // has_under_min_watermark_zone: GFP_ATOMIC allocations are at risk.
+                k.vm.inc(VmItem::KswapdSkipCongestionWait);
+            } else {
+                // congestion_wait(BLK_RW_ASYNC, HZ/10): the whole timeout unless a
+                // congested queue frees a slot first (clear_bdi_congested).
+                let cap = k.now + 100 * NS_PER_MS;
+                let until = k.block.congestion_clears_at().unwrap_or(cap).min(cap).max(k.now + 1);
+                k.set_wait_reason(me, crate::delayacct::WaitReason::ReclaimWait);
+                return Step::SleepUntil { t: until, io: true };
+            }
+        }
+        Step::Yield
+    }
+
     /// balance_pgdat after one kswapd_shrink_node pass.
     fn after_pass(&mut self, k: &mut Kernel, me: TaskId, sc: ScanControl) -> Step {
         if sc.nr_reclaimed > 0 {
@@ -1556,6 +1660,10 @@ impl Kswapd {
             }
         }
         self.run_reclaimed += sc.nr_reclaimed;
+        self.run_scanned += sc.nr_scanned;
+        if k.profile.kswapd_balance == KswapdBalance::LoopAgain && !(sc.nr_reclaimed == 0 && self.run_reclaimed == 0 && self.priority == 0) {
+            return self.loop_again_after_pass(k, me);
+        }
         // balance_pgdat raises the priority when a pass scanned less than its target or
         // reclaimed nothing (`if (raise_priority || !nr_reclaimed) sc.priority--`), but its
         // loop runs `while (sc.priority >= 1)`: kswapd never scans at priority 0.
@@ -1766,5 +1874,109 @@ mod tests {
         assert_eq!(r(KernelProfile::Linux5Pre59), (true, true));
         assert_eq!(r(KernelProfile::Linux2639), (true, false));
         assert!(!first_reference_activates(&Profile::of(KernelProfile::Linux2639), MappingKind::File));
+    }
+
+    /// balance_pgdat of 2.6.37 .. 3.10 after a priority that left the node unbalanced:
+    /// below DEF_PRIORITY - 2, if the run has scanned pages, a nap of HZ/10 in
+    /// congestion_wait (D state), or kswapd_skip_congestion_wait below the min watermark;
+    /// SWAP_CLUSTER_MAX pages reclaimed by the run, or priority 0, start it over at
+    /// DEF_PRIORITY (another pageoutrun); otherwise the next priority.
+    #[test]
+    fn kswapd_2_6_39_naps_below_priority_ten_and_loops_again() {
+        let mut m = memtwin_machine::preset("seed-000").unwrap();
+        memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
+        memtwin_machine::apply_set(&mut m, "kernel=linux-2.6.39").unwrap();
+        let mut k = Kernel::boot(m, 1).unwrap();
+        assert_eq!(k.profile.kswapd_balance, KswapdBalance::LoopAgain);
+        let me = k.reclaim.kswapd;
+        let w = k.mm.wmark;
+        // Free memory between the min and high watermarks.
+        let mut held = Vec::new();
+        while k.mm.nr_free() > (w.min + w.high) / 2 {
+            held.push(k.mm.take_free().unwrap());
+        }
+        let at = |priority, run_scanned, run_reclaimed| Kswapd { priority, running: true, run_reclaimed, run_scanned, napping: false };
+        let skips = |k: &Kernel| k.vm.get(VmItem::KswapdSkipCongestionWait);
+        let runs = |k: &Kernel| k.vm.get(VmItem::Pageoutrun);
+
+        // Priority 9 after scanning: a nap of 100 ms, in D state, then priority 8.
+        let mut s = at(9, 300, 5);
+        let now = k.now;
+        assert_eq!(s.loop_again_after_pass(&mut k, me), Step::SleepUntil { t: now + 100 * NS_PER_MS, io: true });
+        assert_eq!(s.priority, 8);
+        // Priority 10 (DEF_PRIORITY - 2): no nap yet.
+        let mut s = at(10, 300, 5);
+        assert_eq!(s.loop_again_after_pass(&mut k, me), Step::Yield);
+        assert_eq!(s.priority, 9);
+        // Nothing scanned in this run: no nap.
+        let mut s = at(5, 0, 0);
+        assert_eq!(s.loop_again_after_pass(&mut k, me), Step::Yield);
+        // SWAP_CLUSTER_MAX reclaimed: the nap, then loop_again at DEF_PRIORITY.
+        let (r0, n0) = (runs(&k), skips(&k));
+        let mut s = at(7, 300, SWAP_CLUSTER_MAX);
+        assert!(matches!(s.loop_again_after_pass(&mut k, me), Step::SleepUntil { io: true, .. }));
+        assert_eq!((s.priority, s.run_scanned, s.run_reclaimed, runs(&k)), (DEF_PRIORITY, 0, 0, r0 + 1));
+        // Priority 0: loop_again too.
+        let mut s = at(0, 300, 3);
+        let _ = s.loop_again_after_pass(&mut k, me);
+        assert_eq!((s.priority, runs(&k)), (DEF_PRIORITY, r0 + 2));
+        assert_eq!(skips(&k), n0, "above the min watermark every nap is taken");
+        // At or below the min watermark: no nap, kswapd_skip_congestion_wait.
+        while k.mm.nr_free() > w.min {
+            held.push(k.mm.take_free().unwrap());
+        }
+        let mut s = at(9, 300, 5);
+        assert_eq!(s.loop_again_after_pass(&mut k, me), Step::Yield);
+        assert_eq!((s.priority, skips(&k)), (8, n0 + 1));
+        // A balanced node: nothing to do here (kswapd's step puts it to sleep).
+        while let Some(p) = held.pop() {
+            k.mm.put_free(p);
+        }
+        let mut s = at(9, 300, 5);
+        assert_eq!(s.loop_again_after_pass(&mut k, me), Step::Yield);
+        assert_eq!(s.priority, 9);
+    }
+
+    /// 2.6.39 do_try_to_free_pages: below DEF_PRIORITY - 2, after a priority that
+    /// scanned pages, wait_iff_congested(HZ/10) sleeps in D state, until a congested queue
+    /// frees a slot, only while the zone is flagged ZONE_CONGESTED; otherwise the next
+    /// priority follows at once.
+    #[test]
+    fn direct_reclaim_2_6_39_waits_iff_congested() {
+        use crate::block::{Dir, ReqKind, NO_INODE};
+        for flagged in [false, true] {
+            let mut m = memtwin_machine::preset("seed-000").unwrap();
+            memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
+            memtwin_machine::apply_set(&mut m, "kernel=linux-2.6.39").unwrap();
+            let mut k = Kernel::boot(m, 1).unwrap();
+            // Fill the disk's queue with writes.
+            let mut pos = 0;
+            while !k.block.devs[0].congested() {
+                k.submit_bio(0, Dir::Write, pos, 4096, ReqKind::Direct { ino: NO_INODE }, None);
+                pos += 1 << 20;
+            }
+            let clears = k.block.congestion_clears_at().unwrap();
+            k.mm.zone_congested = flagged;
+            // A target it cannot meet: every priority runs.
+            let sc = ScanControl { nr_to_reclaim: u64::MAX, ..Default::default() };
+            let mut path = ReclaimPath::new(sc, true, true, k.now);
+            let mut naps = Vec::new();
+            loop {
+                match k.reclaim_advance(None, &mut path) {
+                    PathStep::Done => break,
+                    PathStep::Sleep { until, io: true } => naps.push((path.sc.priority, until)),
+                    _ => {}
+                }
+            }
+            if flagged {
+                // One nap after each priority below 10 that scanned pages (the small LRU of
+                // this machine gives the first pages at a lower one), each until the
+                // queue's first completion (well before HZ/10).
+                assert!(naps.len() >= 3 && naps.iter().all(|&(p, until)| p < DEF_PRIORITY - 2 && until == clears.min(k.now + HZ_NS / 10)), "{naps:?}");
+                assert!(naps.windows(2).all(|w| w[1].0 == w[0].0 - 1), "one per priority: {naps:?}");
+            } else {
+                assert!(naps.is_empty(), "{naps:?}");
+            }
+        }
     }
 }
