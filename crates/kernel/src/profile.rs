@@ -251,6 +251,11 @@ pub struct Profile {
     /// the 3.x/4.x changes after it, only kswapd writes, and only pages it already marked
     /// PG_reclaim (the 6.x rule here: activated, left to the flushers).
     pub reclaim_writes_file: bool,
+    /// shrink_zone ends with throttle_vm_writeout (2.6.x .. 4.x; gone by 5.4): while pages
+    /// under writeback exceed the dirty threshold plus a tenth ("Boost the allowable dirty
+    /// threshold a bit for page allocators"), the reclaimer sleeps in
+    /// congestion_wait(BLK_RW_ASYNC, HZ/10) and checks again.
+    pub throttle_vm_writeout: bool,
     /// balance_pgdat's priority loop.
     pub kswapd_balance: KswapdBalance,
     /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
@@ -380,6 +385,7 @@ impl Profile {
             writeback_wraps_in_call: old,
             kswapd_hopeless: !old,
             reclaim_writes_file: kernel == Linux2639,
+            throttle_vm_writeout: kernel == Linux2639,
             kswapd_balance: if kernel == Linux2639 { KswapdBalance::LoopAgain } else { KswapdBalance::RaisePriority },
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },

@@ -962,6 +962,19 @@ impl Kernel {
                 PathStep::Continue
             }
             RState::NodeDone => {
+                if self.profile.throttle_vm_writeout && path.timed {
+                    // 2.6.39 shrink_zone: throttle_vm_writeout(sc->gfp_mask), a loop of
+                    // congestion_wait(BLK_RW_ASYNC, HZ/10) while NR_WRITEBACK (+
+                    // NR_UNSTABLE_NFS, none here) is above dirty_thresh + dirty_thresh / 10
+                    // (GFP_KERNEL callers: __GFP_FS and __GFP_IO both set, no early break).
+                    // This state is entered again after the sleep and checks again.
+                    let thresh = self.dirty_limits().thresh;
+                    if self.mm.stat.writeback > thresh + thresh / 10 {
+                        let cap = self.now + HZ_NS / 10;
+                        let until = self.block.congestion_clears_at().unwrap_or(cap).min(cap).max(self.now + 1);
+                        return PathStep::Sleep { until, io: true };
+                    }
+                }
                 // shrink_slab. 6.x: shrink_node_memcgs calls shrink_slab(gfp, nid, memcg,
                 // sc->priority) for the cgroup reclaimed (the model runs it once per
                 // shrink_node, for the target cgroup). 2.6.39: do_try_to_free_pages (global
@@ -1978,5 +1991,62 @@ mod tests {
                 assert!(naps.is_empty(), "{naps:?}");
             }
         }
+    }
+
+    /// 2.6.39 shrink_zone ends with throttle_vm_writeout: while the pages under writeback
+    /// exceed the dirty threshold plus a tenth, the reclaimer sleeps in
+    /// congestion_wait(HZ/10), in D state, and checks again; below that it goes on.
+    #[test]
+    fn reclaim_2_6_39_throttles_while_writeback_exceeds_the_dirty_threshold() {
+        struct Writer(Option<usize>, u64);
+        impl crate::Program for Writer {
+            fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+                let flags = crate::fs::OpenFlags { write: true, create: true, trunc: true, ..Default::default() };
+                let f = *self.0.get_or_insert_with(|| k.sys_open(me, "/root/f", flags).unwrap().0);
+                if self.1 == 0 {
+                    return Step::Exit(0);
+                }
+                let r = k.sys_write(me, f, 1 << 20).unwrap();
+                self.1 -= r.bytes;
+                r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 })
+            }
+        }
+        let mut m = memtwin_machine::preset("seed-000").unwrap();
+        memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
+        memtwin_machine::apply_set(&mut m, "kernel=linux-2.6.39").unwrap();
+        let mut k = Kernel::boot(m, 1).unwrap();
+        let t = k.spawn("w", "w", Box::new(Writer(None, 8 << 20)), crate::Sink::Null, crate::Sink::Null);
+        let limit = k.now + 60 * memtwin_engine::NS_PER_SEC;
+        k.run_until(limit, &mut |k| k.task_exited(t));
+        // Put the file's 2,048 dirty pages under writeback (the requests stay in flight:
+        // the event loop does not run below).
+        let mapping = k.fs.inodes[k.fs.lookup("/root/f").unwrap() as usize].mapping;
+        k.writeback_mapping(mapping, u64::MAX, None);
+        let wb = k.mm.stat.writeback;
+        assert!(wb >= 2048, "{wb}");
+        let run = |k: &mut Kernel| {
+            let sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
+            let mut path = ReclaimPath::new(sc, true, true, k.now);
+            let mut sleeps = 0;
+            loop {
+                match k.reclaim_advance(None, &mut path) {
+                    PathStep::Sleep { until, io: true } if path.state == RState::NodeDone => {
+                        assert!(until > k.now && until <= k.now + HZ_NS / 10);
+                        sleeps += 1;
+                        if sleeps == 3 {
+                            return sleeps;
+                        }
+                    }
+                    PathStep::Done => return sleeps,
+                    _ => {}
+                }
+            }
+        };
+        // dirty_bytes at 4 MiB: 1,024 pages, boosted to 1,126, below the 2,048 in flight.
+        k.sysctl.dirty_bytes = 4 << 20;
+        assert_eq!(run(&mut k), 3, "throttled, and again after each nap");
+        // 16 MiB: 4,096 pages, above them.
+        k.sysctl.dirty_bytes = 16 << 20;
+        assert_eq!(run(&mut k), 0, "not throttled");
     }
 }
