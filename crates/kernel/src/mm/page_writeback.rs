@@ -279,16 +279,7 @@ impl Kernel {
                         run_start = index;
                     }
                     run_len += 1;
-                    // clear_page_dirty_for_io + set_page_writeback (__folio_start_writeback
-                    // moves the tags under xa_lock_irqsave).
-                    self.xa_lock(m, 1);
-                    self.mm.pages.clear_dirty(p);
-                    self.mm.pages.set_writeback(p);
-                    self.mm.stat.dirty -= 1;
-                    self.mm.stat.writeback += 1;
-                    let s = &mut self.mm.mappings[m as usize];
-                    s.nr_dirty -= 1;
-                    s.nr_writeback += 1;
+                    self.start_page_writeback(m, p);
                     written += 1;
                     done_index = Some(index);
                 }
@@ -342,6 +333,19 @@ impl Kernel {
         written
     }
 
+    /// clear_page_dirty_for_io + set_page_writeback of page `p` of mapping `m`
+    /// (__folio_start_writeback moves the tags under xa_lock_irqsave).
+    fn start_page_writeback(&mut self, m: u32, p: super::page::Pfn) {
+        self.xa_lock(m, 1);
+        self.mm.pages.clear_dirty(p);
+        self.mm.pages.set_writeback(p);
+        self.mm.stat.dirty -= 1;
+        self.mm.stat.writeback += 1;
+        let s = &mut self.mm.mappings[m as usize];
+        s.nr_dirty -= 1;
+        s.nr_writeback += 1;
+    }
+
     /// pageout() of one dirty file page by reclaim (2.6.39 shrink_page_list):
     /// clear_page_dirty_for_io, SetPageReclaim (the end of its write rotates it to the
     /// inactive tail), ->writepage as a request of its own, NR_VMSCAN_WRITE. Returns the
@@ -353,15 +357,9 @@ impl Kernel {
             return 0;
         };
         let base = self.mm.mappings[m as usize].disk_base;
-        self.xa_lock(m, 1);
-        self.mm.pages.clear_dirty(p);
-        self.mm.pages.set_writeback(p);
+        self.start_page_writeback(m, p);
         self.mm.pages.set_reclaim(p);
-        self.mm.stat.dirty -= 1;
-        self.mm.stat.writeback += 1;
         let s = &mut self.mm.mappings[m as usize];
-        s.nr_dirty -= 1;
-        s.nr_writeback += 1;
         if s.nr_dirty == 0 {
             s.dirtied_when = 0;
         }
