@@ -520,8 +520,9 @@ mod tests {
         assert_eq!(c.live(), 1);
     }
 
-    #[test]
-    fn second_chance_order() {
+    /// A root with four children, each put once (2.6.39's dput: all referenced, listed
+    /// oldest first).
+    fn four_referenced() -> (Dcache, u32, Vec<u32>) {
         let mut c = Dcache::new();
         let root = c.d_alloc(NIL, 0);
         let mut k = Killed::default();
@@ -529,6 +530,13 @@ mod tests {
         for &d in &ds {
             c.dput(d, R, &mut k);
         }
+        (c, root, ds)
+    }
+
+    #[test]
+    fn second_chance_order() {
+        let (mut c, root, ds) = four_referenced();
+        let mut k = Killed::default();
         // All referenced: the first pass frees nothing and clears every flag.
         let r = c.prune(4, V, &mut k);
         assert_eq!((r.rotated, r.freed), (4, 0));
@@ -553,13 +561,7 @@ mod tests {
     #[test]
     fn prune_budget_per_era() {
         let fresh = || {
-            let mut c = Dcache::new();
-            let root = c.d_alloc(NIL, 0);
-            let mut k = Killed::default();
-            let ds: Vec<u32> = (1..=4).map(|n| c.d_alloc(root, n)).collect();
-            for &d in &ds {
-                c.dput(d, R, &mut k);
-            }
+            let (c, _, ds) = four_referenced();
             (c, ds)
         };
         let mut k = Killed::default();
