@@ -197,8 +197,8 @@ pub struct WritebackState {
 pub struct SwapState {
     pub areas: Vec<crate::mm::swapfile::SwapArea>,
     /// Swap slots being written / read: slot -> (mapping, index).
-    pub wb: std::collections::HashMap<u32, (u32, u64)>,
-    pub rd: std::collections::HashMap<u32, (u32, u64)>,
+    pub wb: crate::idhash::IdMap<u32, (u32, u64)>,
+    pub rd: crate::idhash::IdMap<u32, (u32, u64)>,
     /// Swap writes queued by the reclaim pass in progress.
     pub pending_buf: Vec<u32>,
     /// zram devices set up with zramctl: (disk size, compression algorithm).
@@ -214,11 +214,11 @@ pub struct SwapState {
     /// Pages swap-in read into the swap cache that no page table maps yet (the faulting
     /// page until its fault completes, swap readahead's pages until touched): touching one
     /// is do_swap_page, touching any other is a plain access or do_wp_page.
-    pub unmapped: std::collections::HashSet<(u32, u64)>,
+    pub unmapped: crate::idhash::IdSet<(u32, u64)>,
     /// Pages swap readahead brought in that no fault has found yet, with their frame
     /// (PG_readahead, set by swap_cluster_readahead / swap_vma_readahead): the fault that
     /// finds one counts SWAP_RA_HIT (swap_cache_get_folio / lookup_swap_cache).
-    pub ra: std::collections::HashMap<(u32, u64), crate::mm::page::Pfn>,
+    pub ra: crate::idhash::IdMap<(u32, u64), crate::mm::page::Pfn>,
     /// swap_cluster_readahead's adaptive window (swapin_nr_pages, 3.15+): readahead pages
     /// found since the last window (swapin_readahead_hits), the offset of the last fault
     /// without hits (prev_offset) and the last window (last_readahead_pages).

@@ -10,6 +10,7 @@ pub mod cgroup;
 pub mod delayacct;
 pub mod fs;
 pub mod host;
+pub mod idhash;
 pub mod ioprio;
 mod kernel;
 pub mod mm;

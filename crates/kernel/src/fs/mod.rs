@@ -29,7 +29,7 @@ pub use read_write::{Errno, IoProgress, OpenFlags};
 
 use crate::block::Block;
 use memtwin_engine::Ns;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
 pub struct Inode {
@@ -149,7 +149,7 @@ pub struct Fs {
     /// A mount's root is a directory without an entry here.
     pub dirs: BTreeMap<(u32, String), u64>,
     /// Page-cache mapping -> inode, for writeback completions.
-    pub by_mapping: HashMap<u32, u32>,
+    pub by_mapping: crate::idhash::IdMap<u32, u32>,
     pub direct_writes: Vec<DirectWrite>,
     /// The open file descriptions (struct file) of every task, by id (file.rs).
     pub files: FileTable,

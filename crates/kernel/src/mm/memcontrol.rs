@@ -20,7 +20,6 @@ use super::{MappingKind, Slot, PAGE_SIZE};
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId, NS_PER_SEC};
 use memtwin_machine::KernelProfile;
-use std::collections::HashMap;
 
 /// A cgroup id (mem_cgroup_id); 0 is the root cgroup.
 pub type MemcgId = u16;
@@ -210,7 +209,7 @@ pub struct MemCgroups {
     /// The cgroup a mapping's pages are charged to, by mapping id (0: root / none yet).
     mapping_memcg: Vec<MemcgId>,
     /// Pages charged to another cgroup than their mapping's.
-    exceptions: HashMap<Pfn, MemcgId>,
+    exceptions: crate::idhash::IdMap<Pfn, MemcgId>,
     /// A page allocated and charged, not yet in a mapping: (frame, cgroup).
     pending: Option<(Pfn, MemcgId)>,
     /// The cgroup of each swap slot (swap_cgroup), SWAP_OUT set while the page is out.
@@ -242,7 +241,7 @@ impl MemCgroups {
             cgs: vec![root],
             free_ids: Vec::new(),
             mapping_memcg: Vec::new(),
-            exceptions: HashMap::new(),
+            exceptions: Default::default(),
             pending: None,
             swap_memcg: Vec::new(),
             lruvec_memcg: vec![ROOT_MEMCG],

@@ -23,11 +23,10 @@
 use super::lru::{LruvecId, NR_LRU_LISTS};
 use super::page::{Lru, Pfn};
 use crate::profile::RotateReclaimable;
+use crate::idhash::IdMap;
 use crate::Kernel;
 use memtwin_engine::Ns;
 use memtwin_procfs::VmItem;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 /// How an era adds new pages to the LRU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -383,29 +382,7 @@ pub struct LruMoveBatches {
     pub drained_pages: [u64; NR_MOVE_KINDS],
     /// The references the batches hold (folio_get in folio_batch_add_and_move,
     /// page_cache_get before pagevec_add): entries per page queued.
-    refs: HashMap<Pfn, u16, BuildHasherDefault<PfnHasher>>,
-}
-
-/// A multiplicative hash of a frame number (Fibonacci hashing): the batch-reference map is
-/// looked up in the reclaim loop, and its keys are small integers.
-#[derive(Default)]
-pub struct PfnHasher(u64);
-
-impl Hasher for PfnHasher {
-    #[inline]
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ b as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    #[inline]
-    fn write_u32(&mut self, n: u32) {
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+    refs: IdMap<Pfn, u16>,
 }
 
 impl LruMoveBatches {
@@ -421,7 +398,7 @@ impl LruMoveBatches {
             total: 0,
             drained_batches: [0; NR_MOVE_KINDS],
             drained_pages: [0; NR_MOVE_KINDS],
-            refs: HashMap::default(),
+            refs: IdMap::default(),
         }
     }
     /// Whether a move batch holds a reference on `p`: the page cannot be freed until the
