@@ -276,6 +276,18 @@ impl Pages {
             self.high.remove(&p);
         }
     }
+    /// Frames of `start..end` that are free (`Lru::Free`) and that are held outside any
+    /// list and mapping (`Lru::None`, mapping 0: kernel pages): one branch-free pass over
+    /// the records (pageblock_fallback counts a pageblock this way).
+    pub fn census(&self, start: Pfn, end: Pfn) -> (u32, u32) {
+        let (mut free, mut held) = (0u32, 0u32);
+        for f in &self.f[start as usize..end as usize] {
+            let m = f.map;
+            free += ((m & LRU_MASK) == (Lru::Free as u32) << LRU_SHIFT) as u32;
+            held += ((m & (LRU_MASK | MAP_MASK)) == 0) as u32;
+        }
+        (free, held)
+    }
     #[inline]
     pub fn lru(&self, p: Pfn) -> Lru {
         Lru::from_u8(((self.f[p as usize].map & LRU_MASK) >> LRU_SHIFT) as u8)
@@ -330,6 +342,24 @@ impl Pages {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn census_counts_free_frames_and_unlisted_unmapped_ones() {
+        let mut p = Pages::new(8, 0);
+        for q in 0..8 {
+            p.set_owner(q, 0, 0);
+        }
+        p.set_lru(0, Lru::Free);
+        p.set_lru(1, Lru::Free);
+        p.set_owner(2, 5, 7); // a page-cache page being added: unlisted but mapped
+        p.set_owner(3, 5, 8);
+        p.set_lru(3, Lru::ActiveFile);
+        p.set_lru(4, Lru::Isolated);
+        // 5, 6, 7: kernel pages (mapping 0, on no LRU list).
+        assert_eq!(p.census(0, 8), (2, 3));
+        assert_eq!(p.census(1, 3), (1, 0));
+        assert_eq!(p.census(5, 5), (0, 0));
+    }
+
     #[test]
     fn fields_do_not_interfere() {
         let mut p = Pages::new(4, 0);

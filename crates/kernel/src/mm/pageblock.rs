@@ -99,19 +99,23 @@ impl Mm {
         let start = (p as u64) & !(PAGEBLOCK_NR_PAGES - 1);
         let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
         let untouched = self.free.untouched() as u64;
-        // The frame just taken was free when the kernel counted (move_freepages_block).
-        let (mut free, mut movable) = (1u64, 0u64);
-        for q in start..end {
-            if q == p as u64 {
-                continue;
+        // Frames below the untouched mark are free without a record; the others are
+        // counted from their records. The frame just taken was free when the kernel
+        // counted (move_freepages_block), so it counts as free, not as what it is now.
+        let touched = start.max(untouched).min(end);
+        let (cf, ch) = self.pages.census(touched as Pfn, end as Pfn);
+        let mut free = (touched - start) + cf as u64;
+        let mut movable = (end - touched) - cf as u64 - ch as u64;
+        if p as u64 >= untouched {
+            match self.pages.lru(p) {
+                Lru::Free => free -= 1,
+                Lru::None if self.pages.mapping(p) == 0 => {}
+                _ => movable -= 1,
             }
-            let l = if q < untouched { Lru::Free } else { self.pages.lru(q as Pfn) };
-            match l {
-                Lru::Free => free += 1,
-                Lru::None if self.pages.mapping(q as Pfn) == 0 => {}
-                _ => movable += 1,
-            }
+        } else {
+            free -= 1;
         }
+        free += 1;
         let alike = match self.steal_rule {
             StealRule::HalfFree => 0,
             StealRule::HalfFreeOrAlike if old == MigrateType::Movable => (end - start) - free - movable,
@@ -175,6 +179,35 @@ mod tests {
             let q = mm.take_kernel(KernelOwner::Other).unwrap();
             assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 2, "{q}");
             assert_eq!(mm.pageblocks.of(q as u64), MigrateType::Movable, "{rule:?}");
+        }
+    }
+
+    #[test]
+    fn a_block_of_kernel_pages_is_claimed_only_where_alike_pages_count() {
+        for rule in [StealRule::HalfFree, StealRule::HalfFreeOrAlike] {
+            let mut mm = mm(4 * PAGEBLOCK_NR_PAGES, rule);
+            mm.take_kernel(KernelOwner::Other).unwrap();
+            // Take the rest of the top block, then most of the next one: three quarters of
+            // it held by the kernel outside any list, a few pages movable, the rest free.
+            while mm.free.nr_free > 3 * PAGEBLOCK_NR_PAGES {
+                mm.take_free().unwrap();
+            }
+            let mut n = 0;
+            while mm.free.nr_free > 2 * PAGEBLOCK_NR_PAGES + PAGEBLOCK_NR_PAGES / 8 {
+                let q = mm.take_free().unwrap();
+                mm.pages.set_owner(q, 0, 0);
+                if n % 8 == 0 {
+                    mm.pages.set_owner(q, 1, q as u64);
+                    mm.pages.set_lru(q, Lru::InactiveFile);
+                }
+                n += 1;
+            }
+            let q = mm.take_kernel(KernelOwner::Other).unwrap();
+            assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 2, "{q}");
+            // Free: 1/8 of the block (under half); alike: ~3/4 (steal_suitable_fallback's
+            // free_pages + alike_pages >= pageblock_nr_pages / 2, 4.12+).
+            let want = if rule == StealRule::HalfFree { MigrateType::Movable } else { MigrateType::Unmovable };
+            assert_eq!(mm.pageblocks.of(q as u64), want, "{rule:?}");
         }
     }
 
