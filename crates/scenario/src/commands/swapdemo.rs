@@ -13,6 +13,8 @@ const BATCH: u64 = 512;
 /// User time per page visited: a cache-missing load with a TLB miss (~100 ns of DRAM
 /// latency on a laptop of the era), plus the loop.
 const ACCESS_NS: Ns = 110;
+/// How many accesses ahead the host loads of the test loop are started.
+const LOOKAHEAD: usize = 16;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -36,7 +38,10 @@ pub struct Swapdemo {
     pos: u64,
     chunk: u64,
     rng: Rng,
-    pending_lib: Option<u64>,
+    /// The library pages of the accesses ahead, drawn from random() in order (the current
+    /// one first, taken off once both its accesses are done), so that the host loads of
+    /// later accesses can be started early: hints that change nothing.
+    ahead: std::collections::VecDeque<u64>,
     /// Print each iteration's seconds to stderr (`--times`).
     times: bool,
     iter_start: Ns,
@@ -98,7 +103,7 @@ impl Swapdemo {
             pos: 0,
             chunk: 0,
             rng: Rng::new(seed),
-            pending_lib: None,
+            ahead: std::collections::VecDeque::with_capacity(LOOKAHEAD + 1),
             times,
             iter_start: 0,
         })
@@ -163,25 +168,28 @@ impl Program for Swapdemo {
                 let base = self.chunk * self.chunk_bytes / PAGE_SIZE;
                 let end = (self.pos + BATCH).min(steps);
                 while self.pos < end {
-                    let lib_page = match self.pending_lib {
-                        Some(p) => p,
-                        None => {
-                            let r = (8 * self.random()) % self.lib_bytes;
-                            r / PAGE_SIZE
-                        }
-                    };
-                    if let Err(s) = k.touch(me, self.lib_m, lib_page.min(lib_pages - 1), false) {
-                        self.pending_lib = Some(lib_page);
+                    while self.ahead.len() <= LOOKAHEAD {
+                        let r = (8 * self.random()) % self.lib_bytes;
+                        self.ahead.push_back((r / PAGE_SIZE).min(lib_pages - 1));
+                    }
+                    // The way to the library's page-cache leaf, the leaf's slot and the frame
+                    // record of accesses ahead; the data page's slot and frame likewise.
+                    k.mm.prefetch_slot_parent(self.lib_m, self.ahead[LOOKAHEAD]);
+                    k.mm.prefetch_slot(self.lib_m, self.ahead[LOOKAHEAD / 2]);
+                    k.mm.prefetch_page(self.lib_m, self.ahead[LOOKAHEAD / 4]);
+                    let d = base + self.pos;
+                    if d + LOOKAHEAD as u64 / 4 < data_pages {
+                        k.mm.prefetch_page(self.data_m, d + LOOKAHEAD as u64 / 4);
+                    }
+                    if let Err(s) = k.touch(me, self.lib_m, self.ahead[0], false) {
                         return s;
                     }
-                    self.pending_lib = Some(lib_page);
-                    let d = base + self.pos;
                     if d < data_pages {
                         if let Err(s) = k.touch(me, self.data_m, d, false) {
                             return s;
                         }
                     }
-                    self.pending_lib = None;
+                    self.ahead.pop_front();
                     k.charge_user(me, ACCESS_NS * 2);
                     self.pos += 1;
                 }
