@@ -60,6 +60,8 @@ pub struct Kernel {
     free_buffers: Vec<u32>,
     /// Pipes (fs/pipe.c), by index; see `crate::pipe`.
     pub pipes: Vec<crate::pipe::Pipe>,
+    /// Pipes whose ends have all been closed, reused by pipe_create.
+    pub free_pipes: Vec<u32>,
     /// Interrupts since boot (/proc/stat intr).
     pub intr: u64,
     pub forks: u64,
@@ -384,6 +386,7 @@ impl Kernel {
             buffers: Vec::new(),
             free_buffers: Vec::new(),
             pipes: Vec::new(),
+            free_pipes: Vec::new(),
             intr: 0,
             forks: 0,
             next_pid: 1,
@@ -675,8 +678,8 @@ impl Kernel {
     }
     /// Buffers and task slots the shell's table hold (in use or free): what grows if
     /// something is never released.
-    pub fn table_sizes(&self) -> (usize, usize) {
-        (self.tasks.len(), self.buffers.len())
+    pub fn table_sizes(&self) -> (usize, usize, usize) {
+        (self.tasks.len(), self.buffers.len(), self.pipes.len())
     }
 
     // ---- CPU charging ---------------------------------------------------------------------

@@ -24,6 +24,9 @@ pub struct Pipe {
     pub buf: VecDeque<u8>,
     pub readers: u32,
     pub writers: u32,
+    /// The read end has been given to a task: once it and every write end are closed, the
+    /// pipe is gone (free_pipe_info) and its slot can be reused.
+    reader_attached: bool,
     /// Tasks sleeping in pipe_read / pipe_write.
     read_waiters: Vec<TaskId>,
     write_waiters: Vec<TaskId>,
@@ -43,14 +46,29 @@ impl Kernel {
     /// pipe(2): a new pipe with no ends open yet (tasks spawned with it as stdin or
     /// stdout/stderr hold the ends).
     pub fn pipe_create(&mut self) -> u32 {
+        if let Some(p) = self.free_pipes.pop() {
+            return p;
+        }
         self.pipes.push(Pipe::default());
         (self.pipes.len() - 1) as u32
+    }
+
+    /// The last end of pipe `p` closed after its reader had it (pipe_release ->
+    /// free_pipe_info): its buffer goes and its slot is reused. A pipe whose reader has
+    /// not been started yet stays (the pipeline is still being set up).
+    fn pipe_release_if_unused(&mut self, p: u32) {
+        let pipe = &mut self.pipes[p as usize];
+        if pipe.reader_attached && pipe.readers == 0 && pipe.writers == 0 {
+            *pipe = Pipe::default();
+            self.free_pipes.push(p);
+        }
     }
 
     /// The task's standard input becomes the read end of pipe `p`.
     pub fn attach_stdin_pipe(&mut self, tid: TaskId, p: u32) {
         self.tasks[tid as usize].stdin_pipe = Some(p);
         self.pipes[p as usize].readers += 1;
+        self.pipes[p as usize].reader_attached = true;
     }
 
     /// Count the write ends a freshly spawned task holds.
@@ -77,6 +95,7 @@ impl Kernel {
                         self.sched.wake(w, self.now, None);
                     }
                 }
+                self.pipe_release_if_unused(p);
             }
         }
         if let Some(p) = rd {
@@ -88,6 +107,7 @@ impl Kernel {
                     self.sched.wake(w, self.now, None);
                 }
             }
+            self.pipe_release_if_unused(p);
         }
     }
 

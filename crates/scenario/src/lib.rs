@@ -545,10 +545,10 @@ mod scale_tests {
     use super::*;
 
     /// Run `n` short top-level commands (a program, a command substitution, a pipeline, a
-    /// background job waited for) and return the kernel's task-slot and buffer table sizes
-    /// and the kernel events the run took.
-    fn run_short_commands(n: usize) -> ((usize, usize), u64) {
-        let kinds = ["true", "x=$(echo hi)", "echo a | cat > /dev/null", "sleep 0.001 &", "wait"];
+    /// background job waited for) and return the kernel's task-slot, buffer and pipe table
+    /// sizes and the kernel events the run took.
+    fn run_short_commands(n: usize) -> ((usize, usize, usize), u64) {
+        let kinds = ["true", "x=$(echo hi)", "echo a | cat | cat > /dev/null", "sleep 0.001 &", "wait"];
         let text: String = (0..n).map(|i| format!("{}\n", kinds[i % kinds.len()])).collect();
         let script = lang::parse_all(&text).expect("parses");
         let machine = memtwin_machine::load("default").unwrap();
@@ -564,13 +564,13 @@ mod scale_tests {
     /// walks (the task table for pid lookups, writeback's dirtier count, the OOM killer,
     /// /proc; the buffer table for the output limit), so those tables must not grow with
     /// the number of commands run before — exited tasks are reaped and their slots reused,
-    /// buffers are released — and the kernel's work per command (its events) must not grow
+    /// buffers are released, a pipe's slot is reused once its ends are closed — and the kernel's work per command (its events) must not grow
     /// either.
     #[test]
     fn ten_thousand_short_commands_keep_the_tables_bounded() {
         let (small, small_events) = run_short_commands(1_000);
         let (large, large_events) = run_short_commands(10_000);
-        assert_eq!(small, large, "task slots and buffers after 1000 and 10000 commands");
+        assert_eq!(small, large, "task slots, buffers and pipes after 1000 and 10000 commands");
         // Ten times the commands, ten times the events (the boot's own events aside).
         assert!(large_events <= 10 * small_events + 100, "{small_events} events for 1000 commands, {large_events} for 10000");
     }
