@@ -793,6 +793,23 @@ impl Kernel {
     }
 
     /// Free what a task holds (its anonymous memory); filled in by the anon model.
+    /// The CPU time of exit_mmap's teardown of `tid`'s memory: every resident page of its
+    /// private anonymous memory (zap_pte_range -> free_pages_and_swap_cache) and of the
+    /// shared anonymous objects that go with it (shmem_evict_inode -> shmem_truncate_range)
+    /// is taken out of its mapping and freed, the per-page work `rm` pays for a cached file
+    /// (`page_cache_ns`). PTEs of file pages that stay cached are not charged.
+    fn exit_mmap_ns(&self, tid: TaskId) -> Ns {
+        let t = &self.tasks[tid as usize];
+        let mut pages = t.anon_mapping.map_or(0, |m| self.mm.mappings[m as usize].nrpages);
+        for &m in &t.vmas {
+            let s = &self.mm.mappings[m as usize];
+            if s.live && s.kind == MappingKind::Shmem && s.owner == Some(tid) {
+                pages += s.nrpages;
+            }
+        }
+        pages * self.machine.cpu_model.page_cache_ns
+    }
+
     fn release_task_memory(&mut self, tid: TaskId) {
         // exit_mmap: lru_add_drain() on the exiting task's CPU first. The task runs no more
         // bursts: a wait for lru_lock here is nobody's time (as in completion context).
@@ -962,6 +979,12 @@ impl Kernel {
                 self.current = Some(tid);
                 let s = prog.step(self, tid);
                 self.current = None;
+                if matches!(s, Step::Exit(_)) && !self.tasks[tid as usize].killed {
+                    // do_exit -> exit_mm -> exit_mmap runs on the exiting task before its
+                    // parent's wait returns: its time is the task's last system time.
+                    let ns = self.exit_mmap_ns(tid);
+                    self.charge_sys(tid, ns);
+                }
                 if self.tasks[tid as usize].program.is_none() && !self.tasks[tid as usize].killed {
                     self.tasks[tid as usize].program = Some(prog);
                 }

@@ -36,3 +36,59 @@ fn reaped_slots_are_reused_and_cpu_is_summed_at_exit() {
     assert_eq!(k.children_utime, 5000 * 1_000);
     assert_eq!(k.children_stime, 5000 * 2_000);
 }
+
+/// Touches `pages` pages of private anonymous memory (and, with `shared`, as many of a
+/// MAP_SHARED|MAP_ANONYMOUS object) in its first steps; its last step does nothing but
+/// exit, and notes when it did.
+struct Toucher {
+    pages: u64,
+    shared: bool,
+    pos: u64,
+    exit_step_at: std::rc::Rc<std::cell::Cell<u64>>,
+}
+impl Program for Toucher {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.pos == self.pages {
+            self.exit_step_at.set(k.now);
+            return Step::Exit(0);
+        }
+        if self.pos == 0 && self.shared && k.tasks[me as usize].vmas.is_empty() {
+            k.map_shared_anon(me, self.pages, memtwin_kernel::mm::Content::Zero);
+        }
+        let anon = k.anon_mapping(me);
+        let shm = k.tasks[me as usize].vmas.first().copied();
+        while self.pos < self.pages {
+            if let Err(s) = k.touch(me, anon, self.pos, true) {
+                return s;
+            }
+            if let Some(m) = shm {
+                if let Err(s) = k.touch(me, m, self.pos, true) {
+                    return s;
+                }
+            }
+            self.pos += 1;
+        }
+        Step::Cpu { user: 0, sys: 0 }
+    }
+}
+
+/// exit_mmap's teardown is the exiting task's last system time, before its parent's wait
+/// returns: every resident page of its private and shared anonymous memory is taken out
+/// and freed at the per-page cost `rm` pays for a cached file (page_cache_ns).
+#[test]
+fn exit_mmap_charges_the_exiting_task_per_resident_anonymous_page() {
+    for (pages, shared) in [(0u64, false), (5_000, false), (5_000, true)] {
+        let m = memtwin_machine::preset("seed-000").expect("preset");
+        let per_page = m.cpu_model.page_cache_ns;
+        let mut k = Kernel::boot(m, 1).expect("boot");
+        let at = std::rc::Rc::new(std::cell::Cell::new(0));
+        let prog = Toucher { pages, shared, pos: 0, exit_step_at: at.clone() };
+        let t = k.spawn("touch", "touch", Box::new(prog), Sink::Null, Sink::Null);
+        let limit = k.now + 60 * NS_PER_SEC;
+        k.run_until(limit, &mut |k| k.task_exited(t));
+        assert_eq!(k.tasks[t as usize].exit_code, Some(0));
+        let resident = if shared { 2 * pages } else { pages };
+        let teardown = k.tasks[t as usize].end - at.get();
+        assert_eq!(teardown, resident * per_page, "{pages} pages, shared {shared}");
+    }
+}
