@@ -4,6 +4,7 @@ user would start it (`python -m memtwin ...`)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +13,12 @@ from typing import List, Optional, Union
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
+
+# The Ctrl-C tests interrupt this process and the CLIs it starts. A runner started in the
+# background without job control (`cmd &` in a script) inherits SIGINT ignored, which
+# Python then keeps and passes on to every child: give this process Python's own handler,
+# so that the signal reaches it and exec resets it to the default in the children.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # A simulation of the small default scenario takes seconds; this only guards against a hang.
 TIMEOUT_S = 600

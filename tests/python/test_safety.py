@@ -237,8 +237,9 @@ def test_ctrl_c_stops_the_api_promptly_with_keyboard_interrupt():
         pieces.append(text)
         os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C right after the first command
 
+    # max_wall bounds the run should the Ctrl-C be lost (conftest.py makes sure it is not).
     with pytest.raises(KeyboardInterrupt):
-        memtwin.run(LONG, set=["ram=1G"], max_sim_time=0, max_output=0, on_output=on_output)
+        memtwin.run(LONG, set=["ram=1G"], max_sim_time=0, max_output=0, max_wall=60, on_output=on_output)
     assert len(pieces) == 1 and pieces[0].startswith("# free -m\n")
 
 
