@@ -100,22 +100,23 @@ impl Mm {
         let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
         let untouched = self.free.untouched() as u64;
         // Frames below the untouched mark are free without a record; the others are
-        // counted from their records. The frame just taken was free when the kernel
-        // counted (move_freepages_block), so it counts as free, not as what it is now.
+        // counted from their records.
         let touched = start.max(untouched).min(end);
         let (cf, ch) = self.pages.census(touched as Pfn, end as Pfn);
         let mut free = (touched - start) + cf as u64;
         let mut movable = (end - touched) - cf as u64 - ch as u64;
+        // The frame just taken was free when the kernel counted (move_freepages_block):
+        // it counts as free, not as what it is now.
         if p as u64 >= untouched {
             match self.pages.lru(p) {
-                Lru::Free => free -= 1,
-                Lru::None if self.pages.mapping(p) == 0 => {}
-                _ => movable -= 1,
+                Lru::Free => {}
+                Lru::None if self.pages.mapping(p) == 0 => free += 1,
+                _ => {
+                    movable -= 1;
+                    free += 1;
+                }
             }
-        } else {
-            free -= 1;
         }
-        free += 1;
         let alike = match self.steal_rule {
             StealRule::HalfFree => 0,
             StealRule::HalfFreeOrAlike if old == MigrateType::Movable => (end - start) - free - movable,
