@@ -42,8 +42,9 @@ pub struct LockQueue {
     /// Total time it was held.
     pub hold_ns: u64,
     /// Granted holds not yet over, (start, end), in time order and disjoint: `booked`, then
-    /// `last`, whose end is `free_at`. The last is kept apart so that the common case, a
-    /// lock that is idle at the event loop's time, touches no other memory.
+    /// `last`, the latest (a zero-length grant may leave `free_at` past its end). The last
+    /// is kept apart so that the common case, a lock that is idle at the event loop's time,
+    /// touches no other memory.
     booked: VecDeque<(Ns, Ns)>,
     last: Option<(Ns, Ns)>,
 }
