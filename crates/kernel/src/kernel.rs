@@ -730,9 +730,12 @@ impl Kernel {
         self.tasks[tid as usize].exit_code.is_some()
     }
 
-    /// Kill a task (OOM killer, signals): it stops at once and its resources are freed.
+    /// Kill a task (OOM killer, signals). It stops what it was doing; then, as a task that
+    /// exits by itself does, it tears its memory down on its CPU (do_exit -> exit_mm ->
+    /// exit_mmap, `exit_mmap_ns` of system time) before its resources are freed and its
+    /// parent's wait returns. A task already dying keeps its first signal's status.
     pub fn kill(&mut self, tid: TaskId, code: i32) {
-        if self.task_exited(tid) {
+        if self.task_exited(tid) || self.tasks[tid as usize].killed {
             return;
         }
         self.tasks[tid as usize].killed = true;
@@ -744,7 +747,50 @@ impl Kernel {
             self.tasks[tid as usize].after_burst = Some(Step::Exit(code));
             return;
         }
+        // Off its CPU: a fatal signal ends the sleep (the model's sleeps are all killable:
+        // the wait is abandoned), and the task runs again only to exit.
+        self.reclaim_path_abort(tid);
+        self.waits.clear(tid);
+        if !self.begin_exit_teardown(tid) {
+            return self.do_exit(tid, code);
+        }
+        let t = &mut self.tasks[tid as usize];
+        t.wait_after = None;
+        t.pending_user = 0;
+        t.exit_after_wait = Some(code);
+        self.sched.wake(tid, self.now, None);
+    }
+
+    /// Kill a task with no time left to run (the end of the terminal session): it is gone
+    /// at once, with no exit teardown.
+    pub fn kill_at_once(&mut self, tid: TaskId, code: i32) {
+        if self.task_exited(tid) {
+            return;
+        }
+        self.tasks[tid as usize].killed = true;
+        if let Some(mut p) = self.tasks[tid as usize].program.take() {
+            p.killed(self, tid);
+        }
+        self.tasks[tid as usize].exit_teardown = true;
+        if self.sched.tasks[tid as usize].state == RunState::Running {
+            self.tasks[tid as usize].after_burst = Some(Step::Exit(code));
+            return;
+        }
         self.do_exit(tid, code);
+    }
+
+    /// Charge exit_mmap's teardown as the task's pending system time, once. Returns
+    /// whether there is any (kernel threads have no memory of their own).
+    fn begin_exit_teardown(&mut self, tid: TaskId) -> bool {
+        let t = &self.tasks[tid as usize];
+        if t.exit_teardown || t.kthread {
+            return false;
+        }
+        let ns = self.exit_mmap_ns(tid);
+        let t = &mut self.tasks[tid as usize];
+        t.exit_teardown = true;
+        t.pending_sys += ns;
+        ns > 0
     }
 
     fn do_exit(&mut self, tid: TaskId, code: i32) {
@@ -793,21 +839,24 @@ impl Kernel {
     }
 
     /// Free what a task holds (its anonymous memory); filled in by the anon model.
-    /// The CPU time of exit_mmap's teardown of `tid`'s memory: every resident page of its
-    /// private anonymous memory (zap_pte_range -> free_pages_and_swap_cache) and of the
-    /// shared anonymous objects that go with it (shmem_evict_inode -> shmem_truncate_range)
-    /// is taken out of its mapping and freed, the per-page work `rm` pays for a cached file
-    /// (`page_cache_ns`). PTEs of file pages that stay cached are not charged.
+    /// The CPU time of exit_mmap's teardown of `tid`'s memory, each pass over a page the
+    /// per-page work `rm` pays for a cached file (`page_cache_ns`): every resident page of
+    /// its private anonymous memory is unmapped and freed in one pass (zap_pte_range ->
+    /// free_pages_and_swap_cache); a page of a shared anonymous object that goes with the
+    /// task takes two, its PTE zapped with its rmap (unmap_vmas) and then the page taken
+    /// out of the object and freed (__fput -> shmem_evict_inode -> shmem_truncate_range).
+    /// PTEs of file pages that stay cached are not charged (about a tenth of a private
+    /// page's teardown, docs/costs.md).
     fn exit_mmap_ns(&self, tid: TaskId) -> Ns {
         let t = &self.tasks[tid as usize];
-        let mut pages = t.anon_mapping.map_or(0, |m| self.mm.mappings[m as usize].nrpages);
+        let mut passes = t.anon_mapping.map_or(0, |m| self.mm.mappings[m as usize].nrpages);
         for &m in &t.vmas {
             let s = &self.mm.mappings[m as usize];
             if s.live && s.kind == MappingKind::Shmem && s.owner == Some(tid) {
-                pages += s.nrpages;
+                passes += 2 * s.nrpages;
             }
         }
-        pages * self.machine.cpu_model.page_cache_ns
+        passes * self.machine.cpu_model.page_cache_ns
     }
 
     fn release_task_memory(&mut self, tid: TaskId) {
@@ -968,6 +1017,11 @@ impl Kernel {
             Some(s) => return self.apply_step(tid, s),
             None => {
                 if let Some(code) = self.tasks[tid as usize].exit_after_wait.take() {
+                    // What is left to run before the exit: a killed task's teardown.
+                    let ps = std::mem::take(&mut self.tasks[tid as usize].pending_sys);
+                    if ps > 0 {
+                        return self.start_burst(tid, 0, ps, Some(Step::Exit(code)));
+                    }
                     self.do_exit(tid, code);
                     return;
                 }
@@ -979,11 +1033,10 @@ impl Kernel {
                 self.current = Some(tid);
                 let s = prog.step(self, tid);
                 self.current = None;
-                if matches!(s, Step::Exit(_)) && !self.tasks[tid as usize].killed {
+                if matches!(s, Step::Exit(_)) || self.tasks[tid as usize].killed {
                     // do_exit -> exit_mm -> exit_mmap runs on the exiting task before its
                     // parent's wait returns: its time is the task's last system time.
-                    let ns = self.exit_mmap_ns(tid);
-                    self.charge_sys(tid, ns);
+                    self.begin_exit_teardown(tid);
                 }
                 if self.tasks[tid as usize].program.is_none() && !self.tasks[tid as usize].killed {
                     self.tasks[tid as usize].program = Some(prog);
@@ -1151,6 +1204,19 @@ impl Kernel {
         }
         if let Some(Step::Exit(code)) = t.after_burst {
             t.after_burst = None;
+            if self.tasks[tid as usize].killed && !self.tasks[tid as usize].exit_teardown {
+                // Killed during the burst: what it was doing is abandoned, then its memory
+                // is torn down on this CPU before the exit.
+                self.reclaim_path_abort(tid);
+                self.waits.clear(tid);
+                if self.begin_exit_teardown(tid) {
+                    let t = &mut self.tasks[tid as usize];
+                    t.pending_user = 0;
+                    t.wait_after = None;
+                    let ps = std::mem::take(&mut t.pending_sys);
+                    return self.start_burst(tid, 0, ps, Some(Step::Exit(code)));
+                }
+            }
             self.do_exit(tid, code);
             return;
         }

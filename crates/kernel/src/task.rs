@@ -141,6 +141,9 @@ pub struct Task {
     /// The program exited in a step whose kernel call must wait first: the exit status,
     /// taken once the wait is over.
     pub exit_after_wait: Option<i32>,
+    /// exit_mmap's teardown of the task's memory has been charged (its last system time):
+    /// the next exit is do_exit itself.
+    pub exit_teardown: bool,
 }
 
 impl Task {
@@ -202,6 +205,7 @@ impl Task {
             cg_write: None,
             wait_after: None,
             exit_after_wait: None,
+            exit_teardown: false,
         }
     }
 }

@@ -73,8 +73,9 @@ impl Program for Toucher {
 }
 
 /// exit_mmap's teardown is the exiting task's last system time, before its parent's wait
-/// returns: every resident page of its private and shared anonymous memory is taken out
-/// and freed at the per-page cost `rm` pays for a cached file (page_cache_ns).
+/// returns: every resident page of its private anonymous memory is unmapped and freed at
+/// the per-page cost `rm` pays for a cached file (page_cache_ns); a page of its shared
+/// anonymous memory pays that twice (unmapped, then truncated from its object).
 #[test]
 fn exit_mmap_charges_the_exiting_task_per_resident_anonymous_page() {
     for (pages, shared) in [(0u64, false), (5_000, false), (5_000, true)] {
@@ -87,8 +88,94 @@ fn exit_mmap_charges_the_exiting_task_per_resident_anonymous_page() {
         let limit = k.now + 60 * NS_PER_SEC;
         k.run_until(limit, &mut |k| k.task_exited(t));
         assert_eq!(k.tasks[t as usize].exit_code, Some(0));
-        let resident = if shared { 2 * pages } else { pages };
+        // A shared page takes two passes: out of the page tables, then out of its object.
+        let passes = if shared { 3 * pages } else { pages };
         let teardown = k.tasks[t as usize].end - at.get();
-        assert_eq!(teardown, resident * per_page, "{pages} pages, shared {shared}");
+        assert_eq!(teardown, passes * per_page, "{pages} pages, shared {shared}");
+    }
+}
+
+/// Touches its memory like `Toucher`, then sleeps for an hour.
+struct Sleeper(Toucher);
+impl Program for Sleeper {
+    fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.0.pos < self.0.pages {
+            return self.0.step(k, me);
+        }
+        Step::SleepUntil { t: k.now + 3600 * NS_PER_SEC, io: false }
+    }
+}
+
+fn sleeper(k: &mut Kernel, pages: u64, shared: bool) -> TaskId {
+    let at = std::rc::Rc::new(std::cell::Cell::new(0));
+    let prog = Sleeper(Toucher { pages, shared, pos: 0, exit_step_at: at });
+    let t = k.spawn("sleeper", "sleeper", Box::new(prog), Sink::Null, Sink::Null);
+    let limit = k.now + NS_PER_SEC;
+    k.run_until(limit, &mut |_| false);
+    t
+}
+
+/// A task killed in its sleep runs its exit teardown too (do_exit -> exit_mmap in the
+/// dying task): the signal ends the sleep, the teardown is its last system time, and its
+/// memory is freed, and its parent's wait returns, only when the teardown is done.
+#[test]
+fn a_killed_task_tears_its_memory_down_before_it_exits() {
+    for shared in [false, true] {
+        let m = memtwin_machine::preset("seed-000").expect("preset");
+        let per_page = m.cpu_model.page_cache_ns;
+        let mut k = Kernel::boot(m, 1).expect("boot");
+        let pages = 5_000;
+        let t = sleeper(&mut k, pages, shared);
+        let anon = k.tasks[t as usize].anon_mapping.expect("anonymous memory");
+        let sys_before = k.sched.tasks[t as usize].stime;
+        let killed_at = k.now;
+        k.kill(t, 137);
+        assert!(!k.task_exited(t), "the teardown takes time");
+        assert_eq!(k.mm.mappings[anon as usize].nrpages, pages, "memory is held until the teardown ends");
+        let limit = k.now + NS_PER_SEC;
+        k.run_until(limit, &mut |k| k.task_exited(t));
+        let passes = if shared { 3 * pages } else { pages };
+        assert_eq!(k.tasks[t as usize].exit_code, Some(137));
+        assert_eq!(k.tasks[t as usize].end - killed_at, passes * per_page, "shared {shared}");
+        assert_eq!(k.sched.tasks[t as usize].stime - sys_before, passes * per_page);
+        // A second signal to a dying task changes nothing.
+        k.kill(t, 143);
+        assert_eq!(k.tasks[t as usize].exit_code, Some(137));
+    }
+}
+
+/// The OOM killer's victim exits the same way. From 4.6 to 5.18 the oom_reaper, woken at
+/// once, unmaps the victim's private anonymous memory first, so the victim's own teardown
+/// is only its shared anonymous memory; 6.x's reaper waits 2 s and the victim tears all
+/// of it down itself.
+#[test]
+fn an_oom_victim_tears_down_what_the_oom_reaper_left() {
+    use memtwin_machine::KernelProfile;
+    for (era, reaped) in [(KernelProfile::Linux6, false), (KernelProfile::Linux58, true)] {
+        let mut m = memtwin_machine::preset("seed-000").expect("preset");
+        m.kernel = era;
+        let per_page = m.cpu_model.page_cache_ns;
+        let mut k = Kernel::boot(m, 1).expect("boot");
+        let pages = 5_000;
+        let t = sleeper(&mut k, pages, true);
+        k.tasks[t as usize].oom_score_adj = 1000;
+        let anon = k.tasks[t as usize].anon_mapping.expect("anonymous memory");
+        let killed_at = k.now;
+        k.out_of_memory(t);
+        assert!(k.tasks[t as usize].killed, "{era:?}: the sleeper is the victim");
+        assert_eq!(k.tasks[t as usize].anon_mapping.is_none(), reaped, "{era:?}");
+        if !reaped {
+            assert_eq!(k.mm.mappings[anon as usize].nrpages, pages);
+        }
+        let limit = k.now + NS_PER_SEC;
+        k.run_until(limit, &mut |k| k.task_exited(t));
+        // The shared pages take two passes each; the private ones one, unless reaped.
+        let torn_down = if reaped { 2 * pages } else { 3 * pages };
+        assert_eq!(k.tasks[t as usize].end - killed_at, torn_down * per_page, "{era:?}");
+        let log: String = k.log.records.iter().map(|r| format!("{}\n", r.text)).collect();
+        assert_eq!(log.contains("oom_reaper: reaped process"), reaped, "{era:?}: {log}");
+        if reaped {
+            assert!(log.contains(&format!("shmem-rss:{}kB", pages * 4)), "{log}");
+        }
     }
 }

@@ -152,7 +152,7 @@ impl Shell {
         };
         // The terminal session ends: whatever still runs in the background is stopped.
         for j in std::mem::take(&mut self.jobs) {
-            self.k.kill(j, 143);
+            self.k.kill_at_once(j, 143);
         }
         self.account_all();
         self.sample_through(self.k.now);

@@ -1433,6 +1433,7 @@ impl Kernel {
         let id = self.tasks[v as usize].memcg;
         self.memcg.event(id, MemcgEvent::OomKill);
         self.tasks[v as usize].oom_victim = true;
+        self.oom_reap(v);
         self.kill(v, 137);
     }
 }

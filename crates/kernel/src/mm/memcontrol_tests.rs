@@ -197,6 +197,8 @@ fn swap_is_charged_to_the_cgroup_and_freed_with_the_task() {
     assert!(c.swap.usage >= 1400 - 1024, "swap {} charged to the cgroup", c.swap.usage);
     assert!(!k.tasks[t as usize].killed);
     k.kill(t, 9);
+    // The task tears its memory down (exit_mmap) before it is gone.
+    k.run_until(k.now + NS_PER_SEC, &mut |k| k.task_exited(t));
     // The freed slots wait in the per-CPU return batches (free_swap_slot), still charged
     // (mem_cgroup_uncharge_swap runs in swap_entry_free); draining them uncharges them.
     let cached = k.swap_slots_cached();

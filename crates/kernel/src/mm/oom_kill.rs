@@ -116,15 +116,32 @@ impl Kernel {
         self.printk(crate::printk::KERN_ERR, &msg);
         self.vm.inc(VmItem::OomKill);
         self.tasks[v as usize].oom_victim = true;
+        self.oom_reap(v);
         self.kill(v, 137);
-        // oom_reap_task_mm (4.6+): the reaper logs when it unmapped the victim's memory
-        // itself. Before 5.19 it was woken at once and usually raced the exiting victim;
-        // since 5.19 (OOM_REAPER_DELAY, 2 s) a victim that exits at once, as every victim of
-        // the model does (its memory is freed by exit_mmap in kill), is skipped silently.
-        if matches!(era, memtwin_machine::KernelProfile::Linux58 | memtwin_machine::KernelProfile::Linux5Pre59) {
-            let line = format!("oom_reaper: reaped process {pid} ({comm}), now anon-rss:0kB, file-rss:0kB, shmem-rss:0kB");
-            self.printk(crate::printk::KERN_INFO, &line);
+    }
+
+    /// wake_oom_reaper (4.6 .. 5.18): the oom_reaper thread is woken at once and unmaps the
+    /// victim's private anonymous memory while the victim is still on its way out
+    /// (__oom_reap_task_mm skips shared mappings: shmem stays until the victim's own
+    /// exit_mmap drops it), and logs it. Since 5.19 the reaper waits OOM_REAPER_DELAY (2 s)
+    /// for the victim to exit by itself, which the model's victims do (their teardown is
+    /// exit_mmap_ns); a victim slower than that is not reaped early (not modelled). Before
+    /// 4.6 there is no reaper. The reaper's own CPU time is not charged.
+    pub(crate) fn oom_reap(&mut self, v: TaskId) {
+        use memtwin_machine::KernelProfile::{Linux58, Linux5Pre59};
+        if !matches!(self.machine.kernel, Linux58 | Linux5Pre59) {
+            return;
         }
+        if let Some(m) = self.tasks[v as usize].anon_mapping.take() {
+            self.truncate_mapping(m, 0);
+            self.mm.release_mapping(m);
+        }
+        // What is left mapped: the shared anonymous memory (file mappings that are not
+        // VM_SHARED are unmapped too; the model keeps no per-task file rss to clear).
+        let shmem = self.task_mem(v).2;
+        let t = &self.tasks[v as usize];
+        let line = format!("oom_reaper: reaped process {} ({}), now anon-rss:0kB, file-rss:0kB, shmem-rss:{}kB", t.pid, t.comm, shmem * 4);
+        self.printk(crate::printk::KERN_INFO, &line);
     }
 
     /// dump_header (mm/oom_kill.c): who invoked the OOM killer, show_mem's Mem-Info and

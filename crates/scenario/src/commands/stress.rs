@@ -111,6 +111,9 @@ pub struct StressVm {
     tids: Vec<TaskId>,
     restarts: u32,
     failed: bool,
+    /// The run is over and the workers were signalled: the parent waits for each to exit
+    /// (waitpid), as they tear their memory down.
+    stopping: bool,
 }
 
 fn parse_duration(s: &str) -> Option<Ns> {
@@ -144,6 +147,7 @@ impl StressVm {
             tids: Vec::new(),
             restarts: 0,
             failed: false,
+            stopping: false,
         };
         let mut percent = None;
         let mut it = args.iter();
@@ -241,6 +245,10 @@ impl Program for StressVm {
             let code = k.tasks[t as usize].exit_code.unwrap_or(0);
             let wpid = k.tasks[t as usize].pid;
             k.reap(t);
+            if self.stopping {
+                self.tids[i] = TaskId::MAX;
+                continue;
+            }
             if code == 137 && self.flavour == Flavour::StressNg && deadline.is_none_or(|d| k.now < d) {
                 k.print(me, &format!("{name}: info:  [{pid}] stress-ng-vm: assuming killed by OOM killer, restarting again (instance {i})\n"));
                 self.restarts += 1;
@@ -262,17 +270,24 @@ impl Program for StressVm {
         }
         self.tids.retain(|&t| t != TaskId::MAX);
         let over = deadline.is_some_and(|d| k.now >= d);
-        if (over || self.tids.is_empty() || (self.failed && self.flavour == Flavour::Stress)) && !self.tids.is_empty() {
+        if (over || self.tids.is_empty() || (self.failed && self.flavour == Flavour::Stress)) && !self.tids.is_empty() && !self.stopping {
             // The run ends: SIGALRM / SIGKILL to the workers.
             for &t in &self.tids {
                 k.kill(t, 143);
             }
-            let tids = std::mem::take(&mut self.tids);
-            for t in tids {
+            self.stopping = true;
+            self.tids.retain(|&t| {
                 if k.task_exited(t) {
                     k.reap(t);
+                    return false;
                 }
-            }
+                // Woken when it has exited (do_exit wakes the waiters of a task).
+                k.exit_waiters.push((me, t));
+                true
+            });
+        }
+        if self.stopping && !self.tids.is_empty() {
+            return Step::Block { io: false };
         }
         if self.tids.is_empty() {
             let secs = (k.now - start) as f64 / 1e9;
