@@ -191,6 +191,9 @@ pub struct WritebackState {
     /// Flushers waiting for a request slot.
     pub flusher_slot_wait: Vec<TaskId>,
     pub sync_requested: bool,
+    /// Pages each device's flusher was asked to write for reclaim, dirty thresholds or
+    /// not (the wb_writeback_work items of wakeup_flusher_threads), by device.
+    pub work_pages: Vec<u64>,
 }
 
 /// Swap areas and swap I/O in flight (mm/swapfile.rs, mm/swap_state.rs); the per-slot

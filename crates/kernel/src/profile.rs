@@ -256,6 +256,15 @@ pub struct Profile {
     /// threshold a bit for page allocators"), the reclaimer sleeps in
     /// congestion_wait(BLK_RW_ASYNC, HZ/10) and checks again.
     pub throttle_vm_writeout: bool,
+    /// How direct reclaim asks the flushers for writeback. `Some(scanned)` (2.6.x .. 4.13):
+    /// do_try_to_free_pages, after each priority whose running total of scanned pages
+    /// exceeds one and a half times nr_to_reclaim, calls wakeup_flusher_threads(
+    /// total_scanned): a work item of that many pages for every device with dirty data,
+    /// written whatever the dirty thresholds. `None` (4.14+): shrink_inactive_list, on a
+    /// batch whose file pages were all dirty and not queued, calls
+    /// wakeup_flusher_threads(WB_REASON_VMSCAN): wb_start_writeback sets WB_start_all and
+    /// the flusher writes every page dirty when it looks (get_nr_dirty_pages).
+    pub flush_total_scanned: bool,
     /// balance_pgdat's priority loop.
     pub kswapd_balance: KswapdBalance,
     /// NAPI (2.6+): receive interrupts are batched; 2.4 takes one interrupt per frame.
@@ -386,6 +395,7 @@ impl Profile {
             kswapd_hopeless: !old,
             reclaim_writes_file: kernel == Linux2639,
             throttle_vm_writeout: kernel == Linux2639,
+            flush_total_scanned: kernel == Linux2639,
             kswapd_balance: if kernel == Linux2639 { KswapdBalance::LoopAgain } else { KswapdBalance::RaisePriority },
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },

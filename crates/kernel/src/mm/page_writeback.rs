@@ -385,6 +385,27 @@ impl Kernel {
         }
     }
 
+    /// wakeup_flusher_threads for reclaim: every device with dirty data gets a work item
+    /// of `nr_pages` pages (2.6.39's __bdi_start_writeback, queued one after the other),
+    /// or, with `None`, one to write all that is dirty (4.14+: wb_start_writeback with
+    /// WB_start_all, one at a time; wb_check_start_all counts the dirty pages when the
+    /// flusher takes it, which the model does now).
+    pub fn wakeup_flusher_threads_for_reclaim(&mut self, nr_pages: Option<u64>) {
+        let n = self.block.devs.len();
+        self.writeback.work_pages.resize(n, 0);
+        for d in 0..n {
+            if self.block.devs[d].flusher.is_none() || self.oldest_dirty_inode_on(Some(d as u32), None).is_none() {
+                continue;
+            }
+            let w = &mut self.writeback.work_pages[d];
+            match nr_pages {
+                Some(p) => *w = w.saturating_add(p),
+                None => *w = (*w).max(self.mm.stat.dirty),
+            }
+        }
+        self.wakeup_flusher_threads();
+    }
+
     /// __mark_inode_dirty -> wb_wakeup_delayed: the flusher will look at the inode after
     /// dirty_writeback_centisecs.
     pub(crate) fn flusher_inode_dirtied(&mut self, _m: u32) {
@@ -455,7 +476,10 @@ impl Program for Flusher {
             k.mm.stat.dirty > lim.background
         };
         let kupdate_due = interval > 0 && k.now >= self.last_old_flush + interval;
-        let target = if sync || background {
+        // Reclaim's work items come before background writeback (wb_do_writeback takes
+        // queued work first) and are written whatever the thresholds say.
+        let work = k.writeback.work_pages.get(dev as usize).copied().unwrap_or(0);
+        let target = if sync || background || work > 0 {
             k.oldest_dirty_inode_on(Some(dev), None)
         } else if kupdate_due {
             k.oldest_dirty_inode_on(Some(dev), Some(k.now.saturating_sub(expire)))
@@ -469,7 +493,12 @@ impl Program for Flusher {
                 k.writeback.flusher_slot_wait.push(me);
                 return Step::SleepUntil { t: t.max(k.now + 1), io: true };
             }
-            let n = k.writeback_mapping(m, MAX_WRITEBACK_PAGES, Some(me));
+            // wb_writeback: a work item's pass writes at most what it has left.
+            let max = if sync || background { MAX_WRITEBACK_PAGES } else if work > 0 { work.min(MAX_WRITEBACK_PAGES) } else { MAX_WRITEBACK_PAGES };
+            let n = k.writeback_mapping(m, max, Some(me));
+            if work > 0 {
+                k.writeback.work_pages[dev as usize] = work.saturating_sub(n);
+            }
             // An inode that stays dirty keeps its place (requeue_io keeps dirtied_when).
             let _ = pos;
             if n > 0 {
@@ -477,6 +506,12 @@ impl Program for Flusher {
             }
         }
         let dev_dirty = k.oldest_dirty_inode_on(Some(dev), None).is_some();
+        if !dev_dirty {
+            // A work item ends when nothing is left to write.
+            if let Some(w) = k.writeback.work_pages.get_mut(dev as usize) {
+                *w = 0;
+            }
+        }
         if sync && !dev_dirty && k.block.devs.iter().all(|d| d.inflight.is_empty()) && k.mm.stat.dirty == 0 {
             k.writeback.sync_requested = false;
         }

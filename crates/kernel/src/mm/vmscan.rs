@@ -699,6 +699,16 @@ impl Kernel {
         const ORDER: [Lru; 4] = [Lru::InactiveAnon, Lru::ActiveAnon, Lru::InactiveFile, Lru::ActiveFile];
         match path.state {
             RState::DoTryToFreePages => {
+                if path.node_passes > 0 && !path.sc.kswapd && self.profile.flush_total_scanned {
+                    // 2.6.39 do_try_to_free_pages: "Try to write back as many pages as we
+                    // just scanned" once the total passes one and a half nr_to_reclaim,
+                    // unless this priority reclaimed enough ("goto out" comes first).
+                    // (laptop_mode, which writes the whole world, is not modelled.)
+                    let sc = &path.sc;
+                    if sc.nr_reclaimed < sc.nr_to_reclaim && sc.nr_scanned > sc.nr_to_reclaim.saturating_add(sc.nr_to_reclaim / 2) {
+                        self.wakeup_flusher_threads_for_reclaim(Some(sc.nr_scanned));
+                    }
+                }
                 if path.node_passes > 0 {
                     let sc = &path.sc;
                     let more = path.loop_priorities && sc.nr_reclaimed < sc.nr_to_reclaim && sc.nr_congested == 0 && sc.priority > 0;
@@ -1034,10 +1044,16 @@ impl Kernel {
             }
             RState::ShrinkSlabDone => {
                 let sc = &path.sc;
-                if sc.nr_dirty > 0 && sc.nr_dirty >= sc.nr_scanned / 2 {
+                if !self.profile.flush_total_scanned && sc.nr_dirty > 0 && sc.nr_dirty >= sc.nr_scanned / 2 {
                     // Reclaim is finding dirty pages it may not write: kick the flushers
-                    // (wakeup_flusher_threads(WB_REASON_VMSCAN)).
-                    self.wakeup_flusher_threads();
+                    // (wakeup_flusher_threads(WB_REASON_VMSCAN): write all that is dirty).
+                    // 2.4's bdflush is only woken (wakeup_bdflush): it writes by its own
+                    // thresholds.
+                    if self.profile.bdflush {
+                        self.wakeup_flusher_threads();
+                    } else {
+                        self.wakeup_flusher_threads_for_reclaim(None);
+                    }
                 }
                 path.state = RState::DoTryToFreePages;
                 PathStep::Continue
@@ -2048,5 +2064,80 @@ mod tests {
         // 16 MiB: 4,096 pages, above them.
         k.sysctl.dirty_bytes = 16 << 20;
         assert_eq!(run(&mut k), 0, "not throttled");
+    }
+
+    /// Direct reclaim that meets dirty file pages asks the flushers to write, each era its
+    /// way. 2.6.39's do_try_to_free_pages, after a priority that has scanned more than one
+    /// and a half nr_to_reclaim in all without reclaiming it, queues a work item of
+    /// total_scanned pages (wakeup_flusher_threads(total_scanned)); 4.14+ asks for all that
+    /// is dirty (WB_start_all). The flusher then writes below the dirty thresholds, as
+    /// much as it was asked, and no more.
+    #[test]
+    fn direct_reclaim_asks_the_flushers_for_writeback_per_era() {
+        struct Writer(Option<usize>, u64);
+        impl crate::Program for Writer {
+            fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+                let flags = crate::fs::OpenFlags { write: true, create: true, trunc: true, ..Default::default() };
+                let f = *self.0.get_or_insert_with(|| k.sys_open(me, "/root/f", flags).unwrap().0);
+                if self.1 == 0 {
+                    return Step::Exit(0);
+                }
+                let r = k.sys_write(me, f, 1 << 20).unwrap();
+                self.1 -= r.bytes;
+                r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 })
+            }
+        }
+        for era in ["linux-2.6.39", "linux-6.x"] {
+            let mut m = memtwin_machine::preset("seed-000").unwrap();
+            memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
+            memtwin_machine::apply_set(&mut m, &format!("kernel={era}")).unwrap();
+            let mut k = Kernel::boot(m, 1).unwrap();
+            // Only the file's pages on the file LRU: 8 MiB written, far below the
+            // background threshold, so nobody writes them for dirty_expire (30 s).
+            k.drop_caches(1);
+            let t = k.spawn("w", "w", Box::new(Writer(None, 8 << 20)), crate::Sink::Null, crate::Sink::Null);
+            let limit = k.now + 60 * memtwin_engine::NS_PER_SEC;
+            k.run_until(limit, &mut |k| k.task_exited(t));
+            let dirty = k.mm.stat.dirty;
+            assert!(dirty >= 2048, "{era}: {dirty}");
+            assert_eq!(k.writeback.work_pages.iter().sum::<u64>(), 0);
+            // Direct reclaim, anon left alone (no swap-out to muddy the counts).
+            let sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, no_swap: true, ..Default::default() };
+            let mut path = ReclaimPath::new(sc, true, true, k.now);
+            let mut asked = Vec::new();
+            let mut last = 0;
+            loop {
+                let step = k.reclaim_advance(None, &mut path);
+                let w: u64 = k.writeback.work_pages.iter().sum();
+                if w != last {
+                    asked.push((w, path.sc.nr_scanned, path.sc.nr_reclaimed));
+                    last = w;
+                }
+                if matches!(step, PathStep::Done) {
+                    break;
+                }
+            }
+            let &(first, scanned, reclaimed) = asked.first().unwrap_or_else(|| panic!("{era}: no writeback asked for"));
+            if era == "linux-2.6.39" {
+                // Referenced dirty pages are kept on the first look: scanned, not reclaimed.
+                assert!(scanned > 48 && reclaimed < 32, "{era}: {asked:?}");
+                assert_eq!(first, scanned, "{era}: total_scanned pages");
+                // Each later priority queues its total again.
+                assert!(asked.windows(2).all(|w| w[1].0 > w[0].0), "{era}: {asked:?}");
+            } else {
+                assert_eq!(first, dirty, "{era}: all that is dirty, once");
+            }
+            // The flusher writes what it was asked for, below the thresholds, and stops.
+            let asked_for = k.writeback.work_pages[0];
+            let written_before = k.vm.get(VmItem::NrWritten);
+            let limit = k.now + 2 * memtwin_engine::NS_PER_SEC;
+            k.run_until(limit, &mut |_| false);
+            let written = k.vm.get(VmItem::NrWritten) - written_before;
+            assert_eq!(k.writeback.work_pages[0], 0, "{era}: the work is done");
+            assert!(written >= asked_for.min(dirty) && written <= dirty, "{era}: {written} written for {asked_for} asked, {dirty} dirty");
+            if era == "linux-2.6.39" && asked_for < dirty {
+                assert!(k.mm.stat.dirty > 0, "{era}: no more than asked");
+            }
+        }
     }
 }
