@@ -256,6 +256,12 @@ pub struct Profile {
     /// threshold a bit for page allocators"), the reclaimer sleeps in
     /// congestion_wait(BLK_RW_ASYNC, HZ/10) and checks again.
     pub throttle_vm_writeout: bool,
+    /// What dirtyable memory counts (determine_dirtyable_memory, 2.6.31 .. 3.13): free
+    /// pages plus global_reclaimable_pages, the file LRU and, while swap has free slots,
+    /// the anon LRU too, with no reserve taken off (dirty_balance_reserve is 3.3+). Since
+    /// 3.14 ("do not count anon pages as dirtyable memory") it is free pages above the
+    /// reserve plus the file LRU only.
+    pub dirtyable_counts_anon: bool,
     /// How direct reclaim asks the flushers for writeback. `Some(scanned)` (2.6.x .. 4.13):
     /// do_try_to_free_pages, after each priority whose running total of scanned pages
     /// exceeds one and a half times nr_to_reclaim, calls wakeup_flusher_threads(
@@ -396,6 +402,7 @@ impl Profile {
             reclaim_writes_file: kernel == Linux2639,
             throttle_vm_writeout: kernel == Linux2639,
             flush_total_scanned: kernel == Linux2639,
+            dirtyable_counts_anon: kernel == Linux2639,
             kswapd_balance: if kernel == Linux2639 { KswapdBalance::LoopAgain } else { KswapdBalance::RaisePriority },
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },

@@ -160,6 +160,54 @@ fn dirty_limits_follow_ratios_and_bytes() {
     assert_eq!(k.dirty_limits().thresh, 25600);
 }
 
+/// What the dirty thresholds are a share of. 3.14+ (global_dirtyable_memory): free pages
+/// above the reserve plus the file LRU. 2.6.31 .. 3.13 (determine_dirtyable_memory):
+/// free pages plus global_reclaimable_pages, which counts the anon LRU while swap has
+/// free slots, with no reserve (dirty_balance_reserve is 3.3+).
+#[test]
+fn dirtyable_memory_counts_anon_with_swap_before_3_14() {
+    for (profile, swap) in [("linux-6.x", "4G"), ("linux-2.6.39", "4G"), ("linux-2.6.39", "0")] {
+        let mut m = memtwin_machine::preset("seed-000").expect("preset");
+        memtwin_machine::apply_set(&mut m, &format!("kernel={profile}")).unwrap();
+        memtwin_machine::apply_set(&mut m, &format!("swap={swap}")).unwrap();
+        let mut k = Kernel::boot(m, 1).expect("boot");
+        write_file(&mut k, "/root/f", 64);
+        // A task holding 256 MiB of anonymous memory.
+        let mut done = 0;
+        let t = k.spawn(
+            "hold",
+            "hold",
+            Box::new(Script(move |k: &mut Kernel, me| {
+                if done >= 65536 {
+                    return Some(Step::Block { io: false });
+                }
+                match k.fault_anon_pages(me, done, 1024) {
+                    Ok(n) => done += n,
+                    Err((n, s)) => {
+                        done += n;
+                        return Some(s);
+                    }
+                }
+                Some(Step::Cpu { user: 0, sys: 0 })
+            })),
+            memtwin_kernel::Sink::Null,
+            memtwin_kernel::Sink::Null,
+        );
+        let limit = k.now + 60 * NS_PER_SEC;
+        k.run_until(limit, &mut |k| k.tasks[t as usize].rss_anon >= 65536);
+        let free = k.mm.nr_free();
+        let file = k.mm.lru_len(Lru::InactiveFile) + k.mm.lru_len(Lru::ActiveFile);
+        let anon = k.mm.lru_len(Lru::InactiveAnon) + k.mm.lru_len(Lru::ActiveAnon);
+        assert!(anon >= 65536 && file >= 16384, "{profile}: anon {anon}, file {file}");
+        let want = match (profile, swap) {
+            ("linux-6.x", _) => free - k.mm.wmark.high + file,
+            (_, "4G") => free + file + anon + 1,
+            _ => free + file + 1,
+        };
+        assert_eq!(k.dirtyable_memory(), want, "{profile}, swap {swap}");
+    }
+}
+
 #[test]
 fn refault_within_workingset_activates() {
     let mut k = boot("seed-000");

@@ -24,11 +24,18 @@ pub struct DirtyLimits {
 }
 
 impl Kernel {
-    /// global_dirtyable_memory: free pages plus file LRU pages, less the reserves.
+    /// global_dirtyable_memory: free pages plus file LRU pages, less the reserves (3.14+).
+    /// 2.6.39's determine_dirtyable_memory: free pages plus global_reclaimable_pages (the
+    /// anon LRU too while swap has room), no reserve.
     pub fn dirtyable_memory(&self) -> u64 {
         let free = self.mm.nr_free();
+        let file = self.mm.lru_len(Lru::InactiveFile) + self.mm.lru_len(Lru::ActiveFile);
+        if self.profile.dirtyable_counts_anon {
+            let anon = if self.swap_available() { self.mm.lru_len(Lru::InactiveAnon) + self.mm.lru_len(Lru::ActiveAnon) } else { 0 };
+            return free + file + anon + 1;
+        }
         let reserve = self.mm.wmark.high;
-        free.saturating_sub(reserve) + self.mm.lru_len(Lru::InactiveFile) + self.mm.lru_len(Lru::ActiveFile)
+        free.saturating_sub(reserve) + file
     }
 
     /// domain_dirty_limits: the background and throttling thresholds from the ratios or the
