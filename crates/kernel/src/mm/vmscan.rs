@@ -1044,16 +1044,10 @@ impl Kernel {
             }
             RState::ShrinkSlabDone => {
                 let sc = &path.sc;
-                if !self.profile.flush_total_scanned && sc.nr_dirty > 0 && sc.nr_dirty >= sc.nr_scanned / 2 {
-                    // Reclaim is finding dirty pages it may not write: kick the flushers
-                    // (wakeup_flusher_threads(WB_REASON_VMSCAN): write all that is dirty).
-                    // 2.4's bdflush is only woken (wakeup_bdflush): it writes by its own
-                    // thresholds.
-                    if self.profile.bdflush {
-                        self.wakeup_flusher_threads();
-                    } else {
-                        self.wakeup_flusher_threads_for_reclaim(None);
-                    }
+                if self.profile.bdflush && sc.nr_dirty > 0 && sc.nr_dirty >= sc.nr_scanned / 2 {
+                    // 2.4: reclaim finding dirty buffers wakes bdflush (wakeup_bdflush),
+                    // which writes by its own thresholds.
+                    self.wakeup_flusher_threads();
                 }
                 path.state = RState::DoTryToFreePages;
                 PathStep::Continue
@@ -1195,6 +1189,9 @@ impl Kernel {
         let mut pageout = 0;
         let mut batch_writeback = 0;
         let (mut batch_dirty, mut batch_congested) = (0, 0);
+        // File pages of the batch dirty and not yet queued for writeback
+        // (folio_check_dirty_writeback's nr_unqueued_dirty; anonymous pages never count).
+        let mut unqueued_dirty = 0;
         let mut pages = std::mem::take(&mut path.isolated);
         let mut congested = false;
         self.swap.plug_tail = path.plug.last().copied();
@@ -1224,6 +1221,9 @@ impl Kernel {
                 // Being read in: not reclaimable yet.
                 path.putback.push((p, l, false));
                 continue;
+            }
+            if file && self.mm.pages.dirty(p) && !self.mm.pages.writeback(p) {
+                unqueued_dirty += 1;
             }
             let r = self.check_references(p, file);
             if r == Ref::Activate {
@@ -1360,6 +1360,12 @@ impl Kernel {
         // encountered were backed by a congested BDI" (global reclaim).
         if self.profile.reclaim_writes_file && batch_dirty > 0 && batch_dirty == batch_congested && !path.sc.cgroup_reclaim() {
             self.mm.zone_congested = true;
+        }
+        // shrink_inactive_list (4.16+): "If dirty folios are scanned that are not queued
+        // for IO, it implies that flushers are not doing their job": a batch whose every
+        // page taken was such a file page wakes the flushers to write all that is dirty.
+        if file && scanned > 0 && unqueued_dirty == scanned && !self.profile.flush_total_scanned && !self.profile.bdflush {
+            self.wakeup_flusher_threads_for_reclaim(None);
         }
         let (scan_item, steal_item) = if path.sc.kswapd {
             (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
