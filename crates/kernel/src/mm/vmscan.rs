@@ -2015,24 +2015,26 @@ mod tests {
         }
     }
 
+    /// Writes its byte count to /root/f in 1 MiB write(2) calls, then exits.
+    struct Writer(Option<usize>, u64);
+    impl crate::Program for Writer {
+        fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+            let flags = crate::fs::OpenFlags { write: true, create: true, trunc: true, ..Default::default() };
+            let f = *self.0.get_or_insert_with(|| k.sys_open(me, "/root/f", flags).unwrap().0);
+            if self.1 == 0 {
+                return Step::Exit(0);
+            }
+            let r = k.sys_write(me, f, 1 << 20).unwrap();
+            self.1 -= r.bytes;
+            r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 })
+        }
+    }
+
     /// 2.6.39 shrink_zone ends with throttle_vm_writeout: while the pages under writeback
     /// exceed the dirty threshold plus a tenth, the reclaimer sleeps in
     /// congestion_wait(HZ/10), in D state, and checks again; below that it goes on.
     #[test]
     fn reclaim_2_6_39_throttles_while_writeback_exceeds_the_dirty_threshold() {
-        struct Writer(Option<usize>, u64);
-        impl crate::Program for Writer {
-            fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-                let flags = crate::fs::OpenFlags { write: true, create: true, trunc: true, ..Default::default() };
-                let f = *self.0.get_or_insert_with(|| k.sys_open(me, "/root/f", flags).unwrap().0);
-                if self.1 == 0 {
-                    return Step::Exit(0);
-                }
-                let r = k.sys_write(me, f, 1 << 20).unwrap();
-                self.1 -= r.bytes;
-                r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 })
-            }
-        }
         let mut m = memtwin_machine::preset("seed-000").unwrap();
         memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
         memtwin_machine::apply_set(&mut m, "kernel=linux-2.6.39").unwrap();
@@ -2080,19 +2082,6 @@ mod tests {
     /// much as it was asked, and no more.
     #[test]
     fn direct_reclaim_asks_the_flushers_for_writeback_per_era() {
-        struct Writer(Option<usize>, u64);
-        impl crate::Program for Writer {
-            fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-                let flags = crate::fs::OpenFlags { write: true, create: true, trunc: true, ..Default::default() };
-                let f = *self.0.get_or_insert_with(|| k.sys_open(me, "/root/f", flags).unwrap().0);
-                if self.1 == 0 {
-                    return Step::Exit(0);
-                }
-                let r = k.sys_write(me, f, 1 << 20).unwrap();
-                self.1 -= r.bytes;
-                r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 })
-            }
-        }
         for era in ["linux-2.6.39", "linux-6.x"] {
             let mut m = memtwin_machine::preset("seed-000").unwrap();
             memtwin_machine::apply_set(&mut m, "ram=256M").unwrap();
