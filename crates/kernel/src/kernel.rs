@@ -752,16 +752,23 @@ impl Kernel {
         }
         // Off its CPU: a fatal signal ends the sleep (the model's sleeps are all killable:
         // the wait is abandoned), and the task runs again only to exit.
-        self.reclaim_path_abort(tid);
-        self.waits.clear(tid);
-        if !self.begin_exit_teardown(tid) {
+        if !self.abandon_for_exit(tid) {
             return self.do_exit(tid, code);
         }
+        self.tasks[tid as usize].exit_after_wait = Some(code);
+        self.sched.wake(tid, self.now, None);
+    }
+
+    /// A killed task gives up what it was doing (its reclaim path, its wait, the user work
+    /// its step had charged) and has its exit teardown added to its pending system time.
+    /// Returns whether there is a teardown to run.
+    fn abandon_for_exit(&mut self, tid: TaskId) -> bool {
+        self.reclaim_path_abort(tid);
+        self.waits.clear(tid);
         let t = &mut self.tasks[tid as usize];
         t.wait_after = None;
         t.pending_user = 0;
-        t.exit_after_wait = Some(code);
-        self.sched.wake(tid, self.now, None);
+        self.begin_exit_teardown(tid)
     }
 
     /// Kill a task with no time left to run (the end of the terminal session): it is gone
@@ -841,7 +848,6 @@ impl Kernel {
         }
     }
 
-    /// Free what a task holds (its anonymous memory); filled in by the anon model.
     /// The CPU time of exit_mmap's teardown of `tid`'s memory, each pass over a page the
     /// per-page work `rm` pays for a cached file (`page_cache_ns`): every resident page of
     /// its private anonymous memory is unmapped and freed in one pass (zap_pte_range ->
@@ -862,16 +868,15 @@ impl Kernel {
         passes * self.machine.cpu_model.page_cache_ns
     }
 
+    /// Free what a task holds (exit_mmap): its anonymous memory, the shared anonymous
+    /// objects that go with it; its file mappings are no longer mapped.
     fn release_task_memory(&mut self, tid: TaskId) {
         // exit_mmap: lru_add_drain() on the exiting task's CPU first. The task runs no more
         // bursts: a wait for lru_lock here is nobody's time (as in completion context).
         let prev = self.current.take();
         self.lru_add_drain_cpu(self.sched.task_cpu(tid) as usize);
         self.current = prev;
-        if let Some(m) = self.tasks[tid as usize].anon_mapping.take() {
-            self.truncate_mapping(m, 0);
-            self.mm.release_mapping(m);
-        }
+        self.release_anon_mapping(tid);
         // exit_mmap: shared anonymous memory goes with its last user; file pages stay
         // cached but are no longer mapped.
         for m in std::mem::take(&mut self.tasks[tid as usize].vmas) {
@@ -895,6 +900,15 @@ impl Kernel {
         t.rss_shmem = 0;
         // exit_mmap -> vm_unacct_memory: the commit charge of its mappings goes.
         t.committed = 0;
+    }
+
+    /// Unmap and free a task's private anonymous memory, swap entries included
+    /// (zap_pte_range: exit_mmap, or the OOM reaper's __oom_reap_task_mm).
+    pub(crate) fn release_anon_mapping(&mut self, tid: TaskId) {
+        if let Some(m) = self.tasks[tid as usize].anon_mapping.take() {
+            self.truncate_mapping(m, 0);
+            self.mm.release_mapping(m);
+        }
     }
 
     // ---- Block I/O ------------------------------------------------------------------------
@@ -1207,18 +1221,11 @@ impl Kernel {
         }
         if let Some(Step::Exit(code)) = t.after_burst {
             t.after_burst = None;
-            if self.tasks[tid as usize].killed && !self.tasks[tid as usize].exit_teardown {
-                // Killed during the burst: what it was doing is abandoned, then its memory
-                // is torn down on this CPU before the exit.
-                self.reclaim_path_abort(tid);
-                self.waits.clear(tid);
-                if self.begin_exit_teardown(tid) {
-                    let t = &mut self.tasks[tid as usize];
-                    t.pending_user = 0;
-                    t.wait_after = None;
-                    let ps = std::mem::take(&mut t.pending_sys);
-                    return self.start_burst(tid, 0, ps, Some(Step::Exit(code)));
-                }
+            if self.tasks[tid as usize].killed && !self.tasks[tid as usize].exit_teardown && self.abandon_for_exit(tid) {
+                // Killed during the burst: its memory is torn down on this CPU before the
+                // exit.
+                let ps = std::mem::take(&mut self.tasks[tid as usize].pending_sys);
+                return self.start_burst(tid, 0, ps, Some(Step::Exit(code)));
             }
             self.do_exit(tid, code);
             return;

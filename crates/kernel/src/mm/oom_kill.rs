@@ -132,10 +132,7 @@ impl Kernel {
         if !matches!(self.machine.kernel, Linux58 | Linux5Pre59) {
             return;
         }
-        if let Some(m) = self.tasks[v as usize].anon_mapping.take() {
-            self.truncate_mapping(m, 0);
-            self.mm.release_mapping(m);
-        }
+        self.release_anon_mapping(v);
         // What is left mapped: the shared anonymous memory (file mappings that are not
         // VM_SHARED are unmapped too; the model keeps no per-task file rss to clear).
         let shmem = self.task_mem(v).2;

@@ -501,7 +501,7 @@ impl Program for Flusher {
                 return Step::SleepUntil { t: t.max(k.now + 1), io: true };
             }
             // wb_writeback: a work item's pass writes at most what it has left.
-            let max = if sync || background { MAX_WRITEBACK_PAGES } else if work > 0 { work.min(MAX_WRITEBACK_PAGES) } else { MAX_WRITEBACK_PAGES };
+            let max = if work > 0 && !sync && !background { work.min(MAX_WRITEBACK_PAGES) } else { MAX_WRITEBACK_PAGES };
             let n = k.writeback_mapping(m, max, Some(me));
             if work > 0 {
                 k.writeback.work_pages[dev as usize] = work.saturating_sub(n);
