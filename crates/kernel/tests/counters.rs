@@ -611,3 +611,62 @@ fn cluster_readahead_reads_other_mappings_slots_in_the_block() {
         }
     });
 }
+
+/// 4.16+ shrink_inactive_list wakes the flushers (to write all that is dirty) only for a
+/// batch whose every page taken is a file page dirty and not yet queued for writeback
+/// (nr_unqueued_dirty == nr_taken): one clean page among 31 dirty ones is enough not to.
+/// (2.6.39 has no such rule: its do_try_to_free_pages asks by pages scanned, tested in
+/// vmscan.rs.)
+#[test]
+fn a_batch_wakes_the_flushers_only_when_every_page_is_unqueued_dirty() {
+    for profile in ["linux-6.x", "linux-5.4"] {
+        let mut k = boot_with("seed-000", &[&format!("kernel={profile}"), "boot_file=0"]);
+        k.drop_caches(1);
+        // Write the first `n` pages of /root/a (created without O_TRUNC, so that closing it
+        // does not start its writeback as ext4's auto_da_alloc would after a truncation).
+        let write = |k: &mut Kernel, n: u64| {
+            let mut fd = None;
+            let mut left = n * 4096;
+            run_task(k, move |k, me| {
+                let f = *fd.get_or_insert_with(|| k.sys_open(me, "/root/a", OpenFlags { write: true, create: true, ..Default::default() }).unwrap().0);
+                if left == 0 {
+                    k.sys_close(me, f).unwrap();
+                    return None;
+                }
+                let r = k.sys_write(me, f, left).unwrap();
+                left -= r.bytes;
+                Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+            });
+        };
+        write(&mut k, 256);
+        sync_all(&mut k);
+        // sync(2) has returned; the flusher would end the request on its next pass, which
+        // the rewrite below would wake it for.
+        k.writeback.sync_requested = false;
+        let m = mapping_of(&k, "/root/a");
+        let tail32 = |k: &Kernel| -> Vec<u32> {
+            let l = k.mm.lruvecs[0].collect(&k.mm.pages, Lru::InactiveFile);
+            l[l.len() - 32..].to_vec()
+        };
+        let batch = |k: &mut Kernel| {
+            let mut sc = ScanControl { nr_to_reclaim: 32, ..Default::default() };
+            k.shrink_inactive_list(0, 32, Lru::InactiveFile, &mut sc);
+        };
+        let asked = |k: &Kernel| k.writeback.work_pages.iter().sum::<u64>();
+        // Rewrite the first 31 pages in place: they become dirty where they lie, at the
+        // list's tail beside the clean 32nd.
+        write(&mut k, 31);
+        let tail = tail32(&k);
+        assert!(tail.iter().all(|&p| k.mm.pages.mapping(p) == m), "{profile}: the batch is the file's first pages");
+        assert_eq!(tail.iter().filter(|&&p| k.mm.pages.dirty(p)).count(), 31, "{profile}");
+        batch(&mut k);
+        assert_eq!(asked(&k), 0, "{profile}: a clean page in the batch: no wakeup");
+        // The next 32 pages at the tail, all rewritten.
+        write(&mut k, 128);
+        let tail = tail32(&k);
+        assert!(tail.iter().all(|&p| k.mm.pages.dirty(p) && !k.mm.pages.writeback(p)), "{profile}");
+        let dirty = k.mm.stat.dirty;
+        batch(&mut k);
+        assert_eq!(asked(&k), dirty, "{profile}: every page unqueued dirty: all that is dirty");
+    }
+}
