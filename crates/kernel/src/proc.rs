@@ -21,14 +21,8 @@ const EXP: [u64; 3] = [1884, 2014, 2037];
 /// LOAD_FREQ = 5 * HZ + 1 jiffies; HZ = 250 (distribution kernels): 5.004 s.
 const LOAD_FREQ_NS: u64 = 5 * memtwin_engine::NS_PER_SEC + memtwin_engine::NS_PER_SEC / 250;
 
-/// calc_load: one step of the exponential decay towards `active` (both fixed point).
-fn calc_load(load: u64, exp: u64, active: u64) -> u64 {
-    let mut newload = load * exp + active * (FIXED_1 - exp);
-    if active >= load {
-        newload += FIXED_1 - 1;
-    }
-    newload / FIXED_1
-}
+// calc_load (kernel/sched/loadavg.c) is psi's too: one fixed-point decay step.
+use crate::psi::calc_load;
 
 impl LoadAvg {
     /// /proc/loadavg's figures: LOAD_INT.LOAD_FRAC, two decimals as the kernel prints them.
