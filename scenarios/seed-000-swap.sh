@@ -6,11 +6,11 @@
 
 dd if=/dev/zero of=test bs=1M count=512 status=none
 sync
-free --old
+free
 vmstat 1 14 &
 dd if=/dev/zero of=/dev/null bs=2G count=1
 wait
-free --old
+free
 
 # The file's cache was evicted: reading it costs disk reads again, once.
 vmstat 1 2 &

@@ -4,11 +4,11 @@
 # machine: seed-000
 
 # The four states of memory: used, cache (buff + cache), free, swap.
-free --old
+free
 
 # Start clean: swap everything back in, then empty the page cache.
 swapoff -a && swapon -a
-free --old
+free
 echo 1 > /proc/sys/vm/drop_caches
 
 # Buffered write: dd finishes at memory speed until the dirty limits throttle it; the
@@ -44,4 +44,4 @@ vmstat 1 3 &
 dd if=/dev/vda of=/dev/null bs=1M count=512
 wait
 dd if=/dev/vda of=/dev/null bs=1M count=512
-free --old
+free

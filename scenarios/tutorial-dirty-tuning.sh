@@ -1,4 +1,4 @@
-# machine: seed-000
+# machine: qemu-6.1
 # A tuning tutorial: how much dirty data may pile up before writers are throttled.
 # Write the same file with the default ratios and then with small byte limits, and read
 # Dirty and Writeback from /proc/meminfo while it runs.

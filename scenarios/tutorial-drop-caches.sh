@@ -1,4 +1,4 @@
-# machine: seed-000
+# machine: qemu-6.1
 # A common tutorial: watch the page cache and the dirty pages while a file is written,
 # then drop the clean cache and see free memory come back.
 sync

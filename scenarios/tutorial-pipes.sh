@@ -1,4 +1,4 @@
-# machine: seed-000
+# machine: qemu-6.1
 # Runbook one-liners: pipes, loops and substitutions over the memory tools.
 vmstat 1 | head -3
 dd if=/dev/zero of=data bs=1M count=256 2>&1 | tail -1

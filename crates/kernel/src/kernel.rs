@@ -475,7 +475,15 @@ impl Kernel {
         self.take_kernel_pages(anon_pages / 128 + 8, KernelOwner::PageTables);
         // The idle system's processes are one task holding the anonymous memory and the
         // cached files (libraries, binaries) of init and its daemons.
-        let init = self.spawn_task("systemd", "/sbin/init", false, None, None);
+        // PID 1 is the userland's init: systemd (Debian 12, Ubuntu 20.04), upstart's
+        // /sbin/init (CentOS 6), sysvinit, which rewrites its arguments to "init [3]"
+        // (CentOS 3, Red Hat 8).
+        let (comm, cmdline) = match self.machine.userland() {
+            memtwin_machine::Userland::Debian12 | memtwin_machine::Userland::Ubuntu2004 => ("systemd", "/sbin/init"),
+            memtwin_machine::Userland::Centos6 => ("init", "/sbin/init"),
+            memtwin_machine::Userland::Centos3 => ("init", "init [3]"),
+        };
+        let init = self.spawn_task(comm, cmdline, false, None, None);
         self.tasks[init as usize].stdout = Sink::Null;
         self.boot_populate(init, anon_pages, self.machine.boot_file_bytes / PAGE_SIZE);
     }

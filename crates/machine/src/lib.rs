@@ -91,6 +91,53 @@ impl KernelProfile {
     }
 }
 
+/// The distribution whose tools print the output: free, vmstat and iostat print what that
+/// userland's procps and sysstat printed. By default it follows the kernel profile
+/// ([`Userland::default_for`]); a machine file sets it with `userland = "..."` (seed 000's
+/// article ran CentOS 6's tools, whatever kernel profile models its page cache).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Userland {
+    /// Debian 12: procps-ng 4.0.2, sysstat 12.6.1, util-linux 2.38.1, coreutils 9.1.
+    Debian12,
+    /// Ubuntu 20.04: procps-ng 3.3.16 (the same free and vmstat layouts as 4.0.2),
+    /// sysstat 12.2.0.
+    Ubuntu2004,
+    /// CentOS 6: procps 3.2.8 (free's `-/+ buffers/cache` line, `-o`), sysstat 9.0.4.
+    Centos6,
+    /// CentOS 3 / Red Hat Linux 8-9: procps 2.0.x (vmstat's `r b w` layout with no wa/st
+    /// columns), the free of procps 3.2.8's layout.
+    Centos3,
+}
+
+impl Userland {
+    pub const NAMES: &'static [(&'static str, Userland)] = &[
+        ("debian-12", Userland::Debian12),
+        ("ubuntu-20.04", Userland::Ubuntu2004),
+        ("centos-6", Userland::Centos6),
+        ("centos-3", Userland::Centos3),
+    ];
+    pub fn name(self) -> &'static str {
+        Userland::NAMES.iter().find(|(_, u)| *u == self).map(|(n, _)| *n).unwrap()
+    }
+    pub fn from_name(s: &str) -> Option<Userland> {
+        Userland::NAMES.iter().find(|(n, _)| *n == s).map(|(_, u)| *u)
+    }
+    /// The userland of the kernel's era: linux-6.x Debian 12, 5.x Ubuntu 20.04, 2.6.39
+    /// CentOS 6, 2.4 CentOS 3.
+    pub fn default_for(kernel: KernelProfile) -> Userland {
+        match kernel {
+            KernelProfile::Linux6 => Userland::Debian12,
+            KernelProfile::Linux58 | KernelProfile::Linux5Pre59 => Userland::Ubuntu2004,
+            KernelProfile::Linux2639 => Userland::Centos6,
+            KernelProfile::Linux24 => Userland::Centos3,
+        }
+    }
+    /// procps-ng (3.3+): free's `available` layout, -h/-w/--si; no `-o`.
+    pub fn procps_ng(self) -> bool {
+        matches!(self, Userland::Debian12 | Userland::Ubuntu2004)
+    }
+}
+
 /// Physical performance of a block device. Everything the device model derives (service
 /// times, queueing, throughput seen by tools) comes from these numbers.
 #[derive(Clone, Debug, PartialEq)]
@@ -420,9 +467,16 @@ pub struct Machine {
     /// `cgroup = "v1"`: the v1 memory controller (as systemd.unified_cgroup_hierarchy=0
     /// chooses) instead of 5.x/6.x's default v2. 2.6.39 has only v1, 2.4 no cgroups.
     pub cgroup_v1: bool,
+    /// `userland = "..."`; None: the kernel profile's (see [`Machine::userland`]).
+    pub userland: Option<Userland>,
 }
 
 impl Machine {
+    /// The userland whose tools print the output: the machine file's, else the kernel's era's.
+    pub fn userland(&self) -> Userland {
+        self.userland.unwrap_or(Userland::default_for(self.kernel))
+    }
+
     /// MemTotal in bytes: RAM less the kernel's reserve.
     pub fn mem_total_bytes(&self) -> u64 {
         self.ram_bytes.saturating_sub(self.kernel_reserve())

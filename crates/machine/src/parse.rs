@@ -251,6 +251,7 @@ const TOP_SCALARS: &[&str] = &[
     "boot_file",
     "cgroup",
     "reclaim",
+    "userland",
 ];
 
 const TOP_KEYS: &[&str] = &[
@@ -265,6 +266,7 @@ const TOP_KEYS: &[&str] = &[
     "boot_file",
     "cgroup",
     "reclaim",
+    "userland",
     "cpu",
     "net",
     "disk",
@@ -361,6 +363,13 @@ fn set_top_field(m: &mut Machine, key: &str, v: &Val) -> Result<(), String> {
             })?;
         }
         "hostname" => m.hostname = to_string(v)?,
+        "userland" => {
+            let s = to_string(v)?;
+            m.userland = Some(crate::Userland::from_name(s.trim()).ok_or_else(|| {
+                let names: Vec<&str> = crate::Userland::NAMES.iter().map(|(n, _)| *n).collect();
+                format!("unknown userland '{s}' (accepted: {}; the default follows the kernel profile)", names.join(", "))
+            })?);
+        }
         "boot_anon" => m.boot_anon_bytes = to_size(v)?,
         "boot_file" => m.boot_file_bytes = to_size(v)?,
         "cgroup" => {
@@ -752,6 +761,7 @@ pub fn parse_toml(text: &str, origin: &str) -> Result<Machine, MachineError> {
         boot_file_bytes: 0,
         hostname: "memtwin".into(),
         cgroup_v1: false,
+        userland: None,
     };
 
     if let Some(e) = top.get("name") {

@@ -18,7 +18,7 @@ pub const PRESETS: &[PresetInfo] = &[
     },
     PresetInfo {
         name: "seed-000",
-        description: "Seed 000's VM (Qiita 2016): 2 GiB RAM (MemTotal 1924020 kB), 2 CPUs, a virtio disk vda, a 4 GB swap partition; modern page-cache model (the article ran CentOS 6's 2.6.32).",
+        description: "Seed 000's VM (Qiita 2016): 2 GiB RAM (MemTotal 1924020 kB), 2 CPUs, a virtio disk vda, a 4 GB swap partition, CentOS 6's tools; modern page-cache model (the article ran CentOS 6's 2.6.32).",
         toml: include_str!("../../../machines/seed-000.toml"),
     },
     PresetInfo {
@@ -50,6 +50,11 @@ pub const PRESETS: &[PresetInfo] = &[
         name: "seed-004",
         description: "Seed 004's NFS server: 4x Xeon 7550 (32 cores at 2.0 GHz), 64 GB DDR3-1066, 28 SSDs striped in one ext3 volume, 10 GbE; Linux 2.6.39 (split reclaim patch).",
         toml: include_str!("../../../machines/seed-004.toml"),
+    },
+    PresetInfo {
+        name: "qemu-6.1",
+        description: "The QEMU reference guest: Debian 12's 6.1 kernel, 2 GiB RAM (MemTotal 2012108 kB), 2 vCPUs, virtio data disk vda (ext4) and a 4 GiB virtio swap disk vdb, no daemons.",
+        toml: include_str!("../../../machines/qemu-6.1.toml"),
     },
     PresetInfo {
         name: "example",

@@ -138,7 +138,7 @@ fn name_defaults_to_the_file_name() {
 fn every_preset_parses_and_validates() {
     assert_eq!(
         preset_names(),
-        vec!["default", "seed-000", "seed-003", "seed-002", "optiplex-gx115", "ml110-g4", "ml110-g6", "seed-004", "example"]
+        vec!["default", "seed-000", "seed-003", "seed-002", "optiplex-gx115", "ml110-g4", "ml110-g6", "seed-004", "qemu-6.1", "example"]
     );
     for info in PRESETS {
         let m = preset(info.name).unwrap_or_else(|e| panic!("{}: {e}", info.name));
@@ -630,7 +630,7 @@ fn load_files_and_presets() {
     let e = load("machines/no-such-machine.toml").unwrap_err().message;
     assert_eq!(e, "cannot read machine file 'machines/no-such-machine.toml': No such file or directory");
     let e = load("laptop").unwrap_err().message;
-    assert_eq!(e, "unknown machine preset 'laptop' (presets: default, seed-000, seed-003, seed-002, optiplex-gx115, ml110-g4, ml110-g6, seed-004, example; or a path to a .toml file)");
+    assert_eq!(e, "unknown machine preset 'laptop' (presets: default, seed-000, seed-003, seed-002, optiplex-gx115, ml110-g4, ml110-g6, seed-004, qemu-6.1, example; or a path to a .toml file)");
 
     let dir = std::env::temp_dir().join(format!("memtwin-machine-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -985,4 +985,23 @@ fn cpu_identity_is_read_from_the_cpu_table_and_checked() {
     assert_err(&replace(12, "threads_per_core = 0"), 12, &["at least 1"]);
     assert_err(&replace(12, "address_bits = \"48\""), 12, &["expected \"PHYSICAL VIRTUAL\""]);
     assert_err(&replace(12, "model_name = 7"), 12, &["expected a string"]);
+}
+
+#[test]
+fn userland_is_stated_or_follows_the_kernel() {
+    use memtwin_machine::{KernelProfile, Userland};
+    let m = parse_toml(BASE, "t.toml").unwrap();
+    assert_eq!(m.userland, None);
+    assert_eq!(m.userland(), Userland::Debian12);
+    let mut old = m.clone();
+    old.kernel = KernelProfile::Linux2639;
+    assert_eq!(old.userland(), Userland::Centos6);
+    old.kernel = KernelProfile::Linux24;
+    assert_eq!(old.userland(), Userland::Centos3);
+    old.kernel = KernelProfile::Linux58;
+    assert_eq!(old.userland(), Userland::Ubuntu2004);
+    // Line 6 is `hostname`: a stated userland wins over the kernel's era.
+    let m = parse_toml(&replace(6, "userland = \"centos-6\""), "t.toml").unwrap();
+    assert_eq!(m.userland(), Userland::Centos6);
+    assert_err(&replace(6, "userland = \"rhel-9\""), 6, &["unknown userland 'rhel-9'", "debian-12", "centos-3"]);
 }

@@ -149,6 +149,7 @@ fn probe_text(probe: &str) -> &'static str {
         "SPLIT" | "SPLIT_ON" => SPLIT,
         "CGROUP" => CGROUP,
         "CPUINFO" => "cat /proc/cpuinfo\n",
+        "FREE" => "free\nvmstat\n",
         _ => panic!("no probe {probe}"),
     }
 }
@@ -197,6 +198,8 @@ fn row(key: &str) -> Option<Row> {
         "cpus" => Acts("1", "MEM"),
         "kernel" => Acts("linux-5.4", "MEM"),
         "hostname" => Acts("probe", "BONNIE"),
+        // The default machine's Debian 12 against CentOS 6's procps 3.2.8 layouts.
+        "userland" => Acts("centos-6", "FREE"),
         "boot_anon" => Acts("100M", "MEM"),
         "cgroup" => Acts("v1", "CGROUP"),
         "boot_file" => Acts("100M", "MEM"),

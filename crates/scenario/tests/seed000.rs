@@ -187,8 +187,8 @@ fn parsers_read_the_article_text() {
 fn t01_free_old_shows_the_machine_and_swap_is_empty_after_swapoff_swapon() {
     let t = tr();
     let p = phys();
-    let first = t.free_old_after(t.prompt("free --old", 0));
-    let second = t.free_old_after(t.prompt("free --old", 1));
+    let first = t.free_old_after(t.prompt("free", 0));
+    let second = t.free_old_after(t.prompt("free", 1));
     assert_eq!(first.mem[0] as f64, p.mem_total_kib, "free's total is MemTotal = RAM - kernel reserve");
     // The swap area is the partition less its header page.
     let swap_kib: f64 = p.machine.swaps.iter().map(|s| s.size_bytes as f64 / KIB - 4.0).sum();
@@ -207,18 +207,18 @@ fn t02_drop_caches_leaves_only_the_idle_cache() {
     // In the scenario the cache is already at its idle level when it is dropped; check on a
     // machine with 256 MiB of clean page cache that `echo 1` drops all of it.
     let script = "\
-free --old
+free
 dd if=/dev/zero of=f bs=1M count=256
 sync
-free --old
+free
 echo 1 > /proc/sys/vm/drop_caches
-free --old
+free
 ";
     let r = run_text("drop.sh", script).unwrap_or_else(|e| panic!("{e}"));
     let t = Transcript::new(&r.transcript);
-    let before = t.free_old_after(t.prompt("free --old", 0));
-    let filled = t.free_old_after(t.prompt("free --old", 1));
-    let dropped = t.free_old_after(t.prompt("free --old", 2));
+    let before = t.free_old_after(t.prompt("free", 0));
+    let filled = t.free_old_after(t.prompt("free", 1));
+    let dropped = t.free_old_after(t.prompt("free", 2));
     let grown = filled.mem[5] as f64 - before.mem[5] as f64;
     assert!(within(grown, 256.0 * 1024.0, 0.10), "the 256 MiB file should be cached: +{grown} KiB\n{}", r.transcript);
     assert!(
@@ -520,15 +520,15 @@ fn t07_a_buffer_larger_than_ram_swaps_instead_of_being_killed() {
     let script = "\
 swapoff -a && swapon -a
 echo 1 > /proc/sys/vm/drop_caches
-free --old
+free
 vmstat 1 30 &
 dd if=/dev/zero of=/dev/null bs=2G count=1
 wait
-free --old
+free
 ";
     let r = run_text("swap.sh", script).unwrap_or_else(|e| panic!("{e}"));
     let t = Transcript::new(&r.transcript);
-    let before = t.free_old_after(t.prompt("free --old", 0));
+    let before = t.free_old_after(t.prompt("free", 0));
     // 4 GB of free swap: reclaim swaps the buffer's pages out; nothing is OOM-killed.
     let swap_total_kib = before.swap[0] as f64;
     assert!(swap_total_kib > 2.0 * 1024.0 * 1024.0, "the machine has {swap_total_kib} KiB of swap");
@@ -568,7 +568,7 @@ free --old
     assert!(peak as f64 >= 0.5 * must_swap / KIB, "swpd peaks at {peak} KiB, {must_swap:.3e} B had to go\n{}", rows_text(&rows));
     assert_no_iowait_without_io(&rows);
     // dd's swap slots are freed when it exits.
-    let after = t.free_old_after(t.prompt("free --old", 1));
+    let after = t.free_old_after(t.prompt("free", 1));
     assert!((after.swap[1] as f64) < 0.5 * peak as f64, "swap used after dd exits: {} KiB (peak {peak})", after.swap[1]);
 }
 

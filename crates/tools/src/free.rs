@@ -152,6 +152,59 @@ Options:
 For more details see free(1).
 ";
 
+/// procps 3.2.8 `free`'s help_message, printed on stderr after an option error.
+pub const FREE_USAGE_PROCPS3: &str = "usage: free [-b|-k|-m|-g] [-l] [-o] [-t] [-s delay] [-c count] [-V]
+  -b,-k,-m,-g show output in bytes, KB, MB, or GB
+  -l show detailed low and high memory statistics
+  -o use old format (no -/+buffers/cache line)
+  -t display total for RAM + swap
+  -s update every [delay] seconds
+  -c update [count] times
+  -V display version information and exit
+";
+
+/// procps 3.2.8 free's option parsing (`getopt(argc, argv, "bkmglotc:s:V")`, no long
+/// options): the message glibc's getopt prints for the first option that free lacks, or
+/// None when every option is one of 3.2.8's. A long option such as `--human` is an
+/// invalid `-` to that getopt. `--old` is memtwin's documented name for the 3.2.8 layout and
+/// passes.
+pub fn procps3_free_rejects(args: &[String]) -> Option<String> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        if a == "--" {
+            break;
+        }
+        if a == "--old" {
+            continue;
+        }
+        if !a.starts_with('-') || a.len() == 1 {
+            continue;
+        }
+        let body: Vec<char> = a[1..].chars().collect();
+        let mut j = 0;
+        while j < body.len() {
+            let c = body[j];
+            j += 1;
+            match c {
+                'b' | 'k' | 'm' | 'g' | 'l' | 'o' | 't' | 'V' => {}
+                'c' | 's' => {
+                    if j == body.len() {
+                        if i >= args.len() {
+                            return Some(format!("free: option requires an argument -- '{c}'"));
+                        }
+                        i += 1;
+                    }
+                    break;
+                }
+                c => return Some(format!("free: invalid option -- '{c}'")),
+            }
+        }
+    }
+    None
+}
+
 const SI: i32 = 256;
 const KILO: i32 = 257;
 const MEGA: i32 = 258;

@@ -43,7 +43,7 @@ pub use ps::{parse_ps_args, ps, uptime_line, PsOptions, PsTaskExtra};
 pub use slabtop::{parse_slabtop_args, slabtop_once, vmstat_slabs, SlabSort, SlabtopOptions};
 pub use sar::{sar_average, sar_banner, sar_header, sar_row, SarReport};
 pub use table::{size_to_human, smartcols};
-pub use free::{free, free_repeated, parse_free_args, FreeOptions, FreeUnit};
+pub use free::{free, free_repeated, parse_free_args, procps3_free_rejects, FreeOptions, FreeUnit, FREE_USAGE, FREE_USAGE_PROCPS3};
 pub use iotop::{
     iotop_actual_from_vmstat, iotop_frame, iotop_frame_ext, parse_iotop_args, IotopFrameContext,
     IotopOptions, IotopStyle,
@@ -53,5 +53,5 @@ pub use top::{
 };
 pub use vmstat::{
     parse_vmstat_args, vmstat_forks, vmstat_header, vmstat_header_due, vmstat_report, vmstat_row,
-    vmstat_samples, vmstat_stats, VmstatMode, VmstatOptions, VmstatUnit,
+    vmstat_samples, vmstat_stats, VmstatLayout, VmstatMode, VmstatOptions, VmstatUnit,
 };

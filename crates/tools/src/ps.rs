@@ -190,7 +190,8 @@ pub fn parse_ps_args(args: &[String]) -> Result<PsOptions, String> {
         } else if full {
             &[("user", Some("UID")), ("pid", None), ("ppid", None), ("c", None), ("stime", None), ("tname", None), ("time", None), ("cmd", None)]
         } else {
-            &[("pid", None), ("tname", None), ("time", None), ("cmd", None)]
+            // ps/common.h DFMT "pid,tname,time,ucmd": the command name, not its arguments.
+            &[("pid", None), ("tname", None), ("time", None), ("comm", Some("CMD"))]
         };
         for (n, h) in names {
             o.cols.push((spec_index(n).expect("known"), h.map(String::from)));

@@ -130,6 +130,22 @@ pub struct VmstatOptions {
     pub tz_name: String,
     /// `-h` / `-V`: print this on stdout and exit 0 instead of running.
     pub print_and_exit: Option<String>,
+    /// Whose vmstat prints the rows (the machine's userland).
+    pub layout: VmstatLayout,
+}
+
+/// The vmstat of a userland.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum VmstatLayout {
+    /// procps-ng 3.3 / 4.0: `-system-- ------cpu-----`, cache = Cached + SReclaimable.
+    #[default]
+    ProcpsNg,
+    /// procps 3.2.8 (CentOS 6): the header `--system-- -----cpu-----` (as seed 000's
+    /// article prints it), cache = Cached.
+    Procps3,
+    /// procps 2.0.x (Linux 2.4 distributions): `r b w` and `us sy id` only, no wa/st
+    /// (/proc/stat had no iowait before 2.5.41).
+    Procps2,
 }
 
 impl Default for VmstatOptions {
@@ -150,6 +166,7 @@ impl Default for VmstatOptions {
             tz_offset_s: 0,
             tz_name: "UTC".to_string(),
             print_and_exit: None,
+            layout: VmstatLayout::ProcpsNg,
         }
     }
 }
@@ -386,9 +403,20 @@ impl Ticks {
 
 /// The two header lines (each ending in a newline).
 pub fn vmstat_header(o: &VmstatOptions) -> String {
+    if o.layout == VmstatLayout::Procps2 {
+        // procps 2.0.x vmstat.c showheader().
+        let (b, c) = if o.active { ("inact", "active") } else { ("buff", "cache") };
+        return format!(
+            "{:>8}{:>28}{:>10}{:>12}{:>11}{:>9}\n{:>2} {:>2} {:>2} {:>6} {:>6} {:>6} {:>6} {:>4} {:>4} {:>5} {:>5} {:>4} {:>5} {:>2} {:>2} {:>2}\n",
+            "procs", "memory", "swap", "io", "system", "cpu",
+            "r", "b", "w", "swpd", "free", b, c, "si", "so", "bi", "bo", "in", "cs", "us", "sy", "id"
+        );
+    }
     let mut out = String::with_capacity(260);
     out.push_str(if o.wide {
         "--procs-- -----------------------memory---------------------- ---swap-- -----io---- -system-- ----------cpu----------"
+    } else if o.layout == VmstatLayout::Procps3 {
+        "procs -----------memory---------- ---swap-- -----io---- --system-- -----cpu-----"
     } else {
         "procs -----------memory---------- ---swap-- -----io---- -system-- ------cpu-----"
     });
@@ -463,8 +491,10 @@ pub fn vmstat_row(prev: Option<&Snapshot>, cur: &Snapshot, o: &VmstatOptions) ->
     let free = unit_convert(m.mem_free, o.unit);
     let (b_kb, c_kb) = if o.active {
         (m.inactive, m.active)
-    } else {
+    } else if o.layout == VmstatLayout::ProcpsNg {
         (m.buffers, m.cached.wrapping_add(m.sreclaimable))
+    } else {
+        (m.buffers, m.cached)
     };
     let buff = unit_convert(b_kb, o.unit);
     let cache = unit_convert(c_kb, o.unit);
@@ -570,6 +600,39 @@ pub fn vmstat_row(prev: Option<&Snapshot>, cur: &Snapshot, o: &VmstatOptions) ->
             )
         }
     };
+    if o.layout == VmstatLayout::Procps2 {
+        // procps 2.0.x: getrunners() reads each /proc/PID/stat; an R or D task with no
+        // resident pages (a kernel thread) counts as swapped out (`w`), and vmstat takes
+        // itself out of `r`. us = user + nice, sy = system, id = idle (+ iowait, which 2.4
+        // did not have).
+        let (mut run, mut blk, mut swapped) = (0u32, 0u32, 0u32);
+        for t in &cur.tasks {
+            let active = matches!(t.state, memtwin_procfs::TaskState::Running | memtwin_procfs::TaskState::DiskSleep);
+            if active && t.kthread {
+                swapped += 1;
+            } else if t.state == memtwin_procfs::TaskState::Running {
+                run += 1;
+            } else if t.state == memtwin_procfs::TaskState::DiskSleep {
+                blk += 1;
+            }
+        }
+        let run = run.saturating_sub(1);
+        // 2.4's /proc/stat cpu line is user nice system idle: interrupt time was system
+        // time and I/O wait was idle.
+        let t = match prev {
+            None => ticks(&cur.cpu),
+            Some(p) => ticks(&cur.cpu).delta(&ticks(&p.cpu)),
+        };
+        let duse = t.user.wrapping_add(t.nice);
+        let dsys = t.system.wrapping_add(t.irq).wrapping_add(t.softirq);
+        let didl = t.idle.wrapping_add(t.iowait).wrapping_add(t.steal);
+        let div = (duse + dsys + didl).max(1);
+        let p2 = |x: u64| (100 * x + div / 2) / div;
+        let (us, sy, id) = (p2(duse), p2(dsys), if duse + dsys + didl == 0 { 100 } else { p2(didl) });
+        return format!(
+            "{run:>2} {blk:>2} {swapped:>2} {swpd:>6} {free:>6} {buff:>6} {cache:>6} {si:>4} {so:>4} {bi:>5} {bo:>5} {inr:>4} {cs:>5} {us:>2} {sy:>2} {id:>2}\n"
+        );
+    }
     let mut out = if o.wide {
         format!(
             "{r:>4} {b:>4} {swpd:>12} {free:>12} {buff:>12} {cache:>12} {si:>4} {so:>4} {bi:>5} {bo:>5} {inr:>4} {cs:>4} {:>3} {:>3} {:>3} {:>3} {:>3} {:>3}",

@@ -15,6 +15,7 @@ fn secs(s: f64) -> Ns {
 
 pub struct Free {
     o: FreeOptions,
+    args: Vec<String>,
     printed: u64,
     next: Ns,
 }
@@ -22,27 +23,48 @@ pub struct Free {
 impl Free {
     pub fn parse(args: &[String]) -> Result<Free, String> {
         let o = parse_free_args(args)?;
-        Ok(Free { o, printed: 0, next: 0 })
+        Ok(Free { o, args: args.to_vec(), printed: 0, next: 0 })
     }
 }
 
 impl Program for Free {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        let userland = k.machine.userland();
+        if self.printed == 0 {
+            // The userland's free: procps-ng has no -o (free.c's getopt_long fails on it);
+            // procps 3.2.8 (CentOS 6, and the layout of 2.4's procps 2.0) has only
+            // -b -k -m -g -l -o -t -s -c -V and prints the "-/+ buffers/cache" layout by
+            // default.
+            if userland.procps_ng() {
+                if self.o.old_no_buffers_line {
+                    let usage = memtwin_tools::FREE_USAGE.trim_end_matches('\n');
+                    k.eprint(me, &format!("free: invalid option -- 'o'\n{usage}\n"));
+                    return Step::Exit(1);
+                }
+                if self.o.print_and_exit.as_deref() == Some("free from procps-ng 4.0.2\n")
+                    && userland == memtwin_machine::Userland::Ubuntu2004
+                {
+                    self.o.print_and_exit = Some("free from procps-ng 3.3.16\n".to_string());
+                }
+            } else {
+                if let Some(m) = memtwin_tools::procps3_free_rejects(&self.args) {
+                    k.eprint(me, &format!("{m}\n{}", memtwin_tools::FREE_USAGE_PROCPS3));
+                    return Step::Exit(1);
+                }
+                if self.o.print_and_exit.is_some() {
+                    // -V (display_version): the procps release.
+                    let v = if userland == memtwin_machine::Userland::Centos6 { "3.2.8" } else { "2.0.17" };
+                    self.o.print_and_exit = Some(format!("procps version {v}\n"));
+                }
+                self.o.old_layout = true;
+            }
+        }
         if let Some(text) = self.o.print_and_exit.clone() {
             k.print(me, &text);
             return Step::Exit(0);
         }
         if self.printed > 0 && k.now < self.next {
             return Step::SleepUntil { t: self.next, io: false };
-        }
-        if self.printed == 0
-            && matches!(k.machine.kernel, memtwin_machine::KernelProfile::Linux2639 | memtwin_machine::KernelProfile::Linux24)
-            && !self.o.wide
-            && !self.o.human
-        {
-            // The procps of those systems (3.2.8 on 2.6.32-era distributions, 2.0.x on 2.4)
-            // printed the "-/+ buffers/cache" layout by default.
-            self.o.old_layout = true;
         }
         let s = k.snapshot();
         let mut text = free(&s, &self.o);
@@ -77,6 +99,36 @@ impl Vmstat {
 
 impl Program for Vmstat {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        if self.rows == 0 && self.prev.is_none() {
+            use memtwin_machine::Userland;
+            use memtwin_tools::VmstatLayout;
+            let userland = k.machine.userland();
+            self.o.layout = match userland {
+                Userland::Debian12 | Userland::Ubuntu2004 => VmstatLayout::ProcpsNg,
+                Userland::Centos6 => VmstatLayout::Procps3,
+                Userland::Centos3 => VmstatLayout::Procps2,
+            };
+            // Options the userland's vmstat did not have: -w, -t and -y came with procps-ng;
+            // procps 2.0's vmstat knew only -a, -n and -V.
+            let lacking = if self.o.wide {
+                Some("-w")
+            } else if self.o.timestamp {
+                Some("-t")
+            } else if self.o.no_first {
+                Some("-y")
+            } else if userland == Userland::Centos3 && self.o.mode != VmstatMode::Rows {
+                Some("-s/-d/-D/-p/-m/-f")
+            } else if userland == Userland::Centos3 && self.o.unit != memtwin_tools::VmstatUnit::Kibi {
+                Some("-S")
+            } else {
+                None
+            };
+            if let Some(opt) = lacking.filter(|_| !userland.procps_ng()) {
+                let procps = if userland == Userland::Centos6 { "procps 3.2.8" } else { "procps 2.0" };
+                k.eprint(me, &format!("vmstat: {opt} is not an option of {procps} (userland {}); it came later\n", userland.name()));
+                return Step::Exit(1);
+            }
+        }
         if let Some(text) = self.o.print_and_exit.clone() {
             k.print(me, &text);
             return Step::Exit(0);
@@ -163,14 +215,16 @@ impl Program for Iostat {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         use memtwin_machine::KernelProfile::*;
         use memtwin_tools::IostatStyle;
-        let style = match k.machine.kernel {
-            Linux6 => IostatStyle::Sysstat126,
-            Linux58 | Linux5Pre59 => IostatStyle::Sysstat122,
-            Linux2639 => IostatStyle::Sysstat904,
-            Linux24 => {
-                k.eprint(me, "iostat: not modelled on Linux 2.4: it had no /proc/diskstats (per-device statistics came with 2.6; 2.4's were the disk_io line of /proc/stat)\n");
-                return Step::Exit(1);
-            }
+        if k.machine.kernel == Linux24 {
+            k.eprint(me, "iostat: not modelled on Linux 2.4: it had no /proc/diskstats (per-device statistics came with 2.6; 2.4's were the disk_io line of /proc/stat)\n");
+            return Step::Exit(1);
+        }
+        // The userland's sysstat (CentOS 3's 4.0 is not modelled: its 2.4 kernel is refused
+        // above; on a newer kernel it prints 9.0.4's reports).
+        let style = match k.machine.userland() {
+            memtwin_machine::Userland::Debian12 => IostatStyle::Sysstat126,
+            memtwin_machine::Userland::Ubuntu2004 => IostatStyle::Sysstat122,
+            memtwin_machine::Userland::Centos6 | memtwin_machine::Userland::Centos3 => IostatStyle::Sysstat904,
         };
         if self.prev.is_some() && k.now < self.next {
             return Step::SleepUntil { t: self.next, io: false };

@@ -162,6 +162,9 @@ pub struct VmRow {
     pub id: u64,
     pub wa: u64,
     pub st: u64,
+    /// False for procps 2.0's layout (Linux 2.4: `r b w ... us sy id`, I/O wait counted as
+    /// idle), whose `wa` and `st` read 0.
+    pub wa_reported: bool,
 }
 
 pub const VMSTAT_COLUMNS: [&str; 17] =
@@ -169,6 +172,29 @@ pub const VMSTAT_COLUMNS: [&str; 17] =
 
 pub fn parse_vm_row(line: &str) -> Option<VmRow> {
     let v: Vec<u64> = line.split_whitespace().map(|t| t.parse::<u64>().ok()).collect::<Option<Vec<_>>>()?;
+    if v.len() == 16 {
+        // procps 2.0: r b w swpd free buff cache si so bi bo in cs us sy id.
+        return Some(VmRow {
+            r: v[0],
+            b: v[1],
+            swpd: v[3],
+            free: v[4],
+            buff: v[5],
+            cache: v[6],
+            si: v[7],
+            so: v[8],
+            bi: v[9],
+            bo: v[10],
+            inr: v[11],
+            cs: v[12],
+            us: v[13],
+            sy: v[14],
+            id: v[15],
+            wa: 0,
+            st: 0,
+            wa_reported: false,
+        });
+    }
     if v.len() != 17 {
         return None;
     }
@@ -190,6 +216,7 @@ pub fn parse_vm_row(line: &str) -> Option<VmRow> {
         id: v[14],
         wa: v[15],
         st: v[16],
+        wa_reported: true,
     })
 }
 

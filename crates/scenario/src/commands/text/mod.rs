@@ -78,13 +78,19 @@ pub fn build_cat(args: &[String], ctx: &Ctx<'_>, stdin: Input) -> Result<Cmd, St
 /// The text of a /proc file the model renders, if `path` is one.
 pub fn proc_text(k: &Kernel, path: &str) -> Option<String> {
     match path {
-        "/proc/meminfo" => Some(k.meminfo().render()),
+        // The era's layout (2.4's starts with the "total: used: free:" table and has no
+        // MemAvailable), as `cat` prints it.
+        "/proc/meminfo" => super::procfiles::read(k, 0, path).ok(),
         "/proc/vmstat" => k.vmstat_text(),
         // PSI (4.20+), brought up to date by the runner before a command that names one.
         "/proc/pressure/cpu" | "/proc/pressure/memory" | "/proc/pressure/io" => k.pressure_shown(&path["/proc/pressure/".len()..]),
         // Files that depend on no reader (None where the era has no such file).
         "/proc/cpuinfo" | "/proc/buddyinfo" | "/proc/pagetypeinfo" => super::procfiles::read(k, 0, path).ok(),
-        p if p.starts_with("/proc/sys/") => k.sysctl.get(&p["/proc/sys/".len()..].replace('/', ".")).ok().map(|v| format!("{v}\n")),
+        p if p.starts_with("/proc/sys/") => {
+            let name = p["/proc/sys/".len()..].replace('/', ".");
+            // A key the era did not have is a missing file (vm.dirty_ratio on 2.4).
+            k.sysctl.get(&name).ok().filter(|_| super::sysctl::era_has_key(k.machine.kernel, &name)).map(|v| format!("{v}\n"))
+        }
         _ => None,
     }
 }
