@@ -744,9 +744,10 @@ impl Kernel {
     /// Kill a task (OOM killer, signals). It stops what it was doing; then, as a task that
     /// exits by itself does, it tears its memory down on its CPU (do_exit -> exit_mm ->
     /// exit_mmap, `exit_mmap_ns` of system time) before its resources are freed and its
-    /// parent's wait returns. A task already dying keeps its first signal's status.
+    /// parent's wait returns. A task already dying keeps its first signal's status, and one
+    /// already exiting by itself (PF_EXITING: its exit teardown has begun) its own.
     pub fn kill(&mut self, tid: TaskId, code: i32) {
-        if self.task_exited(tid) || self.tasks[tid as usize].killed {
+        if self.task_exited(tid) || self.tasks[tid as usize].killed || self.tasks[tid as usize].exit_teardown {
             return;
         }
         self.tasks[tid as usize].killed = true;

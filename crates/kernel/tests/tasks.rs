@@ -95,6 +95,26 @@ fn exit_mmap_charges_the_exiting_task_per_resident_anonymous_page() {
     }
 }
 
+/// A task already in its own exit (PF_EXITING, do_exit's exit_mm running) ignores a
+/// signal: it exits with the status it chose, when its teardown is done.
+#[test]
+fn a_signal_to_a_task_already_exiting_changes_nothing() {
+    let m = memtwin_machine::preset("seed-000").expect("preset");
+    let per_page = m.cpu_model.page_cache_ns;
+    let mut k = Kernel::boot(m, 1).expect("boot");
+    let at = std::rc::Rc::new(std::cell::Cell::new(0));
+    let pages = 5_000;
+    let prog = Toucher { pages, shared: false, pos: 0, exit_step_at: at.clone() };
+    let t = k.spawn("touch", "touch", Box::new(prog), Sink::Null, Sink::Null);
+    let limit = k.now + 60 * NS_PER_SEC;
+    k.run_until(limit, &mut |k| at.get() > 0);
+    assert!(!k.task_exited(t), "its teardown is running");
+    k.kill(t, 137);
+    k.run_until(limit, &mut |k| k.task_exited(t));
+    assert_eq!(k.tasks[t as usize].exit_code, Some(0), "the status it exited with");
+    assert_eq!(k.tasks[t as usize].end - at.get(), pages * per_page, "the teardown ran to its end");
+}
+
 /// Touches its memory like `Toucher`, then sleeps for an hour.
 struct Sleeper(Toucher);
 impl Program for Sleeper {
