@@ -262,6 +262,13 @@ pub struct Profile {
     /// 3.14 ("do not count anon pages as dirtyable memory") it is free pages above the
     /// reserve plus the file LRU only.
     pub dirtyable_counts_anon: bool,
+    /// kswapd writes a dirty file page with ->writepage (pageout) when it meets it a second
+    /// time, already marked PG_reclaim, on a node flagged PGDAT_DIRTY (shrink_folio_list:
+    /// ZONE_DIRTY since 3.11, "only write dirty pages that the scanner has seen twice"
+    /// 4.11). The 5.x profiles; 2.6.39's kswapd writes every dirty page it takes
+    /// (`reclaim_writes_file`); the 6.x profile leaves dirty file pages to the flushers
+    /// (6.1 with ext4 still writes as 5.x: not modelled there).
+    pub kswapd_writes_dirty_seen_twice: bool,
     /// How direct reclaim asks the flushers for writeback. `Some(scanned)` (2.6.x .. 4.13):
     /// do_try_to_free_pages, after each priority whose running total of scanned pages
     /// exceeds one and a half times nr_to_reclaim, calls wakeup_flusher_threads(
@@ -403,6 +410,7 @@ impl Profile {
             throttle_vm_writeout: kernel == Linux2639,
             flush_total_scanned: kernel == Linux2639,
             dirtyable_counts_anon: kernel == Linux2639,
+            kswapd_writes_dirty_seen_twice: matches!(kernel, Linux58 | Linux5Pre59),
             kswapd_balance: if kernel == Linux2639 { KswapdBalance::LoopAgain } else { KswapdBalance::RaisePriority },
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },

@@ -77,3 +77,27 @@ fn series_carry_each_eras_names() {
         assert!(last(&r, "vm.pgpgout") >= 8 * 1024, "{kernel}: pgpgout in KiB");
     }
 }
+
+/// A dirty file page that kswapd meets a second time, already marked PG_reclaim, on a node
+/// flagged PGDAT_DIRTY, is written by kswapd itself (pageout, nr_vmscan_write) on the 5.x
+/// profiles; 6.x leaves it to the flushers; 2.6.39's kswapd writes every dirty page it
+/// takes. The flushers are held back (background ratio 90 %, expiry 1 h), memory is short
+/// and there is no swap: reclaim can only take file pages, most of them dirty.
+#[test]
+fn kswapd_writes_dirty_file_pages_it_meets_twice_on_5_x() {
+    let script = "sysctl -w vm.dirty_background_ratio=90 vm.dirty_ratio=95 vm.dirty_expire_centisecs=360000
+dd if=/dev/zero of=f bs=1M count=300 status=none
+memhog 300M --active 0.5 --every 1 &
+sleep 10
+grep -E '^nr_vmscan_write ' /proc/vmstat
+";
+    let writes = |kernel: &str| -> u64 {
+        let r = common::run_on(script, "default", &["ram=512M", "swap=0", &format!("kernel={kernel}")]);
+        let line = r.transcript.lines().find(|l| l.starts_with("nr_vmscan_write ")).unwrap_or_else(|| panic!("{}", r.transcript));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    assert!(writes("linux-5.4") > 1000, "5.4: kswapd writes the dirty pages it meets twice");
+    assert!(writes("linux-5.8") > 1000, "5.8 too");
+    assert_eq!(writes("linux-6.x"), 0, "6.x: only the flushers write file pages");
+    assert!(writes("linux-2.6.39") > 1000, "2.6.39: kswapd writes what it takes");
+}

@@ -391,6 +391,9 @@ pub struct Mm {
     pub xa: XaNodes,
     /// PGDAT_WRITEBACK: kswapd found only pages under writeback at the inactive tail.
     pub pgdat_writeback: bool,
+    /// PGDAT_DIRTY: kswapd's last pass took only dirty, unqueued file pages (or none); it
+    /// may write dirty file pages it meets again (5.x). Cleared when the node is balanced.
+    pub pgdat_dirty: bool,
     /// ZONE_CONGESTED (2.6.37 .. 3.x): reclaim met dirty pages only on congested queues;
     /// cleared when kswapd balances the zone.
     pub zone_congested: bool,
@@ -454,6 +457,7 @@ impl Mm {
             dirty_inodes: std::collections::VecDeque::new(),
             xa: XaNodes::default(),
             pgdat_writeback: false,
+            pgdat_dirty: false,
             zone_congested: false,
             slab: slab::Slabs::new(slab::SlabAllocator::Slub, 1),
             kswapd_failures: 0,

@@ -39,6 +39,10 @@ pub struct ScanControl {
     /// kswapd found pages it had marked for immediate reclaim still under writeback
     /// (shrink_folio_list case 1: nr_immediate).
     pub nr_immediate: u64,
+    /// File pages taken off the inactive lists, and those of them dirty and not yet queued
+    /// for writeback (sc->nr.file_taken, sc->nr.unqueued_dirty).
+    pub nr_file_taken: u64,
+    pub nr_unqueued_dirty: u64,
     /// A cgroup with pages was skipped for memory.low (memcg_low_skipped), and the retry
     /// that reclaims such cgroups too (memcg_low_reclaim).
     pub memcg_low_skipped: bool,
@@ -1282,6 +1286,20 @@ impl Kernel {
                     path.putback.push((p, l, false));
                     continue;
                 }
+                if file && self.profile.kswapd_writes_dirty_seen_twice && path.sc.kswapd && self.mm.pages.reclaim(p) && self.mm.pgdat_dirty {
+                    // shrink_folio_list (3.11+, PG_reclaim since 4.x): kswapd writes a dirty
+                    // file page it already marked, on a node flagged PGDAT_DIRTY ("we've
+                    // already scanned the rest of the LRU for clean folios and see the
+                    // same dirty folios again"), unless it was referenced
+                    // (PAGEREF_RECLAIM_CLEAN: keep_locked). pageout(): PAGE_SUCCESS, kept
+                    // on the inactive list while under writeback.
+                    if r != Ref::ReclaimClean {
+                        self.reclaim.pass_ns += self.reclaim_pageout(p, tid);
+                        pageout += 1;
+                    }
+                    path.putback.push((p, l, false));
+                    continue;
+                }
                 if file {
                     // Reclaim does not write file pages; the flushers will. PG_reclaim:
                     // "immediately reclaim when written back" (activate_locked).
@@ -1351,6 +1369,10 @@ impl Kernel {
             self.plug_swap_writes(path);
         }
         self.swap.plug_tail = None;
+        if file {
+            path.sc.nr_file_taken += scanned;
+            path.sc.nr_unqueued_dirty += unqueued_dirty;
+        }
         // shrink_node: kswapd flags the node PGDAT_WRITEBACK when every page it took was
         // under writeback (cleared when the node is balanced).
         if path.sc.kswapd && scanned > 0 && batch_writeback == scanned {
@@ -1599,6 +1621,7 @@ impl Program for Kswapd {
             // clear_pgdat_congested: a balanced node is no longer flagged (2.6.39:
             // zone_clear_flag(zone, ZONE_CONGESTED) for a zone at its high watermark).
             k.mm.pgdat_writeback = false;
+            k.mm.pgdat_dirty = false;
             k.mm.zone_congested = false;
             if self.running {
                 self.running = false;
@@ -1686,6 +1709,12 @@ impl Kswapd {
     fn after_pass(&mut self, k: &mut Kernel, me: TaskId, sc: ScanControl) -> Step {
         if sc.nr_reclaimed > 0 {
             k.wake_writeback_waiters();
+        }
+        // shrink_node, kswapd: "Allow kswapd to start writing pages during reclaim" when
+        // every file page the pass took was dirty and unqueued (also when it took none:
+        // the kernel compares sc->nr.unqueued_dirty == sc->nr.file_taken as they are).
+        if k.profile.kswapd_writes_dirty_seen_twice && sc.nr_unqueued_dirty == sc.nr_file_taken {
+            k.mm.pgdat_dirty = true;
         }
         // balance_pgdat: "if (waitqueue_active(&pgdat->pfmemalloc_wait) &&
         // allow_direct_reclaim(pgdat)) wake_up_all(&pgdat->pfmemalloc_wait)".
