@@ -107,7 +107,7 @@ fn a_signal_to_a_task_already_exiting_changes_nothing() {
     let prog = Toucher { pages, shared: false, pos: 0, exit_step_at: at.clone() };
     let t = k.spawn("touch", "touch", Box::new(prog), Sink::Null, Sink::Null);
     let limit = k.now + 60 * NS_PER_SEC;
-    k.run_until(limit, &mut |k| at.get() > 0);
+    k.run_until(limit, &mut |_| at.get() > 0);
     assert!(!k.task_exited(t), "its teardown is running");
     k.kill(t, 137);
     k.run_until(limit, &mut |k| k.task_exited(t));
