@@ -202,13 +202,14 @@ impl Kernel {
         let s = &mm.stat;
         let k = &mm.kernel;
         let cached = s.file_pages.saturating_sub(s.buffers);
+        let sums = mm.mapping_sums();
         MemInfo {
             mem_total: kb(mm.managed),
             mem_free: kb(mm.nr_free()),
             mem_available: kb(self.mem_available_pages()),
             buffers: kb(s.buffers),
             cached: kb(cached),
-            swap_cached: kb(mm.mappings.iter().filter(|m| m.live).map(|m| m.nr_swapcache).sum::<u64>()),
+            swap_cached: kb(sums.swapcache),
             active: kb(l(Lru::ActiveAnon) + l(Lru::ActiveFile)),
             inactive: kb(l(Lru::InactiveAnon) + l(Lru::InactiveFile)),
             active_anon: kb(l(Lru::ActiveAnon)),
@@ -233,7 +234,7 @@ impl Kernel {
             kernel_stack: kb(k.count(KernelOwner::KernelStack)),
             page_tables: kb(k.count(KernelOwner::PageTables)),
             commit_limit: kb(mm.managed * self.sysctl.overcommit_ratio as u64 / 100) + swap_total,
-            committed_as: kb(self.committed_as()),
+            committed_as: kb(self.committed_as_with(&sums)),
         }
     }
 

@@ -354,6 +354,14 @@ impl KernelPages {
 /// Sentinel frames past the lruvecs' list heads: one per kernel-page owner.
 pub const NR_ALL_SENTINELS: u32 = NR_SENTINELS + NR_KERNEL_OWNERS as u32;
 
+/// Sums over the live mappings that /proc/meminfo needs (`Mm::mapping_sums`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MappingSums {
+    pub swapcache: u64,
+    pub shared_anon: u64,
+    pub shmem_swapped: u64,
+}
+
 /// The memory of the (single-node, single-zone) machine: frames, the zone's free list,
 /// the node's lruvecs, the address spaces, the swap map and the node's counters. Usable
 /// without a `Kernel` (rules that need only these pieces take `&mut Mm`).
@@ -782,6 +790,24 @@ impl Mm {
             s => Some(s - 1),
         }
     }
+    /// One walk over the live mappings for /proc/meminfo: swap-cache pages (SwapCached),
+    /// the pages of shared anonymous objects (resident and swapped), and the swapped pages
+    /// of tmpfs files (Committed_AS).
+    pub fn mapping_sums(&self) -> MappingSums {
+        let mut s = MappingSums::default();
+        for m in self.mappings.iter().filter(|m| m.live) {
+            s.swapcache += m.nr_swapcache;
+            if m.kind == MappingKind::Shmem {
+                if m.owner.is_some() {
+                    s.shared_anon += m.nrpages + m.nr_swapped;
+                } else {
+                    s.shmem_swapped += m.nr_swapped;
+                }
+            }
+        }
+        s
+    }
+
     /// Record (or with None, forget) the swap slot of the swap-cache page at `index`.
     pub fn set_swap_cache_slot(&mut self, m: u32, index: u64, slot: Option<u32>) {
         if let Some(x) = slot {

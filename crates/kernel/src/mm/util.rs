@@ -23,22 +23,13 @@ impl Kernel {
     /// vm_committed_as in pages: the live tasks' accountable mappings plus the pages of
     /// tmpfs files (shmem_acct_blocks charges a VM_NORESERVE tmpfs inode per page).
     pub fn committed_as(&self) -> u64 {
+        self.committed_as_with(&self.mm.mapping_sums())
+    }
+
+    /// Committed_AS from the mapping sums of one walk (`Mm::mapping_sums`).
+    pub(crate) fn committed_as_with(&self, sums: &super::MappingSums) -> u64 {
         let tasks: u64 = self.tasks.iter().filter(|t| t.exit_code.is_none()).map(|t| t.committed).sum();
-        let shared_anon: u64 = self
-            .mm
-            .mappings
-            .iter()
-            .filter(|m| m.live && m.kind == super::MappingKind::Shmem && m.owner.is_some())
-            .map(|m| m.nrpages + m.nr_swapped)
-            .sum();
-        let shmem_swapped: u64 = self
-            .mm
-            .mappings
-            .iter()
-            .filter(|m| m.live && m.kind == super::MappingKind::Shmem && m.owner.is_none())
-            .map(|m| m.nr_swapped)
-            .sum();
-        tasks + (self.mm.stat.shmem + shmem_swapped).saturating_sub(shared_anon)
+        tasks + (self.mm.stat.shmem + sums.shmem_swapped).saturating_sub(sums.shared_anon)
     }
 
     pub fn vm_enough_memory(&self, pages: u64) -> bool {
