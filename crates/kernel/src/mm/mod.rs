@@ -391,6 +391,10 @@ pub struct Mm {
     pub wmark: Watermarks,
     pub mappings: Vec<AddressSpace>,
     free_mapping_ids: Vec<u32>,
+    /// The live shmem address spaces (tmpfs files, shared anonymous objects), for the
+    /// sums of /proc/meminfo, and the swap-cache pages of all live mappings (SwapCached).
+    shmem_ids: Vec<u32>,
+    nr_swapcache: u64,
     pub stat: NodeStat,
     /// Dirty inodes in dirtying order (the b_dirty list): (dirtied_when, mapping).
     pub dirty_inodes: std::collections::VecDeque<(Ns, u32)>,
@@ -461,6 +465,8 @@ impl Mm {
             wmark,
             mappings,
             free_mapping_ids: Vec::new(),
+            shmem_ids: Vec::new(),
+            nr_swapcache: 0,
             stat: NodeStat::default(),
             dirty_inodes: std::collections::VecDeque::new(),
             xa: XaNodes::default(),
@@ -664,7 +670,7 @@ impl Mm {
 
     /// A new, empty address_space.
     pub fn new_mapping(&mut self, kind: MappingKind, dev: Option<u32>, disk_base: u64) -> u32 {
-        if let Some(id) = self.free_mapping_ids.pop() {
+        let id = if let Some(id) = self.free_mapping_ids.pop() {
             self.mappings[id as usize] = AddressSpace::new(id, kind, dev, disk_base);
             id
         } else {
@@ -672,7 +678,11 @@ impl Mm {
             assert!(id <= page::MAX_MAPPING, "too many address spaces");
             self.mappings.push(AddressSpace::new(id, kind, dev, disk_base));
             id
+        };
+        if kind == MappingKind::Shmem {
+            self.shmem_ids.push(id);
         }
+        id
     }
     /// Map or unmap the pages of file or shmem mapping `m` in processes' page tables. The
     /// node's NR_FILE_MAPPED follows: page_add_file_rmap counts a page when its first PTE
@@ -709,7 +719,14 @@ impl Mm {
     pub fn release_mapping(&mut self, id: u32) {
         debug_assert_eq!(self.mappings[id as usize].nrpages, 0);
         self.set_mapped(id, false);
+        if self.mappings[id as usize].kind == MappingKind::Shmem {
+            if let Some(i) = self.shmem_ids.iter().position(|&x| x == id) {
+                self.shmem_ids.swap_remove(i);
+            }
+        }
         let m = &mut self.mappings[id as usize];
+        self.nr_swapcache -= m.nr_swapcache;
+        m.nr_swapcache = 0;
         m.live = false;
         m.i_pages.destroy(&mut self.xa);
         m.swap_cache.destroy(&mut self.xa);
@@ -790,19 +807,17 @@ impl Mm {
             s => Some(s - 1),
         }
     }
-    /// One walk over the live mappings for /proc/meminfo: swap-cache pages (SwapCached),
-    /// the pages of shared anonymous objects (resident and swapped), and the swapped pages
-    /// of tmpfs files (Committed_AS).
+    /// The sums of /proc/meminfo: swap-cache pages (SwapCached, kept as a count), and over
+    /// the live shmem objects only, the pages of shared anonymous objects (resident and
+    /// swapped) and the swapped pages of tmpfs files (Committed_AS).
     pub fn mapping_sums(&self) -> MappingSums {
-        let mut s = MappingSums::default();
-        for m in self.mappings.iter().filter(|m| m.live) {
-            s.swapcache += m.nr_swapcache;
-            if m.kind == MappingKind::Shmem {
-                if m.owner.is_some() {
-                    s.shared_anon += m.nrpages + m.nr_swapped;
-                } else {
-                    s.shmem_swapped += m.nr_swapped;
-                }
+        let mut s = MappingSums { swapcache: self.nr_swapcache, ..Default::default() };
+        for &id in &self.shmem_ids {
+            let m = &self.mappings[id as usize];
+            if m.owner.is_some() {
+                s.shared_anon += m.nrpages + m.nr_swapped;
+            } else {
+                s.shmem_swapped += m.nr_swapped;
             }
         }
         s
@@ -818,8 +833,14 @@ impl Mm {
         let s = &mut self.mappings[m as usize];
         let old = s.swap_cache.store(&mut self.xa, index, slot.map_or(0, |x| x + 1));
         match (old != 0, slot.is_some()) {
-            (false, true) => s.nr_swapcache += 1,
-            (true, false) => s.nr_swapcache -= 1,
+            (false, true) => {
+                s.nr_swapcache += 1;
+                self.nr_swapcache += 1;
+            }
+            (true, false) => {
+                s.nr_swapcache -= 1;
+                self.nr_swapcache -= 1;
+            }
             _ => {}
         }
     }
@@ -930,6 +951,14 @@ impl Mm {
                 self.isolated()
             ));
         }
+        let swapcache: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_swapcache).sum();
+        if swapcache != self.nr_swapcache {
+            return Err(format!("{swapcache} swap-cache pages in the mappings but {} counted", self.nr_swapcache));
+        }
+        let shmem = self.mappings.iter().filter(|m| m.live && m.kind == MappingKind::Shmem).count();
+        if shmem != self.shmem_ids.len() {
+            return Err(format!("{shmem} live shmem mappings but {} listed", self.shmem_ids.len()));
+        }
         for (id, m) in self.mappings.iter().enumerate().filter(|(_, m)| m.live) {
             if m.i_pages.len() != m.nrpages + m.nrshadows + m.nr_swapped {
                 return Err(format!(
@@ -942,6 +971,9 @@ impl Mm {
             }
             if m.swap_cache.len() != m.nr_swapcache {
                 return Err(format!("mapping {id}: {} swap-cache entries but {} counted", m.swap_cache.len(), m.nr_swapcache));
+            }
+            if (m.kind == MappingKind::Shmem) != self.shmem_ids.contains(&(id as u32)) {
+                return Err(format!("mapping {id}: shmem {} but listed {}", m.kind == MappingKind::Shmem, self.shmem_ids.contains(&(id as u32))));
             }
         }
         let dirty: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_dirty).sum();
