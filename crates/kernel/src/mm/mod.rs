@@ -807,6 +807,11 @@ impl Mm {
             s => Some(s - 1),
         }
     }
+    /// Pages in the swap cache, all mappings (SwapCached, "N pages in swap cache").
+    pub fn nr_swapcache(&self) -> u64 {
+        self.nr_swapcache
+    }
+
     /// The sums of /proc/meminfo: swap-cache pages (SwapCached, kept as a count), and over
     /// the live shmem objects only, the pages of shared anonymous objects (resident and
     /// swapped) and the swapped pages of tmpfs files (Committed_AS).
@@ -959,6 +964,10 @@ impl Mm {
         if shmem != self.shmem_ids.len() {
             return Err(format!("{shmem} live shmem mappings but {} listed", self.shmem_ids.len()));
         }
+        // As many listed as live, each listed one live shmem: the list is exactly those.
+        if let Some(&id) = self.shmem_ids.iter().find(|&&id| !(self.mappings[id as usize].live && self.mappings[id as usize].kind == MappingKind::Shmem)) {
+            return Err(format!("mapping {id} is listed as live shmem"));
+        }
         for (id, m) in self.mappings.iter().enumerate().filter(|(_, m)| m.live) {
             if m.i_pages.len() != m.nrpages + m.nrshadows + m.nr_swapped {
                 return Err(format!(
@@ -971,9 +980,6 @@ impl Mm {
             }
             if m.swap_cache.len() != m.nr_swapcache {
                 return Err(format!("mapping {id}: {} swap-cache entries but {} counted", m.swap_cache.len(), m.nr_swapcache));
-            }
-            if (m.kind == MappingKind::Shmem) != self.shmem_ids.contains(&(id as u32)) {
-                return Err(format!("mapping {id}: shmem {} but listed {}", m.kind == MappingKind::Shmem, self.shmem_ids.contains(&(id as u32))));
             }
         }
         let dirty: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_dirty).sum();

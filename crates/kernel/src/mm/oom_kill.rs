@@ -279,7 +279,7 @@ impl Kernel {
         if !old {
             out.push((KERN_INFO, "Node 0 hugepages_total=0 hugepages_free=0 hugepages_surp=0 hugepages_size=2048kB".to_string()));
         }
-        let swapcache: u64 = mm.mappings.iter().filter(|m| m.live).map(|m| m.nr_swapcache).sum();
+        let swapcache = mm.nr_swapcache();
         let (st, sf) = self.swap_totals();
         out.push((KERN_INFO, format!("{} total pagecache pages", s.file_pages + swapcache)));
         out.push((KERN_INFO, format!("{swapcache} pages in swap cache")));

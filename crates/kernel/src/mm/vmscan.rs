@@ -1268,12 +1268,18 @@ impl Kernel {
             if self.mm.pages.dirty(p) {
                 path.sc.nr_dirty += 1;
                 batch_dirty += 1;
-                if file && self.profile.reclaim_writes_file {
-                    // 2.6.39: "if (references == PAGEREF_RECLAIM_CLEAN) goto keep_locked";
-                    // otherwise pageout(), unless a direct reclaimer finds the queue
-                    // congested (may_write_to_queue: kswapd has PF_SWAPWRITE): PAGE_KEEP,
-                    // nr_congested. A written page is kept ("if (PageWriteback(page) ||
-                    // PageDirty(page)) goto keep") until its write ends.
+                // Who writes a dirty file page itself (pageout). 2.6.39: kswapd and, unless
+                // its disk's queue is congested (may_write_to_queue: kswapd has
+                // PF_SWAPWRITE; PAGE_KEEP, nr_congested), a direct reclaimer. 5.x
+                // (shrink_folio_list: ZONE_DIRTY 3.11, "only write dirty pages that the
+                // scanner has seen twice" 4.11): kswapd only, for a page it already marked
+                // PG_reclaim, on a node flagged PGDAT_DIRTY. Either way a referenced page
+                // is kept unwritten ("if (references == PAGEREF_RECLAIM_CLEAN) goto
+                // keep_locked"), and a written one stays on the inactive list until its
+                // write ends ("if (PageWriteback(page) || PageDirty(page)) goto keep").
+                let writes = self.profile.reclaim_writes_file
+                    || (self.profile.kswapd_writes_dirty_seen_twice && path.sc.kswapd && self.mm.pages.reclaim(p) && self.mm.pgdat_dirty);
+                if file && writes {
                     if r != Ref::ReclaimClean {
                         let dev = self.mm.mappings[self.mm.pages.mapping(p) as usize].dev;
                         if !path.sc.kswapd && dev.is_some_and(|d| self.block.devs[d as usize].congested()) {
@@ -1282,20 +1288,6 @@ impl Kernel {
                             self.reclaim.pass_ns += self.reclaim_pageout(p, tid);
                             pageout += 1;
                         }
-                    }
-                    path.putback.push((p, l, false));
-                    continue;
-                }
-                if file && self.profile.kswapd_writes_dirty_seen_twice && path.sc.kswapd && self.mm.pages.reclaim(p) && self.mm.pgdat_dirty {
-                    // shrink_folio_list (3.11+, PG_reclaim since 4.x): kswapd writes a dirty
-                    // file page it already marked, on a node flagged PGDAT_DIRTY ("we've
-                    // already scanned the rest of the LRU for clean folios and see the
-                    // same dirty folios again"), unless it was referenced
-                    // (PAGEREF_RECLAIM_CLEAN: keep_locked). pageout(): PAGE_SUCCESS, kept
-                    // on the inactive list while under writeback.
-                    if r != Ref::ReclaimClean {
-                        self.reclaim.pass_ns += self.reclaim_pageout(p, tid);
-                        pageout += 1;
                     }
                     path.putback.push((p, l, false));
                     continue;
