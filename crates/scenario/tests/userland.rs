@@ -41,6 +41,11 @@ fn procps_3_free_refuses_what_it_did_not_have() {
     assert!(t.contains("rc=1\n"), "{t}");
     assert!(t.contains("free: invalid option -- '-'\n"), "{t}");
     assert!(t.contains("procps version 3.2.8\n"), "{t}");
+    // Each procps-ng names its own release.
+    let r = run_on("free -V\n", "default", &["userland=ubuntu-20.04"]).transcript;
+    assert!(r.contains("free from procps-ng 3.3.16\n"), "{r}");
+    let r = run_on("free -V\n", "default", &[]).transcript;
+    assert!(r.contains("free from procps-ng 4.0.2\n"), "{r}");
 }
 
 #[test]

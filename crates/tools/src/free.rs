@@ -107,6 +107,8 @@ pub struct FreeOptions {
     pub count: Option<u64>,
     /// `--help` / `-V`: print this on stdout and exit 0 instead of running.
     pub print_and_exit: Option<String>,
+    /// `-V`: the version line (each userland's free prints its own).
+    pub version: bool,
 }
 
 impl FreeOptions {
@@ -333,6 +335,7 @@ pub fn parse_free_args(args: &[String]) -> Result<FreeOptions, String> {
                 return Ok(o);
             }
             v if v == 'V' as i32 => {
+                o.version = true;
                 o.print_and_exit = Some("free from procps-ng 4.0.2\n".to_string());
                 return Ok(o);
             }

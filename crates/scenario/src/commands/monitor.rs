@@ -41,9 +41,7 @@ impl Program for Free {
                     k.eprint(me, &format!("free: invalid option -- 'o'\n{usage}\n"));
                     return Step::Exit(1);
                 }
-                if self.o.print_and_exit.as_deref() == Some("free from procps-ng 4.0.2\n")
-                    && userland == memtwin_machine::Userland::Ubuntu2004
-                {
+                if self.o.version && userland == memtwin_machine::Userland::Ubuntu2004 {
                     self.o.print_and_exit = Some("free from procps-ng 3.3.16\n".to_string());
                 }
             } else {
@@ -51,7 +49,7 @@ impl Program for Free {
                     k.eprint(me, &format!("{m}\n{}", memtwin_tools::FREE_USAGE_PROCPS3));
                     return Step::Exit(1);
                 }
-                if self.o.print_and_exit.is_some() {
+                if self.o.version {
                     // -V (display_version): the procps release.
                     let v = if userland == memtwin_machine::Userland::Centos6 { "3.2.8" } else { "2.0.17" };
                     self.o.print_and_exit = Some(format!("procps version {v}\n"));
