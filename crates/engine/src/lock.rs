@@ -39,8 +39,9 @@ pub struct LockQueue {
     pub acquisitions: u64,
     pub contended: u64,
     pub max_wait_ns: u64,
-    /// Total time it was held.
+    /// Total time it was held, and the longest single hold.
     pub hold_ns: u64,
+    pub max_hold_ns: u64,
     /// Granted holds not yet over, (start, end), in time order and disjoint: `booked`, then
     /// `last`, the latest (a zero-length grant may leave `free_at` past its end). The last
     /// is kept apart so that the common case, a lock that is idle at the event loop's time,
@@ -119,6 +120,7 @@ impl LockQueue {
         }
         self.free_at = self.free_at.max(start + hold);
         self.hold_ns += hold;
+        self.max_hold_ns = self.max_hold_ns.max(hold);
         self.acquisitions += 1;
         start
     }

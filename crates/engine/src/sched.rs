@@ -253,6 +253,27 @@ impl Sched {
         self.first_eligible().is_some()
     }
 
+    /// sched_slice of a nice-0 task: the period (sched_latency, stretched to nr x
+    /// min_granularity once more than sched_nr_latency tasks share a CPU) shared among the
+    /// tasks of one CPU's queue (the runnable tasks spread over the CPUs).
+    pub fn sched_slice(&self) -> Ns {
+        let nr = (self.nr_running as u64).div_ceil(self.curr.len().max(1) as u64).max(1);
+        let latency = 2 * self.fair.sleeper_credit;
+        latency.max(nr * self.fair.granularity) / nr
+    }
+
+    /// What is left of `tid`'s slice since it was last picked (check_preempt_tick sets
+    /// need_resched once it is used up and another task waits).
+    pub fn slice_left(&self, tid: TaskId) -> Ns {
+        let t = &self.tasks[tid as usize];
+        self.sched_slice().saturating_sub(t.utime + t.stime - t.exec_at_pick)
+    }
+
+    /// Whether a task waits for a CPU.
+    pub fn cpu_wanted(&self) -> bool {
+        !self.runq.is_empty()
+    }
+
     /// set_user_nice: the task's niceness and load weight. Its vruntime is kept (the
     /// kernel re-weights the queued entity; what it has run stays run).
     pub fn set_nice(&mut self, tid: TaskId, nice: i32) {
@@ -453,6 +474,34 @@ mod tests {
         s.wake(t[1], 7, None);
         assert_eq!(s.pick(), Some(t[1]));
         assert_eq!(s.task_cpu(t[1]), 1);
+    }
+
+    /// sched_slice: sched_latency (6 ms x (1 + ilog2(min(CPUs, 8)))) shared among one CPU's
+    /// tasks, stretched to nr x min_granularity beyond eight of them; what a task has run
+    /// since it was picked comes off it.
+    #[test]
+    fn sched_slice_follows_the_tasks_per_cpu() {
+        let mut s = Sched::new(1);
+        s.add_task();
+        assert_eq!(s.sched_slice(), 6_000_000, "1 CPU, 1 task: the whole latency");
+        s.add_task();
+        assert_eq!(s.sched_slice(), 3_000_000);
+        let mut s = Sched::new(32);
+        for _ in 0..256 {
+            s.add_task();
+        }
+        assert_eq!(s.sched_slice(), 3_000_000, "8 a CPU: 24 ms / 8");
+        for _ in 0..256 {
+            s.add_task();
+        }
+        assert_eq!(s.sched_slice(), 3_000_000, "16 a CPU: min_granularity, the period stretched");
+        let mut one = Sched::new(1);
+        let t = one.add_task();
+        one.add_task();
+        assert_eq!(one.pick(), Some(t));
+        one.burst_start(0, true);
+        one.burst_end(t, 1_000_000, true, 1_000_000);
+        assert_eq!(one.slice_left(t), 2_000_000);
     }
 
     /// Two CPU-bound tasks on one CPU in 1 ms slices for `ms` ms: their CPU times.

@@ -175,9 +175,16 @@ impl ReclaimState {
     pub fn take_done_memcg(&mut self, tid: TaskId) -> Option<Box<crate::mm::vmscan::ReclaimPath>> {
         self.take_done_where(tid, true)
     }
+    /// The finished split-reclaim slab reclaim of `tid`, if any.
+    pub fn take_done_split_slab(&mut self, tid: TaskId) -> Option<Box<crate::mm::vmscan::ReclaimPath>> {
+        match self.paths.get_mut(tid as usize) {
+            Some(slot) if slot.as_ref().is_some_and(|p| p.done() && p.split_slab) => slot.take(),
+            _ => None,
+        }
+    }
     fn take_done_where(&mut self, tid: TaskId, memcg: bool) -> Option<Box<crate::mm::vmscan::ReclaimPath>> {
         match self.paths.get_mut(tid as usize) {
-            Some(slot) if slot.as_ref().is_some_and(|p| p.done() && p.sc.cgroup_reclaim() == memcg) => slot.take(),
+            Some(slot) if slot.as_ref().is_some_and(|p| p.done() && !p.split_slab && p.sc.cgroup_reclaim() == memcg) => slot.take(),
             _ => None,
         }
     }
@@ -1239,7 +1246,11 @@ impl Kernel {
             self.do_exit(tid, code);
             return;
         }
-        if self.sched.slice_over(tid, dur) {
+        // A reclaim path is kernel code of a kernel without preemption: it gives its CPU up
+        // only at its cond_resched points (each of its steps) once the scheduler tick has
+        // found its slice used up (check_preempt_tick sets need_resched).
+        let over = if self.reclaim.in_path(tid) { self.sched.cpu_wanted() && self.sched.slice_left(tid) == 0 } else { self.sched.slice_over(tid, dur) };
+        if over {
             // Time slice over and others are waiting: go to the back of the queue.
             self.sched.requeue(tid);
             return;

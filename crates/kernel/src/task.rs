@@ -96,6 +96,9 @@ pub struct Task {
     pub last_dirtied: Ns,
     /// Direct-reclaim retries without progress (should_reclaim_retry).
     pub reclaim_retries: u32,
+    /// When the task's last split-reclaim slab reclaim ended: the operation it interrupted
+    /// is retried at that instant and its slab allocations go on without another.
+    pub split_slab_done_at: Option<Ns>,
     /// Time spent waiting for kernel locks (spinning or asleep).
     pub lock_wait_ns: u64,
     /// CPU time of reaped children (for `time`).
@@ -182,6 +185,7 @@ impl Task {
             nr_dirtied: 0,
             last_dirtied: 0,
             reclaim_retries: 0,
+            split_slab_done_at: None,
             lock_wait_ns: 0,
             child_utime: 0,
             child_stime: 0,

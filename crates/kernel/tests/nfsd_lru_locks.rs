@@ -75,3 +75,26 @@ fn per_dput_lock_wait_grows_with_the_number_of_nfsd_threads() {
     eprintln!("mean wait per dput-path LRU lock: 2 threads {few:.1} ns, 32 threads {many:.1} ns");
     assert!(many > 4.0 * few.max(1.0), "2 threads {few:.1} ns, 32 threads {many:.1} ns");
 }
+
+/// 2.6.39's dentry walk (__shrink_dcache_sb) calls cond_resched_lock after each entry:
+/// without CONFIG_PREEMPT it gives dcache_lru_lock up only when its CPU must reschedule.
+/// With 32 nfsd threads on 32 CPUs no task waits for a CPU and a walk over every cached
+/// dentry is one hold; with 256 threads tasks wait for CPUs, and each hold ends with the
+/// walker's time slice (sched_slice), the walk going on at its next turn.
+#[test]
+fn a_dentry_walk_gives_the_lru_lock_up_when_its_slice_ends() {
+    use memtwin_kernel::mm::shrinker::ShrinkLock;
+    let longest_hold = |threads: u32| {
+        let mut k = storm("linux-2.6.39", "384M", threads, 400_000);
+        let hold = k.shrink.lock(ShrinkLock::DcacheLru).max_hold_ns;
+        // sched_slice with 8 tasks a CPU or more: min_granularity.
+        (hold, k.sched.fair.granularity, k.vfs.cost.lru_hold)
+    };
+    let (whole, _, lru_hold) = longest_hold(32);
+    let (cut, slice, _) = longest_hold(256);
+    eprintln!("longest dcache_lru_lock hold: 32 threads {whole} ns, 256 threads {cut} ns (slice {slice} ns)");
+    // 384 MB: tens of thousands of dentries walked in one hold.
+    assert!(whole > 20_000 * lru_hold, "32 threads: longest hold {whole} ns");
+    // The slice at the end (a task's slice is at most sched_latency), one entry over.
+    assert!(cut <= 2 * slice + lru_hold && cut * 4 < whole, "256 threads: longest hold {cut} ns, slice {slice} ns, uncut {whole} ns");
+}

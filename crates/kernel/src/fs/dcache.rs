@@ -73,6 +73,11 @@ pub struct PruneResult {
     pub rotated: u64,
     /// Unused entries taken off the LRU to be freed (their ancestors not counted).
     pub victims: u64,
+    /// What the count `nr` counted (entries visited or taken, per the budget).
+    pub spent: u64,
+    /// The walk stopped at its visit limit before `nr` was spent or the list ran out
+    /// (2.6.39's cond_resched_lock gave the lock up; the caller walks on later).
+    pub cut: bool,
 }
 
 #[derive(Default)]
@@ -381,6 +386,15 @@ impl Dcache {
     /// shrink_dentry_list drops it; 6.x: LRU_REMOVED at once). Else freed with the ancestors
     /// it was the last to pin. Inodes to iput go to `out`.
     pub fn prune(&mut self, nr: u64, budget: PruneBudget, out: &mut Killed) -> PruneResult {
+        self.prune_upto(nr, budget, u64::MAX, out)
+    }
+
+    /// `prune`, visiting at most `max_visit` live entries: a walk that reaches the limit
+    /// stops with `cut` set and what it has not spent of `nr` left for a later call. The
+    /// entries it gave a second chance rejoin the head at once (2.6.39 keeps them on the
+    /// walker's private list until its whole walk ends: a walk that resumes never reaches
+    /// them either way, another walker could take them only after the rest of the list).
+    pub fn prune_upto(&mut self, nr: u64, budget: PruneBudget, max_visit: u64, out: &mut Killed) -> PruneResult {
         let mut r = PruneResult::default();
         let freed0 = out.freed.len() as u64;
         // Second-chance entries rejoin the head after the pass in their old order (2.6.39
@@ -393,6 +407,10 @@ impl Dcache {
         loop {
             let spent = if budget == PruneBudget::Visited { r.scanned } else { taken };
             if spent >= nr {
+                break;
+            }
+            if r.scanned >= max_visit {
+                r.cut = true;
                 break;
             }
             let Some(d) = self.lru.pop_back() else {
@@ -442,6 +460,7 @@ impl Dcache {
         }
         self.referenced = referenced;
         r.freed = out.freed.len() as u64 - freed0;
+        r.spent = if budget == PruneBudget::Visited { r.scanned } else { taken };
         r
     }
 
@@ -553,6 +572,26 @@ mod tests {
         assert_eq!(c.d_lookup(root, 2), Some(ds[1]));
         // The root and ds[1] are left, both negative.
         assert_eq!(c.nr_negative, 2);
+    }
+
+    /// A 2.6.39 walk with a visit limit stops there (cond_resched_lock gave the lock up)
+    /// with its count unspent; a second call walks on from where it stopped and ends as one
+    /// unlimited walk would have.
+    #[test]
+    fn a_walk_cut_at_its_visit_limit_resumes_where_it_stopped() {
+        let mut k = Killed::default();
+        let (mut c, _, ds) = four_referenced();
+        let r = c.prune_upto(1, PruneBudget::Unreferenced, 3, &mut k);
+        assert_eq!((r.scanned, r.rotated, r.freed, r.spent, r.cut), (3, 3, 0, 0, true));
+        let r = c.prune_upto(1 - r.spent, PruneBudget::Unreferenced, 3, &mut k);
+        assert_eq!((r.scanned, r.rotated, r.spent, r.cut), (2, 1, 1, false), "the fourth, then a cleared one");
+        assert_eq!(r.freed, 1);
+        assert_eq!(c.d_lookup(0, 1), None, "the oldest goes, as in one walk");
+        assert_eq!(c.d_lookup(0, 2), Some(ds[1]));
+        // Without a limit nothing is cut.
+        let (mut c, _, _) = four_referenced();
+        let r = c.prune_upto(1, PruneBudget::Unreferenced, u64::MAX, &mut k);
+        assert_eq!((r.scanned, r.spent, r.cut), (4, 0, false));
     }
 
     /// 2.4 .. 3.11 count only the dentries a pass takes: it walks past referenced ones

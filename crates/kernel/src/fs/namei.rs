@@ -12,7 +12,7 @@
 //! `vfs_create`, `vfs_unlink`, `vfs_access`, and by path `vfs_path_lookup` / `vfs_stat`. Writes,
 //! setattr and readlink are refused with EOPNOTSUPP / EINVAL (see docs/vfs.md).
 
-use super::dcache::{Killed, NameKey, NIL};
+use super::dcache::{Killed, NameKey, PruneBudget, NIL};
 use super::inode::IputRule;
 use super::namespace::{FileKind, Stat};
 use super::read_write::Errno;
@@ -61,6 +61,8 @@ pub struct ShrinkOutcome {
     pub pages_freed: u64,
     pub cpu_ns: Ns,
     pub lock_wait_ns: Ns,
+    /// Of the count asked for, what a walk cut at its visit limit left to do.
+    pub left: u64,
 }
 
 /// One directory entry from `vfs_readdir`.
@@ -978,6 +980,22 @@ impl Kernel {
         std::mem::take(&mut self.vfs.shrink_cost)
     }
 
+    /// How many LRU entries a dentry walk run now by `tid` visits before 2.6.39's
+    /// cond_resched_lock gives dcache_lru_lock up: no limit while no task waits for a CPU
+    /// (need_resched stays clear), else what is left of the task's time slice at
+    /// `lru_hold` per entry, less the time it will spin for the lock first (the tick that
+    /// ends the slice comes while it spins), at least one entry. Eras whose walk counts
+    /// every entry it visits (3.12+) stop within their batch: no limit.
+    pub fn dcache_walk_limit(&self, tid: Option<TaskId>) -> Option<u64> {
+        let tid = tid?;
+        if self.vfs.era.dcache_prune != PruneBudget::Unreferenced || !self.vfs.era.global_lru_locks || !self.sched.cpu_wanted() {
+            return None;
+        }
+        let spin = self.shrink.locks[ShrinkLock::DcacheLru as usize].free_at.saturating_sub(self.now);
+        let hold = self.vfs.cost.lru_hold.max(1);
+        Some((self.sched.slice_left(tid).saturating_sub(spin) / hold).max(1))
+    }
+
     /// Take an LRU lock for `hold` after `busy` ns of this call's own work: the 2.6.39
     /// global lock of the shrinker framework, or the super block's list_lru lock.
     fn vfs_lru_lock(&mut self, sb: usize, inode: bool, busy: Ns, hold: Ns) -> Ns {
@@ -998,9 +1016,15 @@ impl Kernel {
         let cost = self.vfs.cost;
         let mut k = Killed::default();
         let budget = self.vfs.era.dcache_prune;
-        let r = self.vfs.sbs[sb].dcache.prune(nr, budget, &mut k);
-        // One hold for the whole walk: 2.6.39's cond_resched_lock gives the lock up only
-        // when this CPU must reschedule (spin_needbreak is 0 without CONFIG_PREEMPT).
+        // 2.6.39's walk calls cond_resched_lock(&dcache_lru_lock) after each entry: the
+        // lock is given up when this CPU must reschedule (spin_needbreak is 0 without
+        // CONFIG_PREEMPT), which the reclaim path running the walk turns into a visit
+        // limit (`Kernel::dcache_walk_limit`); the walk goes on in its next step.
+        let limit = self.vfs.walk_limit.unwrap_or(u64::MAX);
+        let r = self.vfs.sbs[sb].dcache.prune_upto(nr, budget, limit, &mut k);
+        if r.cut {
+            out.left += nr - r.spent;
+        }
         let hold = r.scanned * cost.lru_hold;
         let wait = self.vfs_lru_lock(sb, false, out.cpu_ns, hold);
         out.lock_wait_ns += wait;
@@ -1080,10 +1104,15 @@ impl Kernel {
         for sb in 0..self.vfs.sbs.len() {
             let unused = self.vfs.sbs[sb].dcache.nr_unused;
             let share = if prune_ratio == 1 { unused } else { unused / prune_ratio + 1 };
-            if unused > 0 {
+            if out.left > 0 {
+                // A walk was cut: the super blocks after it are pruned when it resumes
+                // (their shares are part of the count left).
+                out.left += share;
+            } else if unused > 0 {
                 self.shrink_dcache_sb(sb, share, &mut out);
             }
         }
+        self.vfs.walk_left = out.left;
         self.note_shrink(&out);
         out
     }

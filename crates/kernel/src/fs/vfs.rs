@@ -364,6 +364,11 @@ pub struct Vfs {
     /// Final iputs since the caller last took them that put an inode on the LRU under its
     /// lock (`Kernel::vfs_finish_kills`).
     pub iput_lru_ops: u32,
+    /// The most LRU entries a dentry walk may visit before it gives the LRU lock up (set
+    /// by a timed reclaim path for one step; None: no limit), and the count the last cut
+    /// walk left unspent (`Kernel::shrink_dcache`).
+    pub walk_limit: Option<u64>,
+    pub walk_left: u64,
 }
 
 impl Vfs {
@@ -378,6 +383,8 @@ impl Vfs {
             stats: VfsStats::default(),
             shrink_cost: (0, 0),
             iput_lru_ops: 0,
+            walk_limit: None,
+            walk_left: 0,
         }
     }
 

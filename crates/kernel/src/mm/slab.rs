@@ -840,7 +840,7 @@ impl Kernel {
     pub fn kmem_cache_alloc(&mut self, tid: TaskId, c: CacheId) -> Result<ObjHandle, Step> {
         // Split reclaim: the task allocating a slab object reclaims slab (only) once slab
         // has reached S_start (mm/split_reclaim.rs).
-        self.split_slab_reclaim(tid);
+        self.split_slab_reclaim(tid)?;
         if let Some(h) = self.mm.slab.alloc_from_lists(c) {
             return Ok(h);
         }

@@ -16,9 +16,7 @@
 
 use crate::{Kernel, ReclaimKind};
 use memtwin_engine::{Ns, TaskId};
-use memtwin_procfs::VmItem;
 
-use crate::mm::shrinker::SHRINK_BATCH;
 
 impl Kernel {
     /// Split reclaim is on (`reclaim = "split"`, vm.split_reclaim = 1).
@@ -69,20 +67,30 @@ impl Kernel {
     /// Split reclaim's slab reclaim, run by task `tid` as it allocates slab objects (the
     /// slab allocator, `Kernel::kmem_cache_alloc`): with slab at or above S_start, one shrink_slab
     /// pass over the slab shrinkers only — the dentry and inode caches, SHRINK_BATCH objects
-    /// each, under their LRU locks — and no page reclaim. Its CPU time (lock spinning
-    /// included) is the task's system time; the invocation is recorded as `split_slab`.
-    pub fn split_slab_reclaim(&mut self, tid: TaskId) {
+    /// each, under their LRU locks — and no page reclaim. It is a path the task runs
+    /// (vmscan.rs `RState::SplitSlabDcache`: its CPU time, lock spinning included, is the
+    /// task's system time, and a dentry walk gives its lock and CPU up where 2.6.39's
+    /// cond_resched_lock would) before it retries the allocation; the retry finds it done
+    /// and allocates, and so do the retried operation's other slab allocations. The
+    /// invocation is recorded as `split_slab`, from its start to its end.
+    pub fn split_slab_reclaim(&mut self, tid: TaskId) -> Result<(), crate::task::Step> {
         if !self.slab_reclaim_due() {
-            return;
+            return Ok(());
         }
-        // shrink_slab runs the shrinkers one after the other: the inode pass asks for its
-        // lock once the dentry pass is over.
-        let d = self.shrink_dcache(SHRINK_BATCH);
-        let i = self.shrink_icache_after(false, SHRINK_BATCH, d.cpu_ns);
-        let ns = d.cpu_ns + i.cpu_ns;
-        self.vm.add(VmItem::SlabsScanned, d.scanned + i.scanned);
-        self.charge_sys_for(tid, ns, crate::delayacct::SysWork::Reclaim);
-        self.record_reclaim(ReclaimKind::SplitSlab, ns, d.lock_wait_ns + i.lock_wait_ns);
+        if self.reclaim.in_path(tid) {
+            return Err(crate::task::Step::Yield);
+        }
+        if self.reclaim.take_done_split_slab(tid).is_some() {
+            self.tasks[tid as usize].split_slab_done_at = Some(self.now);
+            return Ok(());
+        }
+        if self.tasks[tid as usize].split_slab_done_at == Some(self.now) {
+            // The interrupted operation, retried: its other objects (a lookup's inode and
+            // dentry) come without another slab reclaim.
+            return Ok(());
+        }
+        self.start_split_slab_reclaim(tid);
+        Err(crate::task::Step::Yield)
     }
 
     /// Record one reclaim invocation that the caller timed (a slab reclaim run by the slab

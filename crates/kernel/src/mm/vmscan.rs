@@ -535,6 +535,18 @@ impl Kernel {
         self.reclaim.set_path(tid, path);
     }
 
+    /// Start split reclaim's slab reclaim for `tid` (mm/split_reclaim.rs): the task runs it
+    /// before its program is called again, and the slab allocator collects it on the
+    /// retry (`ReclaimState::take_done_split_slab`).
+    pub fn start_split_slab_reclaim(&mut self, tid: TaskId) {
+        let sc = ScanControl { nr_to_reclaim: SWAP_CLUSTER_MAX, ..Default::default() };
+        let mut path = ReclaimPath::new(sc, false, true, self.now);
+        path.split_slab = true;
+        path.dcache_left = super::shrinker::SHRINK_BATCH;
+        path.state = RState::SplitSlabDcache;
+        self.reclaim.set_path(tid, path);
+    }
+
     /// Start one kswapd pass (kswapd_shrink_node) for `tid`.
     pub fn start_kswapd_pass(&mut self, tid: TaskId, sc: ScanControl) {
         self.reclaim.set_path(tid, ReclaimPath::new(sc, false, true, self.now));
@@ -1014,20 +1026,33 @@ impl Kernel {
             }
             RState::DoShrinkSlab => {
                 // One batch of one shrinker (do_shrink_slab's loop; cond_resched between
-                // batches). The pages its frees count as reclaimed (reclaim_state).
-                let Some(mut e) = path.shrink_plan.get(path.shrink_i).copied() else {
+                // batches), or the rest of a dentry walk cut at its last step. The pages
+                // its frees count as reclaimed (reclaim_state).
+                if path.dcache_left == 0 && path.shrink_i >= path.shrink_plan.len() {
                     path.state = RState::ShrinkSlabDone;
                     return PathStep::Continue;
-                };
-                let ssc = super::shrinker::ShrinkControl { memcg: path.sc.target_lruvec(), gfp_fs: true, kswapd: path.sc.kswapd, ..Default::default() };
-                // Cost left by shrinker calls outside a reclaim path (drop_caches, split
-                // reclaim's slab reclaim, which charge their own) is not this batch's.
-                let _ = self.vfs_take_shrink_cost();
-                let (scanned, _freed, stop) = self.shrink_slab_batch(&mut e, &ssc);
-                path.shrink_plan[path.shrink_i] = e;
-                if stop {
-                    path.shrink_i += 1;
                 }
+                let ssc = super::shrinker::ShrinkControl { memcg: path.sc.target_lruvec(), gfp_fs: true, kswapd: path.sc.kswapd, ..Default::default() };
+                // Cost left by shrinker calls outside a reclaim path (drop_caches) is not
+                // this batch's.
+                let _ = self.vfs_take_shrink_cost();
+                self.vfs.walk_limit = if path.timed { self.dcache_walk_limit(tid) } else { None };
+                let scanned = if path.dcache_left > 0 {
+                    // __shrink_dcache_sb after cond_resched_lock: spin_lock again, walk on.
+                    let o = self.shrink_dcache(path.dcache_left);
+                    self.reclaim.reclaimed_slab += o.pages_freed;
+                    o.scanned
+                } else {
+                    let mut e = path.shrink_plan[path.shrink_i];
+                    let (scanned, _freed, stop) = self.shrink_slab_batch(&mut e, &ssc);
+                    path.shrink_plan[path.shrink_i] = e;
+                    if stop {
+                        path.shrink_i += 1;
+                    }
+                    scanned
+                };
+                self.vfs.walk_limit = None;
+                path.dcache_left = std::mem::take(&mut self.vfs.walk_left);
                 path.sc.nr_reclaimed += std::mem::take(&mut self.reclaim.reclaimed_slab);
                 if !path.timed {
                     return PathStep::Burst { sys: 0 };
@@ -1055,6 +1080,45 @@ impl Kernel {
                 }
                 path.state = RState::DoTryToFreePages;
                 PathStep::Continue
+            }
+            RState::SplitSlabDcache | RState::SplitSlabIcache => {
+                // Split reclaim's slab reclaim: SHRINK_BATCH dentries (the walk resumed
+                // while cond_resched_lock cut it), then SHRINK_BATCH inodes, each under its
+                // LRU lock; no page reclaim.
+                let _ = self.vfs_take_shrink_cost();
+                let o = if path.state == RState::SplitSlabDcache {
+                    self.vfs.walk_limit = if path.timed { self.dcache_walk_limit(tid) } else { None };
+                    let o = self.shrink_dcache(path.dcache_left);
+                    self.vfs.walk_limit = None;
+                    path.dcache_left = std::mem::take(&mut self.vfs.walk_left);
+                    if path.dcache_left == 0 {
+                        path.state = RState::SplitSlabIcache;
+                    }
+                    o
+                } else {
+                    path.state = RState::SplitSlabDone;
+                    self.shrink_icache(false, super::shrinker::SHRINK_BATCH)
+                };
+                let _ = self.vfs_take_shrink_cost();
+                self.vm.add(VmItem::SlabsScanned, o.scanned);
+                if !path.timed {
+                    return PathStep::Burst { sys: 0 };
+                }
+                if o.lock_wait_ns > 0 {
+                    path.lock_wait_ns += o.lock_wait_ns;
+                    if let Some(t) = tid {
+                        self.tasks[t as usize].lock_wait_ns += o.lock_wait_ns;
+                        self.note_lock_wait(t, o.lock_wait_ns);
+                    }
+                }
+                PathStep::Burst { sys: o.cpu_ns }
+            }
+            RState::SplitSlabDone => {
+                if path.timed {
+                    self.reclaim.stats.record(crate::ReclaimKind::SplitSlab, self.now - path.start, path.lock_wait_ns);
+                }
+                path.state = RState::Done;
+                PathStep::Done
             }
             RState::BlkMqGetTag => {
                 // A request slot is free: the same reclaim goes on, from DEF_PRIORITY.
@@ -1476,6 +1540,11 @@ pub enum RState {
     ShrinkSlabDone,
     /// Asleep in the block layer for a request of the swap device (blk_mq_get_tag).
     BlkMqGetTag,
+    /// Split reclaim's slab reclaim (mm/split_reclaim.rs): the dentry shrinker's batch
+    /// (a walk that cond_resched_lock cut goes on here), the inode shrinker's, the record.
+    SplitSlabDcache,
+    SplitSlabIcache,
+    SplitSlabDone,
     Done,
 }
 
@@ -1519,6 +1588,12 @@ pub struct ReclaimPath {
     /// shrink_slab's targets (shrinker, total_scan, freeable) and the one being worked.
     shrink_plan: Vec<(super::shrinker::ShrinkerId, u64, u64)>,
     shrink_i: usize,
+    /// What a dentry walk cut by cond_resched_lock has left of its count: the walk goes on
+    /// at the path's next step, before the next shrinker batch.
+    pub(crate) dcache_left: u64,
+    /// A split-reclaim slab reclaim (collected by the slab allocator, not by the page
+    /// allocator's retry).
+    pub(crate) split_slab: bool,
     /// Swap writes held in this reclaimer's block plug (blk_start_plug in shrink_lruvec,
     /// 3.2+): contiguous slots of successive batches merge into one request.
     plug: Vec<u32>,
@@ -1557,6 +1632,8 @@ impl ReclaimPath {
             pass_scanned_at: 0,
             shrink_plan: Vec::new(),
             shrink_i: 0,
+            dcache_left: 0,
+            split_slab: false,
             plug: Vec::new(),
         }
     }
