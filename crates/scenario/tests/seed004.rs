@@ -49,6 +49,24 @@ fn sfs_runs_the_sfs97_mix_at_the_requested_rate_and_reports_each_operation() {
     }
 }
 
+/// SFS sizes its file set at 10 MB per requested op/s in files of its size mix (mean 26.7
+/// KB): the report says so whether this run created the set or found it from an earlier
+/// run (the INIT pass, then the measured run).
+#[test]
+fn sfs_reports_the_file_set_it_created_or_found() {
+    let t = run_on(
+        "rpc.nfsd 32\nsfs --storm --ops 100 --procs 4 --clients 2\nsfs --ops 100 --procs 4 --clients 2 --runtime 1 --warmup 0\n",
+        "seed-004",
+        &SMALL,
+    )
+    .transcript;
+    let sizes: Vec<u64> = t.lines().filter_map(|l| l.strip_prefix("TOTAL FILE SET SIZE CREATED:")).map(|l| l.split_whitespace().next().unwrap().parse().unwrap()).collect();
+    assert_eq!(sizes.len(), 2, "{t}");
+    assert_eq!(sizes[0], sizes[1], "{t}");
+    // 100 ops/s x 10 MB, within the rounding to whole files.
+    assert!((sizes[0] as f64 - 1e9 / 1024.0).abs() < 1e9 / 1024.0 / 100.0, "{} KB", sizes[0]);
+}
+
 #[test]
 fn sfs_needs_server_threads_and_refuses_bad_options() {
     let r = run_on("sfs --ops 100 --procs 1 --runtime 1 --warmup 0\n", "seed-004", &SMALL);

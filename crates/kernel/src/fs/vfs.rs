@@ -294,6 +294,16 @@ impl GenTree {
         }
     }
 
+    /// The mean size of its files as generated (the size mix's weighted mean).
+    pub fn mean_generated_size(&self) -> f64 {
+        match &self.size_mix {
+            Some(m) if m.iter().any(|x| x.1 > 0) => {
+                m.iter().map(|&(s, p)| s as f64 * p as f64).sum::<f64>() / m.iter().map(|x| x.1 as f64).sum::<f64>()
+            }
+            _ => self.spec.file_size as f64,
+        }
+    }
+
     /// The largest size a file of this tree is generated with (its data slot on disk).
     pub fn max_generated_size(&self) -> u64 {
         self.size_mix.as_ref().map_or(self.spec.file_size, |m| m.iter().map(|x| x.0).max().unwrap_or(4096))

@@ -137,7 +137,7 @@ impl Sfs {
                 return Err(format!("sfs: {at} is inside the tree at {}; export the tree's own directory", k.vfs.sbs[sb].tree.as_ref().unwrap().spec.at));
             }
             let t = k.vfs.sbs[sb].tree.as_ref().unwrap();
-            self.created_kb = t.spec.files * t.max_generated_size() / 1024;
+            self.created_kb = (t.spec.files as f64 * t.mean_generated_size() / 1024.0) as u64;
             return Ok((sb as u32, t.spec.files));
         }
         // SFS's INIT phase: 10 MB per requested op/s in files of its size distribution,
