@@ -67,6 +67,24 @@ fn read_file(k: &mut Kernel, path: &'static str) -> TaskId {
     })
 }
 
+/// __setup_per_zone_wmarks: before 4.6 low = min + min/4 and high = min + min/2; since 4.6
+/// the spacing is watermark_scale_factor (10: 0.1 % of memory) or min/4, the larger.
+#[test]
+fn watermark_spacing_per_era() {
+    for (kernel, scaled) in [("linux-2.6.39", false), ("linux-5.4", true), ("linux-6.x", true)] {
+        let mut m = memtwin_machine::preset("seed-004").expect("preset");
+        memtwin_machine::apply_set(&mut m, &format!("kernel={kernel}")).unwrap();
+        let k = Kernel::boot(m, 1).expect("boot");
+        let w = k.mm.wmark;
+        let delta = if scaled { (w.min / 4).max(k.mm.managed * 10 / 10_000) } else { w.min / 4 };
+        assert_eq!((w.low, w.high), (w.min + delta, w.min + if scaled { 2 * delta } else { w.min / 2 }), "{kernel}");
+        if !scaled {
+            // 64 GB: about 8 MB between low and min (a quarter of min_free_kbytes' 32 MB).
+            assert!((7 << 20..=8 << 20).contains(&((w.low - w.min) * 4096)), "{kernel}: {} pages", w.low - w.min);
+        }
+    }
+}
+
 #[test]
 fn min_free_kbytes_follows_thp_recommendation() {
     // set_recommended_min_free_kbytes: 2 zones (DMA, DMA32) on a 2 GiB machine ->

@@ -49,7 +49,12 @@ impl Watermarks {
             v
         });
         let min = min_free_kbytes / 4;
-        // watermark_scale_factor spacing, at least a quarter of min.
+        if machine.kernel == memtwin_machine::KernelProfile::Linux2639 {
+            // Before 4.6 (watermark_scale_factor): __setup_per_zone_wmarks sets low = min +
+            // min/4 and high = min + min/2.
+            return Watermarks { min_free_kbytes, min, low: min + (min >> 2), high: min + (min >> 1) };
+        }
+        // watermark_scale_factor spacing (4.6+), at least a quarter of min.
         let delta = (min / 4).max(managed * sysctl.watermark_scale_factor as u64 / 10_000);
         Watermarks { min_free_kbytes, min, low: min + delta, high: min + 2 * delta }
     }
