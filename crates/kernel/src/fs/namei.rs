@@ -1120,16 +1120,9 @@ impl Kernel {
     /// 2.6.39 shrink_icache_memory -> prune_icache: iprune_sem for read, then the inode
     /// LRU (global in 2.6.39: each super block's share of it here).
     pub fn shrink_icache(&mut self, kswapd: bool, nr: u64) -> ShrinkOutcome {
-        self.shrink_icache_after(kswapd, nr, 0)
-    }
-
-    /// shrink_icache run `busy` ns into the caller's work (after the shrinkers before it
-    /// in the same shrink_slab call): its lock is asked for then.
-    pub fn shrink_icache_after(&mut self, kswapd: bool, nr: u64, busy: Ns) -> ShrinkOutcome {
-        let mut out = ShrinkOutcome { cpu_ns: busy, ..Default::default() };
+        let mut out = ShrinkOutcome::default();
         let total: u64 = self.vfs.sbs.iter().map(|s| s.icache.nr_unused).sum();
         if total == 0 || nr == 0 {
-            out.cpu_ns = 0;
             return out;
         }
         self.vfs.iprune_sem_readers += 1;
@@ -1141,7 +1134,6 @@ impl Kernel {
             }
         }
         self.vfs.iprune_sem_readers -= 1;
-        out.cpu_ns -= busy;
         self.note_shrink(&out);
         out
     }

@@ -15,8 +15,7 @@
 //! (S_start) and `vm.page_reclaim_start_kbytes` (P_start; 0 = the min watermark).
 
 use crate::{Kernel, ReclaimKind};
-use memtwin_engine::{Ns, TaskId};
-
+use memtwin_engine::TaskId;
 
 impl Kernel {
     /// Split reclaim is on (`reclaim = "split"`, vm.split_reclaim = 1).
@@ -91,12 +90,6 @@ impl Kernel {
         }
         self.start_split_slab_reclaim(tid);
         Err(crate::task::Step::Yield)
-    }
-
-    /// Record one reclaim invocation that the caller timed (a slab reclaim run by the slab
-    /// allocator's hook): its latency and the lock-wait part of it.
-    pub fn record_reclaim(&mut self, kind: ReclaimKind, latency: Ns, lock_wait: Ns) {
-        self.reclaim.stats.record(kind, latency, lock_wait);
     }
 }
 
