@@ -6,15 +6,19 @@
 # inodes in the slab: here a LOOKUP + GETATTR pass over the file set (the generated files
 # are on the disk already). The warm-up then fills memory with the files the mix reads and
 # writes, and the measured minute runs with memory full. Table 1 is the reclaim record of
-# that minute. See docs/seed-004.md.
+# the load, warm-up and measured minute apart. See docs/seed-004.md.
 # machine: seed-004
 
 # 256 server threads (the paper does not give its count; docs/seed-004.md).
 rpc.nfsd 256
 sfs --storm --ops 60000 --procs 300 --clients 2 > /dev/null
+reclaimstat -z
 sfs --ops 60000 --procs 300 --clients 2 --warmup 840 --runtime 60 &
 sleep 840
+# The warm-up: memory fills, and kswapd's first dentry batch walks every dentry INIT left.
+reclaimstat
 reclaimstat -z
 wait
+# The measured minute.
 reclaimstat
 grep -E '^(MemFree|Cached|Slab|SReclaimable|SUnreclaim)' /proc/meminfo

@@ -55,6 +55,10 @@ impl TaskSched {
 /// Load weight of a nice-0 task (NICE_0_LOAD).
 pub const NICE_0_LOAD: u32 = 1024;
 
+/// The scheduler tick at HZ = 250 (distribution kernels): scheduler_tick -> task_tick_fair
+/// -> check_preempt_tick runs this often on a busy CPU.
+pub const TICK_NS: Ns = crate::NS_PER_SEC / 250;
+
 /// sched_prio_to_weight (kernel/sched/core.c; prio_to_weight in 2.6.23+ kernel/sched.c):
 /// each nice level is ~10% of CPU time against a nice-0 neighbour (weights ~1.25x apart).
 pub const SCHED_PRIO_TO_WEIGHT: [u32; 40] = [

@@ -980,20 +980,29 @@ impl Kernel {
         std::mem::take(&mut self.vfs.shrink_cost)
     }
 
-    /// How many LRU entries a dentry walk run now by `tid` visits before 2.6.39's
-    /// cond_resched_lock gives dcache_lru_lock up: no limit while no task waits for a CPU
-    /// (need_resched stays clear), else what is left of the task's time slice at
-    /// `lru_hold` per entry, less the time it will spin for the lock first (the tick that
-    /// ends the slice comes while it spins), at least one entry. Eras whose walk counts
-    /// every entry it visits (3.12+) stop within their batch: no limit.
+    /// How many LRU entries a dentry walk run now by `tid` visits before it looks at
+    /// need_resched again (2.6.39's cond_resched_lock after each entry; need_resched is
+    /// set by the scheduler tick's check_preempt_tick once the task's slice is used and a
+    /// task waits for its CPU): what is left of its time slice, at most one tick, at
+    /// `lru_hold` per entry, less the time it will spin for the lock first, at least one
+    /// entry. There the reclaim path gives its CPU up if a task waits and its slice is used
+    /// (`Kernel::burst_done`) and otherwise walks on; either way the walk takes the lock
+    /// again behind whoever queued on it meanwhile (2.6.39 keeps the lock while
+    /// need_resched stays clear, its waiters spinning; the model lets them through, so
+    /// they wait at most a tick). Eras whose walk counts every entry it visits (3.12+)
+    /// stop within their batch: no limit.
     pub fn dcache_walk_limit(&self, tid: Option<TaskId>) -> Option<u64> {
         let tid = tid?;
-        if self.vfs.era.dcache_prune != PruneBudget::Unreferenced || !self.vfs.era.global_lru_locks || !self.sched.cpu_wanted() {
+        if self.vfs.era.dcache_prune != PruneBudget::Unreferenced || !self.vfs.era.global_lru_locks {
             return None;
         }
         let spin = self.shrink.locks[ShrinkLock::DcacheLru as usize].free_at.saturating_sub(self.now);
         let hold = self.vfs.cost.lru_hold.max(1);
-        Some((self.sched.slice_left(tid).saturating_sub(spin) / hold).max(1))
+        let left = match self.sched.slice_left(tid) {
+            0 => memtwin_engine::sched::TICK_NS,
+            n => n.min(memtwin_engine::sched::TICK_NS),
+        };
+        Some((left.saturating_sub(spin) / hold).max(1))
     }
 
     /// Take an LRU lock for `hold` after `busy` ns of this call's own work: the 2.6.39
