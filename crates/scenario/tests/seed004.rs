@@ -21,6 +21,13 @@ fn meminfo_kb(t: &str, field: &str) -> u64 {
 
 const SMALL: [&str; 3] = ["ram=384M", "boot_anon=20M", "boot_file=20M"];
 
+/// The transcripts of `script` on the small seed-004 server under classic reclaim and
+/// under split reclaim.
+fn classic_and_split(script: &str) -> (String, String) {
+    let run = |pre: &str| run_on(&format!("{pre}{script}"), "seed-004", &SMALL).transcript;
+    (run(""), run("sysctl -w vm.split_reclaim=1\n"))
+}
+
 #[test]
 fn sfs_runs_the_sfs97_mix_at_the_requested_rate_and_reports_each_operation() {
     let t = run_on(
@@ -95,16 +102,9 @@ fn sfs_needs_server_threads_and_refuses_bad_options() {
 /// it: the mix runs at 40,000 ops/s (the shape appears from 30,000; docs/seed-004.md).
 #[test]
 fn standard_mix_classic_direct_reclaim_joins_the_dentry_walk_split_page_reclaim_does_not() {
-    let run = |split: bool| {
-        let pre = if split { "sysctl -w vm.split_reclaim=1\n" } else { "" };
-        run_on(
-            &format!("{pre}rpc.nfsd 64\nsfs --storm --files 130000 --procs 60 --clients 2 > /dev/null\nreclaimstat -z\nsfs --files 130000 --ops 40000 --procs 200 --clients 2 --runtime 20 --warmup 0\nreclaimstat --ns\ngrep -E '^(MemTotal|Slab)' /proc/meminfo\n"),
-            "seed-004",
-            &SMALL,
-        )
-        .transcript
-    };
-    let (c, s) = (run(false), run(true));
+    let (c, s) = classic_and_split(
+        "rpc.nfsd 64\nsfs --storm --files 130000 --procs 60 --clients 2 > /dev/null\nreclaimstat -z\nsfs --files 130000 --ops 40000 --procs 200 --clients 2 --runtime 20 --warmup 0\nreclaimstat --ns\ngrep -E '^(MemTotal|Slab)' /proc/meminfo\n",
+    );
     let (cd_n, cd_mean, cd_max) = reclaim_row(&c, "direct");
     let (sp_n, sp_mean, sp_max) = reclaim_row(&s, "split_page");
     let (ss_n, ..) = reclaim_row(&s, "split_slab");
@@ -135,16 +135,9 @@ fn standard_mix_classic_direct_reclaim_joins_the_dentry_walk_split_page_reclaim_
 /// classic lets slab grow until the page cache is gone, and its walks are longer.
 #[test]
 fn storm_split_runs_many_more_far_shorter_reclaims_and_takes_longer() {
-    let run = |split: bool| {
-        let pre = if split { "sysctl -w vm.split_reclaim=1\n" } else { "" };
-        run_on(
-            &format!("{pre}rpc.nfsd 256\nreclaimstat -z\nsfs --storm --files 400000 --procs 300 --clients 2\nreclaimstat --ns\ngrep -E '^(dentry|ext3_inode_cache) ' /proc/slabinfo\ngrep MemTotal /proc/meminfo\n"),
-            "seed-004",
-            &SMALL,
-        )
-        .transcript
-    };
-    let (c, s) = (run(false), run(true));
+    let (c, s) = classic_and_split(
+        "rpc.nfsd 256\nreclaimstat -z\nsfs --storm --files 400000 --procs 300 --clients 2\nreclaimstat --ns\ngrep -E '^(dentry|ext3_inode_cache) ' /proc/slabinfo\ngrep MemTotal /proc/meminfo\n",
+    );
     let total = |t: &str| -> f64 {
         let l = t.lines().find(|l| l.starts_with("FILES STATTED:")).unwrap();
         assert!(l.contains("FILES STATTED: 400000 "), "{l}");
