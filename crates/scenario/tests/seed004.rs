@@ -116,7 +116,7 @@ fn standard_mix_classic_direct_reclaim_joins_the_dentry_walk_split_page_reclaim_
     assert!(meminfo_kb(&s, "Slab") < meminfo_kb(&s, "MemTotal") / 2, "slab reached S_start:\n{s}");
     assert_eq!(ss_n, 0, "slab reclaim below S_start:\n{s}");
     // Orders of magnitude apart: a share of a walk of 130,000 dentries (2 DRAM misses
-    // each) against a page reclaim pass of 32 pages.
+    // each) against one DEF_PRIORITY pass over the page-cache lists.
     assert!(cd_mean > 30.0 * sp_mean, "classic direct mean {cd_mean:.0} ns, split page mean {sp_mean:.0} ns");
     let miss = memtwin_machine::preset("seed-004").unwrap().cpu_model.cache_miss_ns as f64;
     let walk = 130_000.0 * 2.0 * miss;
