@@ -141,3 +141,22 @@ fn filters_match_gnu_output() {
     }
     assert!(failures.is_empty(), "{} of {} cases differ:\n{}", failures.len(), CASES.len(), failures.join("\n"));
 }
+
+/// grep over several files names each line's file, /proc and /sys files included (GNU grep:
+/// `FILE:line`; `-c` gives `FILE:count`).
+#[test]
+fn grep_names_proc_and_sys_files_it_reads() {
+    let r = memtwin_scenario::run(&RunOptions {
+        script_path: Some("g.sh".into()),
+        script_text: Some(
+            "grep . /proc/sys/vm/swappiness /proc/sys/vm/dirty_ratio\ncd /proc/sys/vm\ngrep -c . swappiness dirty_ratio\necho 5 | grep . - /proc/sys/vm/swappiness\n".into(),
+        ),
+        machine: "default".into(),
+        ..Default::default()
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    let t = &r.transcript;
+    assert!(t.contains("\n/proc/sys/vm/swappiness:60\n/proc/sys/vm/dirty_ratio:20\n"), "{t}");
+    assert!(t.contains("\nswappiness:1\ndirty_ratio:1\n"), "{t}");
+    assert!(t.contains("\n(standard input):5\n/proc/sys/vm/swappiness:60\n"), "{t}");
+}

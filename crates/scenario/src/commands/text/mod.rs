@@ -144,7 +144,8 @@ pub fn special_write_check(abs: &str) -> Result<(), String> {
 /// One operand to read.
 enum Src {
     Stdin(Input),
-    Text(Vec<u8>, usize),
+    /// Text and the bytes read; the operand's name as given, if it is a file's.
+    Text(Vec<u8>, usize, Option<String>),
     /// (path as given, absolute path, text if a redirection wrote it, open fd, bytes read)
     File { given: String, abs: String, text: Option<u32>, fd: Option<usize>, pos: usize },
     Missing(String),
@@ -203,6 +204,7 @@ impl Reader {
     pub fn prev_name(&self) -> Option<&str> {
         match self.srcs.get(self.cur.checked_sub(1)?)? {
             Src::File { given, .. } => Some(given),
+            Src::Text(_, _, Some(given)) => Some(given),
             _ => None,
         }
     }
@@ -227,6 +229,7 @@ impl Reader {
             Src::File { given, .. } => Some(given),
             Src::Missing(g) => Some(g),
             Src::Proc { given, .. } => Some(given),
+            Src::Text(_, _, Some(given)) => Some(given),
             _ => None,
         }
     }
@@ -241,7 +244,7 @@ impl Reader {
             }
             Src::Proc { given, abs } => match proc_text_as(k, Some(me), abs) {
                 Some(t) => {
-                    *src = Src::Text(t.into_bytes(), 0);
+                    *src = Src::Text(t.into_bytes(), 0, Some(std::mem::take(given)));
                     self.next(k, me)
                 }
                 None => {
@@ -250,7 +253,7 @@ impl Reader {
                     Chunk::Error(m)
                 }
             },
-            Src::Text(t, pos) => {
+            Src::Text(t, pos, _) => {
                 if *pos >= t.len() {
                     self.cur += 1;
                     return Chunk::EndOfOperand;
@@ -275,18 +278,18 @@ impl Reader {
                 },
                 Input::Text(t) => {
                     let t = std::mem::take(t).into_bytes();
-                    *src = Src::Text(t, 0);
+                    *src = Src::Text(t, 0, None);
                     self.next(k, me)
                 }
                 Input::Buffer(b) => {
                     let t = k.buffers[*b as usize].clone().into_bytes();
-                    *src = Src::Text(t, 0);
+                    *src = Src::Text(t, 0, None);
                     self.next(k, me)
                 }
                 Input::File(p) => {
                     let abs = p.clone();
                     if let Some(t) = proc_text_as(k, Some(me), &abs) {
-                        *src = Src::Text(t.into_bytes(), 0);
+                        *src = Src::Text(t.into_bytes(), 0, None);
                     } else {
                         *src = Src::File { given: abs.clone(), abs, text: None, fd: None, pos: 0 };
                     }
