@@ -95,6 +95,9 @@ pub fn symlink_target(t: &GenTree, f: u64) -> String {
     format!("f{}", ord.saturating_sub(t.symlinks_per_dir))
 }
 
+/// ext4's default inode_readahead_blks (EXT4_DEF_INODE_READAHEAD_BLKS).
+const EXT4_INODE_READAHEAD_BLKS: u64 = 32;
+
 /// The largest NFSv3 WRITE/READ the server accepts in one RPC (nfsd's default max
 /// block size on a 64 GB machine, NFSSVC_MAXBLKSIZE: 1 MiB).
 pub const NFSSVC_MAXBLKSIZE: u64 = 1 << 20;
@@ -234,6 +237,28 @@ impl Kernel {
         }
     }
 
+    /// The inode-table block at byte `pos` for an inode being read (ext3_iget /
+    /// __ext4_get_inode_loc). ext4 reads a block it does not have with the rest of its
+    /// aligned window of inode_readahead_blks (32) blocks, up to the end of the used inode
+    /// table (`while (b <= end) ext4_sb_breadahead_unmovable(sb, b++)` under one plug: one
+    /// request); ext3 reads the one block.
+    fn vfs_read_inode_block(&mut self, tid: TaskId, sb: usize, dev: u32, pos: u64) -> Result<(), Step> {
+        let mount = self.vfs.sbs[sb].mount;
+        let m = self.block.devs[dev as usize].mapping;
+        let index = pos / PAGE_SIZE;
+        if self.fs.mounts[mount as usize].fstype != "ext4" || matches!(self.mm.slot(m, index), Slot::Page(_)) {
+            return self.vfs_bread(tid, dev, pos);
+        }
+        let t = self.vfs.sbs[sb].tree.as_ref().unwrap();
+        let table = t.itable_base / PAGE_SIZE;
+        // The used inode table: up to the block of the tree's last inode.
+        let used_end = t.itable_pos(t.first_ino + t.n_dirs + t.spec.files - 1) / PAGE_SIZE + 1;
+        let start = (index & !(EXT4_INODE_READAHEAD_BLKS - 1)).max(table);
+        let end = (start + EXT4_INODE_READAHEAD_BLKS).min(used_end);
+        self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
+        self.fault_read(tid, m, start, end - start + 1, u64::MAX, index)
+    }
+
     // ---- Dentries and inodes ---------------------------------------------------------------
 
     /// dput, then iput of the inodes whose dentry reference went with it. The LRU list
@@ -361,7 +386,7 @@ impl Kernel {
         let cached = ino.and_then(|i| s.icache.find(i as u32));
         if let (Some(i), None) = (ino, cached) {
             let pos = t.itable_pos(i);
-            if let Err(step) = self.vfs_bread(tid, dev, pos) {
+            if let Err(step) = self.vfs_read_inode_block(tid, sb, dev, pos) {
                 self.vfs.stats.itable_block_reads += 1;
                 return Err(step.into());
             }
