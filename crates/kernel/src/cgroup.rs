@@ -63,12 +63,17 @@ const V1_FILES: &[&str] = &[
     "memory.use_hierarchy",
     "tasks",
 ];
+/// v1 kmem files of the kernels that charge slab objects to cgroups (the 6.x profile):
+/// usage and peak of memcg->kmem, its failcnt (no kmem limit can be set, so 0), and
+/// memory.kmem.slabinfo, empty since per-cgroup caches went in 5.9.
+const V1_KMEM_FILES: &[&str] = &["memory.kmem.failcnt", "memory.kmem.max_usage_in_bytes", "memory.kmem.slabinfo", "memory.kmem.usage_in_bytes"];
 /// Files real kernels have that the model does not (refused by name).
 const UNMODELLED: &[&str] = &[
     "memory.kmem.limit_in_bytes",
     "memory.kmem.usage_in_bytes",
     "memory.kmem.failcnt",
     "memory.kmem.max_usage_in_bytes",
+    "memory.kmem.slabinfo",
     "memory.soft_limit_in_bytes",
     "memory.oom_control",
     "memory.move_charge_at_immigrate",
@@ -142,7 +147,13 @@ impl Kernel {
     pub fn cgroup_files(&self, id: MemcgId) -> Vec<&'static str> {
         let mut v: Vec<&'static str> = match self.memcg.mode {
             CgroupMode::None => Vec::new(),
-            CgroupMode::V1 => V1_FILES.to_vec(),
+            CgroupMode::V1 => {
+                let mut v = V1_FILES.to_vec();
+                if self.profile.kmem_accounting {
+                    v.extend(V1_KMEM_FILES);
+                }
+                v
+            }
             CgroupMode::V2 => {
                 let mut v: Vec<&'static str> = V2_CORE_FILES.to_vec();
                 if id != ROOT_MEMCG && self.memory_enabled(id) {
@@ -240,6 +251,12 @@ impl Kernel {
         let parent = self.memcg.cgs[id as usize].parent.expect("not the root");
         let (from, to) = (self.memcg.cgs[id as usize].lruvec, self.memcg.cgs[parent as usize].lruvec);
         self.mm.reparent_lruvec(from, to);
+        // memcg_reparent_list_lrus: its dentries and inodes join the parent's lists (and
+        // their charges the parent, in `remove`).
+        for sb in self.vfs.sbs.iter_mut() {
+            sb.dcache.reparent(id, parent);
+            sb.icache.reparent(id, parent);
+        }
         self.memcg.remove(id);
         self.psi.group_free(id);
         Ok(())
@@ -372,6 +389,10 @@ impl Kernel {
             "memory.memsw.max_usage_in_bytes" => format!("{}\n", bytes(c.memsw.watermark)),
             "memory.memsw.limit_in_bytes" => format!("{}\n", bytes(c.memsw.max)),
             "memory.memsw.failcnt" => format!("{}\n", c.memsw.failcnt),
+            "memory.kmem.usage_in_bytes" => format!("{}\n", bytes(c.kmem.usage)),
+            "memory.kmem.max_usage_in_bytes" => format!("{}\n", bytes(c.kmem.watermark)),
+            "memory.kmem.failcnt" => format!("{}\n", c.kmem.failcnt),
+            "memory.kmem.slabinfo" => String::new(),
             "memory.swappiness" => format!("{}\n", c.swappiness.unwrap_or(self.sysctl.swappiness)),
             "memory.use_hierarchy" => format!("{}\n", c.use_hierarchy as u8),
             "memory.force_empty" => return Err(Errno::EINVAL.into()),
@@ -457,11 +478,20 @@ impl Kernel {
         }
         let kernel_stack = 0u64;
         let pagetables = 0u64;
+        // Slab objects charged to the subtree (memcg_slab_post_alloc_hook's
+        // NR_SLAB_*_B, in bytes) and the pages charged for them (MEMCG_KMEM).
+        let (mut kmem, mut slab_r, mut slab_u) = (0u64, 0u64, 0u64);
+        for i in self.memcg.subtree(id) {
+            let g = &self.memcg.cgs[i as usize];
+            kmem += g.nr_kmem;
+            slab_r += g.slab_bytes[0];
+            slab_u += g.slab_bytes[1];
+        }
         let modern = self.machine.kernel == KernelProfile::Linux6;
         let mut kv: Vec<(&str, u64)> = vec![
             ("anon", b(total.anon)),
             ("file", b(total.file)),
-            ("kernel", b(kernel_stack + pagetables)),
+            ("kernel", b(kmem + kernel_stack + pagetables)),
             ("kernel_stack", kernel_stack * 1024),
             ("pagetables", b(pagetables)),
             ("percpu", 0),
@@ -480,9 +510,9 @@ impl Kernel {
             ("inactive_file", b(total.lru[2])),
             ("active_file", b(total.lru[3])),
             ("unevictable", b(total.lru[4])),
-            ("slab_reclaimable", 0),
-            ("slab_unreclaimable", 0),
-            ("slab", 0),
+            ("slab_reclaimable", slab_r),
+            ("slab_unreclaimable", slab_u),
+            ("slab", slab_r + slab_u),
             ("workingset_refault_anon", ev.workingset_refault_anon),
             ("workingset_refault_file", ev.workingset_refault_file),
             ("workingset_activate_anon", ev.workingset_activate_anon),
@@ -647,13 +677,16 @@ impl Kernel {
                 not_root(id)?;
                 return self.cg_write_run(tid, CgWriteReclaim::new(CgWriteKind::ForceEmpty, id, self.profile.memcg_reclaim_retries), timed);
             }
-            "memory.max_usage_in_bytes" | "memory.memsw.max_usage_in_bytes" | "memory.failcnt" | "memory.memsw.failcnt" => {
+            "memory.max_usage_in_bytes" | "memory.memsw.max_usage_in_bytes" | "memory.failcnt" | "memory.memsw.failcnt" | "memory.kmem.max_usage_in_bytes"
+            | "memory.kmem.failcnt" => {
                 // Writing anything resets the watermark / failcnt (mem_cgroup_reset).
                 let c = &mut self.memcg.cgs[id as usize];
                 match name.as_str() {
                     "memory.max_usage_in_bytes" => c.memory.watermark = c.memory.usage,
                     "memory.memsw.max_usage_in_bytes" => c.memsw.watermark = c.memsw.usage,
                     "memory.failcnt" => c.memory.failcnt = 0,
+                    "memory.kmem.max_usage_in_bytes" => c.kmem.watermark = c.kmem.usage,
+                    "memory.kmem.failcnt" => c.kmem.failcnt = 0,
                     _ => c.memsw.failcnt = 0,
                 }
             }

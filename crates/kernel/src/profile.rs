@@ -286,6 +286,13 @@ pub struct Profile {
     /// The slab allocator the era's kernels are built with: SLAB (mm/slab.c) on 2.4 and
     /// 2.6.39, SLUB (mm/slub.c) on 5.x/6.x.
     pub slab_allocator: crate::mm::slab::SlabAllocator,
+    /// Slab objects of SLAB_ACCOUNT caches are charged to the allocating task's memory
+    /// cgroup one by one (obj_cgroup, 5.9+) and their shrinkable ones (dentries, inodes)
+    /// sit on per-cgroup list_lru lists (memcg-aware list_lru, 4.0+). The 6.x profile.
+    /// 5.4 and 5.8 charge per-cgroup copies of the caches page by page
+    /// (memcg_kmem_cache_create): not modelled, their objects are the root's; 2.6.39
+    /// has no kmem accounting (3.8+).
+    pub kmem_accounting: bool,
     /// shrink_active_list counts PGREFILL in /proc/vmstat only for global reclaim
     /// (`if (!cgroup_reclaim(sc))`, 6.x); through 5.8 limit reclaim counted it too.
     pub pgrefill_global_only: bool,
@@ -414,6 +421,7 @@ impl Profile {
             kswapd_balance: if kernel == Linux2639 { KswapdBalance::LoopAgain } else { KswapdBalance::RaisePriority },
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
+            kmem_accounting: kernel == Linux6,
             pgrefill_global_only: kernel == Linux6,
             pgsteal_counts_cgroup_reclaim: old,
             vmstat_layout: match kernel {

@@ -15,7 +15,8 @@
 //! it is on the ring keeps its slot until the scan passes it, so a ring entry never names
 //! a reused slot.
 
-use std::collections::{HashMap, VecDeque};
+use crate::mm::list_lru::{ListLru, LruMemcg};
+use std::collections::HashMap;
 
 pub const NIL: u32 = u32::MAX;
 
@@ -89,7 +90,9 @@ pub struct Dcache {
     count: Vec<u32>,
     flags: Vec<u8>,
     buckets: Vec<u32>,
-    lru: VecDeque<u32>,
+    /// d_lru: the super block's s_dentry_lru, one list per cgroup the dentries are
+    /// charged to.
+    lru: ListLru,
     /// Free slots, linked through `hnext`.
     free_head: u32,
     /// dentry_stat.nr_dentry and nr_unused (dentries on the LRU with d_count 0... as the
@@ -117,7 +120,7 @@ pub struct Killed {
 
 impl Dcache {
     pub fn new() -> Dcache {
-        Dcache { free_head: NIL, buckets: vec![NIL; 64], ..Default::default() }
+        Dcache { free_head: NIL, buckets: vec![NIL; 64], lru: ListLru::new(), ..Default::default() }
     }
 
     /// Host bytes per cached dentry (struct-of-arrays fields, bucket and ring slot).
@@ -235,7 +238,27 @@ impl Dcache {
         self.flags[d as usize]
     }
     pub fn lru_len(&self) -> usize {
-        self.lru.len()
+        self.lru.ring_len_total()
+    }
+    /// Dentries on cgroup `m`'s LRU list (list_lru_shrink_count).
+    pub fn nr_unused_memcg(&self, m: LruMemcg) -> u64 {
+        self.lru.count(m)
+    }
+    /// The cgroup a dentry's slab object is charged to (0: the root, or not charged).
+    pub fn memcg(&self, d: u32) -> LruMemcg {
+        self.lru.memcg_of(d)
+    }
+    /// Record the cgroup a new dentry's object was charged to (after `d_alloc`).
+    pub fn set_memcg(&mut self, d: u32, m: LruMemcg) {
+        self.lru.set_memcg(d, m);
+    }
+    /// A removed cgroup's dentries become its parent's (memcg_reparent_list_lrus).
+    pub fn reparent(&mut self, from: LruMemcg, to: LruMemcg) {
+        self.lru.reparent(from, to);
+    }
+    /// The cgroups with LRU entries.
+    pub fn lru_memcgs(&self) -> Vec<LruMemcg> {
+        self.lru.memcgs()
     }
 
     /// dget: one more reference. An unused dentry stays on d_lru (removed lazily).
@@ -278,7 +301,7 @@ impl Dcache {
         let f = &mut self.flags[d as usize];
         if *f & DCACHE_LRU_LIST == 0 {
             *f |= DCACHE_LRU_LIST;
-            self.lru.push_front(d);
+            self.lru.add(d);
             self.nr_unused += 1;
             return true;
         }
@@ -341,6 +364,7 @@ impl Dcache {
             // dentry_lru_del under the LRU lock (the slot itself leaves the ring lazily).
             out.lru_ops += 1;
             self.nr_unused -= 1;
+            self.lru.uncount(d);
             self.flags[i] = DCACHE_DEAD;
         } else {
             self.release(d);
@@ -386,7 +410,7 @@ impl Dcache {
     /// shrink_dentry_list drops it; 6.x: LRU_REMOVED at once). Else freed with the ancestors
     /// it was the last to pin. Inodes to iput go to `out`.
     pub fn prune(&mut self, nr: u64, budget: PruneBudget, out: &mut Killed) -> PruneResult {
-        self.prune_upto(nr, budget, u64::MAX, out)
+        self.prune_upto(0, nr, budget, u64::MAX, out)
     }
 
     /// `prune`, visiting at most `max_visit` live entries: a walk that reaches the limit
@@ -394,7 +418,7 @@ impl Dcache {
     /// entries it gave a second chance rejoin the head at once (2.6.39 keeps them on the
     /// walker's private list until its whole walk ends: a walk that resumes never reaches
     /// them either way, another walker could take them only after the rest of the list).
-    pub fn prune_upto(&mut self, nr: u64, budget: PruneBudget, max_visit: u64, out: &mut Killed) -> PruneResult {
+    pub fn prune_upto(&mut self, memcg: LruMemcg, nr: u64, budget: PruneBudget, max_visit: u64, out: &mut Killed) -> PruneResult {
         let mut r = PruneResult::default();
         let freed0 = out.freed.len() as u64;
         // Second-chance entries rejoin the head after the pass in their old order (2.6.39
@@ -413,10 +437,10 @@ impl Dcache {
                 r.cut = true;
                 break;
             }
-            let Some(d) = self.lru.pop_back() else {
+            let Some(d) = self.lru.pop_back(memcg) else {
                 if budget == PruneBudget::UnreferencedRequeued && !referenced.is_empty() {
                     for &d in referenced.iter() {
-                        self.lru.push_front(d);
+                        self.lru.rotate(d);
                     }
                     referenced.clear();
                     continue;
@@ -438,6 +462,7 @@ impl Dcache {
             if in_use && budget != PruneBudget::Unreferenced {
                 self.flags[i] &= !DCACHE_LRU_LIST;
                 self.nr_unused -= 1;
+                self.lru.uncount(d);
                 continue;
             }
             if self.flags[i] & DCACHE_REFERENCED != 0 {
@@ -449,6 +474,7 @@ impl Dcache {
             taken += 1;
             self.flags[i] &= !DCACHE_LRU_LIST;
             self.nr_unused -= 1;
+            self.lru.uncount(d);
             if in_use {
                 continue;
             }
@@ -456,7 +482,7 @@ impl Dcache {
             self.prune_one(d, out);
         }
         for &d in referenced.iter() {
-            self.lru.push_front(d);
+            self.lru.rotate(d);
         }
         self.referenced = referenced;
         r.freed = out.freed.len() as u64 - freed0;
@@ -471,11 +497,16 @@ impl Dcache {
         loop {
             // Referenced flags do not protect against drop_caches: drop_slab loops until
             // a pass frees (almost) nothing, and each pass clears the flags it finds.
-            let r = self.prune(self.lru.len() as u64, PruneBudget::Visited, out);
-            total.scanned += r.scanned;
-            total.freed += r.freed;
-            total.rotated += r.rotated;
-            if r.freed == 0 && r.rotated == 0 {
+            let (mut freed, mut rotated) = (0, 0);
+            for m in self.lru.memcgs() {
+                let r = self.prune_upto(m, self.lru.ring_len(m) as u64, PruneBudget::Visited, u64::MAX, out);
+                total.scanned += r.scanned;
+                total.freed += r.freed;
+                total.rotated += r.rotated;
+                freed += r.freed;
+                rotated += r.rotated;
+            }
+            if freed == 0 && rotated == 0 {
                 return total;
             }
         }
@@ -483,7 +514,7 @@ impl Dcache {
 
     /// Host bytes the cache takes now (its arrays' capacity, the hash and the ring).
     pub fn host_bytes(&self) -> usize {
-        self.parent.capacity() * (4 * 5 + 1) + self.buckets.capacity() * 4 + self.lru.capacity() * 4
+        self.parent.capacity() * (4 * 5 + 1) + self.buckets.capacity() * 4 + self.lru.host_bytes()
     }
 
     /// Live dentries (for tests and invariants).
@@ -581,16 +612,16 @@ mod tests {
     fn a_walk_cut_at_its_visit_limit_resumes_where_it_stopped() {
         let mut k = Killed::default();
         let (mut c, _, ds) = four_referenced();
-        let r = c.prune_upto(1, PruneBudget::Unreferenced, 3, &mut k);
+        let r = c.prune_upto(0, 1, PruneBudget::Unreferenced, 3, &mut k);
         assert_eq!((r.scanned, r.rotated, r.freed, r.spent, r.cut), (3, 3, 0, 0, true));
-        let r = c.prune_upto(1 - r.spent, PruneBudget::Unreferenced, 3, &mut k);
+        let r = c.prune_upto(0, 1 - r.spent, PruneBudget::Unreferenced, 3, &mut k);
         assert_eq!((r.scanned, r.rotated, r.spent, r.cut), (2, 1, 1, false), "the fourth, then a cleared one");
         assert_eq!(r.freed, 1);
         assert_eq!(c.d_lookup(0, 1), None, "the oldest goes, as in one walk");
         assert_eq!(c.d_lookup(0, 2), Some(ds[1]));
         // Without a limit nothing is cut.
         let (mut c, _, _) = four_referenced();
-        let r = c.prune_upto(1, PruneBudget::Unreferenced, u64::MAX, &mut k);
+        let r = c.prune_upto(0, 1, PruneBudget::Unreferenced, u64::MAX, &mut k);
         assert_eq!((r.scanned, r.spent, r.cut), (4, 0, false));
     }
 

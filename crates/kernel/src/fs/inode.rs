@@ -10,7 +10,7 @@
 //! page-cache mapping, state, hash chain, bucket and ring slot). The LRU is a ring with
 //! lazy removal of inodes that came back into use, as the kernel's i_lru is.
 
-use std::collections::VecDeque;
+use crate::mm::list_lru::{ListLru, LruMemcg};
 
 pub const NIL: u32 = u32::MAX;
 
@@ -54,7 +54,8 @@ pub struct Icache {
     state: Vec<u8>,
     hnext: Vec<u32>,
     buckets: Vec<u32>,
-    lru: VecDeque<u32>,
+    /// i_lru: the super block's s_inode_lru, one list per cgroup the inodes are charged to.
+    lru: ListLru,
     free_head: u32,
     /// inodes_stat.nr_inodes and nr_unused.
     pub nr_inodes: u64,
@@ -63,7 +64,7 @@ pub struct Icache {
 
 impl Icache {
     pub fn new() -> Icache {
-        Icache { free_head: NIL, buckets: vec![NIL; 64], ..Default::default() }
+        Icache { free_head: NIL, buckets: vec![NIL; 64], lru: ListLru::new(), ..Default::default() }
     }
 
     pub const HOST_BYTES_PER_INODE: usize = 4 * 3 + 1 + 4 + 4 + 4;
@@ -129,7 +130,7 @@ impl Icache {
 
     /// Host bytes the cache takes now (its arrays' capacity, the hash and the ring).
     pub fn host_bytes(&self) -> usize {
-        self.ino.capacity() * (4 * 4 + 1) + self.buckets.capacity() * 4 + self.lru.capacity() * 4
+        self.ino.capacity() * (4 * 4 + 1) + self.buckets.capacity() * 4 + self.lru.host_bytes()
     }
 
     pub fn ino(&self, i: u32) -> u32 {
@@ -154,7 +155,23 @@ impl Icache {
         self.state[i as usize] |= I_UNLINKED;
     }
     pub fn lru_len(&self) -> usize {
-        self.lru.len()
+        self.lru.ring_len_total()
+    }
+    /// Inodes on cgroup `m`'s LRU list (list_lru_shrink_count).
+    pub fn nr_unused_memcg(&self, m: LruMemcg) -> u64 {
+        self.lru.count(m)
+    }
+    /// The cgroup an inode's slab object is charged to (0: the root, or not charged).
+    pub fn memcg(&self, i: u32) -> LruMemcg {
+        self.lru.memcg_of(i)
+    }
+    /// Record the cgroup a new inode's object was charged to (after `alloc`).
+    pub fn set_memcg(&mut self, i: u32, m: LruMemcg) {
+        self.lru.set_memcg(i, m);
+    }
+    /// A removed cgroup's inodes become its parent's (memcg_reparent_list_lrus).
+    pub fn reparent(&mut self, from: LruMemcg, to: LruMemcg) {
+        self.lru.reparent(from, to);
     }
 
     /// __iget: one more user. A listed inode stays listed (removed lazily).
@@ -205,7 +222,7 @@ impl Icache {
         let s = &mut self.state[i as usize];
         if *s & I_LRU == 0 {
             *s |= I_LRU;
-            self.lru.push_front(i);
+            self.lru.add(i);
             self.nr_unused += 1;
         }
     }
@@ -234,6 +251,7 @@ impl Icache {
         self.mapping[s] = NIL;
         if self.state[s] & I_LRU != 0 {
             self.nr_unused -= 1;
+            self.lru.uncount(i);
             self.state[s] = I_DEAD;
         } else {
             self.release(i);
@@ -255,6 +273,7 @@ impl Icache {
     /// and mapping (NIL if none) are pushed to `freed` for the caller to release.
     pub fn prune(
         &mut self,
+        memcg: LruMemcg,
         nr: u64,
         rule: IputRule,
         invalidate: &mut dyn FnMut(u32) -> u64,
@@ -262,7 +281,7 @@ impl Icache {
     ) -> IpruneResult {
         let mut r = IpruneResult::default();
         while r.scanned < nr {
-            let Some(i) = self.lru.pop_back() else { break };
+            let Some(i) = self.lru.pop_back(memcg) else { break };
             let s = i as usize;
             if self.state[s] & I_DEAD != 0 {
                 self.release(i);
@@ -272,11 +291,12 @@ impl Icache {
             if self.count[s] > 0 || self.state[s] & I_UNLINKED != 0 {
                 self.state[s] &= !I_LRU;
                 self.nr_unused -= 1;
+                self.lru.uncount(i);
                 continue;
             }
             if self.state[s] & I_REFERENCED != 0 {
                 self.state[s] &= !I_REFERENCED;
-                self.lru.push_front(i);
+                self.lru.rotate(i);
                 r.rotated += 1;
                 continue;
             }
@@ -292,13 +312,14 @@ impl Icache {
                     if rule == IputRule::Referenced {
                         self.state[s] |= I_REFERENCED;
                     }
-                    self.lru.push_back(i);
+                    self.lru.requeue_tail(i);
                     continue;
                 }
             }
             freed.push((i, self.mapping[s]));
             self.state[s] &= !I_LRU;
             self.nr_unused -= 1;
+            self.lru.uncount(i);
             self.unhash(i);
             self.mapping[s] = NIL;
             self.release(i);
@@ -327,9 +348,9 @@ mod tests {
         let mut inv = |_m: u32| 0;
         let mut fm = Vec::new();
         // Pass 1: b (in use) is dropped from the list, a rotated.
-        let r = c.prune(2, R, &mut inv, &mut fm);
+        let r = c.prune(0, 2, R, &mut inv, &mut fm);
         assert_eq!((r.scanned, r.rotated, r.freed), (2, 1, 0));
-        let r = c.prune(2, R, &mut inv, &mut fm);
+        let r = c.prune(0, 2, R, &mut inv, &mut fm);
         assert_eq!(r.freed, 1);
         assert_eq!(c.find(100), None);
         assert_eq!(c.find(101), Some(b));
@@ -350,9 +371,9 @@ mod tests {
         let mut fm = Vec::new();
         // Rotated (referenced), then its pages stolen, then rotated again (iput_final's
         // I_REFERENCED), then freed.
-        let r = c.prune(3, R, &mut inv, &mut fm);
+        let r = c.prune(0, 3, R, &mut inv, &mut fm);
         assert_eq!((r.rotated, r.reap, r.freed), (2, 3, 0));
-        let r = c.prune(1, R, &mut inv, &mut fm);
+        let r = c.prune(0, 1, R, &mut inv, &mut fm);
         assert_eq!(r.freed, 1);
         assert_eq!(fm, vec![(a, 42)]);
     }
@@ -370,7 +391,7 @@ mod tests {
         let mut inv = |_m: u32| 0;
         let mut fm = Vec::new();
         // Listed once, never referenced: freed by the first look.
-        let r = c.prune(1, IputRule::ReferencedIfListedNoPages, &mut inv, &mut fm);
+        let r = c.prune(0, 1, IputRule::ReferencedIfListedNoPages, &mut inv, &mut fm);
         assert_eq!(r.freed, 1);
     }
 

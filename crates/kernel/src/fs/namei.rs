@@ -17,6 +17,7 @@ use super::inode::IputRule;
 use super::namespace::{FileKind, Stat};
 use super::read_write::Errno;
 use super::vfs::{GenTree, Node, SuperBlock};
+use crate::mm::list_lru::LruMemcg;
 use crate::mm::shrinker::ShrinkLock;
 use crate::mm::slab::ObjHandle;
 use crate::mm::{MappingKind, Slot, PAGE_SIZE};
@@ -206,12 +207,14 @@ impl Kernel {
     fn vfs_free_objs(&mut self, sb: usize, dentries: &[u32], inodes: &[u32]) -> u64 {
         let mut pages = 0;
         for &d in dentries {
-            let h = ObjHandle::from_raw(self.vfs.sbs[sb].d_obj[d as usize]);
-            pages += self.kmem_cache_free(h);
+            let s = &self.vfs.sbs[sb];
+            let (h, m) = (ObjHandle::from_raw(s.d_obj[d as usize]), s.dcache.memcg(d));
+            pages += self.kmem_cache_free_memcg(h, m);
         }
         for &i in inodes {
-            let h = ObjHandle::from_raw(self.vfs.sbs[sb].i_obj[i as usize]);
-            pages += self.kmem_cache_free(h);
+            let s = &self.vfs.sbs[sb];
+            let (h, m) = (ObjHandle::from_raw(s.i_obj[i as usize]), s.icache.memcg(i));
+            pages += self.kmem_cache_free_memcg(h, m);
         }
         pages
     }
@@ -392,13 +395,14 @@ impl Kernel {
             }
         }
         let new_inode = (ino.is_some() && cached.is_none()) as u64;
-        // d_alloc and alloc_inode: slab objects, which may wait for memory.
-        let ih = if new_inode == 1 { Some(self.kmem_cache_alloc(tid, self.vfs.inode_cache)?) } else { None };
-        let dh = match self.kmem_cache_alloc(tid, self.vfs.dentry_cache) {
-            Ok(h) => h,
+        // d_alloc and alloc_inode: slab objects, which may wait for memory (and, charged
+        // to the task's cgroup, for its reclaim).
+        let ih = if new_inode == 1 { Some(self.kmem_cache_alloc_memcg(tid, self.vfs.inode_cache)?) } else { None };
+        let (dh, dm) = match self.kmem_cache_alloc_memcg(tid, self.vfs.dentry_cache) {
+            Ok(x) => x,
             Err(step) => {
-                if let Some(h) = ih {
-                    self.kmem_cache_free(h);
+                if let Some((h, m)) = ih {
+                    self.kmem_cache_free_memcg(h, m);
                 }
                 return Err(step.into());
             }
@@ -406,6 +410,7 @@ impl Kernel {
         self.vfs.stats.lookup_misses += 1;
         let s = &mut self.vfs.sbs[sb];
         let d = s.dcache.d_alloc(dir, key);
+        s.dcache.set_memcg(d, dm);
         if let Some(i) = ino {
             let ii = match cached {
                 Some(ii) => {
@@ -414,8 +419,9 @@ impl Kernel {
                 }
                 None => s.icache.alloc(i as u32),
             };
-            if let Some(h) = ih {
+            if let Some((h, m)) = ih {
                 set_obj(&mut s.i_obj, ii, h);
+                s.icache.set_memcg(ii, m);
             }
             s.dcache.d_instantiate(d, ii);
             if s.i_alias.len() <= ii as usize {
@@ -1045,8 +1051,9 @@ impl Kernel {
         grant - at
     }
 
-    /// prune_dcache_sb: up to `nr` dentries of super block `sb` from its LRU's tail.
-    pub fn shrink_dcache_sb(&mut self, sb: usize, nr: u64, out: &mut ShrinkOutcome) {
+    /// prune_dcache_sb: up to `nr` dentries of super block `sb` from the tail of cgroup
+    /// `memcg`'s LRU list (the root's: every dentry where nothing is charged to cgroups).
+    pub fn shrink_dcache_sb(&mut self, sb: usize, memcg: LruMemcg, nr: u64, out: &mut ShrinkOutcome) {
         let cost = self.vfs.cost;
         let mut k = Killed::default();
         let budget = self.vfs.era.dcache_prune;
@@ -1055,7 +1062,7 @@ impl Kernel {
         // CONFIG_PREEMPT), which the reclaim path running the walk turns into a visit
         // limit (`Kernel::dcache_walk_limit`); the walk goes on in its next step.
         let limit = self.vfs.walk_limit.unwrap_or(u64::MAX);
-        let r = self.vfs.sbs[sb].dcache.prune_upto(nr, budget, limit, &mut k);
+        let r = self.vfs.sbs[sb].dcache.prune_upto(memcg, nr, budget, limit, &mut k);
         if r.cut {
             out.left += nr - r.spent;
         }
@@ -1088,13 +1095,13 @@ impl Kernel {
     /// inodes from the LRU's tail, under the LRU lock; page cache of unused inodes
     /// invalidated (pginodesteal / kswapd_inodesteal); freed inodes disposed of outside
     /// the lock (dispose_list).
-    pub fn shrink_icache_sb(&mut self, sb: usize, nr: u64, kswapd: bool, out: &mut ShrinkOutcome) {
+    pub fn shrink_icache_sb(&mut self, sb: usize, memcg: LruMemcg, nr: u64, kswapd: bool, out: &mut ShrinkOutcome) {
         let cost = self.vfs.cost;
         let rule = self.vfs.era.iput;
         let mut ic = std::mem::take(&mut self.vfs.sbs[sb].icache);
         let mut freed = Vec::new();
         let mut inval = |m: u32| self.invalidate_mapping_pages(m);
-        let r = ic.prune(nr, rule, &mut inval, &mut freed);
+        let r = ic.prune(memcg, nr, rule, &mut inval, &mut freed);
         self.vfs.sbs[sb].icache = ic;
         if r.reap > 0 {
             self.count_inodesteal(kswapd, r.reap);
@@ -1143,7 +1150,7 @@ impl Kernel {
                 // (their shares are part of the count left).
                 out.left += share;
             } else if unused > 0 {
-                self.shrink_dcache_sb(sb, share, &mut out);
+                self.shrink_dcache_sb(sb, 0, share, &mut out);
             }
         }
         self.vfs.walk_left = out.left;
@@ -1164,7 +1171,7 @@ impl Kernel {
             let unused = self.vfs.sbs[sb].icache.nr_unused;
             let share = (nr * unused).div_ceil(total);
             if share > 0 {
-                self.shrink_icache_sb(sb, share, kswapd, &mut out);
+                self.shrink_icache_sb(sb, 0, share, kswapd, &mut out);
             }
         }
         self.vfs.iprune_sem_readers -= 1;
@@ -1172,15 +1179,17 @@ impl Kernel {
         out
     }
 
-    /// 6.x super_cache_scan: nr_to_scan split between dentries and inodes in proportion
-    /// to their counts (mult_frac), dentries first (they pin inodes).
-    pub fn super_cache_scan(&mut self, sb: usize, nr: u64, kswapd: bool) -> ShrinkOutcome {
+    /// 6.x super_cache_scan for cgroup `memcg` (sc->memcg): nr_to_scan split between
+    /// its dentries and inodes in proportion to their counts on its lists
+    /// (list_lru_shrink_count, mult_frac), dentries first (they pin inodes).
+    pub fn super_cache_scan(&mut self, sb: usize, memcg: LruMemcg, nr: u64, kswapd: bool) -> ShrinkOutcome {
         let mut out = ShrinkOutcome::default();
-        let (d, i) = (self.vfs.sbs[sb].dcache.nr_unused, self.vfs.sbs[sb].icache.nr_unused);
+        let s = &self.vfs.sbs[sb];
+        let (d, i) = (s.dcache.nr_unused_memcg(memcg), s.icache.nr_unused_memcg(memcg));
         let total = d + i + 1;
         let (nd, ni) = (nr * d / total, nr * i / total);
-        self.shrink_dcache_sb(sb, nd, &mut out);
-        self.shrink_icache_sb(sb, ni, kswapd, &mut out);
+        self.shrink_dcache_sb(sb, memcg, nd, &mut out);
+        self.shrink_icache_sb(sb, memcg, ni, kswapd, &mut out);
         self.note_shrink(&out);
         out
     }

@@ -169,6 +169,14 @@ pub struct MemCgroup {
     /// 2.6.39: the id of the cgroup of this subtree its limit reclaim took last
     /// (mem_cgroup->last_scanned_child; mem_cgroup_select_victim goes on after it).
     pub last_scanned_child: MemcgId,
+    /// Kernel memory (6.x): pages charged for slab objects (MEMCG_KMEM, local), the bytes
+    /// of them not used by objects (obj_cgroup->nr_charged_bytes), and the objects'
+    /// bytes by kind (NR_SLAB_RECLAIMABLE_B, NR_SLAB_UNRECLAIMABLE_B; local).
+    pub nr_kmem: u64,
+    pub objcg_bytes: u64,
+    pub slab_bytes: [u64; 2],
+    /// v1 memory.kmem.* (memcg->kmem; hierarchical like `memory`).
+    pub kmem: PageCounter,
 }
 
 impl MemCgroup {
@@ -196,6 +204,10 @@ impl MemCgroup {
             nonresident_age: 0,
             high_throttled_ns: 0,
             last_scanned_child: 0,
+            nr_kmem: 0,
+            objcg_bytes: 0,
+            slab_bytes: [0; 2],
+            kmem: PageCounter::default(),
         }
     }
 }
@@ -320,12 +332,19 @@ impl MemCgroups {
         p.nr_file += c.nr_file;
         p.nr_shmem += c.nr_shmem;
         p.nr_swapped_out += c.nr_swapped_out;
+        // memcg_reparent_objcgs: the objects charged to it are the parent's from now on,
+        // and so are the unused bytes of its pages.
+        p.nr_kmem += c.nr_kmem;
+        p.objcg_bytes += c.objcg_bytes;
+        p.slab_bytes[0] += c.slab_bytes[0];
+        p.slab_bytes[1] += c.slab_bytes[1];
         if parent != ROOT_MEMCG && self.parent_mem_cgroup(id).is_none() {
             // A flat v1 child's pages were never in its parent's counters: charge them now
             // (2.6.39's mem_cgroup_move_parent charges the parent before moving a page).
             // A hierarchical parent's usage already includes the child's.
-            let (own, out) = (c.nr_anon + c.nr_file, c.nr_swapped_out);
+            let (own, out) = (c.nr_anon + c.nr_file + c.nr_kmem, c.nr_swapped_out);
             self.counter_charge(parent, own);
+            self.kmem_counter_charge(parent, c.nr_kmem);
             for i in self.ancestors(parent) {
                 if i == ROOT_MEMCG {
                     break;
@@ -352,9 +371,11 @@ impl MemCgroups {
                 *s = (*s & SWAP_OUT) | parent;
             }
         }
-        let own = c.nr_anon + c.nr_file;
+        let own = c.nr_anon + c.nr_file + c.nr_kmem;
         let c = &mut self.cgs[id as usize];
         c.memory.usage -= own.min(c.memory.usage);
+        c.kmem.usage -= c.nr_kmem.min(c.kmem.usage);
+        (c.nr_kmem, c.objcg_bytes, c.slab_bytes) = (0, 0, [0; 2]);
         c.memsw.usage -= (own + c.nr_swapped_out).min(c.memsw.usage);
         c.swap.usage -= c.nr_swapped_out.min(c.swap.usage);
         (c.nr_anon, c.nr_file, c.nr_shmem, c.nr_swapped_out) = (0, 0, 0, 0);
@@ -483,6 +504,31 @@ impl MemCgroups {
             c = self.parent_mem_cgroup(i);
         }
     }
+    /// v1's kmem page counter up the tree (memcg_account_kmem: charged with `memory`).
+    pub fn kmem_counter_charge(&mut self, id: MemcgId, n: u64) {
+        let mut c = Some(id);
+        while let Some(i) = c {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            let k = &mut self.cgs[i as usize].kmem;
+            k.usage += n;
+            k.watermark = k.watermark.max(k.usage);
+            c = self.parent_mem_cgroup(i);
+        }
+    }
+    pub fn kmem_counter_uncharge(&mut self, id: MemcgId, n: u64) {
+        let mut c = Some(id);
+        while let Some(i) = c {
+            if i == ROOT_MEMCG {
+                break;
+            }
+            let k = &mut self.cgs[i as usize].kmem;
+            k.usage -= n.min(k.usage);
+            c = self.parent_mem_cgroup(i);
+        }
+    }
+
     pub fn counter_uncharge(&mut self, id: MemcgId, n: u64, memsw_too: bool) {
         let mut c = Some(id);
         while let Some(i) = c {
@@ -1080,6 +1126,64 @@ pub struct HighReclaim {
     pub level: usize,
     /// Pages the paths of this round reclaimed.
     pub reclaimed: u64,
+}
+
+impl Kernel {
+    /// The cgroup an object of cache `c` allocated by `tid` is charged to: on kernels that
+    /// charge slab objects one by one (obj_cgroup, 5.9+: the 6.x profile), for a cache
+    /// created with SLAB_ACCOUNT (dentry, the inode caches: dcache_init, inode_init,
+    /// ext4's init_inodecache) and a task outside the root (memcg_slab_pre_alloc_hook ->
+    /// get_obj_cgroup_from_current). ROOT_MEMCG: not charged.
+    pub fn slab_account_memcg(&self, tid: TaskId, c: super::slab::CacheId) -> MemcgId {
+        if !self.profile.kmem_accounting || self.mm.slab.caches[c as usize].flags & super::slab::SLAB_ACCOUNT == 0 {
+            return ROOT_MEMCG;
+        }
+        self.task_memcg(tid)
+    }
+
+    /// obj_cgroup_charge: `size` bytes (obj_full_size: the object with its alignment and
+    /// the obj_cgroup pointer) for one object of cgroup `id`, taken from what its charged
+    /// pages have left (nr_charged_bytes); short of that, whole pages are charged
+    /// (obj_cgroup_charge_pages -> try_charge_memcg: over memory.max the task reclaims in
+    /// the cgroup, its dentries and inodes included, or is OOM-killed; Err is what it does
+    /// before it retries) and the object's remainder is kept for the next one. The kernel
+    /// also keeps bytes in a per-CPU stock; the model keeps them in the cgroup.
+    pub fn obj_cgroup_charge(&mut self, tid: TaskId, id: MemcgId, size: u64, reclaimable: bool) -> Result<(), crate::task::Step> {
+        let have = self.memcg.cgs[id as usize].objcg_bytes;
+        if have < size {
+            let pages = (size - have).div_ceil(PAGE_SIZE);
+            self.try_charge(tid, id, pages)?;
+            // memcg_account_kmem: MEMCG_KMEM, and v1's kmem counter.
+            self.memcg.kmem_counter_charge(id, pages);
+            let c = &mut self.memcg.cgs[id as usize];
+            c.nr_kmem += pages;
+            c.objcg_bytes += pages * PAGE_SIZE;
+        }
+        let c = &mut self.memcg.cgs[id as usize];
+        c.objcg_bytes -= size;
+        c.slab_bytes[!reclaimable as usize] += size;
+        Ok(())
+    }
+
+    /// obj_cgroup_uncharge: the bytes of a freed object go back to its cgroup; once they
+    /// exceed a page, the whole pages are uncharged (refill_obj_stock ->
+    /// obj_cgroup_uncharge_pages: `if (stock->nr_bytes > PAGE_SIZE)`).
+    pub fn obj_cgroup_uncharge(&mut self, id: MemcgId, size: u64, reclaimable: bool) {
+        if id == ROOT_MEMCG {
+            return;
+        }
+        let c = &mut self.memcg.cgs[id as usize];
+        let k = !reclaimable as usize;
+        c.slab_bytes[k] -= size.min(c.slab_bytes[k]);
+        c.objcg_bytes += size;
+        if c.objcg_bytes > PAGE_SIZE {
+            let pages = (c.objcg_bytes / PAGE_SIZE).min(c.nr_kmem);
+            c.objcg_bytes -= pages * PAGE_SIZE;
+            c.nr_kmem -= pages;
+            self.memcg.counter_uncharge(id, pages, true);
+            self.memcg.kmem_counter_uncharge(id, pages);
+        }
+    }
 }
 
 impl Kernel {

@@ -5,6 +5,7 @@
 pub mod cost;
 pub mod compaction;
 pub mod filemap;
+pub mod list_lru;
 pub mod lru;
 pub mod memcontrol;
 #[cfg(test)]

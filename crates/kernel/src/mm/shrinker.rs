@@ -70,6 +70,22 @@ pub struct Shrinker {
     pub batch: u64,
     /// Work deferred to the next call (2.6.39 shrinker->nr; 6.x nr_deferred of node 0).
     pub nr_deferred: u64,
+    /// 6.x: a memory-cgroup-aware shrinker's deferred work per cgroup (shrinker_info's
+    /// nr_deferred), by cgroup id; the root's is `nr_deferred`.
+    pub nr_deferred_memcg: Vec<u64>,
+}
+
+/// One shrinker's work in a shrink_slab call: (shrinker, total_scan left, freeable, the
+/// cgroup's lruvec it works for).
+pub type ShrinkPlanEntry = (ShrinkerId, u64, u64, super::lru::LruvecId);
+
+impl ShrinkerKind {
+    /// SHRINKER_MEMCG_AWARE among the model's shrinkers: the super blocks' (their
+    /// list_lrus are per cgroup). The shadow-node shrinker is too in the kernel, but the
+    /// model keeps one shadow list, trimmed by the reclaim of the target cgroup.
+    pub fn memcg_aware(self) -> bool {
+        matches!(self, ShrinkerKind::SuperBlock(_))
+    }
 }
 
 /// The locks slab reclaim takes.
@@ -117,6 +133,19 @@ impl Default for Shrinkers {
     }
 }
 
+impl Shrinker {
+    /// The deferred-work counter for cgroup `memcg` (0: the root's `nr_deferred`).
+    fn deferred_slot(&mut self, memcg: usize) -> &mut u64 {
+        if memcg == 0 || !self.kind.memcg_aware() {
+            return &mut self.nr_deferred;
+        }
+        if self.nr_deferred_memcg.len() <= memcg {
+            self.nr_deferred_memcg.resize(memcg + 1, 0);
+        }
+        &mut self.nr_deferred_memcg[memcg]
+    }
+}
+
 impl Shrinkers {
     pub fn lock(&mut self, which: ShrinkLock) -> &mut LockQueue {
         &mut self.locks[which as usize]
@@ -150,7 +179,7 @@ impl Kernel {
         if let Some(id) = self.shrink.find(kind) {
             return id;
         }
-        self.shrink.list.push(Shrinker { kind, name, seeks, batch: 0, nr_deferred: 0 });
+        self.shrink.list.push(Shrinker { kind, name, seeks, batch: 0, nr_deferred: 0, nr_deferred_memcg: Vec::new() });
         (self.shrink.list.len() - 1) as ShrinkerId
     }
 
@@ -179,13 +208,16 @@ impl Kernel {
                 }
                 self.vfs_pressure_ratio(self.shrink.boot_dentries.len() as u64)
             }
-            // The VFS caches are the root cgroup's (no memcg-aware list_lru in the model).
-            ShrinkerKind::Dcache | ShrinkerKind::Icache | ShrinkerKind::SuperBlock(_) if sc.memcg != super::lru::ROOT_LRUVEC => 0,
+            // 2.6.39's dentries and inodes are nobody's but the root's (no kmem accounting).
+            ShrinkerKind::Dcache | ShrinkerKind::Icache if sc.memcg != super::lru::ROOT_LRUVEC => 0,
             ShrinkerKind::Dcache => self.vfs_shrink_count().0,
             ShrinkerKind::Icache => self.vfs_shrink_count().1,
             ShrinkerKind::SuperBlock(sb) => {
+                // super_cache_count: list_lru_shrink_count of sc->memcg's lists (the
+                // root's for global reclaim; shrink_node_memcgs asks for each cgroup).
+                let m = self.memcg.lruvec_memcg(sc.memcg);
                 let s = &self.vfs.sbs[sb as usize];
-                self.vfs_pressure_ratio(s.dcache.nr_unused + s.icache.nr_unused)
+                self.vfs_pressure_ratio(s.dcache.nr_unused_memcg(m) + s.icache.nr_unused_memcg(m))
             }
         }
     }
@@ -224,7 +256,8 @@ impl Kernel {
                 Some(o.freed)
             }
             ShrinkerKind::SuperBlock(sb) => {
-                let o = self.super_cache_scan(sb as usize, sc.nr_to_scan, sc.kswapd);
+                let m = self.memcg.lruvec_memcg(sc.memcg);
+                let o = self.super_cache_scan(sb as usize, m, sc.nr_to_scan, sc.kswapd);
                 self.reclaim.reclaimed_slab += o.pages_freed;
                 Some(o.freed)
             }
@@ -263,8 +296,14 @@ impl Kernel {
     /// work, with the era's rule; the deferred work is updated as the kernel does before
     /// the scanning (2.6.39 moves all of it into total_scan; 6.x takes it with
     /// xchg_nr_deferred and `shrink_slab_done` adds back what is left).
-    pub(crate) fn shrink_slab_plan(&mut self, nr_scanned: u64, lru_pages: u64, priority: i32, sc: &ShrinkControl, plan: &mut Vec<(ShrinkerId, u64, u64)>) {
+    pub(crate) fn shrink_slab_plan(&mut self, nr_scanned: u64, lru_pages: u64, priority: i32, sc: &ShrinkControl, plan: &mut Vec<ShrinkPlanEntry>) {
         plan.clear();
+        self.shrink_slab_plan_add(nr_scanned, lru_pages, priority, sc, false, plan);
+    }
+
+    /// `shrink_slab_plan` without clearing `plan`; `memcg_only`: only the memcg-aware
+    /// shrinkers (shrink_slab_memcg, for a cgroup other than the root).
+    pub(crate) fn shrink_slab_plan_add(&mut self, nr_scanned: u64, lru_pages: u64, priority: i32, sc: &ShrinkControl, memcg_only: bool, plan: &mut Vec<ShrinkPlanEntry>) {
         // 2.6.39: down_read_trylock(&shrinker_rwsem) fails while a shrinker registers:
         // shrink_slab returns at once. 6.x likewise (down_read_trylock).
         if self.shrink.locks[ShrinkLock::ShrinkerRwsem as usize].is_locked(self.now) {
@@ -275,38 +314,44 @@ impl Kernel {
             if self.shrink.list[id as usize].kind == ShrinkerKind::ShadowNodes && !self.profile.workingset {
                 continue;
             }
+            if memcg_only && !self.shrink.list[id as usize].kind.memcg_aware() {
+                continue;
+            }
             let freeable = self.shrinker_count(id, sc);
+            let memcg = self.memcg.lruvec_memcg(sc.memcg) as usize;
             let s = &mut self.shrink.list[id as usize];
             if s.kind == ShrinkerKind::ShadowNodes {
                 // The model trims the shadow list to its limit on every call (the limit
                 // count_shadow_nodes reports as the excess), not by the scan delta.
                 if freeable > 0 {
-                    plan.push((id, freeable, 0));
+                    plan.push((id, freeable, 0, sc.memcg));
                 }
                 continue;
             }
             if old {
                 let total = delta_2639(s.nr_deferred, nr_scanned, s.seeks, freeable, lru_pages);
                 s.nr_deferred = 0;
-                plan.push((id, total, 0));
+                plan.push((id, total, 0, sc.memcg));
             } else {
                 if freeable == 0 {
                     continue;
                 }
-                let nr = std::mem::take(&mut s.nr_deferred);
-                let (total, delta) = delta_6(nr, freeable, priority, s.seeks);
+                let seeks = s.seeks;
+                let slot = s.deferred_slot(memcg);
+                let nr = std::mem::take(slot);
+                let (total, delta) = delta_6(nr, freeable, priority, seeks);
                 // next_deferred = nr + delta - scanned, capped at 2 * freeable: kept
                 // here as nr + delta, the scan subtracts as it goes.
-                s.nr_deferred = (nr + delta).min(2 * freeable);
-                plan.push((id, total, freeable));
+                *slot = (nr + delta).min(2 * freeable);
+                plan.push((id, total, freeable, sc.memcg));
             }
         }
     }
 
     /// One batch of shrinker work from a plan entry: returns (objects scanned, freed,
     /// stop). `entry.1` counts down the total_scan.
-    pub(crate) fn shrink_slab_batch(&mut self, entry: &mut (ShrinkerId, u64, u64), sc: &ShrinkControl) -> (u64, u64, bool) {
-        let (id, total, freeable) = *entry;
+    pub(crate) fn shrink_slab_batch(&mut self, entry: &mut ShrinkPlanEntry, sc: &ShrinkControl) -> (u64, u64, bool) {
+        let (id, total, freeable, lruvec) = *entry;
         let kind = self.shrink.list[id as usize].kind;
         let old = self.profile.slab_allocator == super::slab::SlabAllocator::Slab;
         let batch = match self.shrink.list[id as usize].batch {
@@ -314,6 +359,7 @@ impl Kernel {
             b => b,
         };
         let mut c = *sc;
+        c.memcg = lruvec;
         if kind == ShrinkerKind::ShadowNodes {
             c.nr_to_scan = total;
             let freed = self.shrinker_scan(id, &mut c).unwrap_or(0);
@@ -342,8 +388,9 @@ impl Kernel {
         self.vm.add(VmItem::SlabsScanned, scanned);
         entry.1 = total.saturating_sub(scanned);
         if !old {
-            let s = &mut self.shrink.list[id as usize];
-            s.nr_deferred = s.nr_deferred.saturating_sub(scanned);
+            let memcg = self.memcg.lruvec_memcg(lruvec) as usize;
+            let slot = self.shrink.list[id as usize].deferred_slot(memcg);
+            *slot = slot.saturating_sub(scanned);
         }
         (scanned, freed, false)
     }

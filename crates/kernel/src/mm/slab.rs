@@ -38,6 +38,7 @@
 //! 2 bytes and 1 bit of host memory per object, no heap allocation per object. Allocation
 //! and free are O(1). The model has one node, so each cache has one kmem_cache_node.
 
+use super::memcontrol::{MemcgId, ROOT_MEMCG};
 use super::page::{Pfn, NIL};
 use super::{KernelOwner, Mm, PAGE_SIZE};
 use crate::task::Step;
@@ -47,12 +48,18 @@ use memtwin_procfs::VmItem;
 
 pub type CacheId = u16;
 
+/// obj_full_size: what a charged object costs its cgroup beyond its slot, the
+/// `struct obj_cgroup *` kept for it in the slab's objcg vector (x86-64).
+const OBJCG_PTR_BYTES: u64 = 8;
+
 /// SLAB_HWCACHE_ALIGN: align objects on cache lines.
 pub const SLAB_HWCACHE_ALIGN: u32 = 0x0000_2000;
 /// SLAB_RECLAIM_ACCOUNT: objects are reclaimable (counted in SReclaimable).
 pub const SLAB_RECLAIM_ACCOUNT: u32 = 0x0002_0000;
 /// SLAB_TYPESAFE_BY_RCU (SLAB_DESTROY_BY_RCU before 4.12).
 pub const SLAB_TYPESAFE_BY_RCU: u32 = 0x0008_0000;
+/// SLAB_ACCOUNT: objects are charged to the allocating task's memory cgroup (4.5+).
+pub const SLAB_ACCOUNT: u32 = 0x0400_0000;
 /// The cache has a constructor (kmem_cache_create's ctor argument).
 pub const SLAB_CTOR: u32 = 0x8000_0000;
 
@@ -838,18 +845,40 @@ impl Kernel {
     /// pages come through the page allocator's watermarks (kswapd, direct reclaim, OOM).
     /// `Err` is what the task does before it retries, as for `page_cache_alloc`.
     pub fn kmem_cache_alloc(&mut self, tid: TaskId, c: CacheId) -> Result<ObjHandle, Step> {
+        self.kmem_cache_alloc_memcg(tid, c).map(|(h, _)| h)
+    }
+
+    /// `kmem_cache_alloc`, and the memory cgroup the object is charged to (ROOT_MEMCG:
+    /// not charged), which `kmem_cache_free_memcg` takes back.
+    pub fn kmem_cache_alloc_memcg(&mut self, tid: TaskId, c: CacheId) -> Result<(ObjHandle, MemcgId), Step> {
         // Split reclaim: the task allocating a slab object reclaims slab (only) once slab
         // has reached S_start (mm/split_reclaim.rs).
         self.split_slab_reclaim(tid)?;
+        // memcg_slab_pre_alloc_hook: the charge comes first (it may reclaim in the cgroup).
+        let memcg = self.slab_account_memcg(tid, c);
+        let (size, reclaimable) = {
+            let k = &self.mm.slab.caches[c as usize];
+            (k.size as u64 + OBJCG_PTR_BYTES, k.reclaimable())
+        };
+        if memcg != ROOT_MEMCG {
+            self.obj_cgroup_charge(tid, memcg, size, reclaimable)?;
+        }
         if let Some(h) = self.mm.slab.alloc_from_lists(c) {
-            return Ok(h);
+            return Ok((h, memcg));
         }
         let n = self.mm.slab.caches[c as usize].pages_per_slab();
-        self.alloc_pages_gate(tid, n)?;
-        let Some(frames) = self.mm.take_slab_frames(c) else { return Err(Step::Yield) };
+        // A failed allocation gives the charge back (memcg_slab_post_alloc_hook).
+        if let Err(step) = self.alloc_pages_gate(tid, n) {
+            self.obj_cgroup_uncharge(memcg, size, reclaimable);
+            return Err(step);
+        }
+        let Some(frames) = self.mm.take_slab_frames(c) else {
+            self.obj_cgroup_uncharge(memcg, size, reclaimable);
+            return Err(Step::Yield);
+        };
         self.vm.add(VmItem::PgallocNormal, n);
         self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns * n);
-        Ok(self.mm.slab.alloc_from_new_slab(c, &frames))
+        Ok((self.mm.slab.alloc_from_new_slab(c, &frames), memcg))
     }
 
     /// kmalloc for task `tid`: an object of the smallest kmalloc cache that holds `size`.
@@ -867,6 +896,17 @@ impl Kernel {
         self.vm.add(VmItem::Pgfree, n);
         n
     }
+
+    /// kmem_cache_free of an object charged to cgroup `memcg` (memcg_slab_free_hook:
+    /// obj_cgroup_uncharge).
+    pub fn kmem_cache_free_memcg(&mut self, h: ObjHandle, memcg: MemcgId) -> u64 {
+        if memcg != ROOT_MEMCG {
+            let k = &self.mm.slab.caches[h.cache() as usize];
+            let (size, reclaimable) = (k.size as u64 + OBJCG_PTR_BYTES, k.reclaimable());
+            self.obj_cgroup_uncharge(memcg, size, reclaimable);
+        }
+        self.kmem_cache_free(h)
+    }
 }
 
 /// A cache the kernel creates at boot: name, object size, alignment, flags, and its share
@@ -882,6 +922,7 @@ pub struct BootCache {
 const R: u32 = SLAB_RECLAIM_ACCOUNT;
 const H: u32 = SLAB_HWCACHE_ALIGN;
 const C: u32 = SLAB_CTOR;
+const A: u32 = SLAB_ACCOUNT;
 
 const fn bc(name: &'static str, object_size: u32, flags: u32, share: u32) -> BootCache {
     BootCache { name, object_size, align: 0, flags, share }
@@ -890,14 +931,14 @@ const fn bc(name: &'static str, object_size: u32, flags: u32, share: u32) -> Boo
 /// 5.x/6.x (SLUB) boot caches. Object sizes are the x86-64 structures of 6.x (struct
 /// dentry 192, ext4_inode_info 1120, xa_node 576, buffer_head 104, ...); the caches with
 /// constructors (inode_init_once, radix_tree_node_ctor) keep SLUB's free pointer outside
-/// the object. The first reclaimable and the first other cache fill what the shares leave.
+/// the object; the dentry and inode caches are SLAB_ACCOUNT (charged to cgroups). The first reclaimable and the first other cache fill what the shares leave.
 pub const BOOT_CACHES_SLUB: &[BootCache] = &[
-    bc("dentry", 192, R, 600),
-    bc("ext4_inode_cache", 1120, R | C, 200),
+    bc("dentry", 192, R | A, 600),
+    bc("ext4_inode_cache", 1120, R | C | A, 200),
     bc("radix_tree_node", 576, R | C, 120),
     bc("buffer_head", 104, R, 50),
-    bc("inode_cache", 616, R | C, 15),
-    bc("proc_inode_cache", 688, R | C, 15),
+    bc("inode_cache", 616, R | C | A, 15),
+    bc("proc_inode_cache", 688, R | C | A, 15),
     bc("kmalloc-64", 64, 0, 150),
     bc("kmalloc-8", 8, 0, 20),
     bc("kmalloc-16", 16, 0, 30),
@@ -917,7 +958,7 @@ pub const BOOT_CACHES_SLUB: &[BootCache] = &[
     bc("task_struct", 5888, H, 40),
     bc("mm_struct", 1600, H, 20),
     bc("kernfs_node_cache", 136, 0, 90),
-    bc("shmem_inode_cache", 744, C, 20),
+    bc("shmem_inode_cache", 744, C | A, 20),
 ];
 
 /// 2.6.39 (SLAB) boot caches, 2.6.39 x86-64 sizes (struct dentry 192, ext3_inode_info

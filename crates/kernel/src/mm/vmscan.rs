@@ -1019,6 +1019,20 @@ impl Kernel {
                     let ssc = super::shrinker::ShrinkControl { memcg: path.sc.target_lruvec(), gfp_fs: true, kswapd: path.sc.kswapd, ..Default::default() };
                     let mut plan = std::mem::take(&mut path.shrink_plan);
                     self.shrink_slab_plan(scanned, lru_pages, path.sc.priority as i32, &ssc, &mut plan);
+                    if self.profile.kmem_accounting && self.memcg.active() {
+                        // shrink_node_memcgs calls shrink_slab for every cgroup it
+                        // reclaims (mem_cgroup_iter, pre-order): the memcg-aware shrinkers
+                        // work on each cgroup's own lists (shrink_slab_memcg).
+                        let target = self.memcg.lruvec_memcg(path.sc.target_lruvec());
+                        for m in self.memcg.subtree(target) {
+                            let lv = self.memcg.cgs[m as usize].lruvec;
+                            if m == target || !self.memcg.cgs[m as usize].online || lv == super::lru::ROOT_LRUVEC {
+                                continue;
+                            }
+                            let msc = super::shrinker::ShrinkControl { memcg: lv, ..ssc };
+                            self.shrink_slab_plan_add(scanned, lru_pages, path.sc.priority as i32, &msc, true, &mut plan);
+                        }
+                    }
                     path.shrink_plan = plan;
                 }
                 path.state = RState::DoShrinkSlab;
@@ -1586,7 +1600,7 @@ pub struct ReclaimPath {
     /// nr_scanned when this shrink_node pass began (2.6.39 shrink_slab's `scanned`).
     pass_scanned_at: u64,
     /// shrink_slab's targets (shrinker, total_scan, freeable) and the one being worked.
-    shrink_plan: Vec<(super::shrinker::ShrinkerId, u64, u64)>,
+    shrink_plan: Vec<super::shrinker::ShrinkPlanEntry>,
     shrink_i: usize,
     /// What a dentry walk cut by cond_resched_lock has left of its count: the walk goes on
     /// at the path's next step, before the next shrinker batch.

@@ -515,3 +515,49 @@ Swap:      4128760          0    4128760
     assert_eq!(new_style.3, "GB/s");
     assert!((new_style.4 - 5.1e9).abs() < 1.0);
 }
+
+// ---- Command outputs in a transcript -------------------------------------------------------
+
+/// The output of the command echoed as `# CMD` (up to the next prompt line).
+pub fn output_of<'a>(t: &'a str, cmd: &str) -> Vec<&'a str> {
+    let mut lines = t.lines();
+    let prompt = format!("# {cmd}");
+    let mut found = None;
+    for l in lines.by_ref() {
+        if l == prompt {
+            found = Some(());
+            break;
+        }
+    }
+    assert!(found.is_some(), "no command '{cmd}' in:\n{t}");
+    lines.take_while(|l| !l.starts_with("# ")).collect()
+}
+
+/// The outputs of every run of `cmd`, in order.
+pub fn outputs_of<'a>(t: &'a str, cmd: &str) -> Vec<Vec<&'a str>> {
+    let prompt = format!("# {cmd}");
+    let lines: Vec<&str> = t.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if *l == prompt {
+            out.push(lines[i + 1..].iter().take_while(|l| !l.starts_with("# ")).copied().collect());
+        }
+    }
+    out
+}
+
+pub fn number(t: &str, cmd: &str) -> u64 {
+    let o = output_of(t, cmd);
+    o[0].trim().parse().unwrap_or_else(|_| panic!("'{cmd}' printed {o:?}"))
+}
+
+/// `key value` lines (memory.events, memory.stat).
+pub fn keyed(lines: &[&str], key: &str) -> u64 {
+    lines
+        .iter()
+        .find_map(|l| l.strip_prefix(key).and_then(|r| r.strip_prefix(' ')))
+        .unwrap_or_else(|| panic!("no '{key}' in {lines:?}"))
+        .trim()
+        .parse()
+        .unwrap()
+}
