@@ -257,6 +257,7 @@ impl Kernel {
             sb.dcache.reparent(id, parent);
             sb.icache.reparent(id, parent);
         }
+        self.reparent_shrinker_deferred(id as usize, parent as usize);
         self.memcg.remove(id);
         self.psi.group_free(id);
         Ok(())

@@ -183,6 +183,15 @@ impl Kernel {
         (self.shrink.list.len() - 1) as ShrinkerId
     }
 
+    /// reparent_shrinker_deferred: a removed cgroup's deferred shrinker work goes to its
+    /// parent (the id may be reused by a new cgroup, which starts with none).
+    pub fn reparent_shrinker_deferred(&mut self, from: usize, to: usize) {
+        for s in self.shrink.list.iter_mut() {
+            let moved = std::mem::take(s.deferred_slot(from));
+            *s.deferred_slot(to) += moved;
+        }
+    }
+
     /// vfs_pressure_ratio (fs/super.c): dentry and inode counts scaled by
     /// vfs_cache_pressure / 100 (2.6.39: (nr_unused / 100) * vfs_cache_pressure).
     pub fn vfs_pressure_ratio(&self, n: u64) -> u64 {
@@ -443,5 +452,31 @@ impl Kernel {
             }
         }
         before - (self.mm.slab.pages(true) + self.mm.slab.pages(false))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_removed_cgroups_deferred_work_goes_to_its_parent() {
+        let m = memtwin_machine::preset("default").unwrap();
+        let mut k = Kernel::boot(m, 1).unwrap();
+        let sb = k.register_shrinker(ShrinkerKind::SuperBlock(7), "sb-tree", DEFAULT_SEEKS);
+        let shadow = k.shrink.find(ShrinkerKind::ShadowNodes);
+        *k.shrink.list[sb as usize].deferred_slot(3) = 50;
+        *k.shrink.list[sb as usize].deferred_slot(2) = 5;
+        k.reparent_shrinker_deferred(3, 2);
+        assert_eq!(*k.shrink.list[sb as usize].deferred_slot(3), 0, "a new cgroup with the id starts with none");
+        assert_eq!(*k.shrink.list[sb as usize].deferred_slot(2), 55);
+        k.reparent_shrinker_deferred(2, 0);
+        assert_eq!(k.shrink.list[sb as usize].nr_deferred, 55, "the root's is the shrinker's own");
+        // A shrinker that is not memcg-aware keeps one counter.
+        if let Some(s) = shadow {
+            let before = k.shrink.list[s as usize].nr_deferred;
+            k.reparent_shrinker_deferred(4, 1);
+            assert_eq!(k.shrink.list[s as usize].nr_deferred, before);
+        }
     }
 }
