@@ -488,60 +488,48 @@ impl MemCgroups {
         self.mapping_memcg.get(mapping as usize).copied().unwrap_or(ROOT_MEMCG)
     }
 
-    /// page_counter_charge up the tree (no limit check; the root is not counted, as
-    /// mem_cgroup_is_root skips it).
-    pub fn counter_charge(&mut self, id: MemcgId, n: u64) {
+    /// Apply `f` to cgroup `id` and each cgroup above it whose page counters it charges
+    /// (page_counter's parent chain: parent_mem_cgroup), the root excluded (it is not
+    /// counted: mem_cgroup_is_root).
+    fn for_each_counter(&mut self, id: MemcgId, mut f: impl FnMut(&mut MemCgroup)) {
         let mut c = Some(id);
         while let Some(i) = c {
             if i == ROOT_MEMCG {
                 break;
             }
-            let cg = &mut self.cgs[i as usize];
-            cg.memory.usage += n;
-            cg.memory.watermark = cg.memory.watermark.max(cg.memory.usage);
-            cg.memsw.usage += n;
-            cg.memsw.watermark = cg.memsw.watermark.max(cg.memsw.usage);
-            c = self.parent_mem_cgroup(i);
-        }
-    }
-    /// v1's kmem page counter up the tree (memcg_account_kmem: charged with `memory`).
-    pub fn kmem_counter_charge(&mut self, id: MemcgId, n: u64) {
-        let mut c = Some(id);
-        while let Some(i) = c {
-            if i == ROOT_MEMCG {
-                break;
-            }
-            let k = &mut self.cgs[i as usize].kmem;
-            k.usage += n;
-            k.watermark = k.watermark.max(k.usage);
-            c = self.parent_mem_cgroup(i);
-        }
-    }
-    pub fn kmem_counter_uncharge(&mut self, id: MemcgId, n: u64) {
-        let mut c = Some(id);
-        while let Some(i) = c {
-            if i == ROOT_MEMCG {
-                break;
-            }
-            let k = &mut self.cgs[i as usize].kmem;
-            k.usage -= n.min(k.usage);
+            f(&mut self.cgs[i as usize]);
             c = self.parent_mem_cgroup(i);
         }
     }
 
+    /// page_counter_charge up the tree (no limit check; the root is not counted, as
+    /// mem_cgroup_is_root skips it).
+    pub fn counter_charge(&mut self, id: MemcgId, n: u64) {
+        self.for_each_counter(id, |cg| {
+            cg.memory.usage += n;
+            cg.memory.watermark = cg.memory.watermark.max(cg.memory.usage);
+            cg.memsw.usage += n;
+            cg.memsw.watermark = cg.memsw.watermark.max(cg.memsw.usage);
+        });
+    }
+    /// v1's kmem page counter up the tree (memcg_account_kmem: charged with `memory`).
+    pub fn kmem_counter_charge(&mut self, id: MemcgId, n: u64) {
+        self.for_each_counter(id, |cg| {
+            cg.kmem.usage += n;
+            cg.kmem.watermark = cg.kmem.watermark.max(cg.kmem.usage);
+        });
+    }
+    pub fn kmem_counter_uncharge(&mut self, id: MemcgId, n: u64) {
+        self.for_each_counter(id, |cg| cg.kmem.usage -= n.min(cg.kmem.usage));
+    }
+
     pub fn counter_uncharge(&mut self, id: MemcgId, n: u64, memsw_too: bool) {
-        let mut c = Some(id);
-        while let Some(i) = c {
-            if i == ROOT_MEMCG {
-                break;
-            }
-            let cg = &mut self.cgs[i as usize];
+        self.for_each_counter(id, |cg| {
             cg.memory.usage -= n.min(cg.memory.usage);
             if memsw_too {
                 cg.memsw.usage -= n.min(cg.memsw.usage);
             }
-            c = self.parent_mem_cgroup(i);
-        }
+        });
     }
 
     /// page_counter_try_charge: the first cgroup up the tree whose limit `n` more pages
