@@ -201,3 +201,38 @@ cat /sys/fs/cgroup/memory/du/memory.kmem.usage_in_bytes
     assert!(kmem[0] > 256 << 20, "{kmem:?}");
     assert!(kmem[1] < kmem[0] / 4, "the cgroup kept its objects under global reclaim: {kmem:?}");
 }
+
+#[test]
+fn v1_kmem_files_read_and_reset_as_on_6x() {
+    let t = run(
+        "mkdir /sys/fs/cgroup/memory/du
+cgexec -g memory:du du -s /export
+cat /sys/fs/cgroup/memory/du/memory.kmem.failcnt
+wc -c /sys/fs/cgroup/memory/du/memory.kmem.slabinfo
+echo 2 > /proc/sys/vm/drop_caches
+echo 0 > /sys/fs/cgroup/memory/du/memory.kmem.max_usage_in_bytes
+cat /sys/fs/cgroup/memory/du/memory.kmem.usage_in_bytes
+cat /sys/fs/cgroup/memory/du/memory.kmem.max_usage_in_bytes
+",
+        &[],
+    );
+    // No kmem limit can be set on 6.x: nothing fails against one.
+    assert_eq!(number(&t, "cat /sys/fs/cgroup/memory/du/memory.kmem.failcnt"), 0);
+    // Per-cgroup slab caches went in 5.9: the file is there and empty.
+    assert_eq!(output_of(&t, "wc -c /sys/fs/cgroup/memory/du/memory.kmem.slabinfo")[0].trim(), "0 /sys/fs/cgroup/memory/du/memory.kmem.slabinfo");
+    // drop_caches 2 frees the cgroup's unused objects (uncharged); the peak, reset, is the
+    // usage left.
+    let usage = number(&t, "cat /sys/fs/cgroup/memory/du/memory.kmem.usage_in_bytes");
+    assert!(usage < 1 << 20, "{usage}");
+    assert_eq!(number(&t, "cat /sys/fs/cgroup/memory/du/memory.kmem.max_usage_in_bytes"), usage);
+    // The limit file is refused by name, as not modelled (6.x accepts a write and ignores it).
+    let e = memtwin_scenario::run(&memtwin_scenario::RunOptions {
+        script_path: Some("t.sh".into()),
+        script_text: Some("mkdir /sys/fs/cgroup/memory/du\ncat /sys/fs/cgroup/memory/du/memory.kmem.limit_in_bytes\n".into()),
+        machine: machine(),
+        ..Default::default()
+    })
+    .err()
+    .expect("refused");
+    assert!(e.to_string().contains("t.sh:2: the cgroup file 'memory.kmem.limit_in_bytes' is not modelled"), "{e}");
+}
