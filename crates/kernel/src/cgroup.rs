@@ -258,6 +258,8 @@ impl Kernel {
             sb.icache.reparent(id, parent);
         }
         self.reparent_shrinker_deferred(id as usize, parent as usize);
+        // mem_cgroup_css_offline: drain_all_stock(memcg).
+        self.memcg.drain_all_stock(id);
         self.memcg.remove(id);
         self.psi.group_free(id);
         Ok(())
@@ -767,6 +769,17 @@ impl Kernel {
         }
     }
 
+    /// Drain the CPUs' charge stocks of the write's cgroup if this write has not yet:
+    /// whether it did.
+    fn drain_stock_once(&mut self, st: &mut CgWriteReclaim) -> bool {
+        if st.stock_drained {
+            return false;
+        }
+        st.stock_drained = true;
+        self.memcg.drain_all_stock(st.id);
+        true
+    }
+
     /// One turn of a reclaiming write's loop, after the round of reclaim that returned
     /// `st.last` pages: what it does next.
     fn cg_write_next(&mut self, tid: TaskId, st: &mut CgWriteReclaim) -> CgNext {
@@ -785,6 +798,10 @@ impl Kernel {
                 if usage <= high {
                     return CgNext::Done(Ok(()));
                 }
+                // `if (!drained) { drain_all_stock(memcg); drained = true; continue; }`
+                if self.drain_stock_once(st) {
+                    return self.cg_write_next(tid, st);
+                }
                 CgNext::Reclaim { nr: usage - high, may_swap: true }
             }
             CgWriteKind::Max { max } => {
@@ -798,6 +815,9 @@ impl Kernel {
                     let usage = self.memcg.cgs[id as usize].memory.usage;
                     if usage <= max {
                         return CgNext::Done(Ok(()));
+                    }
+                    if self.drain_stock_once(st) {
+                        continue;
                     }
                     if st.retries > 0 {
                         return CgNext::Reclaim { nr: usage - max, may_swap: true };
@@ -841,6 +861,7 @@ impl Kernel {
                     }
                     st.drained = true;
                     self.lru_add_drain_all();
+                    self.memcg.drain_all_stock(id);
                 }
                 if last == Some(0) {
                     st.retries -= 1;
@@ -872,6 +893,10 @@ impl Kernel {
                     return CgNext::Done(Err(Errno::EINVAL.into()));
                 }
                 let usage = if memsw { c.memsw.usage } else { c.memory.usage };
+                if usage > max && self.drain_stock_once(st) {
+                    // mem_cgroup_resize_max: `if (!drained) { drain_all_stock(memcg); ...}`
+                    return self.cg_write_next(tid, st);
+                }
                 if usage <= max {
                     let c = &mut self.memcg.cgs[id as usize];
                     if memsw {
@@ -934,6 +959,8 @@ pub struct CgWriteReclaim {
     pub last: Option<u64>,
     /// force_empty drained the batches.
     drained: bool,
+    /// The CPUs' charge stocks were drained (drain_all_stock, once per write).
+    stock_drained: bool,
     /// The round to start once lru_add_drain_all's flush_work is over.
     after_drain: Option<CgNext>,
 }
@@ -947,6 +974,7 @@ impl CgWriteReclaim {
             done: 0,
             last: None,
             drained: false,
+            stock_drained: false,
             after_drain: None,
         }
     }

@@ -411,10 +411,14 @@ impl Kernel {
             writeback: WritebackState::default(),
             swap: SwapState::default(),
             system_libs: None,
-            memcg: crate::mm::memcontrol::MemCgroups::with_root_hierarchy(
-                crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1),
-                Profile::of(machine.kernel).memcg_root_use_hierarchy,
-            ),
+            memcg: {
+                let mut m = crate::mm::memcontrol::MemCgroups::with_root_hierarchy(
+                    crate::mm::memcontrol::CgroupMode::for_profile(machine.kernel, machine.cgroup_v1),
+                    Profile::of(machine.kernel).memcg_root_use_hierarchy,
+                );
+                m.charge_batch = Profile::of(machine.kernel).memcg_charge_batch;
+                m
+            },
             profile: Profile::of(machine.kernel),
             psi,
             vfs: crate::fs::vfs::Vfs::new(machine.kernel, &machine.cpu_model),

@@ -293,6 +293,10 @@ pub struct Profile {
     /// (memcg_kmem_cache_create): not modelled, their objects are the root's; 2.6.39
     /// has no kmem accounting (3.8+).
     pub kmem_accounting: bool,
+    /// Pages a charge takes from the cgroup's page counter at once, the rest kept in the
+    /// charging CPU's stock (memcg_stock_pcp): MEMCG_CHARGE_BATCH, 64 since 6.1 ("memcg:
+    /// increase MEMCG_CHARGE_BATCH to 64"), 32 before (2.6.39's CHARGE_SIZE, 32 pages).
+    pub memcg_charge_batch: u64,
     /// shrink_active_list counts PGREFILL in /proc/vmstat only for global reclaim
     /// (`if (!cgroup_reclaim(sc))`, 6.x); through 5.8 limit reclaim counted it too.
     pub pgrefill_global_only: bool,
@@ -422,6 +426,7 @@ impl Profile {
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
             kmem_accounting: kernel == Linux6,
+            memcg_charge_batch: if kernel == Linux6 { 64 } else { 32 },
             pgrefill_global_only: kernel == Linux6,
             pgsteal_counts_cgroup_reclaim: old,
             vmstat_layout: match kernel {

@@ -130,6 +130,11 @@ pub struct Task {
     pub memcg_nr_pages_over_high: u64,
     /// try_charge's reclaim retries without progress (nr_retries).
     pub memcg_retries: u32,
+    /// The charge in progress failed once: it asks for its own pages only, no batch for
+    /// the stock (try_charge_memcg's `batch = nr_pages; goto retry`).
+    pub memcg_charge_retry: bool,
+    /// The charge in progress drained the CPUs' stocks once (`drained`).
+    pub memcg_stock_drained: bool,
     /// mem_cgroup_handle_over_high in progress: its reclaim paths run one after the other.
     pub memcg_high: Option<crate::mm::memcontrol::HighReclaim>,
     /// The I/O priority set by ioprio_set (None: IOPRIO_CLASS_NONE, which follows the
@@ -204,6 +209,8 @@ impl Task {
             memcg: 0,
             memcg_nr_pages_over_high: 0,
             memcg_retries: 0,
+            memcg_charge_retry: false,
+            memcg_stock_drained: false,
             memcg_high: None,
             ioprio: None,
             cg_write: None,

@@ -232,6 +232,11 @@ pub struct MemCgroups {
     pub scopes: u64,
     /// The cgroup of the scenario's shell: where the commands it starts begin.
     pub shell: MemcgId,
+    /// memcg_stock_pcp, by CPU: the cgroup whose pages the CPU's stock holds (charged to
+    /// its page counters, not yet to a page) and how many.
+    stock: Vec<(MemcgId, u64)>,
+    /// MEMCG_CHARGE_BATCH of the era (`Profile::memcg_charge_batch`).
+    pub charge_batch: u64,
     /// The shell's process id, once the script asked for it (`$$`).
     pub shell_pid: Option<u32>,
 }
@@ -260,7 +265,66 @@ impl MemCgroups {
             scopes: 0,
             shell: ROOT_MEMCG,
             shell_pid: None,
+            stock: Vec::new(),
+            charge_batch: MEMCG_CHARGE_BATCH,
         }
+    }
+
+    /// consume_stock: take `n` pages from CPU `cpu`'s stock if it holds that many of `id`'s
+    /// (never more than a batch at once).
+    pub fn consume_stock(&mut self, cpu: usize, id: MemcgId, n: u64) -> bool {
+        if n > self.charge_batch {
+            return false;
+        }
+        match self.stock.get_mut(cpu) {
+            Some(s) if s.0 == id && s.1 >= n => {
+                s.1 -= n;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// refill_stock: `n` pages charged to `id` go to CPU `cpu`'s stock; a stock of another
+    /// cgroup is drained first, and a stock grown past a batch is drained.
+    pub fn refill_stock(&mut self, cpu: usize, id: MemcgId, n: u64) {
+        if self.stock.len() <= cpu {
+            self.stock.resize(cpu + 1, (ROOT_MEMCG, 0));
+        }
+        if self.stock[cpu].0 != id {
+            self.drain_stock(cpu);
+            self.stock[cpu].0 = id;
+        }
+        self.stock[cpu].1 += n;
+        if self.stock[cpu].1 > self.charge_batch {
+            self.drain_stock(cpu);
+        }
+    }
+
+    /// drain_stock: the pages CPU `cpu`'s stock holds are uncharged from its cgroup's
+    /// counters (memory and memory+swap).
+    fn drain_stock(&mut self, cpu: usize) {
+        let (id, n) = std::mem::replace(&mut self.stock[cpu], (ROOT_MEMCG, 0));
+        if n > 0 && id != ROOT_MEMCG {
+            self.counter_uncharge(id, n, true);
+        }
+    }
+
+    /// drain_all_stock: drain every CPU's stock that holds pages of `root` or a cgroup
+    /// below it. (The kernel drains the other CPUs' from a work item on each; here at once.)
+    pub fn drain_all_stock(&mut self, root: MemcgId) {
+        for cpu in 0..self.stock.len() {
+            let (id, n) = self.stock[cpu];
+            if n > 0 && self.is_descendant(id, root) {
+                self.drain_stock(cpu);
+            }
+        }
+    }
+
+    /// Pages the CPUs' stocks hold for cgroup `id` itself: charged to it (its usage counts
+    /// them) but to no page.
+    pub fn stock_pages(&self, id: MemcgId) -> u64 {
+        self.stock.iter().filter(|s| s.0 == id).map(|s| s.1).sum()
     }
 
     /// Whether any cgroup besides the root exists (charging has work to do).
@@ -683,15 +747,16 @@ pub fn calculate_overage(usage: u64, high: u64) -> u64 {
 }
 
 /// calculate_high_delay: the penalty in jiffies for `nr_pages` charged over high: quadratic
-/// in the overage, scaled so that a cgroup 2x over high sleeps the maximum.
-pub fn calculate_high_delay(nr_pages: u64, max_overage: u64) -> u64 {
+/// in the overage, scaled so that a cgroup 2x over high sleeps the maximum; per `batch`
+/// pages (MEMCG_CHARGE_BATCH of the era).
+pub fn calculate_high_delay(nr_pages: u64, max_overage: u64, batch: u64) -> u64 {
     if max_overage == 0 {
         return 0;
     }
     let mut penalty = (max_overage as u128 * max_overage as u128 * HZ as u128) as u128;
     penalty >>= MEMCG_DELAY_PRECISION_SHIFT;
     penalty >>= MEMCG_DELAY_SCALING_SHIFT;
-    (penalty * nr_pages as u128 / MEMCG_CHARGE_BATCH as u128) as u64
+    (penalty * nr_pages as u128 / batch as u128) as u64
 }
 
 /// Jiffies to simulated time.
@@ -1154,8 +1219,9 @@ impl Kernel {
     }
 
     /// obj_cgroup_uncharge: the bytes of a freed object go back to its cgroup; once they
-    /// exceed a page, the whole pages are uncharged (refill_obj_stock ->
-    /// obj_cgroup_uncharge_pages: `if (stock->nr_bytes > PAGE_SIZE)`).
+    /// exceed a page, the whole pages leave its kernel memory (refill_obj_stock ->
+    /// obj_cgroup_uncharge_pages: `if (stock->nr_bytes > PAGE_SIZE)`) for the CPU's charge
+    /// stock.
     pub fn obj_cgroup_uncharge(&mut self, id: MemcgId, size: u64, reclaimable: bool) {
         if id == ROOT_MEMCG {
             return;
@@ -1168,8 +1234,11 @@ impl Kernel {
             let pages = (c.objcg_bytes / PAGE_SIZE).min(c.nr_kmem);
             c.objcg_bytes -= pages * PAGE_SIZE;
             c.nr_kmem -= pages;
-            self.memcg.counter_uncharge(id, pages, true);
+            // obj_cgroup_uncharge_pages: no longer kernel memory, the pages go to the
+            // freeing CPU's stock (refill_stock), charged until it is drained or used.
             self.memcg.kmem_counter_uncharge(id, pages);
+            let cpu = self.current.map_or(0, |t| self.sched.task_cpu(t) as usize);
+            self.memcg.refill_stock(cpu, id, pages);
         }
     }
 }
@@ -1181,15 +1250,17 @@ impl Kernel {
     /// program is called again) and the charge is retried when the program retries:
     /// at once while reclaim makes progress; after MAX_RECLAIM_RETRIES reclaims without
     /// progress, MEMCG_OOM and mem_cgroup_out_of_memory. Err(step): what the task does
-    /// before it tries again. The kernel charges MEMCG_CHARGE_BATCH pages at once into a
-    /// per-CPU stock; here each page is charged as it is allocated (usage never
-    /// overshoots memory.max).
+    /// before it tries again. A charge is taken from the CPU's stock when it holds enough
+    /// of the cgroup's pages; otherwise a batch (MEMCG_CHARGE_BATCH of the era) is charged
+    /// to the counters and what the charge does not need goes to the stock, so usage counts
+    /// up to a batch per CPU that no page uses yet. Near the limit the batch fails (counted
+    /// in failcnt) and the charge asks for its own pages only.
     pub fn try_charge(&mut self, tid: TaskId, id: MemcgId, n: u64) -> Result<(), crate::task::Step> {
         use crate::task::Step;
         // The previous charges left the task over memory.high: the return to user space
         // (resume_user_mode_work -> mem_cgroup_handle_over_high) reclaims and may sleep.
         let t = &self.tasks[tid as usize];
-        if t.memcg_nr_pages_over_high >= MEMCG_CHARGE_BATCH || t.memcg_high.is_some() {
+        if t.memcg_nr_pages_over_high >= self.memcg.charge_batch || t.memcg_high.is_some() {
             if let Some(step) = self.mem_cgroup_handle_over_high(tid) {
                 return Err(step);
             }
@@ -1199,16 +1270,47 @@ impl Kernel {
             return Err(Step::Yield);
         }
         let done = self.reclaim.take_done_memcg(tid);
-        let Some((over, memsw)) = self.memcg.over_limit_which(id, n) else {
-            self.memcg.counter_charge(id, n);
-            self.tasks[tid as usize].memcg_retries = 0;
-            // Over memory.high anywhere up the tree: remember it for the return to user.
+        let cpu = self.sched.task_cpu(tid) as usize;
+        // consume_stock: pages this CPU charged ahead for the cgroup (no limit check, no
+        // memory.high check).
+        if self.memcg.consume_stock(cpu, id, n) {
+            self.memcg_charge_finished(tid);
+            return Ok(());
+        }
+        // A batch for the stock, unless this charge already failed once.
+        let batch = if self.tasks[tid as usize].memcg_charge_retry { n } else { n.max(self.memcg.charge_batch) };
+        let mut charged = batch;
+        let mut fail = self.memcg.over_limit_which(id, batch);
+        if fail.is_some() && batch > n {
+            // "Never reclaim on behalf of optional batching, retry with a single page
+            // instead" (the failed batch counted in failcnt).
+            self.tasks[tid as usize].memcg_charge_retry = true;
+            charged = n;
+            fail = self.memcg.over_limit_which(id, n);
+        }
+        if let Some((over, _)) = fail {
+            if done.is_some() && !self.tasks[tid as usize].memcg_stock_drained {
+                // Reclaim left too little margin: `if (!drained) { drain_all_stock(
+                // mem_over_limit); drained = true; goto retry; }`.
+                self.tasks[tid as usize].memcg_stock_drained = true;
+                self.memcg.drain_all_stock(over);
+                fail = self.memcg.over_limit_which(id, n);
+            }
+        }
+        let Some((over, memsw)) = fail else {
+            self.memcg.counter_charge(id, charged);
+            if charged > n {
+                self.memcg.refill_stock(cpu, id, charged - n);
+            }
+            self.memcg_charge_finished(tid);
+            // Over memory.high anywhere up the tree: remember it for the return to user
+            // (`current->memcg_nr_pages_over_high += batch`).
             let over_high = self.memcg.ancestors(id).into_iter().any(|i| {
                 let c = &self.memcg.cgs[i as usize].memory;
                 i != ROOT_MEMCG && c.usage > c.high
             });
             if over_high {
-                self.tasks[tid as usize].memcg_nr_pages_over_high += n;
+                self.tasks[tid as usize].memcg_nr_pages_over_high += charged;
             }
             return Ok(());
         };
@@ -1244,6 +1346,14 @@ impl Kernel {
         self.memcg.event(over, MemcgEvent::Max);
         self.start_memcg_reclaim(tid, over, n, !memsw);
         Err(Step::Yield)
+    }
+
+    /// A charge of `tid` succeeded: its retry state starts afresh.
+    fn memcg_charge_finished(&mut self, tid: TaskId) {
+        let t = &mut self.tasks[tid as usize];
+        t.memcg_retries = 0;
+        t.memcg_charge_retry = false;
+        t.memcg_stock_drained = false;
     }
 
     /// mem_cgroup_handle_over_high: reclaim the pages charged over memory.high
@@ -1294,7 +1404,7 @@ impl Kernel {
             st.level = 0;
             st.rounds += 1;
             let overage = self.mem_find_max_overage(id);
-            let penalty = calculate_high_delay(st.nr_pages, overage).min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
+            let penalty = calculate_high_delay(st.nr_pages, overage, self.memcg.charge_batch).min(MEMCG_MAX_HIGH_DELAY_JIFFIES);
             if penalty <= HZ / 100 {
                 return None;
             }
@@ -1657,15 +1767,15 @@ mod tests {
     #[test]
     fn high_delay_is_quadratic_in_overage_and_capped_by_the_caller() {
         assert_eq!(calculate_overage(100, 100), 0);
-        assert_eq!(calculate_high_delay(64, 0), 0);
+        assert_eq!(calculate_high_delay(64, 0, MEMCG_CHARGE_BATCH), 0);
         // 10% over high: overage = 0.1 * 2^20.
         let o10 = calculate_overage(110, 100);
         assert_eq!(o10, (10 << 20) / 100);
-        let d10 = calculate_high_delay(MEMCG_CHARGE_BATCH, o10);
-        let d20 = calculate_high_delay(MEMCG_CHARGE_BATCH, calculate_overage(120, 100));
+        let d10 = calculate_high_delay(MEMCG_CHARGE_BATCH, o10, MEMCG_CHARGE_BATCH);
+        let d20 = calculate_high_delay(MEMCG_CHARGE_BATCH, calculate_overage(120, 100), MEMCG_CHARGE_BATCH);
         assert!(d20 >= 3 * d10 && d20 <= 5 * d10, "quadratic: {d10} {d20}");
         // 2x over high for one batch: 2^20 * 2^20 * HZ >> 34 = 64 * HZ jiffies before the cap.
-        let d = calculate_high_delay(MEMCG_CHARGE_BATCH, calculate_overage(200, 100));
+        let d = calculate_high_delay(MEMCG_CHARGE_BATCH, calculate_overage(200, 100), MEMCG_CHARGE_BATCH);
         assert_eq!(d, 64 * HZ);
         assert!(d.min(MEMCG_MAX_HIGH_DELAY_JIFFIES) == 2 * HZ);
         assert_eq!(jiffies_ns(HZ), NS_PER_SEC);

@@ -418,3 +418,102 @@ fn limit_reclaim_is_not_counted_as_direct_reclaim() {
     assert_eq!(d(VmItem::Pgrefill), 0, "6.x: pgrefill counts global reclaim only");
     assert_eq!(d(VmItem::AllocstallNormal), 0);
 }
+
+/// The default machine on era `kernel` (v2 on 6.x and 5.x as the presets mount it).
+fn boot_era(kernel: &str) -> Kernel {
+    let mut m = memtwin_machine::preset("default").expect("preset");
+    memtwin_machine::apply_set(&mut m, &format!("kernel={kernel}")).unwrap();
+    let mut k = Kernel::boot(m, 1).expect("boot");
+    k.debug_invariants = true;
+    k
+}
+
+/// Fault in `pages` of anonymous memory in cgroup `cg` and keep it (the task sleeps).
+fn hold_anon(k: &mut Kernel, cg: MemcgId, pages: u64) -> TaskId {
+    let mut done = 0;
+    let t = k.spawn(
+        "hold",
+        "hold",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            if done >= pages {
+                return Some(Step::SleepUntil { t: k.now + 3600 * NS_PER_SEC, io: false });
+            }
+            match k.fault_anon_pages(me, done, pages - done) {
+                Ok(n) => done += n,
+                Err((n, s)) => {
+                    done += n;
+                    return Some(s);
+                }
+            }
+            Some(Step::Cpu { user: 0, sys: 0 })
+        })),
+        Sink::Null,
+        Sink::Null,
+    );
+    k.tasks[t as usize].memcg = cg;
+    k.run_until(k.now + 10 * NS_PER_SEC, &mut |k| k.tasks[t as usize].rss_anon >= pages);
+    assert_eq!(k.tasks[t as usize].rss_anon, pages);
+    t
+}
+
+#[test]
+fn a_charge_takes_a_batch_and_keeps_the_rest_in_the_cpus_stock() {
+    // try_charge_memcg: MEMCG_CHARGE_BATCH at once (64 on 6.1+, 32 before), the rest in
+    // the CPU's stock; the pages after it come from the stock without touching the
+    // counter. Usage counts the stock; memory.stat counts pages.
+    for (era, batch) in [("linux-6.x", 64u64), ("linux-5.4", 32)] {
+        let mut k = boot_era(era);
+        let a = cg(&mut k, ROOT_MEMCG, "a");
+        hold_anon(&mut k, a, 70);
+        let usage = 70u64.div_ceil(batch) * batch;
+        let c = &k.memcg.cgs[a as usize];
+        assert_eq!(c.memory.usage, usage, "{era}");
+        assert_eq!(k.memcg.stock_pages(a), usage - 70, "{era}");
+        assert_eq!(k.memcg_page_stats()[a as usize].anon, 70, "{era}");
+        assert_eq!(c.memory.failcnt, 0);
+    }
+}
+
+#[test]
+fn near_the_limit_the_batch_fails_and_counts_in_failcnt_and_the_charge_takes_its_own_page() {
+    let mut k = boot_era("linux-6.x");
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    k.memcg.cgs[a as usize].memory.max = 100;
+    hold_anon(&mut k, a, 90);
+    let c = &k.memcg.cgs[a as usize];
+    // The first batch fits (64 pages); every page after the stock ran out tried a batch
+    // (64 + 64 > 100: a failure) and then charged itself.
+    assert_eq!(c.memory.usage, 90);
+    assert_eq!(c.memory.failcnt, 90 - 64);
+    assert_eq!(k.memcg.stock_pages(a), 0);
+    assert_eq!(c.events_local[MemcgEvent::Max as usize], 0, "no reclaim for a batch");
+}
+
+#[test]
+fn limit_writes_and_rmdir_drain_the_stocks_first() {
+    let mut k = boot_era("linux-6.x");
+    let p = cg(&mut k, ROOT_MEMCG, "p");
+    k.cgroup_mkdir("/sys/fs/cgroup/p/c").unwrap();
+    let c = k.memcg.lookup("/p/c").unwrap();
+    let t = hold_anon(&mut k, c, 70);
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 128, "the child's stock counts in the parent");
+    // memory_max_write: usage (128) over the new limit (100) -> drain_all_stock first; the
+    // 70 pages fit, so nothing is reclaimed.
+    k.cgroup_write(0, "/sys/fs/cgroup/p/memory.max", "409600").unwrap();
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 70);
+    assert_eq!(k.memcg.cgs[p as usize].events_local[MemcgEvent::Max as usize], 0);
+    assert_eq!(k.memcg.cgs[p as usize].vm.pgscan_direct, 0, "no reclaim");
+    // More pages refill the stock; when the task is gone its pages are uncharged, the
+    // stock's stay until rmdir drains them (mem_cgroup_css_offline).
+    k.kill(t, 9);
+    k.run_until(k.now + NS_PER_SEC, &mut |k| k.task_exited(t));
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 0);
+    let t = hold_anon(&mut k, c, 10);
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 64);
+    k.kill(t, 9);
+    k.run_until(k.now + NS_PER_SEC, &mut |k| k.task_exited(t));
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 54, "the stock's pages are still charged");
+    k.cgroup_rmdir("/sys/fs/cgroup/p/c").unwrap();
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 0);
+    assert_eq!(k.memcg.stock_pages(c), 0);
+}
