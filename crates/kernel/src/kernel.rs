@@ -127,6 +127,12 @@ pub struct ReclaimState {
     /// while it does, pgdat->nr_writeback_throttled is non-zero and every page whose
     /// writeback ends counts NR_THROTTLED_WRITTEN (acct_reclaim_writeback).
     pub writeback_throttled_until: Option<Ns>,
+    /// v1 cgroup reclaimers asleep in reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) after
+    /// waking the flushers (6.1+), and NR_THROTTLED_WRITTEN when the first of them began
+    /// (pgdat->nr_reclaim_start): they are woken once more than SWAP_CLUSTER_MAX pages
+    /// each have completed writeback.
+    pub wb_throttle_waiters: Vec<TaskId>,
+    pub wb_throttle_start: u64,
     /// Direct reclaimers asleep in throttle_direct_reclaim (pgdat->pfmemalloc_wait, 3.6+).
     pub pfmemalloc_waiters: Vec<TaskId>,
     /// lru_lock of each lruvec (or of the node, before 5.11), and who took each last.
@@ -614,6 +620,7 @@ impl Kernel {
         *t = empty;
         self.reclaim.writeback_waiters.retain(|&w| w != tid);
         self.reclaim.isolated_waiters.retain(|&w| w != tid);
+        self.reclaim.wb_throttle_waiters.retain(|&w| w != tid);
         self.reclaim.pfmemalloc_waiters.retain(|&w| w != tid);
         self.waits.clear(tid);
         self.exit_waiters.retain(|&(w, x)| w != tid && x != tid);

@@ -297,6 +297,14 @@ pub struct Profile {
     /// charging CPU's stock (memcg_stock_pcp): MEMCG_CHARGE_BATCH, 64 since 6.1 ("memcg:
     /// increase MEMCG_CHARGE_BATCH to 64"), 32 before (2.6.39's CHARGE_SIZE, 32 pages).
     pub memcg_charge_batch: u64,
+    /// v1 cgroup reclaim waits for the writeback of a page it already marked PG_reclaim
+    /// (shrink_folio_list's case 3, for reclaim without writeback_throttling_sane: "memcg:
+    /// prevent OOM with too many dirty pages", 3.6). 2.6.39 goes on past it.
+    pub memcg_v1_waits_writeback: bool,
+    /// v1 cgroup reclaim that woke the flushers (every page it took dirty and not queued)
+    /// sleeps in reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) ("mm/cgroup/reclaim: fix
+    /// dirty pages throttling on cgroup v1", 6.1): the 6.x profile.
+    pub memcg_v1_reclaim_throttle: bool,
     /// shrink_active_list counts PGREFILL in /proc/vmstat only for global reclaim
     /// (`if (!cgroup_reclaim(sc))`, 6.x); through 5.8 limit reclaim counted it too.
     pub pgrefill_global_only: bool,
@@ -427,6 +435,8 @@ impl Profile {
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
             kmem_accounting: kernel == Linux6,
             memcg_charge_batch: if kernel == Linux6 { 64 } else { 32 },
+            memcg_v1_waits_writeback: !old,
+            memcg_v1_reclaim_throttle: kernel == Linux6,
             pgrefill_global_only: kernel == Linux6,
             pgsteal_counts_cgroup_reclaim: old,
             vmstat_layout: match kernel {

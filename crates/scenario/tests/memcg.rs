@@ -684,3 +684,38 @@ dmesg
         "the first victim had exited: {rows_second:?}"
     );
 }
+
+/// A v1 cgroup whose page cache is dirty: a limit below it, then a write at that limit.
+const V1_DIRTY: &str = "mkdir /sys/fs/cgroup/memory/t
+cgexec -g memory:t dd if=/dev/zero of=/root/f bs=4k count=280 status=none
+echo 655360 > /sys/fs/cgroup/memory/t/memory.limit_in_bytes
+cat /sys/fs/cgroup/memory/t/memory.usage_in_bytes
+grep -E '^nr_throttled_written ' /proc/vmstat
+cgexec -g memory:t dd if=/dev/zero of=/root/g bs=4k count=400 status=none
+cat /sys/fs/cgroup/memory/t/memory.usage_in_bytes
+cat /sys/fs/cgroup/memory/t/memory.failcnt
+grep -E '^nr_throttled_written ' /proc/vmstat
+";
+
+#[test]
+fn v1_reclaim_of_dirty_pages_waits_for_their_writeback_and_a_lower_limit_is_accepted() {
+    // 6.1 with cgroup v1 (no writeback_throttling_sane): reclaim marks the dirty pages,
+    // wakes the flushers and sleeps in reclaim_throttle until pages are written; it then
+    // waits on the pages it marked (folio_wait_writeback) and frees them. So a limit below
+    // 280 dirty pages is accepted (mem_cgroup_resize_max reclaims them), as a 6.18 host did.
+    let t = script(V1_DIRTY, &["cgroup=v1"]).transcript;
+    assert!(!t.contains("write error"), "{t}");
+    let usage = outputs_of(&t, "cat /sys/fs/cgroup/memory/t/memory.usage_in_bytes");
+    assert!(usage.len() == 2 && usage.iter().all(|u| u[0].parse::<u64>().unwrap() <= 655360), "{usage:?}");
+    let throttled = outputs_of(&t, "grep -E '^nr_throttled_written ' /proc/vmstat");
+    let written = |i: usize| -> u64 { throttled[i][0].split_whitespace().nth(1).unwrap().parse().unwrap() };
+    assert!(written(0) > 0 && written(1) > written(0), "pages written while reclaim was throttled: {throttled:?}");
+    // Every charge past the first batches failed its batch first (failcnt ~ pages charged
+    // near the limit), yet the write went through.
+    assert!(number(&t, "cat /sys/fs/cgroup/memory/t/memory.failcnt") > 200);
+    // On cgroup v2 reclaim is "sane": the flushers' own throttling, no reclaim_throttle.
+    let v2 = script(&V1_DIRTY.replace("cat /sys/fs/cgroup/memory/t/memory.failcnt\n", "").replace("/memory/t", "/t").replace("memory.limit_in_bytes", "memory.max").replace("memory.usage_in_bytes", "memory.current"), &[]).transcript;
+    assert!(!v2.contains("write error"), "{v2}");
+    let throttled = outputs_of(&v2, "grep -E '^nr_throttled_written ' /proc/vmstat");
+    assert!(throttled.iter().all(|o| o[0] == "nr_throttled_written 0"), "{throttled:?}");
+}

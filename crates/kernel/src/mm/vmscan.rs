@@ -484,15 +484,31 @@ impl Kernel {
 
     /// acct_reclaim_writeback, from folio_end_writeback (5.16+): while a reclaimer sleeps
     /// in reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) the page counts NR_THROTTLED_WRITTEN
-    /// (__acct_reclaim_writeback). Only kswapd throttles there (shrink_node's
+    /// (__acct_reclaim_writeback). kswapd throttles there (shrink_node's
     /// `if (sc->nr.immediate)` in its current_is_kswapd() block; 5.16 removed the page
-    /// allocator's writeback throttle).
+    /// allocator's writeback throttle), and so does v1 cgroup reclaim after waking the
+    /// flushers (6.1): once more than SWAP_CLUSTER_MAX pages per throttled task have been
+    /// written since the first began, the waiters are woken.
     pub(crate) fn acct_reclaim_writeback(&mut self) {
+        let mut kswapd = false;
         if let Some(until) = self.reclaim.writeback_throttled_until {
             if self.now <= until {
-                self.vm.inc(VmItem::NrThrottledWritten);
+                kswapd = true;
             } else {
                 self.reclaim.writeback_throttled_until = None;
+            }
+        }
+        let waiters = self.reclaim.wb_throttle_waiters.len() as u64;
+        if !kswapd && waiters == 0 {
+            return;
+        }
+        self.vm.inc(VmItem::NrThrottledWritten);
+        if waiters > 0 {
+            let written = self.vm.get(VmItem::NrThrottledWritten) - self.reclaim.wb_throttle_start;
+            if written > SWAP_CLUSTER_MAX * (waiters + kswapd as u64) {
+                for t in std::mem::take(&mut self.reclaim.wb_throttle_waiters) {
+                    self.sched.wake(t, self.now, None);
+                }
             }
         }
     }
@@ -666,7 +682,8 @@ impl Kernel {
             }
         }
         let l = path.batch_l;
-        let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
+        let waited = std::mem::take(&mut path.wait_wb);
+        let pending: Vec<(Pfn, Lru, bool)> = path.isolated.drain(..).chain(waited).map(|p| (p, l, false)).chain(path.putback.drain(..)).collect();
         path.putback = pending;
         let file = l.is_file();
         for p in std::mem::take(&mut path.to_free) {
@@ -676,6 +693,7 @@ impl Kernel {
         self.move_folios_to_lru(&mut path);
         self.flush_reclaim_plug(&mut path);
         self.reclaim.isolated_waiters.retain(|&t| t != tid);
+        self.reclaim.wb_throttle_waiters.retain(|&t| t != tid);
     }
 
     fn isolated_inc(&mut self, file: bool, n: u64) {
@@ -934,11 +952,30 @@ impl Kernel {
                 } else {
                     self.shrink_folio_list(tid, path);
                 }
-                path.state = RState::FreeFolios;
+                path.state = if path.wait_wb.is_empty() { RState::FreeFolios } else { RState::FolioWaitWriteback };
                 let freed = path.to_free.len() as u64;
                 let extra = std::mem::take(&mut self.reclaim.pass_ns);
                 let cm = &self.machine.cpu_model;
                 PathStep::Burst { sys: if path.timed { freed * (cm.page_cache_ns + cm.page_alloc_ns) + extra } else { 0 } }
+            }
+            RState::ReclaimThrottleWriteback => {
+                if let Some(t) = tid {
+                    self.reclaim.wb_throttle_waiters.retain(|&w| w != t);
+                }
+                path.state = path.after_batch;
+                PathStep::Continue
+            }
+            RState::FolioWaitWriteback => {
+                // folio_wait_writeback: asleep (D state, iowait) until the pages' writes
+                // have completed, woken at each completion to look again.
+                if path.wait_wb.iter().any(|&p| self.mm.pages.writeback(p)) {
+                    let until = self.block.next_completion().unwrap_or(self.now + 10 * memtwin_engine::NS_PER_MS).max(self.now + 1);
+                    return PathStep::Sleep { until, io: true };
+                }
+                path.isolated = std::mem::take(&mut path.wait_wb);
+                path.retrying_wb = true;
+                path.state = RState::ShrinkFolioList;
+                PathStep::Continue
             }
             RState::FreeFolios => {
                 // free_unref_page_list: the reclaimed pages reach the free list now.
@@ -963,6 +1000,18 @@ impl Kernel {
             RState::MoveFoliosToLru => {
                 self.move_folios_to_lru(path);
                 path.state = path.after_batch;
+                if std::mem::take(&mut path.throttle_wb) {
+                    if let Some(t) = tid {
+                        // reclaim_throttle(pgdat, VMSCAN_THROTTLE_WRITEBACK): at most HZ/10,
+                        // uninterruptible (schedule_timeout, not counted as iowait).
+                        if self.reclaim.wb_throttle_waiters.is_empty() {
+                            self.reclaim.wb_throttle_start = self.vm.get(VmItem::NrThrottledWritten);
+                        }
+                        self.reclaim.wb_throttle_waiters.push(t);
+                        path.state = RState::ReclaimThrottleWriteback;
+                        return PathStep::Sleep { until: self.now + HZ_NS / 10, io: false };
+                    }
+                }
                 PathStep::Continue
             }
             RState::LruvecDone => {
@@ -1265,7 +1314,8 @@ impl Kernel {
         let l = path.batch_l;
         let file = l.is_file();
         let active = Lru::of(file, true);
-        let scanned = path.isolated.len() as u64;
+        // Pages tried again after folio_wait_writeback were counted when first taken.
+        let scanned = if std::mem::take(&mut path.retrying_wb) { 0 } else { path.isolated.len() as u64 };
         let mut reclaimed = 0;
         let mut activated = 0;
         let mut pageout = 0;
@@ -1325,6 +1375,20 @@ impl Kernel {
                 // 2.6.39 shrink_page_list: "unlock_page(page); goto keep_lumpy" (waited on
                 // only by lumpy reclaim's synchronous pass): back on the inactive list.
                 path.putback.push((p, l, false));
+                continue;
+            }
+            if self.mm.pages.writeback(p)
+                && path.timed
+                && !path.sc.kswapd
+                && self.mm.pages.reclaim(p)
+                && path.sc.cgroup_reclaim()
+                && self.memcg.mode == super::memcontrol::CgroupMode::V1
+                && self.profile.memcg_v1_waits_writeback
+            {
+                // Case 3: v1 cgroup reclaim (no writeback_throttling_sane) meets a page it
+                // marked for immediate reclaim before: folio_wait_writeback, then "go back
+                // and try same folio again". It stays isolated meanwhile.
+                path.wait_wb.push(p);
                 continue;
             }
             if self.mm.pages.writeback(p) {
@@ -1458,6 +1522,13 @@ impl Kernel {
         // page taken was such a file page wakes the flushers to write all that is dirty.
         if file && scanned > 0 && unqueued_dirty == scanned && !self.profile.flush_total_scanned && !self.profile.bdflush {
             self.wakeup_flusher_threads_for_reclaim(None);
+            // "For cgroupv1 dirty throttling is achieved by waking up the kernel flusher
+            // here and later waiting on folios which are in writeback to finish":
+            // reclaim_throttle unless writeback_throttling_sane (kernel threads do not
+            // sleep there).
+            if self.profile.memcg_v1_reclaim_throttle && path.sc.cgroup_reclaim() && self.memcg.mode == super::memcontrol::CgroupMode::V1 && path.timed && tid.is_some_and(|t| !self.tasks[t as usize].kthread) {
+                path.throttle_wb = true;
+            }
         }
         let (scan_item, steal_item) = if path.sc.kswapd {
             (VmItem::PgscanKswapd, VmItem::PgstealKswapd)
@@ -1554,6 +1625,12 @@ pub enum RState {
     ShrinkSlabDone,
     /// Asleep in the block layer for a request of the swap device (blk_mq_get_tag).
     BlkMqGetTag,
+    /// v1 cgroup reclaim asleep in reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) after a
+    /// batch that woke the flushers (6.1+).
+    ReclaimThrottleWriteback,
+    /// v1 cgroup reclaim asleep in folio_wait_writeback for pages it marked before (case 3
+    /// of shrink_folio_list); then shrink_folio_list tries them again.
+    FolioWaitWriteback,
     /// Split reclaim's slab reclaim (mm/split_reclaim.rs): the dentry shrinker's batch
     /// (a walk that cond_resched_lock cut goes on here), the inode shrinker's, the record.
     SplitSlabDcache,
@@ -1594,6 +1671,12 @@ pub struct ReclaimPath {
     /// 2.6.39's wait_iff_congested already slept after this priority.
     napped: bool,
     isolated: Vec<Pfn>,
+    /// Isolated pages whose writeback the path waits for (case 3), and whether the pages
+    /// being decided are such pages tried again (already counted as scanned).
+    wait_wb: Vec<Pfn>,
+    retrying_wb: bool,
+    /// The batch woke the flushers in v1 cgroup reclaim: reclaim_throttle after it.
+    throttle_wb: bool,
     /// Pages going back: (page, list, to the tail).
     putback: Vec<(Pfn, Lru, bool)>,
     to_free: Vec<Pfn>,
@@ -1641,6 +1724,9 @@ impl ReclaimPath {
             stalled: false,
             napped: false,
             isolated: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
+            wait_wb: Vec::new(),
+            retrying_wb: false,
+            throttle_wb: false,
             putback: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
             to_free: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
             pass_scanned_at: 0,
