@@ -63,9 +63,10 @@ const V1_FILES: &[&str] = &[
     "memory.use_hierarchy",
     "tasks",
 ];
-/// v1 kmem files of the kernels that charge slab objects to cgroups (the 6.x profile):
-/// usage and peak of memcg->kmem, its failcnt (no kmem limit can be set, so 0), and
-/// memory.kmem.slabinfo, empty since per-cgroup caches went in 5.9.
+/// v1 kmem files of the kernels that charge slab memory to cgroups (the 5.x and 6.x
+/// profiles): usage and peak of memcg->kmem, its failcnt (no kmem limit can be set here,
+/// so 0), and memory.kmem.slabinfo: the cgroup's copies of the caches on 5.x, empty since
+/// they went in 5.9.
 const V1_KMEM_FILES: &[&str] = &["memory.kmem.failcnt", "memory.kmem.max_usage_in_bytes", "memory.kmem.slabinfo", "memory.kmem.usage_in_bytes"];
 /// Files real kernels have that the model does not (refused by name).
 const UNMODELLED: &[&str] = &[
@@ -149,7 +150,7 @@ impl Kernel {
             CgroupMode::None => Vec::new(),
             CgroupMode::V1 => {
                 let mut v = V1_FILES.to_vec();
-                if self.profile.kmem_accounting {
+                if self.profile.kmem_accounting || self.profile.memcg_kmem_caches {
                     v.extend(V1_KMEM_FILES);
                 }
                 v
@@ -258,6 +259,9 @@ impl Kernel {
             sb.icache.reparent(id, parent);
         }
         self.reparent_shrinker_deferred(id as usize, parent as usize);
+        // 5.x memcg_offline_kmem: the cgroup's cache copies are deactivated and belong to
+        // the parent (their pages' charges move with the cgroup's, in `remove`).
+        self.mm.slab.memcg_reparent_caches(id, parent);
         // mem_cgroup_css_offline: drain_all_stock(memcg).
         self.memcg.drain_all_stock(id);
         self.memcg.remove(id);
@@ -395,7 +399,11 @@ impl Kernel {
             "memory.kmem.usage_in_bytes" => format!("{}\n", bytes(c.kmem.usage)),
             "memory.kmem.max_usage_in_bytes" => format!("{}\n", bytes(c.kmem.watermark)),
             "memory.kmem.failcnt" => format!("{}\n", c.kmem.failcnt),
-            "memory.kmem.slabinfo" => String::new(),
+            "memory.kmem.slabinfo" => {
+                // memcg_slab_show: the header with the first cache, nothing without one.
+                let caches = self.memcg_slabinfo(id);
+                if caches.is_empty() { String::new() } else { memtwin_procfs::slabinfo(&caches, memtwin_procfs::SlabinfoVersion::V21) }
+            }
             "memory.swappiness" => format!("{}\n", c.swappiness.unwrap_or(self.sysctl.swappiness)),
             "memory.use_hierarchy" => format!("{}\n", c.use_hierarchy as u8),
             "memory.force_empty" => return Err(Errno::EINVAL.into()),

@@ -289,10 +289,12 @@ pub struct Profile {
     /// Slab objects of SLAB_ACCOUNT caches are charged to the allocating task's memory
     /// cgroup one by one (obj_cgroup, 5.9+) and their shrinkable ones (dentries, inodes)
     /// sit on per-cgroup list_lru lists (memcg-aware list_lru, 4.0+). The 6.x profile.
-    /// 5.4 and 5.8 charge per-cgroup copies of the caches page by page
-    /// (memcg_kmem_cache_create): not modelled, their objects are the root's; 2.6.39
-    /// has no kmem accounting (3.8+).
+    /// 2.6.39 has no kmem accounting (3.8+).
     pub kmem_accounting: bool,
+    /// A cgroup's task allocates SLAB_ACCOUNT objects from the cgroup's own copy of the
+    /// cache, whose slab pages are charged to the cgroup (memcg_kmem_get_cache,
+    /// memcg_charge_slab: 3.8 to 5.8). The 5.4 and 5.8 profiles.
+    pub memcg_kmem_caches: bool,
     /// Pages a charge takes from the cgroup's page counter at once, the rest kept in the
     /// charging CPU's stock (memcg_stock_pcp): MEMCG_CHARGE_BATCH, 64 since 6.1 ("memcg:
     /// increase MEMCG_CHARGE_BATCH to 64"), 32 before (2.6.39's CHARGE_SIZE, 32 pages).
@@ -434,6 +436,7 @@ impl Profile {
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
             kmem_accounting: kernel == Linux6,
+            memcg_kmem_caches: matches!(kernel, Linux58 | Linux5Pre59),
             memcg_charge_batch: if kernel == Linux6 { 64 } else { 32 },
             memcg_v1_waits_writeback: !old,
             memcg_v1_reclaim_throttle: kernel == Linux6,

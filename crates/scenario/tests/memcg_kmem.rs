@@ -5,7 +5,7 @@
 //! tree's layout; a real 6.18 kernel's figures for the same `du` are in docs/memcg.md.
 
 mod common;
-use common::{keyed, number, output_of};
+use common::{keyed, number, output_of, outputs_of};
 
 const TREE_FILES: u64 = 200_000;
 /// Directories of a 30-ary tree over 200,000 files in leaves of 30: 6667 + 223 + 8 + 1;
@@ -167,22 +167,79 @@ grep -E '^Slab:' /proc/meminfo
 }
 
 #[test]
-fn only_the_6x_profile_charges_slab_objects() {
-    // 5.4 and 5.8 charge per-cgroup copies of the caches (not modelled), 2.6.39 nothing:
-    // their cgroups are charged only the page cache du read, and the kmem files of v1 are
-    // refused or absent.
-    for kernel in ["linux-5.8", "linux-2.6.39"] {
+fn on_5x_a_cgroup_gets_its_own_copies_of_the_caches_charged_by_the_slab_page() {
+    // 5.4 and 5.8 (memcg_kmem_get_cache, memcg_charge_slab): du's dentries and inodes go to
+    // the cgroup's copies "dentry(N:du)" and "ext4_inode_cache(N:du)" (made on its first
+    // object, which itself still comes from the root cache); the cgroup is charged their
+    // slab pages, used or not; /proc/slabinfo adds the copies to the root caches' lines.
+    // rmdir gives the copies to the parent with their objects; a new cgroup of the same
+    // name gets new copies for what it caches next.
+    for kernel in ["linux-5.8", "linux-5.4"] {
         let t = run(
             "mkdir /sys/fs/cgroup/memory/du
 cgexec -g memory:du du -s /export
 cat /sys/fs/cgroup/memory/du/memory.usage_in_bytes
+cat /sys/fs/cgroup/memory/du/memory.kmem.usage_in_bytes
+head -1 /sys/fs/cgroup/memory/du/memory.kmem.slabinfo
+grep -E '^(dentry|ext4_inode_cache)[(]' /sys/fs/cgroup/memory/du/memory.kmem.slabinfo
 cat /sys/fs/cgroup/memory/du/memory.stat
+grep -E '^(dentry|ext4_inode_cache) ' /proc/slabinfo
+rmdir /sys/fs/cgroup/memory/du
+grep -E '^(dentry|ext4_inode_cache) ' /proc/slabinfo
+mkdir /sys/fs/cgroup/memory/du
+wc -c < /sys/fs/cgroup/memory/du/memory.kmem.slabinfo
+echo 2 > /proc/sys/vm/drop_caches
+cgexec -g memory:du du -s /export/d1
+grep -E '^(dentry|ext4_inode_cache)[(]' /sys/fs/cgroup/memory/du/memory.kmem.slabinfo
 ",
             &[&format!("kernel={kernel}")],
         );
+        assert_eq!(output_of(&t, "head -1 /sys/fs/cgroup/memory/du/memory.kmem.slabinfo"), ["slabinfo - version: 2.1"], "{kernel}");
+        let copies = outputs_of(&t, "grep -E '^(dentry|ext4_inode_cache)[(]' /sys/fs/cgroup/memory/du/memory.kmem.slabinfo");
+        let first = &copies[0];
+        let line = |lines: &[&str], name: &str| -> Vec<u64> {
+            let l = lines.iter().find(|l| l.starts_with(name)).unwrap_or_else(|| panic!("{kernel}: no {name} in {lines:?}"));
+            l.split_whitespace().skip(1).filter_map(|w| w.parse().ok()).collect()
+        };
+        let (d, i) = (line(first, "dentry("), line(first, "ext4_inode_cache("));
+        // One object of each went to the root cache while the copy was being made.
+        let objects = TREE_FILES + TREE_DIRS_CHARGED;
+        assert_eq!(d[0], objects - 1, "{kernel}: dentries in the copy");
+        assert_eq!(i[0], objects - 1, "{kernel}: inodes in the copy");
+        // Charged by the slab page: num_slabs x pagesperslab of both copies.
+        let pages = d[8] * d[4] + i[8] * i[4];
+        let kmem = number(&t, "cat /sys/fs/cgroup/memory/du/memory.kmem.usage_in_bytes");
+        assert_eq!(kmem, pages * 4096, "{kernel}");
         let stat = output_of(&t, "cat /sys/fs/cgroup/memory/du/memory.stat");
-        assert_stock(number(&t, "cat /sys/fs/cgroup/memory/du/memory.usage_in_bytes"), keyed(&stat, "cache"), &stat);
+        assert_stock(number(&t, "cat /sys/fs/cgroup/memory/du/memory.usage_in_bytes"), keyed(&stat, "cache") + kmem, &stat);
+        // /proc/slabinfo lists root caches only, the copies' objects included.
+        let slabinfo = outputs_of(&t, "grep -E '^(dentry|ext4_inode_cache) ' /proc/slabinfo");
+        assert!(slabinfo[0].iter().all(|l| !l.contains('(')), "{slabinfo:?}");
+        assert!(line(&slabinfo[0], "dentry ")[0] > d[0], "{kernel}: {slabinfo:?}");
+        // rmdir: the objects stay cached.
+        assert_eq!(slabinfo[0], slabinfo[1], "{kernel}");
+        // The new cgroup starts without copies and gets new ones (a later serial number).
+        assert_eq!(number(&t, "wc -c < /sys/fs/cgroup/memory/du/memory.kmem.slabinfo"), 0, "{kernel}");
+        let name = |lines: &[&str]| lines.iter().find(|l| l.starts_with("dentry(")).map(|l| l.split_whitespace().next().unwrap().to_string()).unwrap();
+        assert_ne!(name(&copies[0]), name(&copies[1]), "{kernel}");
+        assert!(name(&copies[1]).ends_with(":du)"), "{kernel}");
     }
+}
+
+#[test]
+fn on_2639_nothing_of_the_slab_is_charged() {
+    // 2.6.39 has no kmem accounting (3.8+): the cgroup is charged only the page cache du
+    // read, and no kmem file exists.
+    let t = run(
+        "mkdir /sys/fs/cgroup/memory/du
+cgexec -g memory:du du -s /export
+cat /sys/fs/cgroup/memory/du/memory.usage_in_bytes
+cat /sys/fs/cgroup/memory/du/memory.stat
+",
+        &["kernel=linux-2.6.39"],
+    );
+    let stat = output_of(&t, "cat /sys/fs/cgroup/memory/du/memory.stat");
+    assert_stock(number(&t, "cat /sys/fs/cgroup/memory/du/memory.usage_in_bytes"), keyed(&stat, "cache"), &stat);
 }
 
 #[test]

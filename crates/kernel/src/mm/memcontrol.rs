@@ -177,6 +177,8 @@ pub struct MemCgroup {
     pub slab_bytes: [u64; 2],
     /// v1 memory.kmem.* (memcg->kmem; hierarchical like `memory`).
     pub kmem: PageCounter,
+    /// css->serial_nr: cgroups numbered in the order they were made (the root is 1).
+    pub serial: u64,
 }
 
 impl MemCgroup {
@@ -208,6 +210,7 @@ impl MemCgroup {
             objcg_bytes: 0,
             slab_bytes: [0; 2],
             kmem: PageCounter::default(),
+            serial: 1,
         }
     }
 }
@@ -349,6 +352,7 @@ impl MemCgroups {
             return Err("No space left on device");
         }
         let mut c = MemCgroup::new(path, Some(parent));
+        c.serial = self.cgs.iter().map(|g| g.serial).max().unwrap_or(1) + 1;
         // memory.swappiness of a new v1 cgroup is its parent's (mem_cgroup_css_alloc).
         c.swappiness = self.cgs[parent as usize].swappiness;
         // ... and so is its use_hierarchy.
@@ -1216,6 +1220,57 @@ impl Kernel {
         c.objcg_bytes -= size;
         c.slab_bytes[!reclaimable as usize] += size;
         Ok(())
+    }
+
+    /// memcg_kmem_get_cache (5.x): the cache a task allocates an object of `c` from. For a
+    /// SLAB_ACCOUNT cache and a task in a cgroup other than the root, the cgroup's copy of
+    /// `c`; a copy that does not exist yet is made (memcg_schedule_kmem_cache_create: by a
+    /// work item, so this one object still comes from `c` itself). Named as the kernel
+    /// names it: "root(serial:cgroup)".
+    pub(crate) fn memcg_kmem_get_cache(&mut self, tid: TaskId, c: super::slab::CacheId) -> super::slab::CacheId {
+        if !self.profile.memcg_kmem_caches || self.mm.slab.caches[c as usize].flags & super::slab::SLAB_ACCOUNT == 0 {
+            return c;
+        }
+        let id = self.task_memcg(tid);
+        if id == ROOT_MEMCG || self.tasks[tid as usize].kthread {
+            return c;
+        }
+        if let Some(copy) = self.mm.slab.memcg_cache(c, id) {
+            return copy;
+        }
+        let g = &self.memcg.cgs[id as usize];
+        let leaf = g.path.rsplit('/').next().unwrap_or("");
+        let name = format!("{}({}:{})", self.mm.slab.caches[c as usize].name, g.serial, leaf);
+        // Beyond the model's number of copies the objects stay in the root cache.
+        let _ = self.mm.slab.memcg_cache_create(c, id, name);
+        c
+    }
+
+    /// memcg_charge_slab (5.x): the `pages` of a new slab of a cgroup's cache copy are
+    /// charged to it (__memcg_kmem_charge_memcg: try_charge, v1's kmem counter, the
+    /// cgroup's NR_SLAB_(UN)RECLAIMABLE).
+    pub(crate) fn memcg_charge_slab(&mut self, tid: TaskId, id: MemcgId, pages: u64, reclaimable: bool) -> Result<(), crate::task::Step> {
+        self.try_charge(tid, id, pages)?;
+        self.memcg.kmem_counter_charge(id, pages);
+        let c = &mut self.memcg.cgs[id as usize];
+        c.nr_kmem += pages;
+        c.slab_bytes[!reclaimable as usize] += pages * PAGE_SIZE;
+        Ok(())
+    }
+
+    /// memcg_uncharge_slab (5.x): a released slab's pages leave the cgroup's counters (the
+    /// page counters directly: __memcg_kmem_uncharge).
+    pub(crate) fn memcg_uncharge_slab(&mut self, id: MemcgId, pages: u64, reclaimable: bool) {
+        if id == ROOT_MEMCG {
+            return;
+        }
+        let c = &mut self.memcg.cgs[id as usize];
+        let pages = pages.min(c.nr_kmem);
+        c.nr_kmem -= pages;
+        let k = !reclaimable as usize;
+        c.slab_bytes[k] -= (pages * PAGE_SIZE).min(c.slab_bytes[k]);
+        self.memcg.kmem_counter_uncharge(id, pages);
+        self.memcg.counter_uncharge(id, pages, true);
     }
 
     /// obj_cgroup_uncharge: the bytes of a freed object go back to its cgroup; once they

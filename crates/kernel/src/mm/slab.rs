@@ -28,6 +28,9 @@
 //!   reclaim (`Err(step)` is what the task does before retrying, as `page_cache_alloc`);
 //!   `Kernel::kmalloc(tid, size)`; `Kernel::kmem_cache_free(h)` (counts pgfree for the
 //!   released frames).
+//! * Per-cgroup copies of a cache (5.x before 5.9, `Profile::memcg_kmem_caches`):
+//!   `Slabs::memcg_cache(root, memcg)`, `memcg_cache_create`, `root_of(c)`,
+//!   `KmemCache::memcg`; their slab pages are owned by `KernelOwner::Slab(root)`.
 //!
 //! # Representation
 //!
@@ -183,6 +186,9 @@ pub struct KmemCache {
     tails: [u32; 3],
     lens: [u64; 3],
     active_objs: u64,
+    /// A cgroup's copy of a cache (memcg_params: root_cache, memcg): the root cache and
+    /// the cgroup its slab pages are charged to. None for a root cache.
+    pub memcg: Option<(CacheId, MemcgId)>,
 }
 
 impl KmemCache {
@@ -211,6 +217,7 @@ impl KmemCache {
             tails: [NIL; 3],
             lens: [0; 3],
             active_objs: 0,
+            memcg: None,
         }
     }
     #[inline]
@@ -375,7 +382,13 @@ pub struct Slabs {
     pub nr_cpus: u32,
     /// The kmalloc caches by size, smallest first: (size, cache).
     kmalloc: Vec<(u32, CacheId)>,
+    /// The cgroups' copies of the root caches (memcg_caches of each root cache's
+    /// memcg_params, indexed by kmemcg_id): (root, cgroup) -> copy.
+    memcg_caches: std::collections::BTreeMap<(CacheId, MemcgId), CacheId>,
 }
+
+/// Most per-cgroup cache copies the model keeps (beyond it, objects stay in the root cache).
+pub const MAX_MEMCG_CACHES: usize = 16_384;
 
 fn fls(x: u32) -> u32 {
     32 - x.leading_zeros()
@@ -495,7 +508,7 @@ pub fn slab_tunables(size: u32, nr_cpus: u32) -> Tunables {
 
 impl Slabs {
     pub fn new(allocator: SlabAllocator, nr_cpus: u32) -> Slabs {
-        Slabs { allocator, caches: Vec::new(), nr_cpus: nr_cpus.max(1), kmalloc: Vec::new() }
+        Slabs { allocator, caches: Vec::new(), nr_cpus: nr_cpus.max(1), kmalloc: Vec::new(), memcg_caches: Default::default() }
     }
 
     /// kmem_cache_create: the object's aligned size and the slab order as the era's
@@ -508,6 +521,10 @@ impl Slabs {
         }
         if self.caches.len() >= MAX_CACHES {
             return Err(format!("kmem_cache_create {name}: the model holds at most {MAX_CACHES} slab caches"));
+        }
+        if !self.memcg_caches.is_empty() {
+            // Root cache ids stay below MAX_CACHES (they name the owners of slab pages).
+            return Err(format!("kmem_cache_create {name}: root caches are created before any cgroup's copy"));
         }
         if object_size == 0 || object_size as u64 > (PAGE_SIZE << 10) / 2 {
             return Err(format!("kmem_cache_create {name}: object size {object_size} is not between 1 and {}", (PAGE_SIZE << 10) / 2));
@@ -553,6 +570,46 @@ impl Slabs {
         };
         self.caches.push(c);
         Ok(id)
+    }
+
+    /// The copy of root cache `root` for cgroup `memcg`, if it exists.
+    pub fn memcg_cache(&self, root: CacheId, memcg: MemcgId) -> Option<CacheId> {
+        self.memcg_caches.get(&(root, memcg)).copied()
+    }
+
+    /// memcg_create_kmem_cache: a copy of root cache `root` for cgroup `memcg`, named
+    /// `name`, with the root's geometry (create_cache with the root's sizes and flags).
+    pub fn memcg_cache_create(&mut self, root: CacheId, memcg: MemcgId, name: String) -> Result<CacheId, String> {
+        if self.caches.len() >= MAX_CACHES + MAX_MEMCG_CACHES {
+            return Err(format!("memcg_create_kmem_cache {name}: the model holds at most {MAX_MEMCG_CACHES} per-cgroup caches"));
+        }
+        let r = &self.caches[root as usize];
+        let mut c = KmemCache::new(&name, r.object_size, r.size, r.align, r.flags, r.objs_per_slab, r.order);
+        c.min_partial = r.min_partial;
+        c.tunables = r.tunables;
+        c.free_limit = r.free_limit;
+        c.memcg = Some((root, memcg));
+        let id = self.caches.len() as CacheId;
+        self.caches.push(c);
+        self.memcg_caches.insert((root, memcg), id);
+        Ok(id)
+    }
+
+    /// The root cache of `c` (itself for a root cache).
+    #[inline]
+    pub fn root_of(&self, c: CacheId) -> CacheId {
+        self.caches[c as usize].memcg.map_or(c, |(r, _)| r)
+    }
+
+    /// memcg_deactivate_kmem_caches + the 5.3 reparenting: cgroup `memcg`'s copies stop
+    /// taking new objects and belong to `parent` from now on (their pages' charges with
+    /// them); the objects in them stay.
+    pub fn memcg_reparent_caches(&mut self, memcg: MemcgId, parent: MemcgId) {
+        let mine: Vec<(CacheId, CacheId)> = self.memcg_caches.iter().filter(|(k, _)| k.1 == memcg).map(|(k, &c)| (k.0, c)).collect();
+        for (root, c) in mine {
+            self.memcg_caches.remove(&(root, memcg));
+            self.caches[c as usize].memcg = Some((root, parent));
+        }
     }
 
     /// The cache named `name`.
@@ -786,9 +843,10 @@ impl Mm {
         if self.nr_free() < n {
             return None;
         }
+        let owner = KernelOwner::Slab(self.slab.root_of(c));
         let mut v = Vec::with_capacity(n as usize);
         for _ in 0..n {
-            v.push(self.take_kernel(KernelOwner::Slab(c)).expect("free frames counted"));
+            v.push(self.take_kernel(owner).expect("free frames counted"));
         }
         Some(v)
     }
@@ -854,7 +912,12 @@ impl Kernel {
         // Split reclaim: the task allocating a slab object reclaims slab (only) once slab
         // has reached S_start (mm/split_reclaim.rs).
         self.split_slab_reclaim(tid)?;
-        // memcg_slab_pre_alloc_hook: the charge comes first (it may reclaim in the cgroup).
+        // 5.x: a task of a cgroup allocates from the cgroup's copy of the cache, whose
+        // slab pages are charged to the cgroup (memcg_kmem_get_cache, memcg_charge_slab).
+        let c = self.memcg_kmem_get_cache(tid, c);
+        let cache_memcg = self.mm.slab.caches[c as usize].memcg.map_or(ROOT_MEMCG, |(_, m)| m);
+        // 6.x: memcg_slab_pre_alloc_hook: the object's charge comes first (it may reclaim
+        // in the cgroup).
         let memcg = self.slab_account_memcg(tid, c);
         let (size, reclaimable) = {
             let k = &self.mm.slab.caches[c as usize];
@@ -863,22 +926,30 @@ impl Kernel {
         if memcg != ROOT_MEMCG {
             self.obj_cgroup_charge(tid, memcg, size, reclaimable)?;
         }
+        // The cgroup whose list_lru the object joins (the one it is charged to).
+        let owner = if memcg != ROOT_MEMCG { memcg } else { cache_memcg };
         if let Some(h) = self.mm.slab.alloc_from_lists(c) {
-            return Ok((h, memcg));
+            return Ok((h, owner));
         }
         let n = self.mm.slab.caches[c as usize].pages_per_slab();
-        // A failed allocation gives the charge back (memcg_slab_post_alloc_hook).
+        if cache_memcg != ROOT_MEMCG {
+            self.memcg_charge_slab(tid, cache_memcg, n, reclaimable)?;
+        }
+        // A failed allocation gives the charges back (memcg_slab_post_alloc_hook,
+        // memcg_uncharge_slab).
         if let Err(step) = self.alloc_pages_gate(tid, n) {
             self.obj_cgroup_uncharge(memcg, size, reclaimable);
+            self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
             return Err(step);
         }
         let Some(frames) = self.mm.take_slab_frames(c) else {
             self.obj_cgroup_uncharge(memcg, size, reclaimable);
+            self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
             return Err(Step::Yield);
         };
         self.vm.add(VmItem::PgallocNormal, n);
         self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns * n);
-        Ok((self.mm.slab.alloc_from_new_slab(c, &frames), memcg))
+        Ok((self.mm.slab.alloc_from_new_slab(c, &frames), owner))
     }
 
     /// kmalloc for task `tid`: an object of the smallest kmalloc cache that holds `size`.
@@ -890,17 +961,25 @@ impl Kernel {
         self.kmem_cache_alloc(tid, c)
     }
 
-    /// kmem_cache_free (kfree): a released slab's frames count as freed pages (pgfree).
+    /// kmem_cache_free (kfree): a released slab's frames count as freed pages (pgfree);
+    /// those of a cgroup's copy of a cache are uncharged from it (memcg_uncharge_slab).
     pub fn kmem_cache_free(&mut self, h: ObjHandle) -> u64 {
+        let k = &self.mm.slab.caches[h.cache() as usize];
+        let (copy_of, reclaimable) = (k.memcg, k.reclaimable());
         let n = self.mm.kmem_cache_free(h);
+        if n > 0 {
+            if let Some((_, m)) = copy_of {
+                self.memcg_uncharge_slab(m, n, reclaimable);
+            }
+        }
         self.vm.add(VmItem::Pgfree, n);
         n
     }
 
-    /// kmem_cache_free of an object charged to cgroup `memcg` (memcg_slab_free_hook:
-    /// obj_cgroup_uncharge).
+    /// kmem_cache_free of an object charged to cgroup `memcg` (6.x memcg_slab_free_hook:
+    /// obj_cgroup_uncharge; 5.x charges slab pages, not objects).
     pub fn kmem_cache_free_memcg(&mut self, h: ObjHandle, memcg: MemcgId) -> u64 {
-        if memcg != ROOT_MEMCG {
+        if memcg != ROOT_MEMCG && self.profile.kmem_accounting {
             let k = &self.mm.slab.caches[h.cache() as usize];
             let (size, reclaimable) = (k.size as u64 + OBJCG_PTR_BYTES, k.reclaimable());
             self.obj_cgroup_uncharge(memcg, size, reclaimable);
@@ -1108,14 +1187,31 @@ impl Kernel {
     /// take new caches at the head). SLUB reports every slab as active and no tunables;
     /// SLAB its tunables, and slabs_free as inactive.
     pub fn slabinfo(&self) -> Vec<memtwin_procfs::SlabInfo> {
+        // The cgroups' copies are not listed: their counts add to their root cache's line
+        // (memcg_accumulate_slabinfo, 5.x).
+        let mut sum: Vec<SlabCounts> = self.mm.slab.caches.iter().map(|c| if c.memcg.is_none() { c.counts() } else { SlabCounts::default() }).collect();
+        for c in self.mm.slab.caches.iter() {
+            if let Some((r, _)) = c.memcg {
+                let (n, s) = (c.counts(), &mut sum[r as usize]);
+                s.active_objs += n.active_objs;
+                s.num_objs += n.num_objs;
+                s.active_slabs += n.active_slabs;
+                s.num_slabs += n.num_slabs;
+            }
+        }
+        self.slabinfo_of(self.mm.slab.caches.iter().enumerate().rev().filter(|(_, c)| c.memcg.is_none()).map(|(i, c)| (c, sum[i])))
+    }
+
+    /// The copies of caches that belong to cgroup `memcg`, as v1 memory.kmem.slabinfo
+    /// lists them (memcg_slab_show: the cgroup's kmem_caches, newest first; 5.x).
+    pub fn memcg_slabinfo(&self, memcg: MemcgId) -> Vec<memtwin_procfs::SlabInfo> {
+        self.slabinfo_of(self.mm.slab.caches.iter().rev().filter(|c| c.memcg.is_some_and(|(_, m)| m == memcg)).map(|c| (c, c.counts())))
+    }
+
+    fn slabinfo_of<'a>(&self, caches: impl Iterator<Item = (&'a KmemCache, SlabCounts)>) -> Vec<memtwin_procfs::SlabInfo> {
         let slub = self.mm.slab.allocator == SlabAllocator::Slub;
-        self.mm
-            .slab
-            .caches
-            .iter()
-            .rev()
-            .map(|c| {
-                let n = c.counts();
+        caches
+            .map(|(c, n)| {
                 memtwin_procfs::SlabInfo {
                     name: c.name.clone(),
                     active_objs: n.active_objs,

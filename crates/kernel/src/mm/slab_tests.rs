@@ -370,3 +370,55 @@ fn slab_reclaim_path_costs_cpu_time_per_object_scanned() {
     let path = k.reclaim.take_done(t).expect("a finished path");
     assert!(path.sc.nr_reclaimed > 0, "freed slab pages count as reclaimed");
 }
+
+#[test]
+fn on_5x_a_cgroups_objects_go_to_its_copy_of_the_cache_whose_pages_it_is_charged() {
+    use super::memcontrol::ROOT_MEMCG;
+    let mut k = boot("linux-5.4");
+    let root = k.mm.slab.find("dentry").expect("dentry cache");
+    assert!(k.mm.slab.cache(root).flags & SLAB_ACCOUNT != 0);
+    let a = k.memcg.create(ROOT_MEMCG, "a").unwrap();
+    let lv = k.mm.new_lruvec().unwrap();
+    k.memcg.set_lruvec(a, lv);
+    let t = k.spawn_task("t", "t", false, None, None);
+    k.tasks[t as usize].memcg = a;
+    let root_objs = k.mm.slab.counts(root).active_objs;
+    // The first object asks for the copy and still comes from the root cache.
+    let (h0, m0) = k.kmem_cache_alloc_memcg(t, root).unwrap();
+    assert_eq!((h0.cache(), m0), (root, ROOT_MEMCG));
+    let copy = k.mm.slab.memcg_cache(root, a).expect("the copy was made");
+    assert_eq!(k.mm.slab.cache(copy).name, format!("dentry({}:a)", k.memcg.cgs[a as usize].serial));
+    assert_eq!(k.mm.slab.root_of(copy), root);
+    let per = k.mm.slab.cache(copy).objs_per_slab as u64;
+    let objs: Vec<_> = (0..8 * per).map(|_| k.kmem_cache_alloc_memcg(t, root).unwrap()).collect();
+    assert!(objs.iter().all(|&(h, m)| h.cache() == copy && m == a));
+    // Eight slab pages (order 0), charged to the cgroup and owned as the root cache's.
+    let c = &k.memcg.cgs[a as usize];
+    assert_eq!((c.kmem.usage, c.nr_kmem), (8, 8));
+    assert!(c.memory.usage >= 8);
+    assert_eq!(k.mm.kernel.count(KernelOwner::Slab(copy)), 0);
+    // /proc/slabinfo shows the root cache with the copy's objects added.
+    let line = k.slabinfo().into_iter().find(|s| s.name == "dentry").unwrap();
+    assert_eq!(line.active_objs, root_objs + 1 + 8 * per);
+    assert!(k.slabinfo().iter().all(|s| !s.name.contains('(')));
+    assert_eq!(k.memcg_slabinfo(a).len(), 1);
+    // Freed objects give back the slabs SLUB does not keep; their pages are uncharged.
+    let usage = k.memcg.cgs[a as usize].memory.usage;
+    let mut freed = 0;
+    for (h, m) in objs {
+        freed += k.kmem_cache_free_memcg(h, m);
+    }
+    let c = &k.memcg.cgs[a as usize];
+    let kept = k.mm.slab.cache(copy).nr_slabs();
+    assert!(freed > 0 && kept > 0, "SLUB keeps min_partial empty slabs: {freed} freed, {kept} kept");
+    assert_eq!(freed + kept, 8);
+    assert_eq!(c.kmem.usage, kept);
+    assert_eq!(c.memory.usage, usage - freed);
+    // rmdir gives the copy to the parent.
+    k.mm.slab.memcg_reparent_caches(a, ROOT_MEMCG);
+    assert_eq!(k.mm.slab.cache(copy).memcg, Some((root, ROOT_MEMCG)));
+    assert_eq!(k.mm.slab.memcg_cache(root, a), None);
+    k.kmem_cache_free(h0);
+    k.mm.slab.check().unwrap();
+    k.mm.check_invariants().unwrap();
+}

@@ -1068,7 +1068,7 @@ impl Kernel {
                     let ssc = super::shrinker::ShrinkControl { memcg: path.sc.target_lruvec(), gfp_fs: true, kswapd: path.sc.kswapd, ..Default::default() };
                     let mut plan = std::mem::take(&mut path.shrink_plan);
                     self.shrink_slab_plan(scanned, lru_pages, path.sc.priority as i32, &ssc, &mut plan);
-                    if self.profile.kmem_accounting && self.memcg.active() && self.shrink.list.iter().any(|s| s.kind.memcg_aware()) {
+                    if (self.profile.kmem_accounting || self.profile.memcg_kmem_caches) && self.memcg.active() && self.shrink.list.iter().any(|s| s.kind.memcg_aware()) {
                         // shrink_node_memcgs calls shrink_slab for every cgroup it
                         // reclaims (mem_cgroup_iter, pre-order): the memcg-aware shrinkers
                         // work on each cgroup's own lists (shrink_slab_memcg).
