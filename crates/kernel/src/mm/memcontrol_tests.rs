@@ -170,27 +170,7 @@ fn swap_is_charged_to_the_cgroup_and_freed_with_the_task() {
     let a = cg(&mut k, ROOT_MEMCG, "a");
     k.memcg.cgs[a as usize].memory.max = 1024;
     // Hold the memory: a task that faults 1400 pages and then sleeps.
-    let mut done = 0;
-    let t = k.spawn(
-        "hold",
-        "hold",
-        Box::new(Script(move |k: &mut Kernel, me| {
-            if done >= 1400 {
-                return Some(Step::Block { io: false });
-            }
-            match k.fault_anon_pages(me, done, 100) {
-                Ok(n) => done += n,
-                Err((n, s)) => {
-                    done += n;
-                    return Some(s);
-                }
-            }
-            Some(Step::Cpu { user: 0, sys: 0 })
-        })),
-        Sink::Null,
-        Sink::Null,
-    );
-    k.tasks[t as usize].memcg = a;
+    let t = spawn_anon_holder(&mut k, a, 1400, 100);
     k.run_until(k.now + 60 * NS_PER_SEC, &mut |k| k.tasks[t as usize].rss_anon + k.memcg.cgs[a as usize].swap.usage >= 1400 && k.swap.wb.is_empty());
     let c = &k.memcg.cgs[a as usize];
     assert!(c.memory.usage <= 1024);
@@ -428,17 +408,18 @@ fn boot_era(kernel: &str) -> Kernel {
     k
 }
 
-/// Fault in `pages` of anonymous memory in cgroup `cg` and keep it (the task sleeps).
-fn hold_anon(k: &mut Kernel, cg: MemcgId, pages: u64) -> TaskId {
+/// A task of cgroup `cg` that faults in `pages` of anonymous memory, `chunk` at a time,
+/// then sleeps holding it (not yet run).
+fn spawn_anon_holder(k: &mut Kernel, cg: MemcgId, pages: u64, chunk: u64) -> TaskId {
     let mut done = 0;
     let t = k.spawn(
         "hold",
         "hold",
         Box::new(Script(move |k: &mut Kernel, me| {
             if done >= pages {
-                return Some(Step::SleepUntil { t: k.now + 3600 * NS_PER_SEC, io: false });
+                return Some(Step::Block { io: false });
             }
-            match k.fault_anon_pages(me, done, pages - done) {
+            match k.fault_anon_pages(me, done, (pages - done).min(chunk)) {
                 Ok(n) => done += n,
                 Err((n, s)) => {
                     done += n;
@@ -451,6 +432,12 @@ fn hold_anon(k: &mut Kernel, cg: MemcgId, pages: u64) -> TaskId {
         Sink::Null,
     );
     k.tasks[t as usize].memcg = cg;
+    t
+}
+
+/// Fault in `pages` of anonymous memory in cgroup `cg` and keep it (the task sleeps).
+fn hold_anon(k: &mut Kernel, cg: MemcgId, pages: u64) -> TaskId {
+    let t = spawn_anon_holder(k, cg, pages, pages);
     k.run_until(k.now + 10 * NS_PER_SEC, &mut |k| k.tasks[t as usize].rss_anon >= pages);
     assert_eq!(k.tasks[t as usize].rss_anon, pages);
     t
