@@ -412,12 +412,13 @@ impl Kernel {
     fn do_sys_read(&mut self, tid: TaskId, fd: usize, len: u64) -> Result<IoProgress, Errno> {
         let f = self.file_mut(tid, fd)?;
         let (target, pos, direct) = (f.target, f.pos, f.flags.direct);
-        let cpu = self.machine.cpu_model.clone();
-        self.charge_sys(tid, cpu.syscall_ns);
+        let cpu = &self.machine.cpu_model;
+        let (syscall_ns, zero_bw, copy_bw) = (cpu.syscall_ns, cpu.zero_bw, cpu.copy_bw);
+        self.charge_sys(tid, syscall_ns);
         match target {
             Target::Zero => {
                 // clear_user of the caller's buffer.
-                self.charge_sys_for(tid, ns_for(len, cpu.zero_bw), SysWork::Copy);
+                self.charge_sys_for(tid, ns_for(len, zero_bw), SysWork::Copy);
                 Ok(IoProgress::done(len))
             }
             Target::Null => Ok(IoProgress { bytes: 0, wait: None, eof: true }),
@@ -425,7 +426,7 @@ impl Kernel {
             Target::ProcRo => Err(Errno::EBADF),
             Target::Random => {
                 // get_random_bytes: a ChaCha20 stream at ~1/10 of copy speed.
-                self.charge_sys(tid, ns_for(len, cpu.copy_bw / 10.0));
+                self.charge_sys(tid, ns_for(len, copy_bw / 10.0));
                 Ok(IoProgress::done(len))
             }
             Target::Inode(ino) => {
