@@ -79,9 +79,10 @@ fn series_carry_each_eras_names() {
 }
 
 /// A dirty file page that kswapd meets a second time, already marked PG_reclaim, on a node
-/// flagged PGDAT_DIRTY, is written by kswapd itself (pageout, nr_vmscan_write) on the 5.x
-/// profiles; 6.x leaves it to the flushers; 2.6.39's kswapd writes every dirty page it
-/// takes. The flushers are held back (background ratio 90 %, expiry 1 h), memory is short
+/// flagged PGDAT_DIRTY, goes to pageout (nr_vmscan_write) on the 5.x profiles — where
+/// ext4_writepage redirties these new, delayed-allocation pages without writing them
+/// (`kswapd_pageout_on_ext4_writes_only_pages_whose_blocks_are_on_disk` in vmscan.rs); 6.x
+/// leaves it to the flushers; 2.6.39's kswapd writes every dirty page it takes. The flushers are held back (background ratio 90 %, expiry 1 h), memory is short
 /// and there is no swap: reclaim can only take file pages, most of them dirty.
 #[test]
 fn kswapd_writes_dirty_file_pages_it_meets_twice_on_5_x() {

@@ -513,6 +513,18 @@ impl Kernel {
         }
     }
 
+    /// ext4_writepage, called from reclaim (PF_MEMALLOC), refuses a page with delayed
+    /// allocation ("We cannot do block allocation or other extent handling in this
+    /// function": ext4_bh_delay_or_unwritten -> redirty_page_for_writepage): a page of an
+    /// ext4 file beyond what has reached the disk (i_disksize) has no blocks yet. ext3 and
+    /// ext2 allocate at write time; the model's generated trees and libraries are on disk.
+    pub(crate) fn writepage_redirties(&self, p: Pfn) -> bool {
+        let m = self.mm.pages.mapping(p);
+        let Some(&ino) = self.fs.by_mapping.get(&m) else { return false };
+        let i = &self.fs.inodes[ino as usize];
+        self.fs.mounts[i.mount as usize].fstype == "ext4" && self.mm.pages.index(p) * super::PAGE_SIZE >= i.disk_size
+    }
+
     /// wake_throttle_isolated: reclaimers asleep in too_many_isolated go on once the
     /// isolated pages are back under the limit (5.16+; older kernels sleep their time out).
     fn wake_throttle_isolated(&mut self) {
@@ -1426,6 +1438,14 @@ impl Kernel {
                         let dev = self.mm.mappings[self.mm.pages.mapping(p) as usize].dev;
                         if !path.sc.kswapd && dev.is_some_and(|d| self.block.devs[d as usize].congested()) {
                             batch_congested += 1;
+                        } else if self.writepage_redirties(p) {
+                            // pageout -> ext4_writepage: PAGE_SUCCESS (NR_VMSCAN_WRITE,
+                            // nr_pageout) with nothing written; the page stays dirty,
+                            // PG_reclaim cleared ("synchronous write or broken a_ops?"), kept.
+                            self.vm.inc(VmItem::NrVmscanWrite);
+                            self.mm.pages.clear_reclaim(p);
+                            self.reclaim.pass_ns += self.machine.cpu_model.page_cache_ns;
+                            pageout += 1;
                         } else {
                             self.reclaim.pass_ns += self.reclaim_pageout(p, tid);
                             pageout += 1;
@@ -2270,6 +2290,69 @@ mod tests {
         // 16 MiB: 4,096 pages, above them.
         k.sysctl.dirty_bytes = 16 << 20;
         assert_eq!(run(&mut k), 0, "not throttled");
+    }
+
+    /// kswapd's pageout of a dirty page it meets twice on a PGDAT_DIRTY node (5.x) goes
+    /// through ext4_writepage, which refuses a page with delayed allocation (no blocks until
+    /// writeback allocates them): counted in nr_vmscan_write, nothing written, the page kept
+    /// dirty on the inactive list without PG_reclaim. A page whose blocks reached the disk
+    /// is written.
+    #[test]
+    fn kswapd_pageout_on_ext4_writes_only_pages_whose_blocks_are_on_disk() {
+        let mut m = memtwin_machine::preset("default").unwrap();
+        memtwin_machine::apply_set(&mut m, "ram=1G").unwrap();
+        memtwin_machine::apply_set(&mut m, "kernel=linux-5.4").unwrap();
+        let mut k = Kernel::boot(m, 1).unwrap();
+        let root = k.fs.mount_of("/root/f").unwrap();
+        assert_eq!(k.fs.mounts[root as usize].fstype, "ext4");
+        let t = k.spawn("w", "w", Box::new(Writer(None, 1 << 20)), crate::Sink::Null, crate::Sink::Null);
+        let limit = k.now + 60 * memtwin_engine::NS_PER_SEC;
+        k.run_until(limit, &mut |k| k.task_exited(t));
+        k.lru_add_drain_all();
+        let ino = k.fs.lookup("/root/f").unwrap();
+        let mapping = k.fs.inodes[ino as usize].mapping;
+        let pages: Vec<Pfn> = (0..256).map(|i| match k.mm.slot(mapping, i) {
+            crate::mm::Slot::Page(p) => p,
+            s => panic!("page {i}: {s:?}"),
+        }).collect();
+        // Met once already (PG_reclaim), unreferenced, on a node flagged PGDAT_DIRTY: what
+        // kswapd's second meeting looks like; the file's pages alone on the inactive list's
+        // tail.
+        let prepare = |k: &mut Kernel| {
+            for &p in &pages {
+                assert!(k.mm.pages.dirty(p));
+                k.mm.pages.clear_referenced(p);
+                k.mm.pages.set_reclaim(p);
+                let lv = k.mm.page_lruvec(p);
+                k.mm.lruvecs[lv as usize].del(&mut k.mm.pages, p);
+                k.mm.lruvecs[lv as usize].add_tail(&mut k.mm.pages, p, Lru::InactiveFile);
+            }
+            k.mm.pgdat_dirty = true;
+        };
+        let pass = |k: &mut Kernel| {
+            let lv = k.mm.page_lruvec(pages[0]);
+            let mut sc = ScanControl { kswapd: true, priority: 0, nr_to_reclaim: u64::MAX, ..Default::default() };
+            k.shrink_inactive_list(lv, 256, Lru::InactiveFile, &mut sc);
+        };
+        // New data: delayed allocation.
+        prepare(&mut k);
+        let (written, vmscan_write) = (k.vm.get(VmItem::NrWritten), k.vm.get(VmItem::NrVmscanWrite));
+        pass(&mut k);
+        assert_eq!(k.vm.get(VmItem::NrVmscanWrite) - vmscan_write, 256, "counted by pageout");
+        assert_eq!(k.mm.mappings[mapping as usize].nr_writeback, 0, "nothing written");
+        assert!(pages.iter().all(|&p| k.mm.pages.dirty(p) && !k.mm.pages.reclaim(p) && k.mm.pages.lru(p) == Lru::InactiveFile));
+        assert_eq!(k.vm.get(VmItem::NrWritten), written);
+        // Written back (blocks allocated, i_disksize covers them), then dirtied again in
+        // place: kswapd writes them.
+        k.writeback_mapping(mapping, u64::MAX, None);
+        k.run_until(k.now + 10 * memtwin_engine::NS_PER_SEC, &mut |k| k.mm.mappings[mapping as usize].nr_writeback == 0);
+        assert_eq!(k.fs.inodes[ino as usize].disk_size, 1 << 20);
+        for &p in &pages {
+            k.set_page_dirty(t, p);
+        }
+        prepare(&mut k);
+        pass(&mut k);
+        assert_eq!(k.mm.mappings[mapping as usize].nr_writeback, 256, "kswapd writes them");
     }
 
     /// Direct reclaim that meets dirty file pages asks the flushers to write, each era its
