@@ -519,12 +519,10 @@ impl Slabs {
         if let Some(c) = self.find(name) {
             return Ok(c);
         }
+        // A root cache's id names the owner of its slab pages (and its cgroups' copies'):
+        // it stays below MAX_CACHES.
         if self.caches.len() >= MAX_CACHES {
             return Err(format!("kmem_cache_create {name}: the model holds at most {MAX_CACHES} slab caches"));
-        }
-        if !self.memcg_caches.is_empty() {
-            // Root cache ids stay below MAX_CACHES (they name the owners of slab pages).
-            return Err(format!("kmem_cache_create {name}: root caches are created before any cgroup's copy"));
         }
         if object_size == 0 || object_size as u64 > (PAGE_SIZE << 10) / 2 {
             return Err(format!("kmem_cache_create {name}: object size {object_size} is not between 1 and {}", (PAGE_SIZE << 10) / 2));
