@@ -223,7 +223,14 @@ fn dirty_file_pages_rotate_to_the_tail_when_written() {
 /// ends the page rotates to the inactive tail (pgrotated) and the next pass frees it.
 #[test]
 fn reclaim_writes_dirty_file_pages_on_2_6_39() {
-    let mut k = boot_with("seed-000", &["kernel=linux-2.6.39"]);
+    // On ext3, the era's filesystem: it allocates blocks at write time. (ext4's writepage
+    // would refuse these new, delayed-allocation pages from reclaim:
+    // mm/vmscan.rs `kswapd_pageout_on_ext4_writes_only_pages_whose_blocks_are_on_disk`.)
+    let mut m = memtwin_machine::preset("seed-000").expect("preset");
+    memtwin_machine::apply_set(&mut m, "kernel=linux-2.6.39").unwrap();
+    m.mounts.iter_mut().filter(|mt| mt.mountpoint == "/").for_each(|mt| mt.fstype = "ext3".into());
+    let mut k = Kernel::boot(m, 1).expect("boot");
+    k.debug_invariants = true;
     write_file(&mut k, "/root/f", 4);
     let m = mapping_of(&k, "/root/f");
     let n = 1024u64;
