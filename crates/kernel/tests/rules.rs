@@ -85,6 +85,41 @@ fn watermark_spacing_per_era() {
     }
 }
 
+/// 2.4's free_area_init_core: per zone pages_min = size / 128 within [20, 255], low twice
+/// and high three times that; summed over i386's DMA (16 MB), Normal (to 896 MB) and
+/// HighMem zones. Not 2.6's min_free_kbytes: a setting of it changes nothing on 2.4.
+#[test]
+fn watermarks_on_2_4_come_from_zone_balance_ratio() {
+    // seed 002's 128 MB: DMA 4096 pages -> 32, Normal 28672 -> 224.
+    let mut k = boot("seed-002");
+    assert_eq!((k.mm.wmark.min, k.mm.wmark.low, k.mm.wmark.high), (256, 512, 768));
+    k.sysctl.set("vm.min_free_kbytes", "65536").unwrap();
+    k.setup_per_zone_wmarks();
+    assert_eq!(k.mm.wmark.min, 256);
+    // 16 MB of DMA (32), 880 MB of Normal (225280 pages: 1760, clamped to 255), 1 GB of
+    // HighMem (262144 pages: 2048, clamped to 255).
+    let mut m = memtwin_machine::preset("seed-002").expect("preset");
+    memtwin_machine::apply_set(&mut m, "ram=1920M").unwrap();
+    let k = Kernel::boot(m, 1).expect("boot");
+    assert_eq!((k.mm.wmark.min, k.mm.wmark.high), (32 + 255 + 255, 3 * (32 + 255 + 255)));
+}
+
+/// 2.4.10+'s balance_dirty_state: the bdflush percentages apply to nr_free_buffer_pages(),
+/// the sizes of the Normal and DMA zones less their pages_high: a constant of the machine,
+/// however much is free or cached.
+#[test]
+fn bdflush_limits_on_2_4_are_shares_of_low_memory() {
+    let mut k = boot("seed-002");
+    let base = (4096 - 3 * 32) + (28672 - 3 * 224);
+    let l = k.dirty_limits();
+    assert_eq!((l.background, l.thresh), (base * 30 / 100, base * 60 / 100));
+    // Filling the page cache (and emptying free memory) does not move them.
+    let free = k.mm.nr_free();
+    write_file(&mut k, "/root/f", 48);
+    assert!(k.mm.nr_free() + 8192 < free);
+    assert_eq!(k.dirty_limits(), l);
+}
+
 #[test]
 fn min_free_kbytes_follows_thp_recommendation() {
     // set_recommended_min_free_kbytes: 2 zones (DMA, DMA32) on a 2 GiB machine ->

@@ -158,11 +158,49 @@ pub(crate) fn check(m: &Machine) -> Result<(), Problem> {
         ));
     }
 
+    check_era_sysctls(m)?;
     check_cpu(m)?;
     check_net(m)?;
     check_disks(m)?;
     check_mounts(m)?;
     check_swaps(m)?;
+    Ok(())
+}
+
+/// A tunable the machine's kernel has no file for may only stay at its default (the model
+/// would otherwise ignore it): 2.4 has bdflush where later kernels have the dirty_* files
+/// (2.5), no swappiness (2.5), min_free_kbytes (2.5), vfs_cache_pressure (2.6.0),
+/// overcommit_ratio (2.5) or oom_kill_allocating_task (2.6.24); watermark_scale_factor
+/// came with 4.6; bdflush went with 2.5. (2.4's missing tcp_moderate_rcvbuf is the
+/// profile's: it never autotunes, whatever the setting.)
+fn check_era_sysctls(m: &Machine) -> Result<(), Problem> {
+    let s = &m.sysctl;
+    let d = crate::Sysctls::default();
+    let linux24 = m.kernel == KernelProfile::Linux24;
+    let pre_46 = matches!(m.kernel, KernelProfile::Linux24 | KernelProfile::Linux2639);
+    let absent = [
+        ("vm.bdflush", !linux24, s.bdflush != d.bdflush),
+        ("vm.swappiness", linux24, s.swappiness != d.swappiness),
+        ("vm.dirty_ratio", linux24, s.dirty_ratio != d.dirty_ratio),
+        ("vm.dirty_background_ratio", linux24, s.dirty_background_ratio != d.dirty_background_ratio),
+        ("vm.dirty_bytes", linux24, s.dirty_bytes != d.dirty_bytes),
+        ("vm.dirty_background_bytes", linux24, s.dirty_background_bytes != d.dirty_background_bytes),
+        ("vm.dirty_writeback_centisecs", linux24, s.dirty_writeback_centisecs != d.dirty_writeback_centisecs),
+        ("vm.dirty_expire_centisecs", linux24, s.dirty_expire_centisecs != d.dirty_expire_centisecs),
+        ("vm.min_free_kbytes", linux24, s.min_free_kbytes.is_some()),
+        ("vm.vfs_cache_pressure", linux24, s.vfs_cache_pressure != d.vfs_cache_pressure),
+        ("vm.overcommit_ratio", linux24, s.overcommit_ratio != d.overcommit_ratio),
+        ("vm.oom_kill_allocating_task", linux24, s.oom_kill_allocating_task != d.oom_kill_allocating_task),
+        ("vm.watermark_scale_factor", pre_46, s.watermark_scale_factor != d.watermark_scale_factor),
+    ];
+    for (name, lacks, set) in absent {
+        if lacks && set {
+            return Err(problem(
+                name,
+                format!("{name}: {} has no such tunable (/proc/sys/{} does not exist there); leave it at its default on this kernel", m.kernel.name(), name.replace('.', "/")),
+            ));
+        }
+    }
     Ok(())
 }
 

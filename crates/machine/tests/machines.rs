@@ -661,8 +661,10 @@ fn apply_set_changes_the_machine() {
     assert_eq!(m.sysctl.dirty_ratio, 5);
     apply_set(&mut m, "vm/swappiness = 1").unwrap();
     assert_eq!(m.sysctl.swappiness, 1);
-    apply_set(&mut m, "kernel=linux-2.4").unwrap();
-    assert_eq!(m.kernel, KernelProfile::Linux24);
+    apply_set(&mut m, "kernel=linux-2.6.39").unwrap();
+    assert_eq!(m.kernel, KernelProfile::Linux2639);
+    // 2.4 has no vm.swappiness: the machine's swappiness of 1 could not be honoured there.
+    assert!(apply_set(&mut m.clone(), "kernel=linux-2.4").is_err());
     apply_set(&mut m, "kernel_reserve=default").unwrap();
     assert_eq!(m.kernel_reserve_bytes, None);
     apply_set(&mut m, "hostname=box").unwrap();
@@ -1004,4 +1006,24 @@ fn userland_is_stated_or_follows_the_kernel() {
     let m = parse_toml(&replace(6, "userland = \"centos-6\""), "t.toml").unwrap();
     assert_eq!(m.userland(), Userland::Centos6);
     assert_err(&replace(6, "userland = \"rhel-9\""), 6, &["unknown userland 'rhel-9'", "debian-12", "centos-3"]);
+}
+
+/// A tunable the machine's kernel has no file for is refused unless left at its default:
+/// the model would otherwise ignore it.
+#[test]
+fn a_tunable_the_era_lacks_is_refused() {
+    let mut m = preset("seed-002").unwrap();
+    for kv in ["vm.min_free_kbytes=4096", "vm.dirty_ratio=40", "vm.swappiness=10", "vm.watermark_scale_factor=100"] {
+        let e = apply_set(&mut m.clone(), kv).unwrap_err().message;
+        assert!(e.contains("linux-2.4 has no such tunable"), "{kv}: {e}");
+    }
+    apply_set(&mut m, "vm.bdflush=100 500 0 0 500 3000 100 20 0").unwrap();
+    let mut old = preset("seed-004").unwrap();
+    let e = apply_set(&mut old, "vm.watermark_scale_factor=100").unwrap_err().message;
+    assert!(e.contains("linux-2.6.39 has no such tunable"), "{e}");
+    apply_set(&mut old, "vm.min_free_kbytes=65536").unwrap();
+    let mut new = preset("seed-000").unwrap();
+    let e = apply_set(&mut new, "vm.bdflush=100 500 0 0 500 3000 100 20 0").unwrap_err().message;
+    assert!(e.contains("has no such tunable"), "{e}");
+    apply_set(&mut new, "vm.watermark_scale_factor=100").unwrap();
 }

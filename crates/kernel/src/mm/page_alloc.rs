@@ -34,6 +34,9 @@ impl Watermarks {
     /// calculate_min_free_kbytes, raised by khugepaged's set_recommended_min_free_kbytes
     /// when transparent huge pages are enabled; then __setup_per_zone_wmarks.
     pub fn compute(machine: &Machine, sysctl: &Sysctls, managed: u64) -> Watermarks {
+        if machine.kernel == memtwin_machine::KernelProfile::Linux24 {
+            return Watermarks::zone_balance_ratio(machine.ram_bytes);
+        }
         let lowmem_kb = managed * 4;
         let min_free_kbytes = sysctl.min_free_kbytes.unwrap_or_else(|| {
             let mut v = int_sqrt(lowmem_kb * 16).clamp(128, 262_144);
@@ -58,6 +61,40 @@ impl Watermarks {
         let delta = (min / 4).max(managed * sysctl.watermark_scale_factor as u64 / 10_000);
         Watermarks { min_free_kbytes, min, low: min + delta, high: min + 2 * delta }
     }
+
+    /// 2.4's watermarks (free_area_init_core, 2.4.10+): each zone's pages_min is its size
+    /// over zone_balance_ratio (128), kept within zone_balance_min (20) and
+    /// zone_balance_max (255) pages; pages_low is twice that and pages_high three times.
+    /// There is no min_free_kbytes (2.6's). The node's watermarks are the sums over i386's
+    /// zones (`zones_24`): the one zone of the model stands for the three, and an
+    /// allocation falling back through them meets the same sums (__alloc_pages adds each
+    /// zone's mark to the last).
+    pub fn zone_balance_ratio(ram_bytes: u64) -> Watermarks {
+        let min: u64 = zones_24(ram_bytes).iter().map(|&z| zone_pages_min_24(z)).sum();
+        Watermarks { min_free_kbytes: min * (super::PAGE_SIZE / 1024), min, low: 2 * min, high: 3 * min }
+    }
+}
+
+/// Linux 2.4 on i386: the sizes in pages of ZONE_DMA (below 16 MB), ZONE_NORMAL (to 896 MB)
+/// and ZONE_HIGHMEM (above) of a machine with `ram_bytes` of RAM (zones_size in
+/// zone_sizes_init; no holes).
+pub fn zones_24(ram_bytes: u64) -> [u64; 3] {
+    let pages = ram_bytes / super::PAGE_SIZE;
+    let dma = pages.min((16 << 20) / super::PAGE_SIZE);
+    let normal = pages.min((896 << 20) / super::PAGE_SIZE) - dma;
+    [dma, normal, pages - dma - normal]
+}
+
+/// A 2.4 zone's pages_min (free_area_init_core): size / zone_balance_ratio, within
+/// zone_balance_min and zone_balance_max; 0 for an empty zone.
+pub fn zone_pages_min_24(size: u64) -> u64 {
+    const ZONE_BALANCE_RATIO: u64 = 128;
+    const ZONE_BALANCE_MIN: u64 = 20;
+    const ZONE_BALANCE_MAX: u64 = 255;
+    if size == 0 {
+        return 0;
+    }
+    (size / ZONE_BALANCE_RATIO).clamp(ZONE_BALANCE_MIN, ZONE_BALANCE_MAX)
 }
 
 impl Kernel {

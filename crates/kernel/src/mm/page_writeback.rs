@@ -38,22 +38,31 @@ impl Kernel {
         free.saturating_sub(reserve) + file
     }
 
+    /// 2.4.10+'s nr_free_buffer_pages: over the zones a GFP_USER allocation may use (Normal
+    /// and DMA, not HighMem), each zone's size less its pages_high. A constant of the
+    /// machine — "of all memory", as the bdflush percentages were explained — not of
+    /// what is free.
+    pub(crate) fn nr_free_buffer_pages_24(&self) -> u64 {
+        let [dma, normal, _] = super::page_alloc::zones_24(self.machine.ram_bytes);
+        [dma, normal].iter().map(|&z| z.saturating_sub(3 * super::page_alloc::zone_pages_min_24(z))).sum()
+    }
+
     /// domain_dirty_limits: the background and throttling thresholds from the ratios or the
     /// byte settings; 2.4's bdflush percentages on the linux-2.4 profile.
     pub fn dirty_limits(&self) -> DirtyLimits {
-        let avail = self.dirtyable_memory();
         let s = &self.sysctl;
         if self.profile.bdflush {
-            // balance_dirty_state(): above nfract% of nr_free_buffer_pages() (free pages
-            // above the high watermark plus the page cache: dirtyable_memory) dirty buffers
+            // balance_dirty_state(): above nfract% of nr_free_buffer_pages() dirty buffers
             // the writer starts write-out itself; above nfract_sync% it also waits and wakes
             // bdflush.
+            let avail = self.nr_free_buffer_pages_24();
             let b = s.bdflush;
             return DirtyLimits {
                 background: avail * b.nfract().clamp(0, 100) as u64 / 100,
                 thresh: avail * b.nfract_sync().clamp(0, 100) as u64 / 100,
             };
         }
+        let avail = self.dirtyable_memory();
         let mut thresh = if s.dirty_bytes > 0 { s.dirty_bytes.div_ceil(PAGE_SIZE) } else { avail * s.dirty_ratio as u64 / 100 };
         let mut bg = if s.dirty_background_bytes > 0 {
             s.dirty_background_bytes.div_ceil(PAGE_SIZE)
@@ -475,7 +484,7 @@ impl Program for Flusher {
         let background = if linux24 {
             // bdflush: woken past nfract_sync, it writes until dirty buffers fall below
             // nfract_stop_bdflush% (bdflush_stop()).
-            let stop = k.dirtyable_memory() * k.sysctl.bdflush.nfract_stop().clamp(0, 100) as u64 / 100;
+            let stop = k.nr_free_buffer_pages_24() * k.sysctl.bdflush.nfract_stop().clamp(0, 100) as u64 / 100;
             let on = k.mm.stat.dirty > lim.thresh || (self.bdflush_active && k.mm.stat.dirty > stop);
             self.bdflush_active = on;
             on
