@@ -904,6 +904,8 @@ impl Kernel {
         self.lru_add_drain_cpu(self.sched.task_cpu(tid) as usize);
         self.current = prev;
         self.release_anon_mapping(tid);
+        // exit_mmap -> free_pgtables (the OOM reaper unmaps pages only, not tables).
+        self.free_pgtables(tid);
         // exit_mmap: shared anonymous memory goes with its last user; file pages stay
         // cached but are no longer mapped.
         for m in std::mem::take(&mut self.tasks[tid as usize].vmas) {

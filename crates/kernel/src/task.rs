@@ -112,6 +112,8 @@ pub struct Task {
     pub reaped: bool,
     /// Process memory: anonymous address space, if any, and its resident pages.
     pub anon_mapping: Option<u32>,
+    /// The page-table pages mapping its anonymous memory (`mm::memory::PgTables`).
+    pub pgtables: crate::mm::memory::PgTables,
     /// Other mappings it maps: shared anonymous memory and files.
     pub vmas: Vec<u32>,
     pub vm_kb: u64,
@@ -198,6 +200,7 @@ impl Task {
             oom_victim: false,
             reaped: false,
             anon_mapping: None,
+            pgtables: Default::default(),
             vmas: Vec::new(),
             vm_kb: 0,
             committed: 0,

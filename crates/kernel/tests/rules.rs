@@ -951,3 +951,36 @@ fn diskstats_count_time_per_direction_and_busy_time_once() {
     assert_eq!(s.io_ticks, end - t0);
     assert!(s.io_ticks < s.nsecs[0] + s.nsecs[1], "the overlap counts once");
 }
+
+/// __pte_alloc and friends: the first fault in each 2 MiB of a task's anonymous memory
+/// allocates a PTE page, in each 1 GiB a PMD page, in each 512 GiB a PUD page; they count
+/// as PageTables until the task exits (free_pgtables). A real 6.18 kernel: a process
+/// touching 1 GiB holds ~2 MB more PageTables (VmPTE 2120 kB).
+#[test]
+fn page_tables_map_anonymous_memory_and_go_at_exit() {
+    let mut k = boot("seed-000");
+    let before = k.mm.kernel.count(memtwin_kernel::mm::KernelOwner::PageTables);
+    let mut at_end = None;
+    let mut done = 0u64;
+    let pages = (1u64 << 30) / PAGE_SIZE + 1;
+    let t = run_task(&mut k, move |k, me| {
+        if done < pages {
+            match k.fault_anon_pages(me, done, pages - done) {
+                Ok(n) => done += n,
+                Err((n, s)) => {
+                    done += n;
+                    return Some(s);
+                }
+            }
+            return Some(Step::Cpu { user: 0, sys: 0 });
+        }
+        if at_end.is_none() {
+            at_end = Some(k.mm.kernel.count(memtwin_kernel::mm::KernelOwner::PageTables));
+            assert_eq!(at_end, Some(before + 513 + 2 + 1), "512 PTE pages and one more past 1 GiB, 2 PMD pages, 1 PUD page");
+        }
+        None
+    });
+    assert!(k.task_exited(t));
+    assert_eq!(k.mm.kernel.count(memtwin_kernel::mm::KernelOwner::PageTables), before);
+    k.mm.check_invariants().unwrap();
+}

@@ -1,13 +1,103 @@
 //! Anonymous memory of processes (mm/memory.c do_anonymous_page, mm/mmap.c).
 
-use super::page::Lru;
-use super::MappingKind;
+use super::page::{Lru, Pfn};
+use super::{KernelOwner, MappingKind};
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::TaskId;
 use memtwin_procfs::VmItem;
 
+/// Page frames a region of the page-table tree maps, as page indices: a PTE page maps 2 MiB
+/// (512 pages), a PMD page 1 GiB, a PUD page 512 GiB (x86-64, 4 KiB pages, 4 levels).
+const PTE_SPAN_SHIFT: u32 = 9;
+const PMD_SPAN_SHIFT: u32 = 18;
+const PUD_SPAN_SHIFT: u32 = 27;
+
+/// The page-table pages below a process's PGD that map its anonymous memory: one bit per
+/// region that has its table (PTE, PMD, PUD level) and the frames they hold
+/// (KernelOwner::PageTables: /proc/meminfo PageTables, nr_page_table_pages). Tables stay
+/// until the memory is unmapped (free_pgtables at exit), swapped-out pages keeping theirs
+/// (the swap entry is in the PTE). Not included: the PGD and the tables of a process's
+/// text, libraries, stack and file mappings (the idle system's are counted at boot).
+#[derive(Clone, Debug, Default)]
+pub struct PgTables {
+    pte: Vec<u64>,
+    pmd: Vec<u64>,
+    pud: Vec<u64>,
+    pages: Vec<Pfn>,
+}
+
+fn bit_set(v: &[u64], i: u64) -> bool {
+    v.get((i / 64) as usize).is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
+fn set_bit(v: &mut Vec<u64>, i: u64) {
+    let w = (i / 64) as usize;
+    if v.len() <= w {
+        v.resize(w + 1, 0);
+    }
+    v[w] |= 1 << (i % 64);
+}
+
+impl PgTables {
+    /// Tables a fault at page `index` must allocate first (0 to 3).
+    fn missing(&self, index: u64) -> u64 {
+        [(&self.pte, PTE_SPAN_SHIFT), (&self.pmd, PMD_SPAN_SHIFT), (&self.pud, PUD_SPAN_SHIFT)]
+            .iter()
+            .filter(|(v, shift)| !bit_set(v, index >> shift))
+            .count() as u64
+    }
+    /// Page-table pages held.
+    pub fn nr_pages(&self) -> u64 {
+        self.pages.len() as u64
+    }
+}
+
 impl Kernel {
+    /// __pud_alloc, __pmd_alloc, __pte_alloc (handle_mm_fault -> __handle_mm_fault): before
+    /// the first fault in a region of the task's anonymous memory with no table yet, the
+    /// page-table pages that will map it come from the page allocator (GFP_PGTABLE_USER:
+    /// they may wait for reclaim like the page itself). `Err`: the task waits and retries.
+    pub(crate) fn pte_alloc(&mut self, tid: TaskId, index: u64) -> Result<(), Step> {
+        let n = self.tasks[tid as usize].pgtables.missing(index);
+        if n == 0 {
+            return Ok(());
+        }
+        self.alloc_pages_gate(tid, n)?;
+        for shift in [PUD_SPAN_SHIFT, PMD_SPAN_SHIFT, PTE_SPAN_SHIFT] {
+            let t = &self.tasks[tid as usize].pgtables;
+            let have = match shift {
+                PUD_SPAN_SHIFT => bit_set(&t.pud, index >> shift),
+                PMD_SPAN_SHIFT => bit_set(&t.pmd, index >> shift),
+                _ => bit_set(&t.pte, index >> shift),
+            };
+            if have {
+                continue;
+            }
+            let Some(p) = self.mm.take_kernel(KernelOwner::PageTables) else {
+                return Err(Step::Yield);
+            };
+            self.vm.inc(VmItem::PgallocNormal);
+            let t = &mut self.tasks[tid as usize].pgtables;
+            t.pages.push(p);
+            match shift {
+                PUD_SPAN_SHIFT => set_bit(&mut t.pud, index >> shift),
+                PMD_SPAN_SHIFT => set_bit(&mut t.pmd, index >> shift),
+                _ => set_bit(&mut t.pte, index >> shift),
+            }
+        }
+        Ok(())
+    }
+
+    /// free_pgtables: the task's page-table pages go with its anonymous memory.
+    pub(crate) fn free_pgtables(&mut self, tid: TaskId) {
+        let t = std::mem::take(&mut self.tasks[tid as usize].pgtables);
+        for &p in &t.pages {
+            self.mm.free_kernel_page(p);
+        }
+        self.vm.add(VmItem::Pgfree, t.pages.len() as u64);
+    }
+
     /// The task's anonymous address space, created on first use.
     pub fn anon_mapping(&mut self, tid: TaskId) -> u32 {
         if let Some(m) = self.tasks[tid as usize].anon_mapping {
@@ -35,6 +125,9 @@ impl Kernel {
             if self.mm.page(m, idx).is_some() {
                 done += 1;
                 continue;
+            }
+            if let Err(s) = self.pte_alloc(tid, idx) {
+                return Err((done, s));
             }
             let p = match self.page_cache_alloc(tid) {
                 Ok(p) => p,

@@ -635,7 +635,11 @@ impl Kernel {
                 let kind = self.mm.mappings[m as usize].kind;
                 match kind {
                     MappingKind::Anon | MappingKind::Shmem => {
-                        // do_anonymous_page / shmem_fault: a zeroed page.
+                        // do_anonymous_page / shmem_fault: a zeroed page, mapped by a page
+                        // table of the task's own anonymous memory.
+                        if kind == MappingKind::Anon && self.mm.mappings[m as usize].owner == Some(tid) {
+                            self.pte_alloc(tid, index)?;
+                        }
                         let p = self.page_cache_alloc(tid)?;
                         // lru_cache_add_active_or_unevictable (before 5.9): active anon.
                         let active = kind == MappingKind::Anon && !self.profile.new_anon_inactive;
