@@ -488,13 +488,14 @@ impl Kernel {
             return s;
         }
         let kernel_stack = 0u64;
-        let pagetables = 0u64;
         // Slab objects charged to the subtree (memcg_slab_post_alloc_hook's
-        // NR_SLAB_*_B, in bytes) and the pages charged for them (MEMCG_KMEM).
-        let (mut kmem, mut slab_r, mut slab_u) = (0u64, 0u64, 0u64);
+        // NR_SLAB_*_B, in bytes), its tasks' page tables (NR_PAGETABLE) and the pages
+        // charged for both (MEMCG_KMEM).
+        let (mut kmem, mut slab_r, mut slab_u, mut pagetables) = (0u64, 0u64, 0u64, 0u64);
         for i in self.memcg.subtree(id) {
             let g = &self.memcg.cgs[i as usize];
             kmem += g.nr_kmem;
+            pagetables += g.nr_pagetables;
             slab_r += g.slab_bytes[0];
             slab_u += g.slab_bytes[1];
         }
@@ -502,7 +503,8 @@ impl Kernel {
         let mut kv: Vec<(&str, u64)> = vec![
             ("anon", b(total.anon)),
             ("file", b(total.file)),
-            ("kernel", b(kmem + kernel_stack + pagetables)),
+            // memory_stat_format: "kernel" is MEMCG_KMEM, which counts the page tables.
+            ("kernel", b(kmem) + kernel_stack * 1024),
             ("kernel_stack", kernel_stack * 1024),
             ("pagetables", b(pagetables)),
             ("percpu", 0),

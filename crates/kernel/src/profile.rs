@@ -291,6 +291,9 @@ pub struct Profile {
     /// sit on per-cgroup list_lru lists (memcg-aware list_lru, 4.0+). The 6.x profile.
     /// 2.6.39 has no kmem accounting (3.8+).
     pub kmem_accounting: bool,
+    /// Page-table pages of a task are charged to its memory cgroup (GFP_PGTABLE_USER's
+    /// __GFP_ACCOUNT, 4.6+): 5.x and 6.x.
+    pub pgtables_accounted: bool,
     /// A cgroup's task allocates SLAB_ACCOUNT objects from the cgroup's own copy of the
     /// cache, whose slab pages are charged to the cgroup (memcg_kmem_get_cache,
     /// memcg_charge_slab: 3.8 to 5.8). The 5.4 and 5.8 profiles.
@@ -436,6 +439,7 @@ impl Profile {
             rx_frames_per_irq: if kernel == Linux24 { 1 } else { 8 },
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
             kmem_accounting: kernel == Linux6,
+            pgtables_accounted: !matches!(kernel, Linux2639 | Linux24),
             memcg_kmem_caches: matches!(kernel, Linux58 | Linux5Pre59),
             memcg_charge_batch: if kernel == Linux6 { 64 } else { 32 },
             memcg_v1_waits_writeback: !old,

@@ -173,6 +173,9 @@ pub struct MemCgroup {
     /// of them not used by objects (obj_cgroup->nr_charged_bytes), and the objects'
     /// bytes by kind (NR_SLAB_RECLAIMABLE_B, NR_SLAB_UNRECLAIMABLE_B; local).
     pub nr_kmem: u64,
+    /// Of `nr_kmem`, page-table pages of the cgroup's tasks (NR_PAGETABLE: memory.stat
+    /// `pagetables`).
+    pub nr_pagetables: u64,
     pub objcg_bytes: u64,
     pub slab_bytes: [u64; 2],
     /// v1 memory.kmem.* (memcg->kmem; hierarchical like `memory`).
@@ -207,6 +210,7 @@ impl MemCgroup {
             high_throttled_ns: 0,
             last_scanned_child: 0,
             nr_kmem: 0,
+            nr_pagetables: 0,
             objcg_bytes: 0,
             slab_bytes: [0; 2],
             kmem: PageCounter::default(),
@@ -403,6 +407,7 @@ impl MemCgroups {
         // memcg_reparent_objcgs: the objects charged to it are the parent's from now on,
         // and so are the unused bytes of its pages.
         p.nr_kmem += c.nr_kmem;
+        p.nr_pagetables += c.nr_pagetables;
         p.objcg_bytes += c.objcg_bytes;
         p.slab_bytes[0] += c.slab_bytes[0];
         p.slab_bytes[1] += c.slab_bytes[1];
@@ -443,7 +448,7 @@ impl MemCgroups {
         let c = &mut self.cgs[id as usize];
         c.memory.usage -= own.min(c.memory.usage);
         c.kmem.usage -= c.nr_kmem.min(c.kmem.usage);
-        (c.nr_kmem, c.objcg_bytes, c.slab_bytes) = (0, 0, [0; 2]);
+        (c.nr_kmem, c.nr_pagetables, c.objcg_bytes, c.slab_bytes) = (0, 0, 0, [0; 2]);
         c.memsw.usage -= (own + c.nr_swapped_out).min(c.memsw.usage);
         c.swap.usage -= c.nr_swapped_out.min(c.swap.usage);
         (c.nr_anon, c.nr_file, c.nr_shmem, c.nr_swapped_out) = (0, 0, 0, 0);
@@ -1256,6 +1261,38 @@ impl Kernel {
         c.nr_kmem += pages;
         c.slab_bytes[!reclaimable as usize] += pages * PAGE_SIZE;
         Ok(())
+    }
+
+    /// memcg_kmem_charge_page for page-table pages (GFP_PGTABLE_USER has __GFP_ACCOUNT,
+    /// 4.6+: "x86: charge page table pages to kmemcg"): try_charge, v1's kmem counter,
+    /// MEMCG_KMEM and the cgroup's NR_PAGETABLE.
+    pub(crate) fn memcg_charge_pgtables(&mut self, tid: TaskId, id: MemcgId, pages: u64) -> Result<(), crate::task::Step> {
+        self.try_charge(tid, id, pages)?;
+        self.memcg.kmem_counter_charge(id, pages);
+        let c = &mut self.memcg.cgs[id as usize];
+        c.nr_kmem += pages;
+        c.nr_pagetables += pages;
+        Ok(())
+    }
+
+    /// memcg_kmem_uncharge_page of freed page-table pages: on 6.x obj_cgroup_uncharge_pages
+    /// gives them to the freeing CPU's stock (refill_stock); on 5.x the page counters are
+    /// uncharged directly (__memcg_kmem_uncharge_memcg).
+    pub(crate) fn memcg_uncharge_pgtables(&mut self, id: MemcgId, pages: u64) {
+        if id == ROOT_MEMCG || !self.memcg.cgs[id as usize].online {
+            return;
+        }
+        let c = &mut self.memcg.cgs[id as usize];
+        let pages = pages.min(c.nr_kmem).min(c.nr_pagetables);
+        c.nr_kmem -= pages;
+        c.nr_pagetables -= pages;
+        self.memcg.kmem_counter_uncharge(id, pages);
+        if self.profile.kmem_accounting {
+            let cpu = self.current.map_or(0, |t| self.sched.task_cpu(t) as usize);
+            self.memcg.refill_stock(cpu, id, pages);
+        } else {
+            self.memcg.counter_uncharge(id, pages, true);
+        }
     }
 
     /// memcg_uncharge_slab (5.x): a released slab's pages leave the cgroup's counters (the

@@ -160,6 +160,7 @@ fn swap_out_stops_at_memory_swap_max() {
     // Slots freed by the kill wait in the per-CPU return batches, still charged.
     assert!(c.swap.usage <= k.swap_slots_cached());
     k.drain_swap_slots_caches();
+    k.memcg.drain_all_stock(a);
     let c = &k.memcg.cgs[a as usize];
     assert_eq!((c.memory.usage, c.swap.usage), (0, 0));
 }
@@ -183,9 +184,13 @@ fn swap_is_charged_to_the_cgroup_and_freed_with_the_task() {
     // (mem_cgroup_uncharge_swap runs in swap_entry_free); draining them uncharges them.
     let cached = k.swap_slots_cached();
     let c = &k.memcg.cgs[a as usize];
-    assert_eq!(c.memory.usage, 0, "exit frees memory");
+    // The page tables' pages go to the CPU's stock (obj_cgroup_uncharge_pages ->
+    // refill_stock), charged until it is drained.
+    assert_eq!(c.nr_pagetables, 0);
+    assert_eq!(c.memory.usage, k.memcg.stock_pages(a), "exit frees memory");
     assert!(c.swap.usage <= cached, "swap charged {} with {cached} slots in the caches", c.swap.usage);
     k.drain_swap_slots_caches();
+    k.memcg.drain_all_stock(a);
     let c = &k.memcg.cgs[a as usize];
     assert_eq!((c.memory.usage, c.swap.usage), (0, 0), "exit frees memory and swap charges");
 }
@@ -452,10 +457,13 @@ fn a_charge_takes_a_batch_and_keeps_the_rest_in_the_cpus_stock() {
         let mut k = boot_era(era);
         let a = cg(&mut k, ROOT_MEMCG, "a");
         hold_anon(&mut k, a, 70);
-        let usage = 70u64.div_ceil(batch) * batch;
+        // 70 pages and the PTE, PMD and PUD pages that map them (charged too, 4.6+).
+        let own = 70u64 + 3;
+        assert_eq!(k.memcg.cgs[a as usize].nr_pagetables, 3, "{era}");
+        let usage = own.div_ceil(batch) * batch;
         let c = &k.memcg.cgs[a as usize];
         assert_eq!(c.memory.usage, usage, "{era}");
-        assert_eq!(k.memcg.stock_pages(a), usage - 70, "{era}");
+        assert_eq!(k.memcg.stock_pages(a), usage - own, "{era}");
         assert_eq!(k.memcg_page_stats()[a as usize].anon, 70, "{era}");
         assert_eq!(c.memory.failcnt, 0);
     }
@@ -468,10 +476,11 @@ fn near_the_limit_the_batch_fails_and_counts_in_failcnt_and_the_charge_takes_its
     k.memcg.cgs[a as usize].memory.max = 100;
     hold_anon(&mut k, a, 90);
     let c = &k.memcg.cgs[a as usize];
-    // The first batch fits (64 pages); every page after the stock ran out tried a batch
-    // (64 + 64 > 100: a failure) and then charged itself.
-    assert_eq!(c.memory.usage, 90);
-    assert_eq!(c.memory.failcnt, 90 - 64);
+    // The first batch fits (64 pages: the three page-table pages, then the first 61
+    // pages); every page after the stock ran out tried a batch (64 + 64 > 100: a
+    // failure) and then charged itself.
+    assert_eq!(c.memory.usage, 90 + 3);
+    assert_eq!(c.memory.failcnt, 90 + 3 - 64);
     assert_eq!(k.memcg.stock_pages(a), 0);
     assert_eq!(c.events_local[MemcgEvent::Max as usize], 0, "no reclaim for a batch");
 }
@@ -483,24 +492,51 @@ fn limit_writes_and_rmdir_drain_the_stocks_first() {
     k.cgroup_mkdir("/sys/fs/cgroup/p/c").unwrap();
     let c = k.memcg.lookup("/p/c").unwrap();
     let t = hold_anon(&mut k, c, 70);
+    // 70 pages and their 3 page-table pages.
     assert_eq!(k.memcg.cgs[p as usize].memory.usage, 128, "the child's stock counts in the parent");
     // memory_max_write: usage (128) over the new limit (100) -> drain_all_stock first; the
-    // 70 pages fit, so nothing is reclaimed.
+    // 73 pages fit, so nothing is reclaimed.
     k.cgroup_write(0, "/sys/fs/cgroup/p/memory.max", "409600").unwrap();
-    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 70);
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 73);
     assert_eq!(k.memcg.cgs[p as usize].events_local[MemcgEvent::Max as usize], 0);
     assert_eq!(k.memcg.cgs[p as usize].vm.pgscan_direct, 0, "no reclaim");
-    // More pages refill the stock; when the task is gone its pages are uncharged, the
-    // stock's stay until rmdir drains them (mem_cgroup_css_offline).
+    // When the task is gone its pages are uncharged; the page tables' go to the stock
+    // (obj_cgroup_uncharge_pages), and the stock's pages stay charged until rmdir drains
+    // them (mem_cgroup_css_offline).
     k.kill(t, 9);
     k.run_until(k.now + NS_PER_SEC, &mut |k| k.task_exited(t));
-    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 0);
+    assert_eq!(k.memcg.stock_pages(c), 3);
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 3);
     let t = hold_anon(&mut k, c, 10);
-    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 64);
+    let usage = k.memcg.cgs[p as usize].memory.usage;
+    assert_eq!(usage, 13 + k.memcg.stock_pages(c), "pages, tables and the stock");
+    assert!(usage > 13 && usage <= 13 + 64);
     k.kill(t, 9);
     k.run_until(k.now + NS_PER_SEC, &mut |k| k.task_exited(t));
-    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 54, "the stock's pages are still charged");
+    assert_eq!(k.memcg.cgs[p as usize].memory.usage, usage - 10, "the stock's pages are still charged");
     k.cgroup_rmdir("/sys/fs/cgroup/p/c").unwrap();
     assert_eq!(k.memcg.cgs[p as usize].memory.usage, 0);
     assert_eq!(k.memcg.stock_pages(c), 0);
+}
+
+/// GFP_PGTABLE_USER's __GFP_ACCOUNT (4.6+): the page tables a cgroup's tasks fault in are
+/// charged to it (MEMCG_KMEM, memory.stat `pagetables` and `kernel`); 2.6.39 charges none.
+#[test]
+fn page_tables_are_charged_to_the_tasks_cgroup_from_4_6() {
+    for (era, charged) in [("linux-6.x", true), ("linux-5.4", true), ("linux-2.6.39", false)] {
+        let mut k = boot_era(era);
+        let a = cg(&mut k, ROOT_MEMCG, "a");
+        // 4 MiB: two PTE pages, a PMD page and a PUD page.
+        hold_anon(&mut k, a, 1024);
+        let c = &k.memcg.cgs[a as usize];
+        let tables = if charged { 4 } else { 0 };
+        assert_eq!((c.nr_pagetables, c.nr_kmem), (tables, tables), "{era}");
+        assert_eq!(c.memory.usage, 1024 + tables + k.memcg.stock_pages(a), "{era}");
+        if era == "linux-6.x" {
+            let path = format!("/sys/fs/cgroup{}/memory.stat", k.memcg.cgs[a as usize].path);
+            let stat = k.cgroup_read(&path).unwrap();
+            assert!(stat.contains("\npagetables 16384\n") && stat.starts_with("anon 4194304\n"), "{stat}");
+            assert!(stat.contains("\nkernel 16384\n"), "{stat}");
+        }
+    }
 }

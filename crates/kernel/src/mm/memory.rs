@@ -1,6 +1,7 @@
 //! Anonymous memory of processes (mm/memory.c do_anonymous_page, mm/mmap.c).
 
 use super::page::{Lru, Pfn};
+use super::memcontrol::{MemcgId, ROOT_MEMCG};
 use super::{KernelOwner, MappingKind};
 use crate::task::Step;
 use crate::Kernel;
@@ -24,7 +25,8 @@ pub struct PgTables {
     pte: Vec<u64>,
     pmd: Vec<u64>,
     pud: Vec<u64>,
-    pages: Vec<Pfn>,
+    /// The frames, each with the memory cgroup it is charged to (ROOT_MEMCG: none).
+    pages: Vec<(Pfn, MemcgId)>,
 }
 
 fn bit_set(v: &[u64], i: u64) -> bool {
@@ -63,7 +65,16 @@ impl Kernel {
         if n == 0 {
             return Ok(());
         }
-        self.alloc_pages_gate(tid, n)?;
+        // GFP_PGTABLE_USER is __GFP_ACCOUNT (4.6+; 2.6.39 has no kmem accounting): the
+        // charge comes first (__memcg_kmem_charge_page in __alloc_pages), then the pages.
+        let memcg = if self.profile.pgtables_accounted { self.task_memcg(tid) } else { ROOT_MEMCG };
+        if memcg != ROOT_MEMCG {
+            self.memcg_charge_pgtables(tid, memcg, n)?;
+        }
+        if let Err(step) = self.alloc_pages_gate(tid, n) {
+            self.memcg_uncharge_pgtables(memcg, n);
+            return Err(step);
+        }
         for shift in [PUD_SPAN_SHIFT, PMD_SPAN_SHIFT, PTE_SPAN_SHIFT] {
             let t = &self.tasks[tid as usize].pgtables;
             let have = match shift {
@@ -75,11 +86,13 @@ impl Kernel {
                 continue;
             }
             let Some(p) = self.mm.take_kernel(KernelOwner::PageTables) else {
+                let left = self.tasks[tid as usize].pgtables.missing(index);
+                self.memcg_uncharge_pgtables(memcg, left);
                 return Err(Step::Yield);
             };
             self.vm.inc(VmItem::PgallocNormal);
             let t = &mut self.tasks[tid as usize].pgtables;
-            t.pages.push(p);
+            t.pages.push((p, memcg));
             match shift {
                 PUD_SPAN_SHIFT => set_bit(&mut t.pud, index >> shift),
                 PMD_SPAN_SHIFT => set_bit(&mut t.pmd, index >> shift),
@@ -92,8 +105,9 @@ impl Kernel {
     /// free_pgtables: the task's page-table pages go with its anonymous memory.
     pub(crate) fn free_pgtables(&mut self, tid: TaskId) {
         let t = std::mem::take(&mut self.tasks[tid as usize].pgtables);
-        for &p in &t.pages {
+        for &(p, memcg) in &t.pages {
             self.mm.free_kernel_page(p);
+            self.memcg_uncharge_pgtables(memcg, 1);
         }
         self.vm.add(VmItem::Pgfree, t.pages.len() as u64);
     }
