@@ -955,7 +955,7 @@ fn diskstats_count_time_per_direction_and_busy_time_once() {
 /// __pte_alloc and friends: the first fault in each 2 MiB of a task's anonymous memory
 /// allocates a PTE page, in each 1 GiB a PMD page, in each 512 GiB a PUD page; they count
 /// as PageTables until the task exits (free_pgtables). A real 6.18 kernel: a process
-/// touching 1 GiB holds ~2 MB more PageTables (VmPTE 2120 kB).
+/// touching 1 GiB holds ~2 MB more (VmPTE +2,052 kB: validation/manual/pagetables-6.18).
 #[test]
 fn page_tables_map_anonymous_memory_and_go_at_exit() {
     let mut k = boot("seed-000");
