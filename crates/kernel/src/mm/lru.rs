@@ -15,6 +15,9 @@ pub const NR_LRU_LISTS: usize = 5;
 pub const MAX_LRUVECS: usize = 1024;
 /// Sentinel frames past the real ones: the zone's free list, then NR_LRU_LISTS per lruvec.
 pub const NR_SENTINELS: u32 = 1 + (MAX_LRUVECS * NR_LRU_LISTS) as u32;
+/// More sentinel frames, after the kernel owners' lists: the free lists of unmovable and
+/// reclaimable pageblocks (`FreeArea`).
+pub const NR_FREE_TYPE_SENTINELS: u32 = 2;
 
 /// Index of an lruvec in `Mm::lruvecs`; 0 is the node's root lruvec.
 pub type LruvecId = u16;
@@ -44,26 +47,52 @@ fn tail_of(pages: &Pages, h: Pfn) -> Option<Pfn> {
     if t == h { None } else { Some(t) }
 }
 
-/// The zone's free list (free_area, one order): every frame not in use.
+/// The zone's free lists (free_area, one order): every frame not in use, on the list of its
+/// pageblock's migrate type (free_area->free_list[migratetype]): the movable list (also
+/// MIGRATE_RESERVE's frames), the unmovable and the reclaimable ones.
 ///
 /// At boot every frame is free; listing them all would write the whole frame table before
 /// the machine runs (seconds and gigabytes for a TiB of RAM). Instead the frames below a
-/// boot mark, `untouched`, are free without being on the list: they are the list's head
-/// end, in order, as if they had been added there at boot with the highest frame nearest
+/// boot mark, `untouched`, are free without being on a list: they are the movable list's
+/// head end, in order, as if they had been added there at boot with the highest frame nearest
 /// the tail. `take` empties the linked part first and then hands out the frame just below
 /// the mark, lowering it; a frame above the mark is never unlinked-and-free, so a frame's
 /// record is first written when it is first used (the host commits its memory then).
+/// A pageblock taken over by another type gets its never-used frames linked on that type's
+/// list (`link_untouched_from`): the mark drops to the block's start.
 pub struct FreeArea {
     head: Pfn,
+    /// The unmovable and reclaimable lists' heads.
+    typed: [Pfn; NR_FREE_TYPE_SENTINELS as usize],
     pub nr_free: u64,
     /// Frames 0 .. untouched are free and not linked (never used since boot).
     untouched: Pfn,
 }
 
+/// The free list a frame of a pageblock of type `t` is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FreeList {
+    Movable,
+    Unmovable,
+    Reclaimable,
+}
+
 impl FreeArea {
-    pub fn new(pages: &mut Pages, head: Pfn) -> FreeArea {
+    /// `head`: the movable list's sentinel; `typed`: the unmovable and reclaimable lists'.
+    pub fn new(pages: &mut Pages, head: Pfn, typed: [Pfn; NR_FREE_TYPE_SENTINELS as usize]) -> FreeArea {
         init_head(pages, head);
-        FreeArea { head, nr_free: 0, untouched: 0 }
+        for &h in &typed {
+            init_head(pages, h);
+        }
+        FreeArea { head, typed, nr_free: 0, untouched: 0 }
+    }
+    #[inline]
+    fn head_of(&self, l: FreeList) -> Pfn {
+        match l {
+            FreeList::Movable => self.head,
+            FreeList::Unmovable => self.typed[0],
+            FreeList::Reclaimable => self.typed[1],
+        }
     }
     /// At boot: frames 0 .. nr are free, taken highest first after whatever is linked, as
     /// if added with `add_head` from `nr - 1` down to 0 (nothing is written).
@@ -76,7 +105,7 @@ impl FreeArea {
     pub fn untouched(&self) -> Pfn {
         self.untouched
     }
-    /// Put an unlisted frame at the head (taken last).
+    /// Put an unlisted frame at the head of the movable list (taken last).
     #[inline]
     pub fn add_head(&mut self, pages: &mut Pages, p: Pfn) {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
@@ -85,16 +114,37 @@ impl FreeArea {
         pages.set_lru(p, Lru::Free);
         self.nr_free += 1;
     }
-    /// Put an unlisted frame at the tail (taken next).
+    /// Put an unlisted frame at the tail of list `l` (taken next).
     #[inline]
-    pub fn add_tail(&mut self, pages: &mut Pages, p: Pfn) {
+    pub fn add_tail(&mut self, pages: &mut Pages, p: Pfn, l: FreeList) {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
-        let last = pages.prev(self.head);
+        let last = pages.prev(self.head_of(l));
         link_after(pages, last, p);
         pages.set_lru(p, Lru::Free);
         self.nr_free += 1;
     }
-    /// Take one given linked free frame off the list (the compaction free scanner's
+    /// Move a linked free frame to the head of list `l` (move_to_free_list: taken last).
+    #[inline]
+    pub fn move_to(&mut self, pages: &mut Pages, p: Pfn, l: FreeList) {
+        debug_assert_eq!(pages.lru(p), Lru::Free);
+        unlink(pages, p);
+        link_after(pages, self.head_of(l), p);
+        pages.set_lru(p, Lru::Free);
+    }
+    /// Link the never-used frames from `start` up to the boot mark on list `l`, and lower
+    /// the mark to `start` (a pageblock taken over by another type: move_freepages_block).
+    /// On the movable list they join its head in the order the mark would have given them
+    /// out (highest first, after every linked frame).
+    pub fn link_untouched_from(&mut self, pages: &mut Pages, start: Pfn, l: FreeList) {
+        let h = self.head_of(l);
+        for q in (start..self.untouched).rev() {
+            debug_assert_eq!(pages.lru(q), Lru::None);
+            link_after(pages, h, q);
+            pages.set_lru(q, Lru::Free);
+        }
+        self.untouched = self.untouched.min(start);
+    }
+    /// Take one given linked free frame off its list (the compaction free scanner's
     /// __isolate_free_page). Frames below the boot mark are not linked: the caller takes
     /// only frames at or above it.
     #[inline]
@@ -104,11 +154,18 @@ impl FreeArea {
         pages.set_lru(p, Lru::None);
         self.nr_free -= 1;
     }
-    /// Take the frame at the tail: the last one freed, else the highest never used.
+    /// Take the frame at the tail of the movable list: the last one freed, else the highest
+    /// never used.
     #[inline]
     pub fn take(&mut self, pages: &mut Pages) -> Option<Pfn> {
-        let Some(p) = tail_of(pages, self.head) else {
-            if self.untouched == 0 {
+        self.take_from(pages, FreeList::Movable)
+    }
+    /// Take the frame at the tail of list `l` (__rmqueue_smallest); the movable list ends
+    /// with the frames never used.
+    #[inline]
+    pub fn take_from(&mut self, pages: &mut Pages, l: FreeList) -> Option<Pfn> {
+        let Some(p) = tail_of(pages, self.head_of(l)) else {
+            if l != FreeList::Movable || self.untouched == 0 {
                 return None;
             }
             // A frame never used: all zeros (no owner, no flags, on no list); give it the
@@ -316,13 +373,13 @@ mod tests {
     #[test]
     fn untouched_boot_frames_come_out_in_the_order_of_a_fully_linked_list() {
         const N: u32 = 64;
-        let mut a = Pages::new(N, 1);
-        let mut linked = FreeArea::new(&mut a, N);
+        let mut a = Pages::new(N, 3);
+        let mut linked = FreeArea::new(&mut a, N, [N + 1, N + 2]);
         for p in (0..N).rev() {
             linked.add_head(&mut a, p);
         }
-        let mut b = Pages::new(N, 1);
-        let mut lazy = FreeArea::new(&mut b, N);
+        let mut b = Pages::new(N, 3);
+        let mut lazy = FreeArea::new(&mut b, N, [N + 1, N + 2]);
         lazy.add_untouched(N);
         assert_eq!(lazy.nr_free, linked.nr_free);
         // A mixed sequence: take 5, free two of them, take 10, free 3, take everything.
@@ -332,14 +389,14 @@ mod tests {
             for _ in 0..5 {
                 held.push(fa.take(pages).unwrap());
             }
-            fa.add_tail(pages, held.remove(1));
-            fa.add_tail(pages, held.remove(2));
+            fa.add_tail(pages, held.remove(1), FreeList::Movable);
+            fa.add_tail(pages, held.remove(2), FreeList::Movable);
             for _ in 0..10 {
                 held.push(fa.take(pages).unwrap());
             }
             for _ in 0..3 {
                 let p = held.pop().unwrap();
-                fa.add_tail(pages, p);
+                fa.add_tail(pages, p, FreeList::Movable);
             }
             while let Some(p) = fa.take(pages) {
                 assert_eq!(pages.lru(p), Lru::None);

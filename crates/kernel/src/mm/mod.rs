@@ -353,7 +353,7 @@ impl KernelPages {
 }
 
 /// Sentinel frames past the lruvecs' list heads: one per kernel-page owner.
-pub const NR_ALL_SENTINELS: u32 = NR_SENTINELS + NR_KERNEL_OWNERS as u32;
+pub const NR_ALL_SENTINELS: u32 = NR_SENTINELS + NR_KERNEL_OWNERS as u32 + lru::NR_FREE_TYPE_SENTINELS;
 
 /// Sums over the live mappings that /proc/meminfo needs (`Mm::mapping_sums`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -436,7 +436,8 @@ impl Mm {
         let mut pages = Pages::try_new(nr, NR_ALL_SENTINELS).map_err(|e| {
             format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
         })?;
-        let mut free = FreeArea::new(&mut pages, nr);
+        let typed = nr + NR_SENTINELS + NR_KERNEL_OWNERS as u32;
+        let mut free = FreeArea::new(&mut pages, nr, [typed, typed + 1]);
         // The free list holds every frame at boot, highest frame first out; none is
         // written until it is first taken (FreeArea::add_untouched): booting costs neither
         // time nor host memory in proportion to the RAM.
@@ -868,38 +869,67 @@ impl Mm {
             let cpu = self.pcp.fullest()?;
             self.pcp.drained(cpu, 1);
         }
-        self.free.take(&mut self.pages)
+        self.take_movable()
     }
     /// Take the frame a CPU's list gave (rmqueue_pcplist; the caller counted it).
     #[inline]
     pub(crate) fn take_free_frame(&mut self) -> Option<Pfn> {
-        self.free.take(&mut self.pages)
+        self.take_movable()
     }
-    /// Return a frame to the free list (__free_one_page; `Kernel::free_page` decides
-    /// whether it stays on a CPU's list).
+    /// A movable allocation (__rmqueue): the movable list, else a frame of another type's
+    /// list (__rmqueue_fallback's MIGRATE_MOVABLE fallbacks: reclaimable, then unmovable)
+    /// without taking its block over (an order-0 movable allocation never steals:
+    /// can_steal_fallback).
+    #[inline]
+    fn take_movable(&mut self) -> Option<Pfn> {
+        self.free
+            .take(&mut self.pages)
+            .or_else(|| self.free.take_from(&mut self.pages, lru::FreeList::Reclaimable))
+            .or_else(|| self.free.take_from(&mut self.pages, lru::FreeList::Unmovable))
+    }
+    /// Return a frame to the free list of its pageblock's type (__free_one_page;
+    /// `Kernel::free_page` decides whether it stays on a CPU's list).
     #[inline]
     pub fn put_free(&mut self, p: Pfn) {
         debug_assert_eq!(self.pages.lru(p), Lru::None);
         self.pages.set_owner(p, 0, 0);
         self.pages.set_lruvec_of(p, ROOT_LRUVEC);
-        self.free.add_tail(&mut self.pages, p);
+        let l = pageblock::free_list_of(self.pageblocks.of(p as u64));
+        self.free.add_tail(&mut self.pages, p, l);
+    }
+
+    /// A kernel allocation of type `t` (__rmqueue): a frame of its own type's list
+    /// (__rmqueue_smallest), else one of its fallbacks' (unmovable: reclaimable, then
+    /// movable; reclaimable: unmovable, then movable), whose block it may then take over
+    /// (`pageblock_fallback`).
+    fn take_typed(&mut self, t: pageblock::MigrateType) -> Option<Pfn> {
+        if self.nr_free() == 0 {
+            let cpu = self.pcp.fullest()?;
+            self.pcp.drained(cpu, 1);
+        }
+        let own = pageblock::free_list_of(t);
+        let other = if own == lru::FreeList::Unmovable { lru::FreeList::Reclaimable } else { lru::FreeList::Unmovable };
+        self.free
+            .take_from(&mut self.pages, own)
+            .or_else(|| self.free.take_from(&mut self.pages, other))
+            .or_else(|| self.free.take(&mut self.pages))
     }
 
     /// A frame for the kernel's own use by `owner` (no watermark checks).
     pub fn take_kernel(&mut self, owner: KernelOwner) -> Option<Pfn> {
-        let p = self.take_free()?;
-        let c = owner.code();
-        debug_assert!(c < NR_KERNEL_OWNERS);
-        self.pages.set_owner(p, 0, c as u64);
-        let h = self.kernel.base + c as u32;
-        lru::link_after(&mut self.pages, h, p);
-        self.kernel.nr[c] += 1;
         // Reclaimable slab is MIGRATE_RECLAIMABLE (__GFP_RECLAIMABLE), other kernel memory
         // MIGRATE_UNMOVABLE (gfp_migratetype).
         let t = match owner {
             KernelOwner::Slab(id) if self.slab.caches.get(id as usize).is_some_and(|c| c.reclaimable()) => pageblock::MigrateType::Reclaimable,
             _ => pageblock::MigrateType::Unmovable,
         };
+        let p = self.take_typed(t)?;
+        let c = owner.code();
+        debug_assert!(c < NR_KERNEL_OWNERS);
+        self.pages.set_owner(p, 0, c as u64);
+        let h = self.kernel.base + c as u32;
+        lru::link_after(&mut self.pages, h, p);
+        self.kernel.nr[c] += 1;
         self.pageblock_fallback(p, t);
         Some(p)
     }

@@ -12,6 +12,7 @@
 //! kernel pages went, not the kernel's tighter grouping.
 
 use super::compaction::{PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
+use super::lru::FreeList;
 use super::page::{Lru, Pfn};
 use super::Mm;
 
@@ -87,6 +88,16 @@ impl Pageblocks {
     }
 }
 
+/// The free list a free frame of a block of type `t` is on (MIGRATE_RESERVE's: the movable
+/// list; reserve blocks are the lowest, taken last).
+pub fn free_list_of(t: MigrateType) -> FreeList {
+    match t {
+        MigrateType::Unmovable => FreeList::Unmovable,
+        MigrateType::Reclaimable => FreeList::Reclaimable,
+        MigrateType::Movable | MigrateType::Reserve => FreeList::Movable,
+    }
+}
+
 impl Mm {
     /// After frame `p` was taken for an allocation of type `t` (a kernel allocation:
     /// movable allocations of one page never take a block over, can_steal_fallback): if
@@ -124,6 +135,26 @@ impl Mm {
         };
         if free + alike >= PAGEBLOCK_NR_PAGES / 2 {
             self.pageblocks.set(p as u64, t);
+            self.move_freepages_block(start, end, t);
+        }
+    }
+
+    /// move_freepages_block: the free frames of the block [start, end) go to the free list
+    /// of its new type `t`, never-used ones included (linked now: the boot mark drops to
+    /// the block's start).
+    fn move_freepages_block(&mut self, start: u64, end: u64, t: MigrateType) {
+        let l = free_list_of(t);
+        let untouched = self.free.untouched() as u64;
+        for q in start.max(untouched)..end {
+            if self.pages.lru(q as Pfn) == Lru::Free {
+                self.free.move_to(&mut self.pages, q as Pfn, l);
+            }
+        }
+        if untouched > start {
+            // The mark is in this block (frames are taken from the top down, so a block a
+            // kernel allocation just took a frame from holds it, or lies above it).
+            debug_assert!(untouched <= end, "a block wholly below the boot mark was taken over");
+            self.free.link_untouched_from(&mut self.pages, start as Pfn, l);
         }
     }
 
@@ -167,8 +198,18 @@ mod tests {
             // The allocator hands out the top block first: a mostly free block is claimed.
             let p = mm.take_kernel(KernelOwner::Other).unwrap();
             assert_eq!(mm.pageblocks.of(p as u64), MigrateType::Unmovable);
-            // Fill the next block with movable pages, then a kernel page among them: the block
-            // stays movable (not half free, and its other pages are movable, not alike).
+            // Its free frames are on the unmovable list now: the next kernel pages come from
+            // it (__rmqueue_smallest), and movable ones from the blocks below.
+            let q = mm.take_free().unwrap();
+            assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 2, "{q}");
+            mm.put_free(q);
+            for _ in 1..PAGEBLOCK_NR_PAGES {
+                let k = mm.take_kernel(KernelOwner::Other).unwrap();
+                assert_eq!(k as u64 >> PAGEBLOCK_ORDER, 3, "{k}");
+            }
+            // Fill the next block with movable pages, then a kernel page among them, the
+            // unmovable list being empty: the block stays movable (not half free, and its
+            // other pages are movable, not alike).
             let mut held = Vec::new();
             while mm.free.nr_free > 2 * PAGEBLOCK_NR_PAGES + 1 {
                 held.push(mm.take_free().unwrap());
@@ -187,12 +228,14 @@ mod tests {
     fn a_block_of_kernel_pages_is_claimed_only_where_alike_pages_count() {
         for rule in [StealRule::HalfFree, StealRule::HalfFreeOrAlike] {
             let mut mm = mm(4 * PAGEBLOCK_NR_PAGES, rule);
-            mm.take_kernel(KernelOwner::Other).unwrap();
-            // Take the rest of the top block, then most of the next one: three quarters of
-            // it held by the kernel outside any list, a few pages movable, the rest free.
-            while mm.free.nr_free > 3 * PAGEBLOCK_NR_PAGES {
-                mm.take_free().unwrap();
+            // The top block goes to kernel pages (the first claims it, the rest come from
+            // its free frames on the unmovable list); then most of the next one: three
+            // quarters of it held by the kernel outside any list, a few pages movable, the
+            // rest free.
+            for _ in 0..PAGEBLOCK_NR_PAGES {
+                mm.take_kernel(KernelOwner::Other).unwrap();
             }
+            assert_eq!(mm.free.nr_free, 3 * PAGEBLOCK_NR_PAGES);
             let mut n = 0;
             while mm.free.nr_free > 2 * PAGEBLOCK_NR_PAGES + PAGEBLOCK_NR_PAGES / 8 {
                 let q = mm.take_free().unwrap();
