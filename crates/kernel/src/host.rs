@@ -63,6 +63,11 @@ pub const FIXED_BYTES: u64 = 32 << 20;
 /// `boot_slab_host_memory_stays_within_the_estimate` (102..131 B by era).
 pub const SLAB_BYTES_PER_PAGE: u64 = 160;
 
+/// Host bytes per page of RAM for buffer heads, were every page a page-cache page carrying
+/// one (`fs::buffer`): its object's free-list link and allocation bit, a share of its slab's
+/// descriptor (39 objects a slab page), the per-frame bit, and the tables' growth by doubling.
+pub const BUFFER_HEAD_BYTES_PER_PAGE: u64 = 3;
+
 /// Host memory of the slab caches populated at boot (1% of memory, at most 64 MiB).
 pub fn slab_bytes(frames: u64) -> u64 {
     (frames / 100).min(64 * 1024 * 1024 / PAGE_SIZE) * SLAB_BYTES_PER_PAGE
@@ -80,6 +85,8 @@ pub struct HostEstimate {
     pub swap: u64,
     /// The slab caches populated at boot.
     pub slab: u64,
+    /// The buffer heads the page cache may come to carry (`BUFFER_HEAD_BYTES_PER_PAGE`).
+    pub buffer_heads: u64,
     /// The page -> lruvec table of memory cgroups (0 unless the run uses cgroups).
     pub memcg: u64,
     pub fixed: u64,
@@ -87,7 +94,7 @@ pub struct HostEstimate {
 
 impl HostEstimate {
     pub fn total(&self) -> u64 {
-        self.frames.saturating_add(self.page_index).saturating_add(self.swap).saturating_add(self.slab).saturating_add(self.memcg).saturating_add(self.fixed)
+        self.frames.saturating_add(self.page_index).saturating_add(self.swap).saturating_add(self.slab).saturating_add(self.buffer_heads).saturating_add(self.memcg).saturating_add(self.fixed)
     }
 }
 
@@ -115,7 +122,15 @@ pub fn estimate(machine: &Machine) -> HostEstimate {
         swap = swap.saturating_add(slots.saturating_mul(per)).saturating_add(tree_bytes(slots));
     }
     let page_index = tree_bytes(frames).saturating_mul(if has_swap { 2 } else { 1 });
-    HostEstimate { frames: frame_table_bytes(frames), page_index, swap, slab: slab_bytes(frames), memcg: 0, fixed: FIXED_BYTES }
+    HostEstimate {
+        frames: frame_table_bytes(frames),
+        page_index,
+        swap,
+        slab: slab_bytes(frames),
+        buffer_heads: frames.saturating_mul(BUFFER_HEAD_BYTES_PER_PAGE),
+        memcg: 0,
+        fixed: FIXED_BYTES,
+    }
 }
 
 /// Host memory available to this process, in bytes, and where the figure comes from:

@@ -100,6 +100,8 @@ pub struct Kernel {
     pub psi: crate::psi::Psi,
     /// The dentry and inode caches of the generated trees (fs/vfs.rs, fs/namei.rs).
     pub vfs: crate::fs::vfs::Vfs,
+    /// Buffer heads of page-cache pages (fs/buffer.c).
+    pub bh: crate::fs::buffer::BufferHeads,
     /// Registered shrinkers and the locks of slab reclaim (mm/shrinker.rs).
     pub shrink: crate::mm::shrinker::Shrinkers,
     /// The NFS server's threads and the load driving it (fs/nfsd.rs).
@@ -428,6 +430,7 @@ impl Kernel {
             profile: Profile::of(machine.kernel),
             psi,
             vfs: crate::fs::vfs::Vfs::new(machine.kernel, &machine.cpu_model),
+            bh: Default::default(),
             shrink: Default::default(),
             nfsd: Default::default(),
             current: None,
@@ -483,6 +486,7 @@ impl Kernel {
         // dentries and inodes of files no one holds open (what drop_caches 2 frees).
         let slab = (managed / 100).min(64 * 1024 * 1024 / PAGE_SIZE);
         self.kmem_cache_init();
+        self.buffer_init();
         let recl = slab * 2 / 5;
         let boot = self.mm.slab.boot_caches(self.machine.kernel == memtwin_machine::KernelProfile::Linux24);
         let unused = self.mm.boot_populate_slab(boot, recl, slab - recl, recl / 2);
@@ -1016,7 +1020,7 @@ impl Kernel {
             self.advance_clock(t);
             self.handle(ev);
             if self.debug_invariants {
-                if let Err(e) = self.mm.check_invariants() {
+                if let Err(e) = self.mm.check_invariants().and_then(|_| self.check_buffer_invariants()) {
                     panic!("invariant broken at t={} ns after {:?}: {e}", self.now, ev);
                 }
             }

@@ -94,6 +94,7 @@ fn estimate_covers_a_run_that_fills_ram_and_swap() {
     let text = "memhog 450M &\nsleep 20\ndd if=/dev/zero of=/root/f bs=1M count=256\ndd if=/root/f of=/dev/null bs=1M\n";
     let peak = peak_of(text, &sets) as u64;
     let e = host::estimate(&machine(&sets));
+    // (The written file's pages carry buffer heads: the estimate's buffer_heads part.)
     let model = e.total() - e.fixed;
     eprintln!("base {base} B, peak {peak} B, estimate {e:?}");
     assert!(base <= e.fixed, "fixed part {base} B above the estimate's {e:?}");

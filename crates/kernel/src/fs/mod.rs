@@ -9,6 +9,7 @@
 //! * `persist`: what reached the disk — per-inode persisted size, the journal's commits —
 //!   and the disk image a crash or a reboot leaves behind.
 
+pub mod buffer;
 pub mod dcache;
 mod fadvise;
 pub mod file;

@@ -228,6 +228,9 @@ impl Kernel {
         let index = pos / PAGE_SIZE;
         match self.mm.slot(m, index) {
             Slot::Page(p) if !self.mm.pages.locked(p) => {
+                // __getblk: the block's buffer head (the page's first use through the
+                // buffer cache; 2.4's and 2.6.39's block_read_full_page attached it already).
+                self.attach_page_buffers(Some(tid), p)?;
                 self.mark_page_accessed(p);
                 self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
                 Ok(())
@@ -832,6 +835,8 @@ impl Kernel {
             return Err(Errno::EFBIG.into());
         }
         let copy_bw = self.machine.cpu_model.copy_bw;
+        let mount = self.vfs.sbs[sb].mount;
+        let buffers = crate::fs::buffer::fs_write_buffers(self.machine.kernel, &self.fs.mounts[mount as usize].fstype);
         let mut at = offset;
         while at < end {
             let index = at / PAGE_SIZE;
@@ -849,6 +854,9 @@ impl Kernel {
                 return Err(Step::SleepUntil { t, io: true }.into());
             }
             self.charge_sys(tid, self.machine.cpu_model.page_cache_ns + (chunk as f64 / copy_bw * 1e9) as Ns);
+            if buffers {
+                self.attach_page_buffers(Some(tid), p)?;
+            }
             self.write_mark_accessed(p);
             self.set_page_dirty(tid, p);
             at += chunk;

@@ -663,8 +663,9 @@ impl Kernel {
         let mut at = pos;
         let mut wait = None;
         let shmem = self.mm.mappings[m as usize].swap_backed();
+        let buffers = !shmem && self.write_begin_buffers(m);
         if !shmem && !self.per_page_io {
-            (at, wait) = self.perform_write_run(tid, m, at, end);
+            (at, wait) = self.perform_write_run(tid, m, at, end, buffers);
         }
         while at < end && wait.is_none() {
             let index = at / PAGE_SIZE;
@@ -703,6 +704,13 @@ impl Kernel {
                 wait = Some(self.folio_wait_locked(tid, m, index, p));
                 break;
             }
+            // write_begin: create_empty_buffers on a page without buffer heads.
+            if buffers {
+                if let Err(step) = self.attach_page_buffers(Some(tid), p) {
+                    wait = Some(step);
+                    break;
+                }
+            }
             // The lookup (grab_cache_page_write_begin), a disk filesystem's write_begin/
             // write_end (tmpfs has none), and copy_from_user into the page.
             let c = &self.machine.cpu_model;
@@ -733,7 +741,7 @@ impl Kernel {
     /// before 4.7, dirtied), with the costs read once and the charges summed. Returns
     /// where it stopped and, if it stopped early, what the writer waits for (the
     /// allocation, or the read of a locked page).
-    fn perform_write_run(&mut self, tid: TaskId, m: u32, mut at: u64, end: u64) -> (u64, Option<Step>) {
+    fn perform_write_run(&mut self, tid: TaskId, m: u32, mut at: u64, end: u64, buffers: bool) -> (u64, Option<Step>) {
         let c = &self.machine.cpu_model;
         let insert_ns = cost::page_cache_insert_ns(c);
         let write_ns = c.page_cache_ns + c.fs_write_page_ns;
@@ -760,6 +768,12 @@ impl Kernel {
             if self.mm.pages.locked(p) {
                 wait = Some(self.folio_wait_locked(tid, m, index, p));
                 break;
+            }
+            if buffers {
+                if let Err(step) = self.attach_page_buffers(Some(tid), p) {
+                    wait = Some(step);
+                    break;
+                }
             }
             sys += write_ns;
             copy += if chunk == PAGE_SIZE { page_copy_ns } else { cost::copy_in_ns(&self.machine.cpu_model, chunk) };

@@ -351,7 +351,11 @@ impl Kernel {
     pub fn compact_nodes(&mut self, tid: TaskId) -> CompactStats {
         let rule = self.profile.compaction;
         let memcg = &mut self.memcg;
-        let s = self.mm.compact_zone(rule, |old, new| memcg.migrate(old, new));
+        let bh = &mut self.bh;
+        let s = self.mm.compact_zone(rule, |old, new| {
+            memcg.migrate(old, new);
+            Kernel::migrate_page_buffers(bh, old, new);
+        });
         match rule {
             Compaction::None => {}
             Compaction::Async2635 => {

@@ -114,6 +114,10 @@ impl Kernel {
         let l = Lru::of(file, active);
         self.lru_cache_add(p, l);
         self.memcg_page_added(p, m, prev, active);
+        if matches!(kind, MappingKind::File | MappingKind::BlockDev) && self.readpage_buffers(m) {
+            // block_read_full_page (2.4, 2.6.39: no kmem accounting, nothing to wait for).
+            let _ = self.attach_page_buffers(None, p);
+        }
     }
 
     /// __filemap_remove_folio + free: the page leaves its mapping (leaving `shadow` in the
@@ -133,6 +137,8 @@ impl Kernel {
             self.mm.stat.writeback -= 1;
             self.mm.mappings[m as usize].nr_writeback -= 1;
         }
+        // try_to_release_page -> try_to_free_buffers: the page's buffer heads go with it.
+        self.free_page_buffers(p, m);
         let kind = self.mm.mappings[m as usize].kind;
         if !self.mm.mappings[m as usize].mapped_blocks.is_empty() {
             // try_to_unmap / unmap_mapping_range: no PTE maps the page any more.

@@ -1211,10 +1211,25 @@ impl Kernel {
     /// before it retries) and the object's remainder is kept for the next one. The kernel
     /// also keeps bytes in a per-CPU stock; the model keeps them in the cgroup.
     pub fn obj_cgroup_charge(&mut self, tid: TaskId, id: MemcgId, size: u64, reclaimable: bool) -> Result<(), crate::task::Step> {
+        self.obj_cgroup_charge_by(Some(tid), id, size, reclaimable)
+    }
+
+    /// `obj_cgroup_charge` for task `tid`, or, with no task to reclaim (a __GFP_NOFAIL
+    /// allocation outside one), whole pages from the CPU's stock or charged past any limit
+    /// (try_charge_memcg's `force`).
+    pub(crate) fn obj_cgroup_charge_by(&mut self, tid: Option<TaskId>, id: MemcgId, size: u64, reclaimable: bool) -> Result<(), crate::task::Step> {
         let have = self.memcg.cgs[id as usize].objcg_bytes;
         if have < size {
             let pages = (size - have).div_ceil(PAGE_SIZE);
-            self.try_charge(tid, id, pages)?;
+            match tid {
+                Some(t) => self.try_charge(t, id, pages)?,
+                None => {
+                    let cpu = self.this_cpu();
+                    if !self.memcg.consume_stock(cpu, id, pages) {
+                        self.memcg.counter_charge(id, pages);
+                    }
+                }
+            }
             // memcg_account_kmem: MEMCG_KMEM, and v1's kmem counter.
             self.memcg.kmem_counter_charge(id, pages);
             let c = &mut self.memcg.cgs[id as usize];

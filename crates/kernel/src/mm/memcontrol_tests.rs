@@ -55,6 +55,13 @@ fn append(k: &mut Kernel, cg: MemcgId, path: &str, bytes: u64) {
     });
 }
 
+/// Pages charged to cgroup `id`'s subtree for its pages (usage less the kernel memory its
+/// written pages' buffer heads are charged for, and the CPUs' charge stocks).
+fn page_usage(k: &Kernel, id: MemcgId) -> u64 {
+    let other: u64 = k.memcg.subtree(id).iter().map(|&i| k.memcg.cgs[i as usize].nr_kmem + k.memcg.stock_pages(i)).sum();
+    k.memcg.cgs[id as usize].memory.usage - other
+}
+
 /// Fault in `pages` of anonymous memory from cgroup `cg`, then exit (or hold it: `hold`).
 fn anon(k: &mut Kernel, cg: MemcgId, pages: u64) -> TaskId {
     let mut done = 0;
@@ -88,11 +95,13 @@ fn page_cache_is_charged_per_page_to_the_cgroup_that_first_touched_it() {
     let a = cg(&mut k, ROOT_MEMCG, "a");
     let b = cg(&mut k, ROOT_MEMCG, "b");
     append(&mut k, a, "/root/f", 1 << 20);
-    assert_eq!(k.memcg.cgs[a as usize].memory.usage, 256);
+    assert_eq!(page_usage(&k, a), 256);
+    // Each written page's buffer head (104 bytes and the objcg pointer) is charged with it.
+    assert_eq!(k.memcg.cgs[a as usize].nr_kmem, (256u64 * 112).div_ceil(PAGE_SIZE));
     // b extends the same file: the new pages are b's (exceptions to the file's owner a).
     append(&mut k, b, "/root/f", 1 << 20);
-    assert_eq!(k.memcg.cgs[a as usize].memory.usage, 256);
-    assert_eq!(k.memcg.cgs[b as usize].memory.usage, 256);
+    assert_eq!(page_usage(&k, a), 256);
+    assert_eq!(page_usage(&k, b), 256);
     let stats = k.memcg_page_stats();
     assert_eq!(stats[a as usize].file, 256);
     assert_eq!(stats[b as usize].file, 256);
@@ -105,14 +114,14 @@ fn page_cache_is_charged_per_page_to_the_cgroup_that_first_touched_it() {
         None
     });
     let _ = t;
-    assert_eq!(k.memcg.cgs[b as usize].memory.usage, 256);
+    assert_eq!(page_usage(&k, b), 256);
     // Deleting the file uncharges every page where it was charged.
     run_in(&mut k, ROOT_MEMCG, |k, me| {
         k.sys_unlink(me, "/root/f").unwrap();
         None
     });
-    assert_eq!(k.memcg.cgs[a as usize].memory.usage, 0);
-    assert_eq!(k.memcg.cgs[b as usize].memory.usage, 0);
+    assert_eq!(page_usage(&k, a), 0);
+    assert_eq!(page_usage(&k, b), 0);
     k.mm.check_invariants().unwrap();
 }
 
@@ -125,7 +134,7 @@ fn usage_is_hierarchical_and_a_parents_limit_reclaims_its_childrens_pages() {
     let other = cg(&mut k, ROOT_MEMCG, "other");
     append(&mut k, other, "/root/o", 4 << 20);
     append(&mut k, c1, "/root/x", 4 << 20);
-    assert_eq!(k.memcg.cgs[p as usize].memory.usage, 1024, "the child's pages count in the parent");
+    assert_eq!(page_usage(&k, p), 1024, "the child's pages count in the parent");
     // Clean the pages so that reclaim can drop them.
     run_in(&mut k, ROOT_MEMCG, |k, _| {
         k.writeback.sync_requested = true;
@@ -136,8 +145,8 @@ fn usage_is_hierarchical_and_a_parents_limit_reclaims_its_childrens_pages() {
     append(&mut k, c2, "/root/y", 4 << 20);
     let usage = k.memcg.cgs[p as usize].memory.usage;
     assert!(usage <= 1536, "the parent's limit holds: {usage}");
-    assert!(k.memcg.cgs[c1 as usize].memory.usage < 1024, "reclaim took c1's pages");
-    assert_eq!(k.memcg.cgs[other as usize].memory.usage, 1024, "reclaim stays in the subtree");
+    assert!(page_usage(&k, c1) < 1024, "reclaim took c1's pages");
+    assert_eq!(page_usage(&k, other), 1024, "reclaim stays in the subtree");
     assert!(k.memcg.cgs[p as usize].events[MemcgEvent::Max as usize] > 0);
     assert!(k.memcg.cgs[p as usize].memory.failcnt > 0);
     assert_eq!(k.memcg.cgs[p as usize].memory.watermark, 1536);
@@ -233,7 +242,7 @@ fn a_cgroup_below_min_is_never_reclaimed() {
     k.memcg.cgs[x as usize].memory.min = 1 << 20;
     let sc = k.try_to_free_mem_cgroup_pages(p, 256, None, true);
     assert_eq!(sc.nr_reclaimed, 0);
-    assert_eq!(k.memcg.cgs[x as usize].memory.usage, 512);
+    assert_eq!(page_usage(&k, x), 512);
     k.memcg.cgs[x as usize].memory.min = 0;
     let sc = k.try_to_free_mem_cgroup_pages(p, 256, None, true);
     assert!(sc.nr_reclaimed >= 256);

@@ -150,6 +150,8 @@ pub struct AddressSpace {
     pub content: Content,
     /// Page faults since the last read-around hit (mmap_miss, MMAP_LOTSAMISS).
     pub mmap_miss: u32,
+    /// Pages carrying buffer heads (`fs::buffer`).
+    pub nr_buffers: u32,
     /// File pages mapped by page tables, per aligned block of FAULT_AROUND_PAGES (one bit
     /// each; empty until a process first maps a page): a fault maps every cached page of its
     /// block (do_fault_around -> filemap_map_pages), so the next access to any of them is
@@ -247,6 +249,7 @@ impl AddressSpace {
             nr_swapcache: 0,
             content: Content::Text,
             mmap_miss: 0,
+            nr_buffers: 0,
             swap_ra: SwapRaInfo::default(),
             mapped_blocks: Vec::new(),
             xa_lock: XaLock::default(),

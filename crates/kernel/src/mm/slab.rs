@@ -53,7 +53,7 @@ pub type CacheId = u16;
 
 /// obj_full_size: what a charged object costs its cgroup beyond its slot, the
 /// `struct obj_cgroup *` kept for it in the slab's objcg vector (x86-64).
-const OBJCG_PTR_BYTES: u64 = 8;
+pub(crate) const OBJCG_PTR_BYTES: u64 = 8;
 
 /// SLAB_HWCACHE_ALIGN: align objects on cache lines.
 pub const SLAB_HWCACHE_ALIGN: u32 = 0x0000_2000;
@@ -657,6 +657,35 @@ impl Slabs {
     }
 
     /// Whether `h` is an allocated object.
+    /// An allocated object of cache `c` to free when the caller does not keep handles (the
+    /// buffer heads of pages): one of slab `prefer` while it has any, else of the oldest full
+    /// slab (the head of the full list), else of the first partial slab with objects; the
+    /// slab it comes from, for the next call's `prefer`. Pages leave the page cache about in
+    /// the order they came, so their buffer heads are freed slab after slab.
+    pub fn some_object(&self, c: CacheId, prefer: Option<u32>) -> Option<(ObjHandle, u32)> {
+        let k = self.caches.get(c as usize)?;
+        let has = |s: u32| (s as usize) < k.s_inuse.len() && k.s_list[s as usize] != L_NONE && k.s_inuse[s as usize] > 0;
+        let s = match prefer.filter(|&s| has(s)) {
+            Some(s) => s,
+            None => {
+                let mut s = k.heads[L_FULL as usize];
+                if s == NIL {
+                    s = k.heads[L_PARTIAL as usize];
+                    while s != NIL && k.s_inuse[s as usize] == 0 {
+                        s = k.s_next[s as usize];
+                    }
+                }
+                if s == NIL {
+                    return None;
+                }
+                s
+            }
+        };
+        let base = s as usize * k.objs_per_slab as usize;
+        let slot = (0..k.objs_per_slab as usize).find(|&i| k.obj_used[(base + i) / 64] & (1 << ((base + i) % 64)) != 0)?;
+        Some((ObjHandle::new(c, s, slot as u16), s))
+    }
+
     pub fn is_allocated(&self, h: ObjHandle) -> bool {
         self.caches.get(h.cache() as usize).is_some_and(|c| c.is_allocated(h.slab(), h.slot()))
     }
