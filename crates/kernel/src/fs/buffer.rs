@@ -56,13 +56,6 @@ pub struct BufferHeads {
 }
 
 impl BufferHeads {
-    /// Pages that carry buffer heads.
-    pub fn len(&self) -> u64 {
-        self.nr
-    }
-    pub fn is_empty(&self) -> bool {
-        self.nr == 0
-    }
     #[inline]
     pub fn has_buffers(&self, p: Pfn) -> bool {
         self.bits.get(p as usize / 64).is_some_and(|w| w & (1 << (p % 64)) != 0)
@@ -78,10 +71,6 @@ impl BufferHeads {
     fn clear(&mut self, p: Pfn) {
         self.bits[p as usize / 64] &= !(1 << (p % 64));
         self.nr -= 1;
-    }
-    /// Host bytes of the table.
-    pub fn host_bytes(&self) -> u64 {
-        self.bits.capacity() as u64 * 8
     }
 }
 

@@ -20,38 +20,34 @@ const PUD_SPAN_SHIFT: u32 = 27;
 /// until the memory is unmapped (free_pgtables at exit), swapped-out pages keeping theirs
 /// (the swap entry is in the PTE). Not included: the PGD and the tables of a process's
 /// text, libraries, stack and file mappings (the idle system's are counted at boot).
+/// The levels below the PGD, from the top: each one's shift, as page indices.
+const LEVEL_SHIFTS: [u32; 3] = [PUD_SPAN_SHIFT, PMD_SPAN_SHIFT, PTE_SPAN_SHIFT];
+
 #[derive(Clone, Debug, Default)]
 pub struct PgTables {
-    pte: Vec<u64>,
-    pmd: Vec<u64>,
-    pud: Vec<u64>,
+    /// Per level (PUD, PMD, PTE): one bit per region that has its table.
+    levels: [Vec<u64>; 3],
     /// The frames, each with the memory cgroup it is charged to (ROOT_MEMCG: none).
     pages: Vec<(Pfn, MemcgId)>,
 }
 
-fn bit_set(v: &[u64], i: u64) -> bool {
-    v.get((i / 64) as usize).is_some_and(|w| w & (1 << (i % 64)) != 0)
-}
-
-fn set_bit(v: &mut Vec<u64>, i: u64) {
-    let w = (i / 64) as usize;
-    if v.len() <= w {
-        v.resize(w + 1, 0);
-    }
-    v[w] |= 1 << (i % 64);
-}
-
 impl PgTables {
+    fn has(&self, level: usize, index: u64) -> bool {
+        let i = index >> LEVEL_SHIFTS[level];
+        self.levels[level].get((i / 64) as usize).is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+    fn set(&mut self, level: usize, index: u64) {
+        let i = index >> LEVEL_SHIFTS[level];
+        let v = &mut self.levels[level];
+        let w = (i / 64) as usize;
+        if v.len() <= w {
+            v.resize(w + 1, 0);
+        }
+        v[w] |= 1 << (i % 64);
+    }
     /// Tables a fault at page `index` must allocate first (0 to 3).
     fn missing(&self, index: u64) -> u64 {
-        [(&self.pte, PTE_SPAN_SHIFT), (&self.pmd, PMD_SPAN_SHIFT), (&self.pud, PUD_SPAN_SHIFT)]
-            .iter()
-            .filter(|(v, shift)| !bit_set(v, index >> shift))
-            .count() as u64
-    }
-    /// Page-table pages held.
-    pub fn nr_pages(&self) -> u64 {
-        self.pages.len() as u64
+        (0..LEVEL_SHIFTS.len()).filter(|&l| !self.has(l, index)).count() as u64
     }
 }
 
@@ -75,14 +71,8 @@ impl Kernel {
             self.memcg_uncharge_pgtables(memcg, n);
             return Err(step);
         }
-        for shift in [PUD_SPAN_SHIFT, PMD_SPAN_SHIFT, PTE_SPAN_SHIFT] {
-            let t = &self.tasks[tid as usize].pgtables;
-            let have = match shift {
-                PUD_SPAN_SHIFT => bit_set(&t.pud, index >> shift),
-                PMD_SPAN_SHIFT => bit_set(&t.pmd, index >> shift),
-                _ => bit_set(&t.pte, index >> shift),
-            };
-            if have {
+        for level in 0..LEVEL_SHIFTS.len() {
+            if self.tasks[tid as usize].pgtables.has(level, index) {
                 continue;
             }
             let Some(p) = self.mm.take_kernel(KernelOwner::PageTables) else {
@@ -93,11 +83,7 @@ impl Kernel {
             self.vm.inc(VmItem::PgallocNormal);
             let t = &mut self.tasks[tid as usize].pgtables;
             t.pages.push((p, memcg));
-            match shift {
-                PUD_SPAN_SHIFT => set_bit(&mut t.pud, index >> shift),
-                PMD_SPAN_SHIFT => set_bit(&mut t.pmd, index >> shift),
-                _ => set_bit(&mut t.pte, index >> shift),
-            }
+            t.set(level, index);
         }
         Ok(())
     }
