@@ -264,6 +264,8 @@ impl Kernel {
         self.mm.slab.memcg_reparent_caches(id, parent);
         // mem_cgroup_css_offline: drain_all_stock(memcg).
         self.memcg.drain_all_stock(id);
+        // The page-cache tree nodes charged to it are its parent's from now on.
+        self.mm.xa.reparent_memcg(id, parent);
         self.memcg.remove(id);
         self.psi.group_free(id);
         Ok(())

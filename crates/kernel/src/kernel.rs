@@ -102,6 +102,8 @@ pub struct Kernel {
     pub vfs: crate::fs::vfs::Vfs,
     /// Buffer heads of page-cache pages (fs/buffer.c).
     pub bh: crate::fs::buffer::BufferHeads,
+    /// The radix_tree_node objects of page-cache trees (mm/radix_tree.rs).
+    pub radix: crate::mm::radix_tree::RadixNodes,
     /// Registered shrinkers and the locks of slab reclaim (mm/shrinker.rs).
     pub shrink: crate::mm::shrinker::Shrinkers,
     /// The NFS server's threads and the load driving it (fs/nfsd.rs).
@@ -431,6 +433,7 @@ impl Kernel {
             psi,
             vfs: crate::fs::vfs::Vfs::new(machine.kernel, &machine.cpu_model),
             bh: Default::default(),
+            radix: Default::default(),
             shrink: Default::default(),
             nfsd: Default::default(),
             current: None,
@@ -487,9 +490,12 @@ impl Kernel {
         let slab = (managed / 100).min(64 * 1024 * 1024 / PAGE_SIZE);
         self.kmem_cache_init();
         self.buffer_init();
+        self.radix_tree_init();
         let recl = slab * 2 / 5;
         let boot = self.mm.slab.boot_caches(self.machine.kernel == memtwin_machine::KernelProfile::Linux24);
-        let unused = self.mm.boot_populate_slab(boot, recl, slab - recl, recl / 2);
+        // Of the reclaimable part, the nodes of the cached files' trees (below) take theirs.
+        let radix = self.radix_tree_pages_for_dense(self.machine.boot_file_bytes / PAGE_SIZE).min(recl);
+        let unused = self.mm.boot_populate_slab(boot, recl - radix, slab - recl, recl / 2);
         self.shrink.boot_dentries = unused.into();
         self.take_kernel_pages((self.machine.cpus as u64 * 4).max(16), KernelOwner::KernelStack);
         let anon_pages = self.machine.boot_anon_bytes / PAGE_SIZE;
@@ -507,6 +513,7 @@ impl Kernel {
         let init = self.spawn_task(comm, cmdline, false, None, None);
         self.tasks[init as usize].stdout = Sink::Null;
         self.boot_populate(init, anon_pages, self.machine.boot_file_bytes / PAGE_SIZE);
+        self.radix_tree_settle();
     }
 
     fn take_kernel_pages(&mut self, n: u64, owner: KernelOwner) {
@@ -1019,8 +1026,9 @@ impl Kernel {
             self.calc_global_load(t);
             self.advance_clock(t);
             self.handle(ev);
+            self.radix_tree_settle();
             if self.debug_invariants {
-                if let Err(e) = self.mm.check_invariants().and_then(|_| self.check_buffer_invariants()) {
+                if let Err(e) = self.mm.check_invariants().and_then(|_| self.check_buffer_invariants()).and_then(|_| self.check_radix_invariants()) {
                     panic!("invariant broken at t={} ns after {:?}: {e}", self.now, ev);
                 }
             }

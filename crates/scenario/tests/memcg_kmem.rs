@@ -39,6 +39,7 @@ LIMIT
 cat /proc/slabinfo
 grep -E '^slabs_scanned' /proc/vmstat
 cgexec -g memory:du du -s /export
+grep ^radix_tree_node /proc/slabinfo
 cat /sys/fs/cgroup/memory/du/memory.usage_in_bytes
 cat /sys/fs/cgroup/memory/du/memory.max_usage_in_bytes
 cat /sys/fs/cgroup/memory/du/memory.kmem.usage_in_bytes
@@ -70,10 +71,15 @@ fn du_charges_every_dentry_and_inode_it_caches_to_its_cgroup() {
     // window no inode read touched has none yet.
     let blocks = keyed(&stat, "cache") / 4096;
     let (bh_min, bh_max) = (blocks * 99 / 100 * 112, blocks * 112);
-    let expected = objects * (dentry + inode);
+    // And the nodes of the block device's page-cache tree that its new pages needed (an
+    // object of radix_tree_node each, charged to the task that inserted the page).
+    let radix: Vec<u64> = t.lines().filter(|l| l.starts_with("radix_tree_node ")).map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
+    let nodes = (radix[1] - radix[0]) * (objsize(&t, "radix_tree_node") + 8);
+    assert!(nodes > 0, "{radix:?}");
+    let expected = objects * (dentry + inode) + nodes;
     let kmem = number(&t, "cat /sys/fs/cgroup/memory/du/memory.kmem.usage_in_bytes");
     // Charged by the page: what the objects need, rounded up to a page.
-    assert!(kmem >= expected + bh_min && kmem < expected + bh_max + 4096, "kmem {kmem}, objects need {expected} ({objects} x ({dentry} + {inode})), buffer heads {bh_min}..{bh_max}");
+    assert!(kmem >= expected + bh_min && kmem < expected + bh_max + 4096, "kmem {kmem}, objects need {expected} ({objects} x ({dentry} + {inode}) + {nodes} of tree nodes), buffer heads {bh_min}..{bh_max}");
     // memory.usage_in_bytes is the page cache du read (directory and inode-table blocks,
     // charged to it as well) plus the kernel memory, plus what the CPUs' charge stocks hold.
     let usage = number(&t, "cat /sys/fs/cgroup/memory/du/memory.usage_in_bytes");

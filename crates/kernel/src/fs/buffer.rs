@@ -32,14 +32,13 @@
 //! 65,520 objects to `buffer_head` in /proc/slabinfo (65,536 pages); reading a 128 MiB file
 //! whose pages had been dropped added none; deleting the file took them back.
 
-use crate::mm::memcontrol::ROOT_MEMCG;
+use crate::mm::memcontrol::{ObjCharge, ROOT_MEMCG};
 use crate::mm::page::Pfn;
-use crate::mm::slab::CacheId;
+use crate::mm::slab::ObjPool;
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::TaskId;
 use memtwin_machine::KernelProfile;
-use memtwin_procfs::VmItem;
 
 /// The buffer heads of the page cache: which frames carry one (PG_private: one bit per
 /// frame, a table that grows to the highest such frame), and how many. The objects are
@@ -48,11 +47,9 @@ use memtwin_procfs::VmItem;
 /// to — no handle is kept per page, so a page with buffers costs an eighth of a host byte.
 #[derive(Default)]
 pub struct BufferHeads {
-    cache: Option<CacheId>,
+    pool: ObjPool,
     bits: Vec<u64>,
     nr: u64,
-    /// The slab the last freed object came from.
-    draining: Option<u32>,
 }
 
 impl BufferHeads {
@@ -87,7 +84,7 @@ pub fn fs_write_buffers(era: KernelProfile, fstype: &str) -> bool {
 impl Kernel {
     /// buffer_init: the cache buffer heads come from (kmem_cache_init made it).
     pub(crate) fn buffer_init(&mut self) {
-        self.bh = BufferHeads { cache: self.mm.slab.find("buffer_head"), ..Default::default() };
+        self.bh = BufferHeads { pool: ObjPool::new(self.mm.slab.find("buffer_head")), ..Default::default() };
     }
 
     /// Whether write_begin on mapping `m` attaches buffer heads to the pages it writes: a
@@ -108,23 +105,13 @@ impl Kernel {
     /// task does before it tries again), without a task past the limit (__GFP_NOFAIL's
     /// force).
     pub(crate) fn attach_page_buffers(&mut self, tid: Option<TaskId>, p: Pfn) -> Result<(), Step> {
-        let Some(c) = self.bh.cache else { return Ok(()) };
-        if self.bh.has_buffers(p) {
+        if self.bh.pool.cache.is_none() || self.bh.has_buffers(p) {
             return Ok(());
         }
         let memcg = if self.profile.kmem_accounting { self.page_memcg(p) } else { ROOT_MEMCG };
-        let size = self.mm.slab.caches[c as usize].size as u64 + crate::mm::slab::OBJCG_PTR_BYTES;
-        if memcg != ROOT_MEMCG {
-            self.obj_cgroup_charge_by(tid, memcg, size, true)?;
-        }
-        let slabs = self.mm.slab.caches[c as usize].nr_slabs();
-        if self.mm.kmem_cache_alloc(c).is_none() {
-            self.obj_cgroup_uncharge(memcg, size, true);
+        if !self.pool_alloc(self.bh.pool, tid.map_or(ObjCharge::Force, ObjCharge::Task), memcg)? {
             return Ok(());
         }
-        let k = &self.mm.slab.caches[c as usize];
-        let new_pages = (k.nr_slabs() - slabs) * k.pages_per_slab();
-        self.vm.add(VmItem::PgallocNormal, new_pages);
         self.bh.set(p);
         let m = self.mm.pages.mapping(p);
         self.mm.mappings[m as usize].nr_buffers += 1;
@@ -155,11 +142,10 @@ impl Kernel {
         }
         self.bh.clear(p);
         self.mm.mappings[m as usize].nr_buffers -= 1;
-        let Some(c) = self.bh.cache else { return };
-        let Some((h, s)) = self.mm.slab.some_object(c, self.bh.draining) else { return };
-        self.bh.draining = Some(s);
         let memcg = if self.profile.kmem_accounting { self.page_memcg(p) } else { ROOT_MEMCG };
-        self.kmem_cache_free_memcg(h, memcg);
+        let mut pool = self.bh.pool;
+        self.pool_free(&mut pool, memcg);
+        self.bh.pool = pool;
     }
 
     /// Every frame marked as carrying a buffer head is a cached page of a live file or

@@ -48,6 +48,8 @@ impl Kernel {
         // __filemap_add_folio: the store under xa_lock_irq (anonymous memory has no page
         // cache).
         self.xa_lock(m, 1);
+        // A node the store needs is charged to the inserting task's cgroup.
+        self.radix_tree_set_active_memcg();
         let prev = super::decode_slot(self.mm.set_slot(m, index, encode_page(p)));
         debug_assert!(!matches!(prev, Slot::Page(_)), "slot already holds a page");
         self.mm.pages.set_owner(p, m, index);

@@ -178,6 +178,10 @@ pub struct MemCgroup {
     pub nr_pagetables: u64,
     pub objcg_bytes: u64,
     pub slab_bytes: [u64; 2],
+    /// Of `nr_kmem`, pages an allocation made after its event could not charge without
+    /// going over a limit (`ObjCharge::Defer`): the page counters take them with the
+    /// cgroup's next charge by a task, which reclaims for them if it must.
+    pub kmem_owed: u64,
     /// v1 memory.kmem.* (memcg->kmem; hierarchical like `memory`).
     pub kmem: PageCounter,
     /// css->serial_nr: cgroups numbered in the order they were made (the root is 1).
@@ -213,10 +217,22 @@ impl MemCgroup {
             nr_pagetables: 0,
             objcg_bytes: 0,
             slab_bytes: [0; 2],
+            kmem_owed: 0,
             kmem: PageCounter::default(),
             serial: 1,
         }
     }
+}
+
+/// How an object's charge is made (`Kernel::obj_cgroup_charge_by`): by a task that may
+/// reclaim in the cgroup first, forced past the limit (__GFP_NOFAIL outside a task), or,
+/// for an allocation made after the event that needed it, owed by the cgroup while it
+/// would go over its limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ObjCharge {
+    Task(TaskId),
+    Force,
+    Defer,
 }
 
 /// All memory cgroups of the machine and the page -> cgroup records.
@@ -396,6 +412,7 @@ impl MemCgroups {
     /// counters); the cgroup's own counters drop to what its children hold. (The caller
     /// moves the pages of its lruvec.)
     pub fn move_charges_to_parent(&mut self, id: MemcgId) {
+        self.pay_kmem_owed(id, self.cgs[id as usize].kmem_owed);
         let parent = self.cgs[id as usize].parent.expect("not the root");
         let c = self.cgs[id as usize].clone();
         // Move the local charges to the parent: usage of ancestors is unchanged.
@@ -584,6 +601,15 @@ impl MemCgroups {
             cg.memsw.usage += n;
             cg.memsw.watermark = cg.memsw.watermark.max(cg.memsw.usage);
         });
+    }
+    /// `n` of the kernel-memory pages cgroup `id` owes (`MemCgroup::kmem_owed`) go into its
+    /// page counters.
+    pub fn pay_kmem_owed(&mut self, id: MemcgId, n: u64) {
+        if n > 0 {
+            self.cgs[id as usize].kmem_owed -= n;
+            self.counter_charge(id, n);
+            self.kmem_counter_charge(id, n);
+        }
     }
     /// v1's kmem page counter up the tree (memcg_account_kmem: charged with `memory`).
     pub fn kmem_counter_charge(&mut self, id: MemcgId, n: u64) {
@@ -1211,27 +1237,35 @@ impl Kernel {
     /// before it retries) and the object's remainder is kept for the next one. The kernel
     /// also keeps bytes in a per-CPU stock; the model keeps them in the cgroup.
     pub fn obj_cgroup_charge(&mut self, tid: TaskId, id: MemcgId, size: u64, reclaimable: bool) -> Result<(), crate::task::Step> {
-        self.obj_cgroup_charge_by(Some(tid), id, size, reclaimable)
+        self.obj_cgroup_charge_by(ObjCharge::Task(tid), id, size, reclaimable)
     }
 
-    /// `obj_cgroup_charge` for task `tid`, or, with no task to reclaim (a __GFP_NOFAIL
-    /// allocation outside one), whole pages from the CPU's stock or charged past any limit
-    /// (try_charge_memcg's `force`).
-    pub(crate) fn obj_cgroup_charge_by(&mut self, tid: Option<TaskId>, id: MemcgId, size: u64, reclaimable: bool) -> Result<(), crate::task::Step> {
+    /// `obj_cgroup_charge` for task `tid` (`ObjCharge::Task`), or with no task to reclaim:
+    /// whole pages from the CPU's stock, else charged past any limit (a __GFP_NOFAIL
+    /// allocation: try_charge_memcg's `force`), or owed while they would go over one
+    /// (`ObjCharge::Defer`: `MemCgroup::kmem_owed`).
+    pub(crate) fn obj_cgroup_charge_by(&mut self, how: ObjCharge, id: MemcgId, size: u64, reclaimable: bool) -> Result<(), crate::task::Step> {
         let have = self.memcg.cgs[id as usize].objcg_bytes;
         if have < size {
             let pages = (size - have).div_ceil(PAGE_SIZE);
-            match tid {
-                Some(t) => self.try_charge(t, id, pages)?,
-                None => {
+            let mut owed = false;
+            match how {
+                ObjCharge::Task(t) => self.try_charge(t, id, pages)?,
+                ObjCharge::Force | ObjCharge::Defer => {
                     let cpu = self.this_cpu();
-                    if !self.memcg.consume_stock(cpu, id, pages) {
+                    if self.memcg.consume_stock(cpu, id, pages) {
+                    } else if how == ObjCharge::Defer && self.memcg.over_limit_which(id, pages).is_some() {
+                        self.memcg.cgs[id as usize].kmem_owed += pages;
+                        owed = true;
+                    } else {
                         self.memcg.counter_charge(id, pages);
                     }
                 }
             }
             // memcg_account_kmem: MEMCG_KMEM, and v1's kmem counter.
-            self.memcg.kmem_counter_charge(id, pages);
+            if !owed {
+                self.memcg.kmem_counter_charge(id, pages);
+            }
             let c = &mut self.memcg.cgs[id as usize];
             c.nr_kmem += pages;
             c.objcg_bytes += pages * PAGE_SIZE;
@@ -1341,6 +1375,10 @@ impl Kernel {
             let pages = (c.objcg_bytes / PAGE_SIZE).min(c.nr_kmem);
             c.objcg_bytes -= pages * PAGE_SIZE;
             c.nr_kmem -= pages;
+            // Pages still owed leave without having reached the page counters.
+            let cancel = pages.min(c.kmem_owed);
+            c.kmem_owed -= cancel;
+            let pages = pages - cancel;
             // obj_cgroup_uncharge_pages: no longer kernel memory, the pages go to the
             // freeing CPU's stock (refill_stock), charged until it is drained or used.
             self.memcg.kmem_counter_uncharge(id, pages);
@@ -1363,6 +1401,18 @@ impl Kernel {
     /// up to a batch per CPU that no page uses yet. Near the limit the batch fails (counted
     /// in failcnt) and the charge asks for its own pages only.
     pub fn try_charge(&mut self, tid: TaskId, id: MemcgId, n: u64) -> Result<(), crate::task::Step> {
+        // Kernel memory the cgroup owes (`MemCgroup::kmem_owed`) is charged with this.
+        let owed = self.memcg.cgs[id as usize].kmem_owed;
+        self.try_charge_pages(tid, id, n + owed)?;
+        if owed > 0 {
+            // Charged above as pages: they move from `memory` alone to `kmem` too.
+            self.memcg.cgs[id as usize].kmem_owed -= owed;
+            self.memcg.kmem_counter_charge(id, owed);
+        }
+        Ok(())
+    }
+
+    fn try_charge_pages(&mut self, tid: TaskId, id: MemcgId, n: u64) -> Result<(), crate::task::Step> {
         use crate::task::Step;
         // The previous charges left the task over memory.high: the return to user space
         // (resume_user_mode_work -> mem_cgroup_handle_over_high) reclaims and may sleep.

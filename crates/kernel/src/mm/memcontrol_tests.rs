@@ -96,8 +96,10 @@ fn page_cache_is_charged_per_page_to_the_cgroup_that_first_touched_it() {
     let b = cg(&mut k, ROOT_MEMCG, "b");
     append(&mut k, a, "/root/f", 1 << 20);
     assert_eq!(page_usage(&k, a), 256);
-    // Each written page's buffer head (104 bytes and the objcg pointer) is charged with it.
-    assert_eq!(k.memcg.cgs[a as usize].nr_kmem, (256u64 * 112).div_ceil(PAGE_SIZE));
+    // Each written page's buffer head (104 bytes and the objcg pointer) is charged with it,
+    // and the file's page-cache tree nodes (four leaves and a root, 576 bytes, SLUB's free
+    // pointer and the objcg pointer each).
+    assert_eq!(k.memcg.cgs[a as usize].nr_kmem, (256u64 * 112 + 5 * 592).div_ceil(PAGE_SIZE));
     // b extends the same file: the new pages are b's (exceptions to the file's owner a).
     append(&mut k, b, "/root/f", 1 << 20);
     assert_eq!(page_usage(&k, a), 256);
@@ -548,4 +550,32 @@ fn page_tables_are_charged_to_the_tasks_cgroup_from_4_6() {
             assert!(stat.contains("\nkernel 16384\n"), "{stat}");
         }
     }
+}
+
+#[test]
+fn a_deferred_object_charge_over_the_limit_is_owed_until_the_next_task_charge() {
+    let mut k = boot_era("linux-6.x");
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    k.memcg.cgs[a as usize].memory.max = 100;
+    hold_anon(&mut k, a, 90);
+    // 90 pages and 3 page-table pages; no stock left near the limit.
+    assert_eq!((k.memcg.cgs[a as usize].memory.usage, k.memcg.stock_pages(a)), (93, 0));
+    // Within the limit a deferred charge is an ordinary one: two pages for 5,000 bytes.
+    k.obj_cgroup_charge_by(ObjCharge::Defer, a, 5000, true).unwrap();
+    let c = &k.memcg.cgs[a as usize];
+    assert_eq!((c.memory.usage, c.kmem.usage, c.kmem_owed), (95, 5, 0));
+    // At the limit the page it needs is owed: usage stays within memory.max, the cgroup's
+    // kernel memory counts it.
+    k.memcg.cgs[a as usize].memory.max = 95;
+    k.obj_cgroup_charge_by(ObjCharge::Defer, a, 4000, true).unwrap();
+    let c = &k.memcg.cgs[a as usize];
+    assert_eq!((c.memory.usage, c.nr_kmem, c.kmem.usage, c.kmem_owed), (95, 6, 5, 1));
+    // The cgroup's next charge by a task takes it with its own page.
+    k.memcg.cgs[a as usize].memory.max = 1000;
+    let before = k.memcg.cgs[a as usize].memory.usage;
+    hold_anon(&mut k, a, 1);
+    let c = &k.memcg.cgs[a as usize];
+    assert_eq!(c.kmem_owed, 0);
+    assert_eq!(c.kmem.usage, c.nr_kmem, "every kernel page in the counters (the new task's page tables too)");
+    assert!(c.memory.usage >= before + 2, "the task's page and the owed one: {} -> {}", before, c.memory.usage);
 }

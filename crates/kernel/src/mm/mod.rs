@@ -17,6 +17,7 @@ pub mod page_alloc;
 pub mod pageblock;
 pub mod page_writeback;
 pub mod pcp;
+pub mod radix_tree;
 pub mod readahead;
 pub mod shrinker;
 pub mod slab;
@@ -234,7 +235,9 @@ impl AddressSpace {
         let track = matches!(kind, MappingKind::File | MappingKind::BlockDev);
         AddressSpace {
             kind,
-            i_pages: XArray::new(id, track),
+            // The kernel's page-cache trees take their nodes from radix_tree_node (anon
+            // memory's tree is the model's own index of it).
+            i_pages: if kind == MappingKind::Anon { XArray::new(id, track) } else { XArray::new(id, track).accounted() },
             extent: 0,
             nrpages: 0,
             nrshadows: 0,
@@ -733,7 +736,9 @@ impl Mm {
         self.nr_swapcache -= m.nr_swapcache;
         m.nr_swapcache = 0;
         m.live = false;
+        let lone = m.i_pages.lone_entry(&self.xa);
         m.i_pages.destroy(&mut self.xa);
+        m.i_pages.account_lone_entry(&mut self.xa, lone);
         m.swap_cache.destroy(&mut self.xa);
         m.extent = 0;
         self.free_mapping_ids.push(id);
@@ -796,7 +801,10 @@ impl Mm {
         if e != 0 && index >= s.extent {
             s.extent = (index + 1).max(s.extent * 3 / 2).max(64);
         }
-        s.i_pages.store(&mut self.xa, index, e)
+        let lone = s.i_pages.lone_entry(&self.xa);
+        let old = s.i_pages.store(&mut self.xa, index, e);
+        s.i_pages.account_lone_entry(&mut self.xa, lone);
+        old
     }
     /// The first entry of mapping `m` at an index in [from, end), with its index: ranges
     /// are walked in O(entries present) (xa_find).

@@ -41,7 +41,7 @@
 //! 2 bytes and 1 bit of host memory per object, no heap allocation per object. Allocation
 //! and free are O(1). The model has one node, so each cache has one kmem_cache_node.
 
-use super::memcontrol::{MemcgId, ROOT_MEMCG};
+use super::memcontrol::{MemcgId, ObjCharge, ROOT_MEMCG};
 use super::page::{Pfn, NIL};
 use super::{KernelOwner, Mm, PAGE_SIZE};
 use crate::task::Step;
@@ -1015,6 +1015,60 @@ impl Kernel {
     }
 }
 
+/// Objects of one cache that the model counts without naming each one (buffer heads,
+/// page-cache tree nodes): any object of the cache can be the one freed, taken from the
+/// slab the last one came from while it has some (`Slabs::some_object`), so that objects
+/// allocated together go slab after slab. No handle is kept per object.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ObjPool {
+    pub cache: Option<CacheId>,
+    /// The slab the last freed object came from.
+    draining: Option<u32>,
+}
+
+impl ObjPool {
+    pub fn new(cache: Option<CacheId>) -> ObjPool {
+        ObjPool { cache, draining: None }
+    }
+}
+
+impl Kernel {
+    /// kmem_cache_alloc of one object of `pool` without a watermark check (the callers'
+    /// allocations are __GFP_NOFAIL or made after the event that needed them), charged on
+    /// 6.x to cgroup `memcg` as `how` says (a task may reclaim in the cgroup first: `Err` is
+    /// what it does before it tries again). Ok(false): no object (no cache in this era, or
+    /// no free page for a new slab).
+    pub(crate) fn pool_alloc(&mut self, pool: ObjPool, how: ObjCharge, memcg: MemcgId) -> Result<bool, Step> {
+        let Some(c) = pool.cache else { return Ok(false) };
+        let memcg = if self.profile.kmem_accounting { memcg } else { ROOT_MEMCG };
+        let (size, reclaimable) = {
+            let k = &self.mm.slab.caches[c as usize];
+            (k.size as u64 + OBJCG_PTR_BYTES, k.reclaimable())
+        };
+        if memcg != ROOT_MEMCG {
+            self.obj_cgroup_charge_by(how, memcg, size, reclaimable)?;
+        }
+        let slabs = self.mm.slab.caches[c as usize].nr_slabs();
+        if self.mm.kmem_cache_alloc(c).is_none() {
+            self.obj_cgroup_uncharge(memcg, size, reclaimable);
+            return Ok(false);
+        }
+        let k = &self.mm.slab.caches[c as usize];
+        let new_pages = (k.nr_slabs() - slabs) * k.pages_per_slab();
+        self.vm.add(VmItem::PgallocNormal, new_pages);
+        Ok(true)
+    }
+
+    /// kmem_cache_free of one object of `*pool`, uncharged on 6.x from cgroup `memcg`.
+    pub(crate) fn pool_free(&mut self, pool: &mut ObjPool, memcg: MemcgId) {
+        let Some(c) = pool.cache else { return };
+        let Some((h, s)) = self.mm.slab.some_object(c, pool.draining) else { return };
+        pool.draining = Some(s);
+        let memcg = if self.profile.kmem_accounting { memcg } else { ROOT_MEMCG };
+        self.kmem_cache_free_memcg(h, memcg);
+    }
+}
+
 /// A cache the kernel creates at boot: name, object size, alignment, flags, and its share
 /// (per mille) of the reclaimable or unreclaimable slab an idle system holds.
 pub struct BootCache {
@@ -1038,10 +1092,12 @@ const fn bc(name: &'static str, object_size: u32, flags: u32, share: u32) -> Boo
 /// dentry 192, ext4_inode_info 1120, xa_node 576, buffer_head 104, ...); the caches with
 /// constructors (inode_init_once, radix_tree_node_ctor) keep SLUB's free pointer outside
 /// the object; the dentry and inode caches are SLAB_ACCOUNT (charged to cgroups). The first reclaimable and the first other cache fill what the shares leave.
+/// radix_tree_node has no share: its objects are the nodes of the page-cache trees, the
+/// idle system's cached files included (`mm::radix_tree`).
 pub const BOOT_CACHES_SLUB: &[BootCache] = &[
     bc("dentry", 192, R | A, 600),
     bc("ext4_inode_cache", 1120, R | C | A, 200),
-    bc("radix_tree_node", 576, R | C, 120),
+    bc("radix_tree_node", 576, R | C, 0),
     bc("buffer_head", 104, R, 50),
     bc("inode_cache", 616, R | C | A, 15),
     bc("proc_inode_cache", 688, R | C | A, 15),
@@ -1072,7 +1128,7 @@ pub const BOOT_CACHES_SLUB: &[BootCache] = &[
 pub const BOOT_CACHES_SLAB: &[BootCache] = &[
     bc("dentry", 192, R, 600),
     bc("ext3_inode_cache", 800, R, 200),
-    bc("radix_tree_node", 560, R, 120),
+    bc("radix_tree_node", 560, R, 0),
     bc("buffer_head", 104, R, 50),
     bc("inode_cache", 560, R, 15),
     bc("proc_inode_cache", 656, R, 15),

@@ -88,7 +88,9 @@ impl Kernel {
             let Some(leaf) = self.mm.xa.oldest_shadow_node() else { break };
             let m = self.mm.xa.node(leaf).owner();
             let space = &mut self.mm.mappings[m as usize];
+            let lone = space.i_pages.lone_entry(&self.mm.xa);
             let n = space.i_pages.delete_leaf(&mut self.mm.xa, leaf);
+            space.i_pages.account_lone_entry(&mut self.mm.xa, lone);
             space.nrshadows -= n as u64;
             self.vm.inc(VmItem::WorkingsetNodereclaim);
         }

@@ -38,6 +38,8 @@ const VALUE_BIT: u32 = 1 << 31;
 const ON_LRU: u8 = 1;
 const TRACK_SHADOWS: u8 = 2;
 const FREE: u8 = 4;
+/// A node of a kernel page-cache tree: a radix_tree_node object (`mm::radix_tree`).
+const ACCOUNT: u8 = 8;
 
 /// struct xa_node: 64 slots (entries in a leaf, child node + 1 in an interior node), the
 /// first index the node covers, its place in its parent, and the counts that decide when it
@@ -60,6 +62,8 @@ pub struct XaNode {
     count: u8,
     nr_values: u8,
     flags: u8,
+    /// The memory cgroup its object is charged to (ACCOUNT nodes).
+    memcg: u16,
 }
 
 impl XaNode {
@@ -82,6 +86,7 @@ impl XaNode {
         count: 0,
         nr_values: 0,
         flags: FREE,
+        memcg: 0,
     };
     /// Last index the node covers.
     #[inline]
@@ -123,11 +128,30 @@ pub struct XaNodes {
     lru_head: u32,
     lru_tail: u32,
     lru_len: u64,
+    /// The kernel's view of the accounted trees (`mm::radix_tree`): the cgroup a node made
+    /// now is charged to (the inserting task's: set_active_memcg / current's objcg), the
+    /// nodes the kernel's trees hold, and by cgroup the change in them since the kernel
+    /// last matched the radix_tree_node objects to them.
+    pub active_memcg: u16,
+    kernel_nodes: u64,
+    charge_delta: Vec<i64>,
+    charge_dirty: bool,
 }
 
 impl Default for XaNodes {
     fn default() -> Self {
-        XaNodes { nodes: Vec::new(), free: NO_NODE, live: 0, lru_head: NO_NODE, lru_tail: NO_NODE, lru_len: 0 }
+        XaNodes {
+            nodes: Vec::new(),
+            free: NO_NODE,
+            live: 0,
+            lru_head: NO_NODE,
+            lru_tail: NO_NODE,
+            lru_len: 0,
+            active_memcg: 0,
+            kernel_nodes: 0,
+            charge_delta: Vec::new(),
+            charge_dirty: false,
+        }
     }
 }
 
@@ -155,6 +179,51 @@ impl XaNodes {
     pub fn host_bytes(&self) -> u64 {
         self.allocated() * NODE_BYTES
     }
+    /// Nodes the kernel's page-cache trees hold (radix_tree_node objects they need).
+    pub fn kernel_nodes(&self) -> u64 {
+        self.kernel_nodes
+    }
+    /// `n` kernel nodes more (or fewer) charged to `memcg`.
+    #[inline]
+    fn charge(&mut self, memcg: u16, n: i64) {
+        let m = memcg as usize;
+        if self.charge_delta.len() <= m {
+            self.charge_delta.resize(m + 1, 0);
+        }
+        self.charge_delta[m] += n;
+        self.kernel_nodes = self.kernel_nodes.wrapping_add_signed(n);
+        self.charge_dirty = true;
+    }
+    /// The change in kernel nodes by cgroup since the last call, then forgotten:
+    /// (cgroup, nodes more or fewer), for `Kernel::radix_tree_settle`.
+    pub fn take_charges(&mut self, out: &mut Vec<(u16, i64)>) {
+        out.clear();
+        if !self.charge_dirty {
+            return;
+        }
+        self.charge_dirty = false;
+        for (m, d) in self.charge_delta.iter_mut().enumerate() {
+            if *d != 0 {
+                out.push((m as u16, std::mem::take(d)));
+            }
+        }
+    }
+    /// A cgroup is removed: its nodes are charged to `to` from now on (memcg_reparent_objcgs),
+    /// and so is what it had not settled yet.
+    pub fn reparent_memcg(&mut self, from: u16, to: u16) {
+        for n in self.nodes.iter_mut() {
+            if n.flags & (FREE | ACCOUNT) == ACCOUNT && n.memcg == from {
+                n.memcg = to;
+            }
+        }
+        if let Some(d) = self.charge_delta.get_mut(from as usize).map(std::mem::take) {
+            self.charge(to, d);
+            self.kernel_nodes = self.kernel_nodes.wrapping_add_signed(-d);
+        }
+        if self.active_memcg == from {
+            self.active_memcg = to;
+        }
+    }
     /// Leaf nodes holding only shadow entries (the shadow_nodes list_lru).
     pub fn shadow_nodes(&self) -> u64 {
         self.lru_len
@@ -164,7 +233,8 @@ impl XaNodes {
         (self.lru_head != NO_NODE).then_some(self.lru_head)
     }
 
-    fn alloc(&mut self, owner: u32, track: bool, shift: u8, index: u64, parent: u32, offset: u8) -> u32 {
+    #[allow(clippy::too_many_arguments)]
+    fn alloc(&mut self, owner: u32, track: bool, account: bool, shift: u8, index: u64, parent: u32, offset: u8) -> u32 {
         if self.free == NO_NODE {
             let base = self.nodes.len() as u32;
             let grow = (self.nodes.len() / 4).max(CHUNK_NODES);
@@ -194,12 +264,23 @@ impl XaNodes {
         n.flags = if track { TRACK_SHADOWS } else { 0 };
         self.free = next;
         self.live += 1;
+        if account {
+            let m = self.active_memcg;
+            let n = self.node_mut(id);
+            n.flags |= ACCOUNT;
+            n.memcg = m;
+            self.charge(m, 1);
+        }
         id
     }
 
     fn release(&mut self, id: u32) {
         if self.node(id).flags & ON_LRU != 0 {
             self.lru_del(id);
+        }
+        let n = self.node(id);
+        if n.flags & ACCOUNT != 0 {
+            self.charge(n.memcg, -1);
         }
         let free = self.free;
         let n = self.node_mut(id);
@@ -279,6 +360,10 @@ pub struct XArray {
     last_base: Cell<u64>,
     owner: u32,
     track: bool,
+    /// A kernel page-cache tree: its nodes are radix_tree_node objects.
+    account: bool,
+    /// Nodes of this tree.
+    nnodes: u32,
     /// Entries present.
     nr: u64,
 }
@@ -340,7 +425,13 @@ impl XArray {
     /// workingset shadow list (page-cache trees of files and block devices:
     /// mapping_set_update, not shmem).
     pub const fn new(owner: u32, track_shadows: bool) -> XArray {
-        XArray { root: NO_NODE, last: Cell::new(NO_NODE), last_base: Cell::new(NO_BASE), owner, track: track_shadows, nr: 0 }
+        XArray { root: NO_NODE, last: Cell::new(NO_NODE), last_base: Cell::new(NO_BASE), owner, track: track_shadows, account: false, nnodes: 0, nr: 0 }
+    }
+    /// The tree as a kernel page-cache tree, whose nodes are radix_tree_node objects
+    /// charged as `XaNodes` says (`mm::radix_tree`).
+    pub const fn accounted(mut self) -> XArray {
+        self.account = true;
+        self
     }
     pub fn is_empty(&self) -> bool {
         self.root == NO_NODE
@@ -348,6 +439,51 @@ impl XArray {
     /// Entries present.
     pub fn len(&self) -> u64 {
         self.nr
+    }
+    /// Nodes of this tree (the host's: a tree with one entry, at index 0, has a leaf).
+    #[inline(always)]
+    pub fn nnodes(&self) -> u32 {
+        self.nnodes
+    }
+    /// The nodes the kernel's tree has for the same entries: as `nnodes`, except that a
+    /// lone entry at index 0 sits in the root pointer itself, no node (xa_head; 2.6.39's
+    /// radix_tree_insert at height 0 and radix_tree_shrink, 6.x's xas_shrink).
+    #[inline]
+    pub fn kernel_nodes(&self, a: &XaNodes) -> u32 {
+        self.nnodes - self.lone_entry(a).is_some() as u32
+    }
+    /// For an accounted tree whose only entry is at index 0: the host node holding it,
+    /// which the kernel does not have, and its cgroup. Taken before a change and given to
+    /// `account_lone_entry` after it.
+    #[inline(always)]
+    pub fn lone_entry(&self, a: &XaNodes) -> Option<(u32, u16)> {
+        if self.nnodes == 1 && self.account {
+            let r = a.node(self.root);
+            if r.count == 1 && r.slots[0] != 0 {
+                return Some((self.root, r.memcg));
+            }
+        }
+        None
+    }
+    /// After a change: a tree that came to hold a lone entry at index 0 has one kernel
+    /// node fewer (xas_shrink frees it); one that no longer does has one more — the node
+    /// that held it, allocated now for the inserting task's cgroup — or, emptied, the one
+    /// its release took off again.
+    #[inline(always)]
+    pub fn account_lone_entry(&self, a: &mut XaNodes, before: Option<(u32, u16)>) {
+        if !self.account || (before.is_none() && self.nnodes != 1) {
+            return;
+        }
+        match (before, self.lone_entry(a)) {
+            (None, Some((_, m))) => a.charge(m, -1),
+            (Some((_, m)), None) if self.nnodes == 0 => a.charge(m, 1),
+            (Some((id, _)), None) => {
+                let m = a.active_memcg;
+                a.node_mut(id).memcg = m;
+                a.charge(m, 1);
+            }
+            _ => {}
+        }
     }
 
     #[inline]
@@ -553,12 +689,14 @@ impl XArray {
             while index >> shift > XA_CHUNK_MASK {
                 shift += XA_CHUNK_SHIFT;
             }
-            self.root = a.alloc(self.owner, self.track, shift as u8, 0, NO_NODE, 0);
+            self.root = a.alloc(self.owner, self.track, self.account, shift as u8, 0, NO_NODE, 0);
+            self.nnodes += 1;
         } else {
             while index > a.node(self.root).last() {
                 let old = self.root;
                 let shift = a.node(old).shift + XA_CHUNK_SHIFT as u8;
-                let root = a.alloc(self.owner, self.track, shift, 0, NO_NODE, 0);
+                let root = a.alloc(self.owner, self.track, self.account, shift, 0, NO_NODE, 0);
+                self.nnodes += 1;
                 let r = a.node_mut(root);
                 r.slots[0] = old + 1;
                 r.count = 1;
@@ -587,7 +725,8 @@ impl XArray {
                 let n = a.node(node);
                 let shift = n_shift;
                 let base = n.index + ((off as u64) << shift);
-                let child = a.alloc(self.owner, self.track, shift - XA_CHUNK_SHIFT as u8, base, node, off as u8);
+                let child = a.alloc(self.owner, self.track, self.account, shift - XA_CHUNK_SHIFT as u8, base, node, off as u8);
+                self.nnodes += 1;
                 let p = a.node_mut(node);
                 p.slots[off] = child + 1;
                 p.count += 1;
@@ -611,6 +750,7 @@ impl XArray {
                 self.forget_last();
             }
             a.release(node);
+            self.nnodes -= 1;
             if parent == NO_NODE {
                 self.root = NO_NODE;
                 return;
@@ -639,6 +779,7 @@ impl XArray {
             a.node_mut(child).parent = NO_NODE;
             a.node_mut(old).slots[0] = 0;
             a.release(old);
+            self.nnodes -= 1;
             self.root = child;
         }
     }
@@ -735,6 +876,7 @@ impl XArray {
         self.root = NO_NODE;
         self.forget_last();
         self.nr = 0;
+        self.nnodes = 0;
     }
 
     /// Nodes of this tree (a walk: for tests and accounting).
@@ -788,9 +930,10 @@ impl XArray {
             return Err("root has a parent".into());
         }
         let mut stack = vec![self.root];
-        let mut entries = 0u64;
+        let (mut entries, mut nodes) = (0u64, 0u32);
         while let Some(id) = stack.pop() {
             let n = a.node(id);
+            nodes += 1;
             if n.flags & FREE != 0 {
                 return Err(format!("node {id} is free but in the tree"));
             }
@@ -824,6 +967,9 @@ impl XArray {
         if entries != self.nr {
             return Err(format!("tree counts {} entries, holds {entries}", self.nr));
         }
+        if nodes != self.nnodes {
+            return Err(format!("tree counts {} nodes, has {nodes}", self.nnodes));
+        }
         Ok(())
     }
 }
@@ -833,6 +979,50 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
+
+    /// The kernel keeps a lone entry at index 0 in the root pointer: a one-page file has
+    /// no node, a two-page file one, 65 pages a root and two leaves.
+    #[test]
+    fn kernel_nodes_count_no_node_for_a_lone_entry_at_index_0() {
+        let mut a = XaNodes::default();
+        let mut t = XArray::new(1, false).accounted();
+        // As Mm::set_slot does it: the lone entry's node is accounted around each change.
+        let store = |t: &mut XArray, a: &mut XaNodes, i: u64, e: u32| {
+            let lone = t.lone_entry(a);
+            t.store(a, i, e);
+            t.account_lone_entry(a, lone);
+        };
+        let mut charges = Vec::new();
+        store(&mut t, &mut a, 0, 1);
+        assert_eq!((t.nnodes(), t.kernel_nodes(&a), a.kernel_nodes()), (1, 0, 0));
+        // The second entry's node is charged to the cgroup inserting it.
+        a.active_memcg = 3;
+        store(&mut t, &mut a, 1, 2);
+        assert_eq!((t.nnodes(), t.kernel_nodes(&a), a.kernel_nodes()), (1, 1, 1));
+        a.take_charges(&mut charges);
+        assert_eq!(charges, vec![(3, 1)]);
+        a.active_memcg = 0;
+        store(&mut t, &mut a, 64, 3);
+        assert_eq!((t.nnodes(), t.kernel_nodes(&a), a.kernel_nodes()), (3, 3, 3));
+        store(&mut t, &mut a, 64, 0);
+        store(&mut t, &mut a, 1, 0);
+        assert_eq!((t.nnodes(), t.kernel_nodes(&a), a.kernel_nodes()), (1, 0, 0), "shrunk back to the lone entry");
+        a.take_charges(&mut charges);
+        assert_eq!(charges, vec![(3, -1)], "the root's two nodes came and went; cgroup 3's node went");
+        // A lone entry elsewhere needs its leaf.
+        store(&mut t, &mut a, 0, 0);
+        store(&mut t, &mut a, 5, 1);
+        assert_eq!((t.nnodes(), t.kernel_nodes(&a), a.kernel_nodes()), (1, 1, 1));
+        t.check(&a).unwrap();
+        let lone = t.lone_entry(&a);
+        t.destroy(&mut a);
+        t.account_lone_entry(&mut a, lone);
+        assert_eq!((t.nnodes(), a.live(), a.kernel_nodes()), (0, 0, 0));
+        // A tree that is not the kernel's (anonymous memory's index) counts none.
+        let mut u = XArray::new(2, false);
+        u.store(&mut a, 1, 1);
+        assert_eq!(a.kernel_nodes(), 0);
+    }
 
     #[test]
     fn store_load_erase_and_nodes_are_freed() {
