@@ -3,17 +3,11 @@
 //! objects for a 256 MiB file written, none for a 128 MiB file read cold (docs/slab.md).
 
 mod common;
-use common::run_on;
+use common::{nth_value, run_on};
 
-/// Active objects of `buffer_head` in the /proc/slabinfo output that follows `# cmd`.
+/// Active objects of `buffer_head` in the nth /proc/slabinfo line for it.
 fn bh_after(t: &str, nth: usize) -> u64 {
-    let line = t.lines().filter(|l| l.starts_with("buffer_head ")).nth(nth).unwrap_or_else(|| panic!("no buffer_head line {nth}:\n{t}"));
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
-}
-
-fn kb(t: &str, field: &str, nth: usize) -> u64 {
-    let line = t.lines().filter(|l| l.starts_with(field)).nth(nth).unwrap_or_else(|| panic!("no {field} line {nth}:\n{t}"));
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    nth_value(t, "buffer_head ", nth)
 }
 
 /// ext4 on 6.x: a written page gets its buffer head (write_begin), a page read cold does not
@@ -64,7 +58,7 @@ fn metadata_blocks_carry_buffer_heads() {
     );
     let t = &r.transcript;
     let added = bh_after(t, 1) - bh_after(t, 0);
-    let pages = (kb(t, "Buffers:", 1) - kb(t, "Buffers:", 0)) / 4;
+    let pages = (nth_value(t, "Buffers:", 1) - nth_value(t, "Buffers:", 0)) / 4;
     assert!(pages > 10_000, "{t}");
     // Every block du's inode and directory reads used; a block of ext4's inode-table
     // readahead window that no inode read touched has none yet.

@@ -5,7 +5,7 @@
 //! tree's layout; a real 6.18 kernel's figures for the same `du` are in docs/memcg.md.
 
 mod common;
-use common::{keyed, number, output_of, outputs_of};
+use common::{keyed, nth_value, number, output_of, outputs_of};
 
 const TREE_FILES: u64 = 200_000;
 /// Directories of a 30-ary tree over 200,000 files in leaves of 30: 6667 + 223 + 8 + 1;
@@ -73,9 +73,8 @@ fn du_charges_every_dentry_and_inode_it_caches_to_its_cgroup() {
     let (bh_min, bh_max) = (blocks * 99 / 100 * 112, blocks * 112);
     // And the nodes of the block device's page-cache tree that its new pages needed (an
     // object of radix_tree_node each, charged to the task that inserted the page).
-    let radix: Vec<u64> = t.lines().filter(|l| l.starts_with("radix_tree_node ")).map(|l| l.split_whitespace().nth(1).unwrap().parse().unwrap()).collect();
-    let nodes = (radix[1] - radix[0]) * (objsize(&t, "radix_tree_node") + 8);
-    assert!(nodes > 0, "{radix:?}");
+    let nodes = (nth_value(&t, "radix_tree_node ", 1) - nth_value(&t, "radix_tree_node ", 0)) * (objsize(&t, "radix_tree_node") + 8);
+    assert!(nodes > 0);
     let expected = objects * (dentry + inode) + nodes;
     let kmem = number(&t, "cat /sys/fs/cgroup/memory/du/memory.kmem.usage_in_bytes");
     // Charged by the page: what the objects need, rounded up to a page.

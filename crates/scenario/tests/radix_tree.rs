@@ -5,12 +5,11 @@
 //! (docs/slab.md, validation/manual/radix-tree-6.18/).
 
 mod common;
-use common::run_on;
+use common::{nth_value, run_on};
 
 /// Active objects of `radix_tree_node` in the nth /proc/slabinfo line for it.
 fn nodes_after(t: &str, nth: usize) -> u64 {
-    let line = t.lines().filter(|l| l.starts_with("radix_tree_node ")).nth(nth).unwrap_or_else(|| panic!("no radix_tree_node line {nth}:\n{t}"));
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    nth_value(t, "radix_tree_node ", nth)
 }
 
 /// A 256 MiB file: 1,024 leaves, 16 nodes above them and a root; 200 two-page files one

@@ -551,6 +551,13 @@ pub fn number(t: &str, cmd: &str) -> u64 {
     o[0].trim().parse().unwrap_or_else(|_| panic!("'{cmd}' printed {o:?}"))
 }
 
+/// The number after `prefix` on the `nth` line of the transcript that starts with it (a
+/// /proc/slabinfo line's active objects, a /proc/meminfo line's kB).
+pub fn nth_value(t: &str, prefix: &str, nth: usize) -> u64 {
+    let line = t.lines().filter(|l| l.starts_with(prefix)).nth(nth).unwrap_or_else(|| panic!("no '{prefix}' line {nth}:\n{t}"));
+    line[prefix.len()..].split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("no number after '{prefix}': {line}"))
+}
+
 /// `key value` lines (memory.events, memory.stat).
 pub fn keyed(lines: &[&str], key: &str) -> u64 {
     lines
