@@ -7,10 +7,8 @@
 mod common;
 use common::{nth_value, run_on};
 
-/// Active objects of `radix_tree_node` in the nth /proc/slabinfo line for it.
-fn nodes_after(t: &str, nth: usize) -> u64 {
-    nth_value(t, "radix_tree_node ", nth)
-}
+/// The /proc/slabinfo line of the cache (its first number: active objects).
+const NODES: &str = "radix_tree_node ";
 
 /// A 256 MiB file: 1,024 leaves, 16 nodes above them and a root; 200 two-page files one
 /// node each; 200 one-page files none; all of them go with the files.
@@ -30,11 +28,11 @@ grep ^radix_tree_node /proc/slabinfo
     for (era, machine, sets) in [("linux-6.x", "default", vec![]), ("linux-5.4", "default", vec!["kernel=linux-5.4"]), ("linux-2.6.39", "seed-004", vec!["ram=2G"])] {
         let r = run_on(script, machine, &sets);
         let t = &r.transcript;
-        let base = nodes_after(t, 0);
-        assert_eq!(nodes_after(t, 1), base + 1024 + 16 + 1, "{era}:\n{t}");
-        assert_eq!(nodes_after(t, 2), base + 1041 + 200, "{era}: one per two-page file:\n{t}");
-        assert_eq!(nodes_after(t, 3), base + 1041 + 200, "{era}: none for a one-page file:\n{t}");
-        assert_eq!(nodes_after(t, 4), base, "{era}: freed with the files:\n{t}");
+        let base = nth_value(t, NODES, 0);
+        assert_eq!(nth_value(t, NODES, 1), base + 1024 + 16 + 1, "{era}:\n{t}");
+        assert_eq!(nth_value(t, NODES, 2), base + 1041 + 200, "{era}: one per two-page file:\n{t}");
+        assert_eq!(nth_value(t, NODES, 3), base + 1041 + 200, "{era}: none for a one-page file:\n{t}");
+        assert_eq!(nth_value(t, NODES, 4), base, "{era}: freed with the files:\n{t}");
     }
 }
 
