@@ -1253,12 +1253,13 @@ impl Kernel {
                 ObjCharge::Task(t) => self.try_charge(t, id, pages)?,
                 ObjCharge::Force | ObjCharge::Defer => {
                     let cpu = self.this_cpu();
-                    if self.memcg.consume_stock(cpu, id, pages) {
-                    } else if how == ObjCharge::Defer && self.memcg.over_limit_which(id, pages).is_some() {
-                        self.memcg.cgs[id as usize].kmem_owed += pages;
-                        owed = true;
-                    } else {
-                        self.memcg.counter_charge(id, pages);
+                    if !self.memcg.consume_stock(cpu, id, pages) {
+                        owed = how == ObjCharge::Defer && self.memcg.over_limit_which(id, pages).is_some();
+                        if owed {
+                            self.memcg.cgs[id as usize].kmem_owed += pages;
+                        } else {
+                            self.memcg.counter_charge(id, pages);
+                        }
                     }
                 }
             }
@@ -1405,7 +1406,7 @@ impl Kernel {
         let owed = self.memcg.cgs[id as usize].kmem_owed;
         self.try_charge_pages(tid, id, n + owed)?;
         if owed > 0 {
-            // Charged above as pages: they move from `memory` alone to `kmem` too.
+            // Charged above with the task's pages; kernel memory, so v1's kmem counter too.
             self.memcg.cgs[id as usize].kmem_owed -= owed;
             self.memcg.kmem_counter_charge(id, owed);
         }
