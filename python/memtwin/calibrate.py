@@ -250,7 +250,7 @@ def disk_of(directory: str) -> Dict[str, object]:
 VM_SYSCTLS = ("vm.swappiness", "vm.dirty_ratio", "vm.dirty_background_ratio",
               "vm.dirty_writeback_centisecs", "vm.dirty_expire_centisecs",
               "vm.vfs_cache_pressure", "vm.page-cluster", "vm.watermark_scale_factor",
-              "vm.min_free_kbytes")
+              "vm.watermark_boost_factor", "vm.min_free_kbytes")
 
 
 def _sysctls() -> Dict[str, int]:

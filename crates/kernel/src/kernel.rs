@@ -456,6 +456,9 @@ impl Kernel {
         k.boot_swap().map_err(KernelError)?;
         k.sched.fair = crate::ioprio::fair_params(k.machine.kernel, ncpus);
         k.spawn_kernel_threads();
+        // Fragmentation events boost the watermarks from now on (the boot's allocations
+        // are made before kswapd runs).
+        k.mm.watermark_boost_factor = k.watermark_boost_factor();
         // The boot memory is on its lists; from now on new pages go through the era's
         // per-CPU LRU-add batches.
         k.mm.lru_add = crate::mm::swap::LruAddBatches::new(profile.lru_add, ncpus);
@@ -514,6 +517,9 @@ impl Kernel {
         self.tasks[init as usize].stdout = Sink::Null;
         self.boot_populate(init, anon_pages, self.machine.boot_file_bytes / PAGE_SIZE);
         self.radix_tree_settle();
+        // The boot's own allocations leave no boost (kswapd is not running yet).
+        self.mm.watermark_boost = 0;
+        self.mm.zone_boosted = false;
     }
 
     fn take_kernel_pages(&mut self, n: u64, owner: KernelOwner) {
@@ -1027,6 +1033,7 @@ impl Kernel {
             self.advance_clock(t);
             self.handle(ev);
             self.radix_tree_settle();
+            self.wake_kswapd_for_boost();
             if self.debug_invariants {
                 if let Err(e) = self.mm.check_invariants().and_then(|_| self.check_buffer_invariants()).and_then(|_| self.check_radix_invariants()) {
                     panic!("invariant broken at t={} ns after {:?}: {e}", self.now, ev);

@@ -184,7 +184,9 @@ impl Kernel {
     pub fn mem_available_pages(&self) -> u64 {
         let free = self.mm.nr_free() as i64;
         let totalreserve = self.mm.wmark.high as i64;
-        let wlow = self.mm.wmark.low as i64;
+        // totalreserve_pages is fixed when the watermarks are set; low_wmark_pages has the
+        // boost of the moment.
+        let wlow = self.mm.wmark_pages().low as i64;
         let mut available = free - totalreserve;
         let pagecache = self.mm.file_lru() as i64;
         available += pagecache - (pagecache / 2).min(wlow);

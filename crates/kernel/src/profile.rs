@@ -294,6 +294,10 @@ pub struct Profile {
     /// Page-table pages of a task are charged to its memory cgroup (GFP_PGTABLE_USER's
     /// __GFP_ACCOUNT, 4.6+): 5.x and 6.x.
     pub pgtables_accounted: bool,
+    /// A fragmentation event (an allocation falling back to another migrate type's free
+    /// pages) boosts the watermarks and wakes kswapd to reclaim the boost without writing
+    /// or swapping (boost_watermark, balance_pgdat's nr_boost_reclaim: 5.0+).
+    pub watermark_boost: bool,
     /// A cgroup's task allocates SLAB_ACCOUNT objects from the cgroup's own copy of the
     /// cache, whose slab pages are charged to the cgroup (memcg_kmem_get_cache,
     /// memcg_charge_slab: 3.8 to 5.8). The 5.4 and 5.8 profiles.
@@ -440,6 +444,7 @@ impl Profile {
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
             kmem_accounting: kernel == Linux6,
             pgtables_accounted: !matches!(kernel, Linux2639 | Linux24),
+            watermark_boost: !old,
             memcg_kmem_caches: matches!(kernel, Linux58 | Linux5Pre59),
             memcg_charge_batch: if kernel == Linux6 { 64 } else { 32 },
             memcg_v1_waits_writeback: !old,

@@ -984,3 +984,51 @@ fn page_tables_map_anonymous_memory_and_go_at_exit() {
     assert_eq!(k.mm.kernel.count(memtwin_kernel::mm::KernelOwner::PageTables), before);
     k.mm.check_invariants().unwrap();
 }
+
+/// balance_pgdat with a watermark boost (5.0+): kswapd woken for a boost on a node above
+/// the boosted high watermark reclaims the boost from the file lists only ("Do not
+/// writeback or swap pages for boosted reclaim": no anonymous page scanned, none written),
+/// at least the boost and not much more, in one run, and takes the boost back at its end.
+/// Without a boost the same wakeup finds a balanced node and reclaims nothing.
+#[test]
+fn kswapd_reclaims_a_watermark_boost_from_file_pages_without_io() {
+    for boost in [true, false] {
+        let mut m = memtwin_machine::preset("seed-000").expect("preset");
+        memtwin_machine::apply_set(&mut m, "ram=512M").unwrap();
+        memtwin_machine::apply_set(&mut m, "kernel=linux-6.x").unwrap();
+        let mut k = Kernel::boot(m, 1).expect("boot");
+        k.debug_invariants = true;
+        // Page cache fills most of memory; once written back, 100 MB of it is deleted: free
+        // memory far above the high watermark, the rest clean file pages and the idle
+        // system's anonymous memory.
+        write_file(&mut k, "/root/b", 100);
+        write_file(&mut k, "/root/a", 300);
+        run_task(&mut k, |k, _| if k.vm.get(VmItem::NrDirty) + k.vm.get(VmItem::NrWriteback) > 0 { Some(Step::SleepUntil { t: k.now + NS_PER_SEC, io: false }) } else { None });
+        run_task(&mut k, |k, me| {
+            k.sys_unlink(me, "/root/b").unwrap();
+            None
+        });
+        let w = k.mm.wmark;
+        let cap = w.high * 15000 / 10000;
+        assert!(k.mm.nr_free() > w.high + cap, "free {} high {} boost {cap}", k.mm.nr_free(), w.high);
+        let before = |k: &Kernel| [VmItem::PgstealKswapd, VmItem::PgscanAnon, VmItem::NrVmscanWrite, VmItem::Pswpout, VmItem::Pageoutrun].map(|i| k.vm.get(i));
+        let b0 = before(&k);
+        // A fragmentation event's boost, then an allocation's wakeup (rmqueue).
+        if boost {
+            k.mm.watermark_boost = cap;
+        }
+        k.mm.zone_boosted = true;
+        let limit = k.now + 2 * NS_PER_SEC;
+        k.run_until(limit, &mut |_| false);
+        let b1 = before(&k);
+        let stolen = b1[0] - b0[0];
+        if boost {
+            assert!(stolen >= cap && stolen < 2 * cap, "reclaimed {stolen} for a boost of {cap}");
+            assert_eq!((b1[1], b1[2], b1[3]), (b0[1], b0[2], b0[3]), "no anon scanned, nothing written or swapped");
+            assert_eq!(b1[4], b0[4] + 1, "one balance_pgdat run");
+            assert_eq!(k.mm.watermark_boost, 0, "the boost is taken back");
+        } else {
+            assert_eq!(stolen, 0);
+        }
+    }
+}

@@ -45,6 +45,9 @@ pub struct Sysctls {
     /// None: computed from RAM (init_per_zone_wmark_min).
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: u32,
+    /// vm.watermark_boost_factor (5.0+): how far a fragmentation event may raise the
+    /// watermarks, in 1/10000 of the high watermark (0: never).
+    pub watermark_boost_factor: u32,
     /// Not modelled (NOT_MODELLED): always the kernel's default, shown by `sysctl`.
     pub vfs_cache_pressure: u32,
     pub page_cluster: u32,
@@ -92,6 +95,7 @@ impl Default for Sysctls {
             dirty_expire_centisecs: 3000,
             min_free_kbytes: None,
             watermark_scale_factor: 10,
+            watermark_boost_factor: 15000,
             vfs_cache_pressure: 100,
             page_cluster: 3,
             overcommit_memory: 0,
@@ -124,6 +128,7 @@ pub const KNOWN: &[&str] = &[
     "vm.dirty_expire_centisecs",
     "vm.min_free_kbytes",
     "vm.watermark_scale_factor",
+    "vm.watermark_boost_factor",
     "vm.vfs_cache_pressure",
     "vm.page-cluster",
     "vm.overcommit_memory",
@@ -254,6 +259,8 @@ impl Sysctls {
             "vm.min_free_kbytes" => self.min_free_kbytes = Some(ranged(n, v, 0, u32::MAX as u64)?),
             "vm.watermark_scale_factor" => self.watermark_scale_factor = ranged(n, v, 1, 3000)? as u32,
             // proc_dointvec_minmax with extra1 = SYSCTL_ZERO.
+            "vm.watermark_boost_factor" => self.watermark_boost_factor = ranged(n, v, 0, i32::MAX as u64)? as u32,
+            // proc_dointvec_minmax with extra1 = SYSCTL_ZERO.
             "vm.vfs_cache_pressure" => self.vfs_cache_pressure = ranged(n, v, 0, i32::MAX as u64)? as u32,
             "vm.page-cluster" | "vm.page_cluster" => self.page_cluster = ranged(n, v, 0, 31)? as u32,
             "vm.overcommit_memory" => self.overcommit_memory = ranged(n, v, 0, 2)? as u32,
@@ -320,6 +327,7 @@ impl Sysctls {
             "vm.dirty_expire_centisecs" => self.dirty_expire_centisecs.to_string(),
             "vm.min_free_kbytes" => self.min_free_kbytes.map(|v| v.to_string()).unwrap_or_default(),
             "vm.watermark_scale_factor" => self.watermark_scale_factor.to_string(),
+            "vm.watermark_boost_factor" => self.watermark_boost_factor.to_string(),
             "vm.vfs_cache_pressure" => self.vfs_cache_pressure.to_string(),
             "vm.page-cluster" | "vm.page_cluster" => self.page_cluster.to_string(),
             "vm.overcommit_memory" => self.overcommit_memory.to_string(),

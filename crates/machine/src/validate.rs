@@ -171,7 +171,7 @@ pub(crate) fn check(m: &Machine) -> Result<(), Problem> {
 /// would otherwise ignore it): 2.4 has bdflush where later kernels have the dirty_* files
 /// (2.5), no swappiness (2.5), min_free_kbytes (2.5), vfs_cache_pressure (2.6.0),
 /// overcommit_ratio (2.5) or oom_kill_allocating_task (2.6.24); watermark_scale_factor
-/// came with 4.6; bdflush went with 2.5. (2.4's missing tcp_moderate_rcvbuf is the
+/// came with 4.6, watermark_boost_factor with 5.0; bdflush went with 2.5. (2.4's missing tcp_moderate_rcvbuf is the
 /// profile's: it never autotunes, whatever the setting.)
 fn check_era_sysctls(m: &Machine) -> Result<(), Problem> {
     let s = &m.sysctl;
@@ -192,6 +192,7 @@ fn check_era_sysctls(m: &Machine) -> Result<(), Problem> {
         ("vm.overcommit_ratio", linux24, s.overcommit_ratio != d.overcommit_ratio),
         ("vm.oom_kill_allocating_task", linux24, s.oom_kill_allocating_task != d.oom_kill_allocating_task),
         ("vm.watermark_scale_factor", pre_46, s.watermark_scale_factor != d.watermark_scale_factor),
+        ("vm.watermark_boost_factor", pre_46, s.watermark_boost_factor != d.watermark_boost_factor),
     ];
     for (name, lacks, set) in absent {
         if lacks && set {

@@ -35,6 +35,12 @@ grep -E 'Slab|SReclaimable' /proc/meminfo
 /// misses, directory and inode-table block reads.
 const VFS: &str = "time du -s /export
 ";
+/// The same tree's dentries and inodes on a 6.x machine whose memory is full of page cache:
+/// slab allocations fall back to movable pageblocks (and boost the watermarks).
+const VFS_BOOST: &str = "dd if=/dev/zero of=/big bs=1M count=600
+du -s /export
+grep -E '^(pgsteal_kswapd|pageoutrun) ' /proc/vmstat
+";
 
 /// Swapping to zram: memhog's pages are compressed on the way out and decompressed on the
 /// way back.
@@ -119,6 +125,7 @@ fn base_sets(probe: &str) -> Vec<String> {
         "MEM" | "BONNIE" | "DIRTY" | "WB" | "SLAB" | "SPLIT" | "ZRAM" => vec!["ram=512M".into()],
         "SPLIT_ON" => vec!["ram=512M".into(), "reclaim=split".into()],
         "VFS_SPLIT" => vec!["reclaim=split".into()],
+        "VFS_BOOST" => vec!["kernel=linux-6.x".into(), "ram=512M".into()],
         // rotational and seek_us act together: a seek costs seek_us on rotational media.
         "MEM_SEEK" => ["ram=512M", "disk.vda.seek_us=8000", "disk.vdb.seek_us=8000"].iter().map(|s| s.to_string()).collect(),
         "MEM_ROT" => ["ram=512M", "disk.vda.rotational=true", "disk.vdb.rotational=true"].iter().map(|s| s.to_string()).collect(),
@@ -135,6 +142,7 @@ fn base_sets(probe: &str) -> Vec<String> {
 fn probe_text(probe: &str) -> &'static str {
     match probe {
         "VFS" | "VFS_SPLIT" => VFS,
+        "VFS_BOOST" => VFS_BOOST,
         "MEM" | "MEM_SEEK" | "MEM_ROT" => MEM,
         "NET6" | "NET6D" => NET6,
         "DIRTY" => DIRTY,
@@ -173,6 +181,7 @@ fn row(key: &str) -> Option<Row> {
         "vm.dirty_expire_centisecs" => Acts("100", "DIRTY"),
         "vm.min_free_kbytes" => Acts("60000", "MEM"),
         "vm.watermark_scale_factor" => Acts("500", "MEM"),
+        "vm.watermark_boost_factor" => Acts("0", "VFS_BOOST"),
         "vm.page-cluster" => Acts("0", "MEM"),
         "vm.overcommit_memory" => Acts("1", "COMMIT"),
         "vm.overcommit_ratio" => Acts("90", "MEM"),

@@ -80,7 +80,7 @@ impl CompactControl {
 impl Mm {
     /// Whether frame `p` is free (on the free list, or free since boot and unlisted).
     #[inline]
-    fn frame_is_free(&self, p: u64) -> bool {
+    pub(crate) fn frame_is_free(&self, p: u64) -> bool {
         p < self.free.untouched() as u64 || self.pages.lru(p as Pfn) == Lru::Free
     }
 

@@ -4,6 +4,7 @@
 //! list is a sentinel frame past the real ones; "head" is where new pages go, reclaim takes
 //! from the tail.
 
+use super::compaction::{PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 use super::page::{Lru, Pages, Pfn, NIL};
 use crate::profile::RotateReclaimable;
 use crate::Kernel;
@@ -13,11 +14,8 @@ pub const NR_LRU_LISTS: usize = 5;
 /// Lruvecs the frame table reserves list heads for: the root lruvec and up to
 /// MAX_LRUVECS - 1 memory cgroups per node, creatable at any time without growing the table.
 pub const MAX_LRUVECS: usize = 1024;
-/// Sentinel frames past the real ones: the zone's free list, then NR_LRU_LISTS per lruvec.
-pub const NR_SENTINELS: u32 = 1 + (MAX_LRUVECS * NR_LRU_LISTS) as u32;
-/// More sentinel frames, after the kernel owners' lists: the free lists of unmovable and
-/// reclaimable pageblocks (`FreeArea`).
-pub const NR_FREE_TYPE_SENTINELS: u32 = 2;
+/// Sentinel frames past the real ones: NR_LRU_LISTS per lruvec.
+pub const NR_SENTINELS: u32 = (MAX_LRUVECS * NR_LRU_LISTS) as u32;
 
 /// Index of an lruvec in `Mm::lruvecs`; 0 is the node's root lruvec.
 pub type LruvecId = u16;
@@ -47,102 +45,380 @@ fn tail_of(pages: &Pages, h: Pfn) -> Option<Pfn> {
     if t == h { None } else { Some(t) }
 }
 
-/// The zone's free lists (free_area, one order): every frame not in use, on the list of its
-/// pageblock's migrate type (free_area->free_list[migratetype]): the movable list (also
-/// MIGRATE_RESERVE's frames), the unmovable and the reclaimable ones.
+/// The zone's free pages (free_area): every frame not in use, kept per pageblock, each
+/// block's free frames on the free list of one migrate type (free_area->free_list[mt]):
+/// movable (also MIGRATE_RESERVE's frames), unmovable or reclaimable.
+///
+/// The buddy allocator hands out the smallest free block first (__rmqueue_smallest) and
+/// merges a freed page with its free buddies (__free_one_page), so small fragments are used
+/// before large free blocks are split, and blocks that empty out become whole again. The
+/// model has no orders below the pageblock; it keeps the same preference by the number of
+/// free frames of a block: the blocks of each list sit in classes by that number (1, 2-3,
+/// 4-7, ..., 256-511, 512), and an allocation takes a frame of a block of the lowest class
+/// (the one that entered the class last), the frame freed last in it first.
 ///
 /// At boot every frame is free; listing them all would write the whole frame table before
 /// the machine runs (seconds and gigabytes for a TiB of RAM). Instead the frames below a
-/// boot mark, `untouched`, are free without being on a list: they are the movable list's
-/// head end, in order, as if they had been added there at boot with the highest frame nearest
-/// the tail. `take` empties the linked part first and then hands out the frame just below
-/// the mark, lowering it; a frame above the mark is never unlinked-and-free, so a frame's
-/// record is first written when it is first used (the host commits its memory then).
-/// A pageblock taken over by another type gets its never-used frames linked on that type's
-/// list (`link_untouched_from`): the mark drops to the block's start.
+/// boot mark, `untouched`, are free without being on a list: the blocks wholly below the
+/// mark's own block are in no class (whole blocks, used after every other block of the
+/// movable list), the mark's block is in the class of its free frames, and taking one of
+/// its never-used frames hands out the frame just below the mark, lowering it; a frame
+/// above the mark is never unlinked-and-free, so a frame's record is first written when it
+/// is first used (the host commits its memory then). A pageblock taken over by another
+/// type gets its never-used frames linked (`link_untouched_from`): the mark drops to the
+/// block's start.
 pub struct FreeArea {
-    head: Pfn,
-    /// The unmovable and reclaimable lists' heads.
-    typed: [Pfn; NR_FREE_TYPE_SENTINELS as usize],
     pub nr_free: u64,
     /// Frames 0 .. untouched are free and not linked (never used since boot).
     untouched: Pfn,
+    frames: Pfn,
+    /// Per pageblock: its free frames (never-used ones included); its linked free frames, a
+    /// list through the frame records' links ending in NIL, taken from the tail; the free
+    /// list they are on; its class (`NO_CLASS`: in none) and its neighbours there.
+    blk_free: Vec<u16>,
+    blk_head: Vec<Pfn>,
+    blk_tail: Vec<Pfn>,
+    blk_list: Vec<u8>,
+    blk_class: Vec<u8>,
+    blk_next: Vec<u32>,
+    blk_prev: Vec<u32>,
+    /// The first block of each class of each free list, and the classes that have one.
+    classes: [[u32; NR_CLASSES]; NR_FREE_LISTS],
+    nonempty: [u16; NR_FREE_LISTS],
+    /// The blocks wholly free: the free buddy blocks of pageblock order or more that
+    /// __rmqueue_fallback, looking for the largest free block of another type first, takes
+    /// over whole.
+    whole: Vec<u64>,
+    nr_whole: u64,
 }
 
 /// The free list a frame of a pageblock of type `t` is on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FreeList {
-    Movable,
-    Unmovable,
-    Reclaimable,
+    Movable = 0,
+    Unmovable = 1,
+    Reclaimable = 2,
+}
+const NR_FREE_LISTS: usize = 3;
+const NR_CLASSES: usize = PAGEBLOCK_ORDER as usize + 1;
+const NO_CLASS: u8 = u8::MAX;
+const NO_BLOCK: u32 = u32::MAX;
+
+impl FreeList {
+    fn from_u8(v: u8) -> FreeList {
+        match v {
+            1 => FreeList::Unmovable,
+            2 => FreeList::Reclaimable,
+            _ => FreeList::Movable,
+        }
+    }
+}
+
+/// The class of a block with `n` (> 0) free frames: floor(log2(n)), the order of the
+/// largest buddy block it could hold.
+#[inline]
+fn class_of(n: u16) -> u8 {
+    (15 - n.leading_zeros() as u8).min(PAGEBLOCK_ORDER as u8)
+}
+
+impl Default for FreeArea {
+    fn default() -> Self {
+        FreeArea::new()
+    }
 }
 
 impl FreeArea {
-    /// `head`: the movable list's sentinel; `typed`: the unmovable and reclaimable lists'.
-    pub fn new(pages: &mut Pages, head: Pfn, typed: [Pfn; NR_FREE_TYPE_SENTINELS as usize]) -> FreeArea {
-        init_head(pages, head);
-        for &h in &typed {
-            init_head(pages, h);
+    /// Host bytes of the per-pageblock tables: the free count, list ends, list, class and
+    /// class links, and a bit for a whole block.
+    pub const HOST_BYTES_PER_BLOCK: u64 = 2 + 4 + 4 + 1 + 1 + 4 + 4 + 1;
+    /// No frames yet (`add_untouched` gives the boot frames).
+    pub fn new() -> FreeArea {
+        FreeArea {
+            nr_free: 0,
+            untouched: 0,
+            frames: 0,
+            blk_free: Vec::new(),
+            blk_head: Vec::new(),
+            blk_tail: Vec::new(),
+            blk_list: Vec::new(),
+            blk_class: Vec::new(),
+            blk_next: Vec::new(),
+            blk_prev: Vec::new(),
+            classes: [[NO_BLOCK; NR_CLASSES]; NR_FREE_LISTS],
+            nonempty: [0; NR_FREE_LISTS],
+            whole: Vec::new(),
+            nr_whole: 0,
         }
-        FreeArea { head, typed, nr_free: 0, untouched: 0 }
+    }
+    /// Frames of pageblock `b` (the last one may be short).
+    #[inline]
+    fn block_frames(&self, b: usize) -> u64 {
+        (self.frames as u64 - ((b as u64) << PAGEBLOCK_ORDER)).min(PAGEBLOCK_NR_PAGES)
+    }
+    /// The block holding the boot mark's frame below it (in a class while it has free
+    /// frames); blocks under it are in no class.
+    #[inline]
+    fn mark_block(&self) -> Option<usize> {
+        if self.untouched == 0 { None } else { Some(((self.untouched - 1) >> PAGEBLOCK_ORDER) as usize) }
     }
     #[inline]
-    fn head_of(&self, l: FreeList) -> Pfn {
-        match l {
-            FreeList::Movable => self.head,
-            FreeList::Unmovable => self.typed[0],
-            FreeList::Reclaimable => self.typed[1],
+    fn in_classes(&self, b: usize) -> bool {
+        self.mark_block().is_none_or(|m| b >= m)
+    }
+    fn class_insert(&mut self, b: usize) {
+        let (l, c) = (self.blk_list[b] as usize, class_of(self.blk_free[b]));
+        let first = self.classes[l][c as usize];
+        self.blk_class[b] = c;
+        self.blk_prev[b] = NO_BLOCK;
+        self.blk_next[b] = first;
+        if first != NO_BLOCK {
+            self.blk_prev[first as usize] = b as u32;
+        }
+        self.classes[l][c as usize] = b as u32;
+        self.nonempty[l] |= 1 << c;
+    }
+    fn class_remove(&mut self, b: usize) {
+        let (l, c) = (self.blk_list[b] as usize, self.blk_class[b]);
+        debug_assert_ne!(c, NO_CLASS);
+        let (prev, next) = (self.blk_prev[b], self.blk_next[b]);
+        if prev == NO_BLOCK {
+            self.classes[l][c as usize] = next;
+            if next == NO_BLOCK {
+                self.nonempty[l] &= !(1 << c);
+            }
+        } else {
+            self.blk_next[prev as usize] = next;
+        }
+        if next != NO_BLOCK {
+            self.blk_prev[next as usize] = prev;
+        }
+        self.blk_class[b] = NO_CLASS;
+    }
+    /// Block `b`'s free count changed: its class follows (none without free frames).
+    #[inline]
+    fn reclass(&mut self, b: usize) {
+        let (n, have) = (self.blk_free[b], self.blk_class[b]);
+        if n != 0 && have != NO_CLASS && class_of(n) == have {
+            return;
+        }
+        self.reclass_slow(b);
+    }
+    #[cold]
+    fn reclass_slow(&mut self, b: usize) {
+        let n = self.blk_free[b];
+        let want = if n == 0 || !self.in_classes(b) { NO_CLASS } else { class_of(n) };
+        let have = self.blk_class[b];
+        if want == have {
+            return;
+        }
+        if have != NO_CLASS {
+            self.class_remove(b);
+        }
+        if want != NO_CLASS {
+            self.class_insert(b);
         }
     }
-    /// At boot: frames 0 .. nr are free, taken highest first after whatever is linked, as
-    /// if added with `add_head` from `nr - 1` down to 0 (nothing is written).
+    #[inline]
+    fn block_gains(&mut self, b: usize) {
+        self.blk_free[b] += 1;
+        if self.blk_free[b] as u64 == self.block_frames(b) {
+            self.whole[b / 64] |= 1 << (b % 64);
+            self.nr_whole += 1;
+        }
+        self.reclass(b);
+    }
+    #[inline]
+    fn block_loses(&mut self, b: usize) {
+        if self.blk_free[b] as u64 == self.block_frames(b) {
+            self.whole[b / 64] &= !(1 << (b % 64));
+            self.nr_whole -= 1;
+        }
+        self.blk_free[b] -= 1;
+        self.reclass(b);
+    }
+    /// Link free frame `p` at the tail of its block's list (taken next).
+    #[inline]
+    fn link_tail(&mut self, pages: &mut Pages, b: usize, p: Pfn) {
+        let t = self.blk_tail[b];
+        pages.set_links(p, NIL, t);
+        if t == NIL {
+            self.blk_head[b] = p;
+        } else {
+            pages.set_next(t, p);
+        }
+        self.blk_tail[b] = p;
+        pages.set_lru(p, Lru::Free);
+    }
+    #[inline]
+    fn unlink_frame(&mut self, pages: &mut Pages, b: usize, p: Pfn) {
+        let (n, pr) = pages.links(p);
+        if pr == NIL {
+            self.blk_head[b] = n;
+        } else {
+            pages.set_next(pr, n);
+        }
+        if n == NIL {
+            self.blk_tail[b] = pr;
+        } else {
+            pages.set_prev(n, pr);
+        }
+        pages.set_links(p, NIL, NIL);
+        pages.set_lru(p, Lru::None);
+    }
+    /// The per-block counts, lists and classes agree with the free frames (debug
+    /// invariant; each block's list is walked while there are few blocks).
+    pub fn check_blocks(&self, pages: &Pages) -> Result<(), String> {
+        if self.blk_free.is_empty() {
+            return Ok(());
+        }
+        let sum: u64 = self.blk_free.iter().map(|&c| c as u64).sum();
+        let whole = (0..self.blk_free.len()).filter(|&b| self.blk_free[b] as u64 == self.block_frames(b)).count() as u64;
+        let bits: u64 = self.whole.iter().map(|w| w.count_ones() as u64).sum();
+        if sum != self.nr_free || whole != self.nr_whole || bits != whole {
+            return Err(format!("pageblock counts: {sum} free frames of {}, {whole} whole blocks, {} counted, {bits} marked", self.nr_free, self.nr_whole));
+        }
+        for b in 0..self.blk_free.len() {
+            let want = if self.blk_free[b] == 0 || !self.in_classes(b) { NO_CLASS } else { class_of(self.blk_free[b]) };
+            if self.blk_class[b] != want {
+                return Err(format!("pageblock {b}: {} free frames, class {} (want {want})", self.blk_free[b], self.blk_class[b]));
+            }
+        }
+        if self.blk_free.len() <= 64 {
+            for b in 0..self.blk_free.len() {
+                let start = (b as Pfn) << PAGEBLOCK_ORDER;
+                let below = self.untouched.saturating_sub(start).min(self.block_frames(b) as Pfn) as u64;
+                let (mut n, mut p) = (0u64, self.blk_head[b]);
+                while p != NIL {
+                    if p >> PAGEBLOCK_ORDER != b as Pfn || pages.lru(p) != Lru::Free {
+                        return Err(format!("frame {p} on pageblock {b}'s free list"));
+                    }
+                    n += 1;
+                    p = pages.next(p);
+                }
+                if n + below != self.blk_free[b] as u64 {
+                    return Err(format!("pageblock {b}: {n} linked + {below} never used, {} counted", self.blk_free[b]));
+                }
+            }
+        }
+        Ok(())
+    }
+    /// Pageblocks whose frames are all free.
+    pub fn nr_whole_blocks(&self) -> u64 {
+        self.nr_whole
+    }
+    /// Free frames of the pageblock holding frame `p`.
+    pub fn block_free(&self, p: Pfn) -> u64 {
+        self.blk_free.get((p >> PAGEBLOCK_ORDER) as usize).map_or(0, |&c| c as u64)
+    }
+    /// The free list the free frames of the pageblock holding frame `p` are on.
+    pub fn block_list(&self, p: Pfn) -> FreeList {
+        FreeList::from_u8(self.blk_list.get((p >> PAGEBLOCK_ORDER) as usize).copied().unwrap_or(0))
+    }
+    /// The pageblock with the most free frames (the highest of equals) for which `ok`
+    /// holds (its first frame), if any has a free frame.
+    pub fn fullest_block(&self, ok: impl Fn(Pfn) -> bool) -> Option<Pfn> {
+        let mut best: Option<(u16, usize)> = None;
+        for (b, &c) in self.blk_free.iter().enumerate().rev() {
+            if c > best.map_or(0, |(n, _)| n) && ok((b as Pfn) << PAGEBLOCK_ORDER) {
+                best = Some((c, b));
+            }
+        }
+        best.map(|(_, b)| (b as Pfn) << PAGEBLOCK_ORDER)
+    }
+    /// The highest wholly free pageblock for which `ok` holds (its first frame).
+    pub fn find_whole_block(&self, ok: impl Fn(Pfn) -> bool) -> Option<Pfn> {
+        if self.nr_whole == 0 {
+            return None;
+        }
+        for (w, &word) in self.whole.iter().enumerate().rev() {
+            let mut bits = word;
+            while bits != 0 {
+                let b = 63 - bits.leading_zeros() as usize;
+                bits &= !(1 << b);
+                let start = ((w * 64 + b) as Pfn) << PAGEBLOCK_ORDER;
+                if ok(start) {
+                    return Some(start);
+                }
+            }
+        }
+        None
+    }
+    /// At boot: frames 0 .. nr are free, unlinked (nothing is written per frame); the
+    /// highest block is handed out first.
     pub fn add_untouched(&mut self, nr: Pfn) {
         assert_eq!(self.untouched, 0, "the boot frames are added once");
         self.untouched = nr;
         self.nr_free += nr as u64;
+        self.frames = nr;
+        let blocks = (nr as u64).div_ceil(PAGEBLOCK_NR_PAGES) as usize;
+        self.blk_free = (0..blocks).map(|b| self.block_frames(b) as u16).collect();
+        self.blk_head = vec![NIL; blocks];
+        self.blk_tail = vec![NIL; blocks];
+        self.blk_list = vec![FreeList::Movable as u8; blocks];
+        self.blk_class = vec![NO_CLASS; blocks];
+        self.blk_next = vec![NO_BLOCK; blocks];
+        self.blk_prev = vec![NO_BLOCK; blocks];
+        self.whole = vec![u64::MAX; blocks.div_ceil(64)];
+        if blocks % 64 != 0 {
+            *self.whole.last_mut().expect("a block") = (1 << (blocks % 64)) - 1;
+        }
+        self.nr_whole = blocks as u64;
+        if let Some(m) = self.mark_block() {
+            self.reclass(m);
+        }
     }
     /// Free frames never used since boot (not linked).
     pub fn untouched(&self) -> Pfn {
         self.untouched
     }
-    /// Put an unlisted frame at the head of the movable list (taken last).
+    /// Put an unlisted frame on its block's free list (taken first there); a block with
+    /// no free frame takes list `l` (its pageblock's type), one with some keeps theirs.
     #[inline]
-    pub fn add_head(&mut self, pages: &mut Pages, p: Pfn) {
+    pub fn add(&mut self, pages: &mut Pages, p: Pfn, l: FreeList) {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
-        assert_eq!(self.untouched, 0, "the boot frames are the head of the free list");
-        link_after(pages, self.head, p);
-        pages.set_lru(p, Lru::Free);
-        self.nr_free += 1;
-    }
-    /// Put an unlisted frame at the tail of list `l` (taken next).
-    #[inline]
-    pub fn add_tail(&mut self, pages: &mut Pages, p: Pfn, l: FreeList) {
-        debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
-        let last = pages.prev(self.head_of(l));
-        link_after(pages, last, p);
-        pages.set_lru(p, Lru::Free);
-        self.nr_free += 1;
-    }
-    /// Move a linked free frame to the head of list `l` (move_to_free_list: taken last).
-    #[inline]
-    pub fn move_to(&mut self, pages: &mut Pages, p: Pfn, l: FreeList) {
-        debug_assert_eq!(pages.lru(p), Lru::Free);
-        unlink(pages, p);
-        link_after(pages, self.head_of(l), p);
-        pages.set_lru(p, Lru::Free);
-    }
-    /// Link the never-used frames from `start` up to the boot mark on list `l`, and lower
-    /// the mark to `start` (a pageblock taken over by another type: move_freepages_block).
-    /// On the movable list they join its head in the order the mark would have given them
-    /// out (highest first, after every linked frame).
-    pub fn link_untouched_from(&mut self, pages: &mut Pages, start: Pfn, l: FreeList) {
-        let h = self.head_of(l);
-        for q in (start..self.untouched).rev() {
-            debug_assert_eq!(pages.lru(q), Lru::None);
-            link_after(pages, h, q);
-            pages.set_lru(q, Lru::Free);
+        let b = (p >> PAGEBLOCK_ORDER) as usize;
+        if self.blk_free[b] == 0 {
+            self.blk_list[b] = l as u8;
         }
-        self.untouched = self.untouched.min(start);
+        self.link_tail(pages, b, p);
+        self.nr_free += 1;
+        self.block_gains(b);
+    }
+    /// The free frames of the pageblock holding `p` go to list `l` (move_freepages_block).
+    pub fn move_block(&mut self, p: Pfn, l: FreeList) {
+        let b = (p >> PAGEBLOCK_ORDER) as usize;
+        if self.blk_list[b] == l as u8 {
+            return;
+        }
+        let in_class = self.blk_class[b] != NO_CLASS;
+        if in_class {
+            self.class_remove(b);
+        }
+        self.blk_list[b] = l as u8;
+        if in_class {
+            self.class_insert(b);
+        }
+    }
+    /// Link the never-used frames from `start` up to the boot mark, and lower the mark to
+    /// `start` (a pageblock taken over by another type: move_freepages_block); the blocks
+    /// that join the classes keep their lists (the caller moves the claimed one).
+    pub fn link_untouched_from(&mut self, pages: &mut Pages, start: Pfn) {
+        let old = self.untouched;
+        if start >= old {
+            return;
+        }
+        for q in start..old {
+            debug_assert_eq!(pages.lru(q), Lru::None);
+            // Highest first out of each block, as the mark gave them.
+            self.link_tail(pages, (q >> PAGEBLOCK_ORDER) as usize, q);
+        }
+        self.untouched = start;
+        for b in (start >> PAGEBLOCK_ORDER) as usize..=((old - 1) >> PAGEBLOCK_ORDER) as usize {
+            self.reclass(b);
+        }
+        if let Some(m) = self.mark_block() {
+            self.reclass(m);
+        }
     }
     /// Take one given linked free frame off its list (the compaction free scanner's
     /// __isolate_free_page). Frames below the boot mark are not linked: the caller takes
@@ -150,36 +426,47 @@ impl FreeArea {
     #[inline]
     pub fn isolate(&mut self, pages: &mut Pages, p: Pfn) {
         debug_assert!(p >= self.untouched && pages.lru(p) == Lru::Free, "frame {p} is not a linked free frame");
-        unlink(pages, p);
-        pages.set_lru(p, Lru::None);
+        let b = (p >> PAGEBLOCK_ORDER) as usize;
+        self.unlink_frame(pages, b, p);
         self.nr_free -= 1;
+        self.block_loses(b);
     }
-    /// Take the frame at the tail of the movable list: the last one freed, else the highest
-    /// never used.
+    /// Take a frame of the movable list.
     #[inline]
     pub fn take(&mut self, pages: &mut Pages) -> Option<Pfn> {
         self.take_from(pages, FreeList::Movable)
     }
-    /// Take the frame at the tail of list `l` (__rmqueue_smallest); the movable list ends
-    /// with the frames never used.
+    /// Take a frame of list `l` (__rmqueue_smallest): of the block of its lowest class, the
+    /// frame freed last there, else the block's never-used frame below the mark; with no
+    /// block in a class, the movable list's whole blocks below the mark, highest first.
     #[inline]
     pub fn take_from(&mut self, pages: &mut Pages, l: FreeList) -> Option<Pfn> {
-        let Some(p) = tail_of(pages, self.head_of(l)) else {
-            if l != FreeList::Movable || self.untouched == 0 {
-                return None;
-            }
+        let mask = self.nonempty[l as usize];
+        if mask == 0 {
+            return None;
+        }
+        let b = self.classes[l as usize][mask.trailing_zeros() as usize] as usize;
+        let t = self.blk_tail[b];
+        let p = if t != NIL {
+            self.unlink_frame(pages, b, t);
+            t
+        } else {
             // A frame never used: all zeros (no owner, no flags, on no list); give it the
             // links an unlisted frame has.
+            debug_assert_eq!(self.mark_block(), Some(b), "a block in a class without linked frames holds the mark");
             self.untouched -= 1;
             let p = self.untouched;
             debug_assert_eq!(pages.lru(p), Lru::None);
             pages.set_links(p, NIL, NIL);
-            self.nr_free -= 1;
-            return Some(p);
+            p
         };
-        unlink(pages, p);
-        pages.set_lru(p, Lru::None);
         self.nr_free -= 1;
+        self.block_loses(b);
+        if t == NIL && self.untouched > 0 && self.untouched % PAGEBLOCK_NR_PAGES as Pfn == 0 {
+            // The mark moved into the block below: it joins the classes.
+            let m = self.mark_block().expect("mark above 0");
+            self.reclass(m);
+        }
         Some(p)
     }
 }
@@ -368,48 +655,70 @@ mod tests {
         assert_eq!(l.tail(&pages, Lru::ActiveAnon), None);
     }
 
-    /// The boot frames left unlinked are handed out exactly as if every frame had been
-    /// added to the list at boot (add_head from the highest down), freed frames first.
+    /// Frames come out highest block first at boot, each block used up before the next;
+    /// frames freed back go out again before any block with more free frames (the
+    /// smallest-first rule), the last freed first; every frame once.
     #[test]
-    fn untouched_boot_frames_come_out_in_the_order_of_a_fully_linked_list() {
-        const N: u32 = 64;
-        let mut a = Pages::new(N, 3);
-        let mut linked = FreeArea::new(&mut a, N, [N + 1, N + 2]);
-        for p in (0..N).rev() {
-            linked.add_head(&mut a, p);
+    fn free_frames_come_out_of_the_block_with_the_fewest_free_frames_first() {
+        const PB: Pfn = PAGEBLOCK_NR_PAGES as Pfn;
+        let n = 4 * PB;
+        let mut pages = Pages::new(n, 0);
+        let mut fa = FreeArea::new();
+        fa.add_untouched(n);
+        fa.check_blocks(&pages).unwrap();
+        // Boot order: block 3 from its top down, then block 2.
+        let first: Vec<Pfn> = (0..PB + 88).map(|_| fa.take(&mut pages).unwrap()).collect();
+        assert_eq!(first[..PB as usize], (3 * PB..4 * PB).rev().collect::<Vec<_>>()[..]);
+        assert_eq!(first[PB as usize], 3 * PB - 1);
+        fa.check_blocks(&pages).unwrap();
+        // Five frames back into block 3 (5 free), twenty into block 2 (444 free): block 3's
+        // go out first, the last freed first.
+        for &p in &first[10..15] {
+            fa.add(&mut pages, p, FreeList::Movable);
         }
-        let mut b = Pages::new(N, 3);
-        let mut lazy = FreeArea::new(&mut b, N, [N + 1, N + 2]);
-        lazy.add_untouched(N);
-        assert_eq!(lazy.nr_free, linked.nr_free);
-        // A mixed sequence: take 5, free two of them, take 10, free 3, take everything.
-        let mut order = (Vec::new(), Vec::new());
-        let run = |pages: &mut Pages, fa: &mut FreeArea, out: &mut Vec<Pfn>| {
-            let mut held = Vec::new();
-            for _ in 0..5 {
-                held.push(fa.take(pages).unwrap());
-            }
-            fa.add_tail(pages, held.remove(1), FreeList::Movable);
-            fa.add_tail(pages, held.remove(2), FreeList::Movable);
-            for _ in 0..10 {
-                held.push(fa.take(pages).unwrap());
-            }
-            for _ in 0..3 {
-                let p = held.pop().unwrap();
-                fa.add_tail(pages, p, FreeList::Movable);
-            }
-            while let Some(p) = fa.take(pages) {
-                assert_eq!(pages.lru(p), Lru::None);
-                assert_eq!(pages.links(p), (NIL, NIL));
-                held.push(p);
-            }
-            out.extend(held);
-            assert_eq!(fa.nr_free, 0);
-        };
-        run(&mut a, &mut linked, &mut order.0);
-        run(&mut b, &mut lazy, &mut order.1);
-        assert_eq!(order.0, order.1);
-        assert_eq!(order.0.len(), N as usize);
-        assert_eq!(lazy.untouched(), 0);
+        for &p in &first[PB as usize..PB as usize + 20] {
+            fa.add(&mut pages, p, FreeList::Movable);
+        }
+        fa.check_blocks(&pages).unwrap();
+        let again: Vec<Pfn> = (0..5).map(|_| fa.take(&mut pages).unwrap()).collect();
+        assert_eq!(again, first[10..15].iter().rev().copied().collect::<Vec<_>>());
+        assert!(fa.take(&mut pages).unwrap() / PB == 2);
+        // Everything else, each frame once.
+        let mut rest = Vec::new();
+        while let Some(p) = fa.take(&mut pages) {
+            assert_eq!((pages.lru(p), pages.links(p)), (Lru::None, (NIL, NIL)));
+            rest.push(p);
+        }
+        assert_eq!(fa.nr_free, 0);
+        assert_eq!(fa.untouched(), 0);
+        assert_eq!(rest.len() as Pfn, n - (PB + 88) + 20 - 1);
+        let mut seen = rest.clone();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), rest.len());
+        fa.check_blocks(&pages).unwrap();
+    }
+
+    /// A block's free frames move between lists as one (move_freepages_block), and the
+    /// never-used frames under the mark are linked when a block there is taken over.
+    #[test]
+    fn a_block_moves_to_another_list_whole() {
+        const PB: Pfn = PAGEBLOCK_NR_PAGES as Pfn;
+        let mut pages = Pages::new(4 * PB, 0);
+        let mut fa = FreeArea::new();
+        fa.add_untouched(4 * PB);
+        let p = fa.take(&mut pages).unwrap();
+        assert_eq!(p, 4 * PB - 1);
+        // Block 1, wholly under the mark, goes to the unmovable list: the mark drops to its
+        // start, block 2 and 3's never-used frames are linked on the movable list.
+        fa.link_untouched_from(&mut pages, PB);
+        fa.move_block(PB, FreeList::Unmovable);
+        fa.check_blocks(&pages).unwrap();
+        assert_eq!(fa.untouched(), PB);
+        assert!(fa.take_from(&mut pages, FreeList::Unmovable).unwrap() / PB == 1);
+        assert!(fa.take_from(&mut pages, FreeList::Reclaimable).is_none());
+        // Movable: block 3 (511 free) before block 2 (512), before block 0 under the mark.
+        assert_eq!(fa.take(&mut pages).unwrap() / PB, 3);
+        fa.check_blocks(&pages).unwrap();
     }
 }

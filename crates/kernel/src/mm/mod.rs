@@ -359,7 +359,7 @@ impl KernelPages {
 }
 
 /// Sentinel frames past the lruvecs' list heads: one per kernel-page owner.
-pub const NR_ALL_SENTINELS: u32 = NR_SENTINELS + NR_KERNEL_OWNERS as u32 + lru::NR_FREE_TYPE_SENTINELS;
+pub const NR_ALL_SENTINELS: u32 = NR_SENTINELS + NR_KERNEL_OWNERS as u32;
 
 /// Sums over the live mappings that /proc/meminfo needs (`Mm::mapping_sums`).
 #[derive(Clone, Copy, Debug, Default)]
@@ -426,6 +426,14 @@ pub struct Mm {
     pub pageblocks: pageblock::Pageblocks,
     /// How a kernel allocation falling back to another type's block takes it over.
     pub steal_rule: pageblock::StealRule,
+    /// zone->watermark_boost (5.0+): pages added to every watermark after allocations fell
+    /// back to another migrate type's free pages (`boost_watermark`); kswapd reclaims it
+    /// and takes it back (balance_pgdat).
+    pub watermark_boost: u64,
+    /// vm.watermark_boost_factor (0 before 5.0: no boosting).
+    pub watermark_boost_factor: u64,
+    /// ZONE_BOOSTED_WATERMARK: a boost since the last allocation woke kswapd for it.
+    pub zone_boosted: bool,
 }
 
 impl Mm {
@@ -442,8 +450,7 @@ impl Mm {
         let mut pages = Pages::try_new(nr, NR_ALL_SENTINELS).map_err(|e| {
             format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
         })?;
-        let typed = nr + NR_SENTINELS + NR_KERNEL_OWNERS as u32;
-        let mut free = FreeArea::new(&mut pages, nr, [typed, typed + 1]);
+        let mut free = FreeArea::new();
         // The free list holds every frame at boot, highest frame first out; none is
         // written until it is first taken (FreeArea::add_untouched): booting costs neither
         // time nor host memory in proportion to the RAM.
@@ -485,12 +492,15 @@ impl Mm {
             kswapd_failures: 0,
             pageblocks: pageblock::Pageblocks::new(managed, 0),
             steal_rule: pageblock::StealRule::HalfFreeOrAlike,
+            watermark_boost: 0,
+            watermark_boost_factor: 0,
+            zone_boosted: false,
         })
     }
 
-    /// First list-head frame of lruvec `id` (after the free list's head).
+    /// First list-head frame of lruvec `id`.
     fn lruvec_base(nr: u32, id: LruvecId) -> Pfn {
-        nr + 1 + id as u32 * NR_LRU_LISTS as u32
+        nr + id as u32 * NR_LRU_LISTS as u32
     }
 
     /// A new, empty lruvec (mem_cgroup_alloc -> init_memcg_lruvec); None when MAX_LRUVECS
@@ -887,16 +897,39 @@ impl Mm {
     pub(crate) fn take_free_frame(&mut self) -> Option<Pfn> {
         self.take_movable()
     }
-    /// A movable allocation (__rmqueue): the movable list, else a frame of another type's
-    /// list (__rmqueue_fallback's MIGRATE_MOVABLE fallbacks: reclaimable, then unmovable)
-    /// without taking its block over (an order-0 movable allocation never steals:
-    /// can_steal_fallback).
+    /// A movable allocation (__rmqueue): the movable list, else a fallback to the
+    /// reclaimable and unmovable blocks (`rmqueue_fallback`).
     #[inline]
     fn take_movable(&mut self) -> Option<Pfn> {
-        self.free
-            .take(&mut self.pages)
-            .or_else(|| self.free.take_from(&mut self.pages, lru::FreeList::Reclaimable))
-            .or_else(|| self.free.take_from(&mut self.pages, lru::FreeList::Unmovable))
+        if let Some(p) = self.free.take(&mut self.pages) {
+            return Some(p);
+        }
+        self.rmqueue_fallback(pageblock::MigrateType::Movable)
+    }
+    /// boost_watermark (5.0+): a fragmentation event raises the watermarks by a pageblock,
+    /// up to watermark_boost_factor / 10000 of the high watermark (at least a pageblock);
+    /// not in a zone smaller than four pageblocks. It flags the zone for the allocation
+    /// to wake kswapd (ZONE_BOOSTED_WATERMARK, ALLOC_KSWAPD).
+    pub(crate) fn boost_watermark(&mut self) {
+        let pb = compaction::PAGEBLOCK_NR_PAGES;
+        if self.watermark_boost_factor == 0 || pb * 4 > self.managed {
+            return;
+        }
+        // mult_frac(_watermark[WMARK_HIGH], watermark_boost_factor, 10000)
+        let max_boost = self.wmark.high * self.watermark_boost_factor / 10000;
+        if max_boost == 0 {
+            return;
+        }
+        self.watermark_boost = (self.watermark_boost + pb).min(max_boost.max(pb));
+        self.zone_boosted = true;
+    }
+    /// The watermarks in force: the zone's plus its boost (min_wmark_pages,
+    /// low_wmark_pages, high_wmark_pages).
+    #[inline]
+    pub fn wmark_pages(&self) -> crate::mm::page_alloc::Watermarks {
+        let b = self.watermark_boost;
+        let w = self.wmark;
+        crate::mm::page_alloc::Watermarks { min_free_kbytes: w.min_free_kbytes, min: w.min + b, low: w.low + b, high: w.high + b }
     }
     /// Return a frame to the free list of its pageblock's type (__free_one_page;
     /// `Kernel::free_page` decides whether it stays on a CPU's list).
@@ -906,24 +939,22 @@ impl Mm {
         self.pages.set_owner(p, 0, 0);
         self.pages.set_lruvec_of(p, ROOT_LRUVEC);
         let l = pageblock::free_list_of(self.pageblocks.of(p as u64));
-        self.free.add_tail(&mut self.pages, p, l);
+        self.free.add(&mut self.pages, p, l);
     }
 
     /// A kernel allocation of type `t` (__rmqueue): a frame of its own type's list
-    /// (__rmqueue_smallest), else one of its fallbacks' (unmovable: reclaimable, then
-    /// movable; reclaimable: unmovable, then movable), whose block it may then take over
-    /// (`pageblock_fallback`).
+    /// (__rmqueue_smallest), else a fallback to the other types' blocks
+    /// (`rmqueue_fallback`), which may take a block over.
     fn take_typed(&mut self, t: pageblock::MigrateType) -> Option<Pfn> {
         if self.nr_free() == 0 {
             let cpu = self.pcp.fullest()?;
             self.pcp.drained(cpu, 1);
         }
         let own = pageblock::free_list_of(t);
-        let other = if own == lru::FreeList::Unmovable { lru::FreeList::Reclaimable } else { lru::FreeList::Unmovable };
-        self.free
-            .take_from(&mut self.pages, own)
-            .or_else(|| self.free.take_from(&mut self.pages, other))
-            .or_else(|| self.free.take(&mut self.pages))
+        if let Some(p) = self.free.take_from(&mut self.pages, own) {
+            return Some(p);
+        }
+        self.rmqueue_fallback(t)
     }
 
     /// A frame for the kernel's own use by `owner` (no watermark checks).
@@ -941,7 +972,6 @@ impl Mm {
         let h = self.kernel.base + c as u32;
         lru::link_after(&mut self.pages, h, p);
         self.kernel.nr[c] += 1;
-        self.pageblock_fallback(p, t);
         Some(p)
     }
     /// Who holds kernel page `p`.
@@ -977,6 +1007,7 @@ impl Mm {
     /// Count every frame exactly once: free, on an LRU list, or held by the kernel.
     /// Returns a description of the first broken invariant.
     pub fn check_invariants(&self) -> Result<(), String> {
+        self.free.check_blocks(&self.pages)?;
         let listed: u64 = self.lruvecs.iter().map(|v| v.nr_pages()).sum::<u64>() + self.nr_free_frames();
         let held = self.kernel.total();
         let batched = self.lru_add.total;

@@ -259,7 +259,8 @@ impl Kernel {
                 s.mapped * 4, s.dirty * 4, s.writeback * 4, s.shmem * 4, s.kernel_stack * 4, s.page_tables * 4
             )));
         }
-        let w = mm.wmark;
+        // show_free_areas: the watermarks in force (boost included) and the boost.
+        let (w, boost) = (mm.wmark_pages(), mm.watermark_boost);
         let present_kb = self.machine.ram_bytes / 1024;
         if old {
             out.push((KERN_INFO, format!(
@@ -270,8 +271,8 @@ impl Kernel {
             )));
         } else {
             out.push((KERN_INFO, format!(
-                "Node 0 {} free:{}kB boost:0kB min:{}kB low:{}kB high:{}kB reserved_highatomic:0KB active_anon:{}kB inactive_anon:{}kB active_file:{}kB inactive_file:{}kB unevictable:{}kB writepending:{}kB present:{}kB managed:{}kB mlocked:0kB bounce:0kB free_pcp:0kB local_pcp:0kB free_cma:0kB",
-                self.zone_name(), free * 4, w.min * 4, w.low * 4, w.high * 4, l(Lru::ActiveAnon) * 4, l(Lru::InactiveAnon) * 4, l(Lru::ActiveFile) * 4,
+                "Node 0 {} free:{}kB boost:{}kB min:{}kB low:{}kB high:{}kB reserved_highatomic:0KB active_anon:{}kB inactive_anon:{}kB active_file:{}kB inactive_file:{}kB unevictable:{}kB writepending:{}kB present:{}kB managed:{}kB mlocked:0kB bounce:0kB free_pcp:0kB local_pcp:0kB free_cma:0kB",
+                self.zone_name(), free * 4, boost * 4, w.min * 4, w.low * 4, w.high * 4, l(Lru::ActiveAnon) * 4, l(Lru::InactiveAnon) * 4, l(Lru::ActiveFile) * 4,
                 l(Lru::InactiveFile) * 4, l(Lru::Unevictable) * 4, (s.dirty + s.writeback) * 4, present_kb, mm.managed * 4
             )));
         }

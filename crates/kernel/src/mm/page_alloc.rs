@@ -105,6 +105,23 @@ impl Kernel {
         // watermark.
         let (managed, low) = (self.mm.managed, self.mm.wmark.low);
         self.mm.pcp.update(managed, low);
+        self.mm.watermark_boost_factor = self.watermark_boost_factor();
+    }
+
+    /// vm.watermark_boost_factor where the era boosts watermarks (5.0+), else 0.
+    pub fn watermark_boost_factor(&self) -> u64 {
+        if self.profile.watermark_boost { self.sysctl.watermark_boost_factor as u64 } else { 0 }
+    }
+
+    /// rmqueue's end: an allocation after a fragmentation event wakes kswapd to reclaim
+    /// the boost ("Separate test+clear to avoid unnecessary atomics": ALLOC_KSWAPD and
+    /// ZONE_BOOSTED_WATERMARK -> wakeup_kswapd), here once the event's allocations are
+    /// done.
+    pub(crate) fn wake_kswapd_for_boost(&mut self) {
+        if self.mm.zone_boosted {
+            self.mm.zone_boosted = false;
+            self.wake_kswapd();
+        }
     }
 
     /// Free a frame (free_unref_page). Inside a reclaim batch's decisions the frame is
@@ -206,7 +223,7 @@ impl Kernel {
     /// The watermark part of __alloc_pages for `n` frames: Ok when the task may take them
     /// now (kswapd woken below low; direct reclaim below min, retried by the caller).
     pub fn alloc_pages_gate(&mut self, tid: TaskId, n: u64) -> Result<(), Step> {
-        let w = self.mm.wmark;
+        let w = self.mm.wmark_pages();
         let start = self.direct_reclaim_start_pages();
         let free = self.mm.nr_free();
         if free <= w.low + n - 1 {

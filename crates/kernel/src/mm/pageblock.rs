@@ -5,11 +5,15 @@
 //! movable (memmap_init_range), and 2.6.39 keeps up to two blocks at the start of the zone
 //! as MIGRATE_RESERVE (setup_zone_migrate_reserve).
 //!
-//! A kernel allocation that lands in a block of another type takes the block over when
-//! enough of it is free or already its kind (the steal rule below). The model's allocator
-//! does not look for a block of the allocation's own type first, as __rmqueue does, so it
-//! falls back (and steals) more often than the kernel would: the block counts show where
-//! kernel pages went, not the kernel's tighter grouping.
+//! An allocation takes a frame of its own type's free list first (__rmqueue_smallest); with
+//! that list empty it falls back (__rmqueue_fallback), to the largest free block of another
+//! type first: a wholly free pageblock is taken over at once. Without one it takes a frame
+//! of the fallback lists — a fragmentation event, which boosts the watermarks on 5.0+
+//! (`Mm::boost_watermark`) — and a kernel allocation takes that block over when enough of
+//! it is free or already its kind (the steal rule below). The free lists are one order (no
+//! buddy blocks below a pageblock), so a fallback that finds no whole block takes one frame
+//! where the kernel moves the whole smaller buddy block it found to its own type's list:
+//! where memory is fragmented the model falls back more often, once per page.
 
 use super::compaction::{PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 use super::lru::FreeList;
@@ -99,63 +103,104 @@ pub fn free_list_of(t: MigrateType) -> FreeList {
 }
 
 impl Mm {
-    /// After frame `p` was taken for an allocation of type `t` (a kernel allocation:
-    /// movable allocations of one page never take a block over, can_steal_fallback): if
-    /// `p`'s block is of another type, the fallback steal rule may give the block to `t`.
-    pub(crate) fn pageblock_fallback(&mut self, p: Pfn, t: MigrateType) {
-        let old = self.pageblocks.of(p as u64);
-        if old == t || old == MigrateType::Reserve || t == MigrateType::Movable {
-            return;
+    /// __rmqueue_fallback for an allocation of type `t` whose own free list is empty: the
+    /// largest free block of another type first. A wholly free pageblock is taken over
+    /// at once ("Take ownership for orders >= pageblock_order"), with no boost. Otherwise
+    /// the largest free buddy block of the other types — here the largest aligned free run
+    /// of the pageblock with the most free frames of theirs — is a fragmentation event
+    /// (boost_watermark, 5.0+), and where the era may steal (can_steal_fallback) all the
+    /// free frames of that pageblock go to `t`'s list and the block becomes `t`'s when the
+    /// steal rule says so (steal_suitable_fallback; 2.6.39's __rmqueue_fallback);
+    /// otherwise the first frame of the buddy block found is taken (the model's free
+    /// frames of a block share one list: 6.x's move of that buddy block alone to `t`'s list
+    /// is not kept).
+    #[cold]
+    pub(crate) fn rmqueue_fallback(&mut self, t: MigrateType) -> Option<Pfn> {
+        let own = free_list_of(t);
+        // Blocks whose free frames are on another list (MIGRATE_RESERVE's are never
+        // stolen).
+        let other = |mm: &Mm, b: Pfn| mm.pageblocks.of(b as u64) != MigrateType::Reserve && mm.free.block_list(b) != own;
+        if let Some(start) = self.free.find_whole_block(|b| other(self, b)) {
+            self.pageblocks.set(start as u64, t);
+            self.move_freepages_block(start as u64, t);
+            return self.free.take_from(&mut self.pages, own);
         }
-        let start = (p as u64) & !(PAGEBLOCK_NR_PAGES - 1);
+        let Some(start) = self.free.fullest_block(|b| other(self, b)) else {
+            // Only MIGRATE_RESERVE's frames are left (its last-resort fallback): no steal.
+            return self.free.take_from(&mut self.pages, FreeList::Movable);
+        };
+        let start = start as u64;
+        let (run, order) = self.largest_free_run(start);
+        self.boost_watermark();
+        let holds_mark = start < self.free.untouched() as u64;
+        let can_steal = holds_mark
+            || order >= PAGEBLOCK_ORDER / 2
+            || match self.steal_rule {
+                StealRule::HalfFree => t == MigrateType::Reclaimable,
+                StealRule::HalfFreeOrAlike => t != MigrateType::Movable,
+            };
+        if !can_steal {
+            // The buddy block found is handed out from where it is (6.x moves it to `t`'s
+            // list first, single_page; 2.6.39 leaves the rest on its list): its first frame.
+            self.free.isolate(&mut self.pages, run as Pfn);
+            return Some(run as Pfn);
+        }
+        self.steal_suitable_fallback(start, t);
+        self.free.take_from(&mut self.pages, own)
+    }
+
+    /// The largest aligned run of free frames in the pageblock starting at `start` (the
+    /// largest free buddy block there): its first frame and order.
+    fn largest_free_run(&self, start: u64) -> (u64, u32) {
         let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
-        let untouched = self.free.untouched() as u64;
-        // Frames below the untouched mark are free without a record; the others are
-        // counted from their records.
-        let touched = start.max(untouched).min(end);
-        let (cf, ch) = self.pages.census(touched as Pfn, end as Pfn);
-        let mut free = (touched - start) + cf as u64;
-        let mut movable = (end - touched) - cf as u64 - ch as u64;
-        // The frame just taken was free when the kernel counted (move_freepages_block):
-        // it counts as free, not as what it is now.
-        if p as u64 >= untouched {
-            match self.pages.lru(p) {
-                Lru::Free => {}
-                Lru::None if self.pages.mapping(p) == 0 => free += 1,
-                _ => {
-                    movable -= 1;
-                    free += 1;
+        for k in (0..PAGEBLOCK_ORDER).rev() {
+            let len = 1u64 << k;
+            let mut q = start;
+            while q + len <= end {
+                if (q..q + len).all(|x| self.frame_is_free(x)) {
+                    return (q, k);
                 }
+                q += len;
             }
         }
+        unreachable!("a pageblock with free frames has a free frame")
+    }
+
+    /// steal_suitable_fallback with whole_block: the free frames of the pageblock at
+    /// `start` go to the free list of `t` (move_freepages_block), and the block becomes
+    /// `t`'s when enough of it is free or already its kind (the steal rule).
+    fn steal_suitable_fallback(&mut self, start: u64, t: MigrateType) {
+        let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
+        let old = self.pageblocks.of(start);
+        let untouched = self.free.untouched() as u64;
+        // Frames below the boot mark are free without a record; the others are counted
+        // from their records.
+        let touched = start.max(untouched).min(end);
+        let (cf, ch) = self.pages.census(touched as Pfn, end as Pfn);
+        let free = (touched - start) + cf as u64;
+        let movable = (end - touched) - cf as u64 - ch as u64;
         let alike = match self.steal_rule {
             StealRule::HalfFree => 0,
+            // "For movable allocation, it's the number of movable pages"; a kernel
+            // allocation in a movable block counts every page neither free nor movable.
+            StealRule::HalfFreeOrAlike if t == MigrateType::Movable => movable,
             StealRule::HalfFreeOrAlike if old == MigrateType::Movable => (end - start) - free - movable,
             StealRule::HalfFreeOrAlike => 0,
         };
         if free + alike >= PAGEBLOCK_NR_PAGES / 2 {
-            self.pageblocks.set(p as u64, t);
-            self.move_freepages_block(start, end, t);
+            self.pageblocks.set(start, t);
         }
+        self.move_freepages_block(start, t);
     }
 
     /// move_freepages_block: the free frames of the block [start, end) go to the free list
-    /// of its new type `t`, never-used ones included (linked now: the boot mark drops to
-    /// the block's start).
-    fn move_freepages_block(&mut self, start: u64, end: u64, t: MigrateType) {
-        let l = free_list_of(t);
-        let untouched = self.free.untouched() as u64;
-        for q in start.max(untouched)..end {
-            if self.pages.lru(q as Pfn) == Lru::Free {
-                self.free.move_to(&mut self.pages, q as Pfn, l);
-            }
+    /// of type `t`, never-used ones included (linked now: the boot mark drops to the
+    /// block's start).
+    pub(crate) fn move_freepages_block(&mut self, start: u64, t: MigrateType) {
+        if (self.free.untouched() as u64) > start {
+            self.free.link_untouched_from(&mut self.pages, start as Pfn);
         }
-        if untouched > start {
-            // The mark is in this block (frames are taken from the top down, so a block a
-            // kernel allocation just took a frame from holds it, or lies above it).
-            debug_assert!(untouched <= end, "a block wholly below the boot mark was taken over");
-            self.free.link_untouched_from(&mut self.pages, start as Pfn, l);
-        }
+        self.free.move_block(start as Pfn, free_list_of(t));
     }
 
     /// Free buddy blocks per migrate type and order 0..`orders` (pagetypeinfo_showfree): a
@@ -207,19 +252,24 @@ mod tests {
                 let k = mm.take_kernel(KernelOwner::Other).unwrap();
                 assert_eq!(k as u64 >> PAGEBLOCK_ORDER, 3, "{k}");
             }
-            // Fill the next block with movable pages, then a kernel page among them, the
-            // unmovable list being empty: the block stays movable (not half free, and its
-            // other pages are movable, not alike).
-            let mut held = Vec::new();
-            while mm.free.nr_free > 2 * PAGEBLOCK_NR_PAGES + 1 {
-                held.push(mm.take_free().unwrap());
-            }
+            // Fill the next block with movable pages but one frame, and the blocks below
+            // with pages held (no other free frame); then a kernel page goes in the free
+            // frame of the movable block, the unmovable list being empty: the block stays
+            // movable (not half free, and its other pages are movable, not alike).
+            let held: Vec<Pfn> = std::iter::from_fn(|| mm.take_free()).collect();
+            let last = held.iter().copied().find(|&q| q as u64 >> PAGEBLOCK_ORDER == 2).unwrap();
             for &q in &held {
-                mm.pages.set_owner(q, 1, q as u64);
-                mm.pages.set_lru(q, Lru::InactiveFile);
+                match q as u64 >> PAGEBLOCK_ORDER {
+                    2 if q != last => {
+                        mm.pages.set_owner(q, 1, q as u64);
+                        mm.pages.set_lru(q, Lru::InactiveFile);
+                    }
+                    _ => {}
+                }
             }
+            mm.put_free(last);
             let q = mm.take_kernel(KernelOwner::Other).unwrap();
-            assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 2, "{q}");
+            assert_eq!(q, last);
             assert_eq!(mm.pageblocks.of(q as u64), MigrateType::Movable, "{rule:?}");
         }
     }
@@ -236,15 +286,23 @@ mod tests {
                 mm.take_kernel(KernelOwner::Other).unwrap();
             }
             assert_eq!(mm.free.nr_free, 3 * PAGEBLOCK_NR_PAGES);
-            let mut n = 0;
-            while mm.free.nr_free > 2 * PAGEBLOCK_NR_PAGES + PAGEBLOCK_NR_PAGES / 8 {
-                let q = mm.take_free().unwrap();
-                mm.pages.set_owner(q, 0, 0);
-                if n % 8 == 0 {
-                    mm.pages.set_owner(q, 1, q as u64);
-                    mm.pages.set_lru(q, Lru::InactiveFile);
+            // Every frame below taken; the next block gets an eighth back (its largest free
+            // block is the largest of all).
+            let held: Vec<Pfn> = std::iter::from_fn(|| mm.take_free()).collect();
+            let mut back = Vec::new();
+            for &q in &held {
+                let i = q as u64 % PAGEBLOCK_NR_PAGES;
+                match q as u64 >> PAGEBLOCK_ORDER {
+                    2 if i < PAGEBLOCK_NR_PAGES / 8 => back.push(q),
+                    2 if i % 8 == 0 => {
+                        mm.pages.set_owner(q, 1, q as u64);
+                        mm.pages.set_lru(q, Lru::InactiveFile);
+                    }
+                    _ => {}
                 }
-                n += 1;
+            }
+            for q in back {
+                mm.put_free(q);
             }
             let q = mm.take_kernel(KernelOwner::Other).unwrap();
             assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 2, "{q}");
@@ -264,5 +322,88 @@ mod tests {
         assert_eq!(t[MigrateType::Reserve as usize][10], 1);
         assert_eq!(t[MigrateType::Movable as usize][10], 1);
         assert_eq!(mm.pageblocks.count(), [0, 3, 0, 1]);
+    }
+
+    /// A machine of `blocks` pageblocks whose high watermark is `high`, boosting with
+    /// `factor`, every block three quarters full of movable pages (no block wholly free,
+    /// none that a fallback would take over).
+    fn fragmented(blocks: u64, high: u64, factor: u64) -> Mm {
+        let mut mm = Mm::try_new(blocks * PAGEBLOCK_NR_PAGES, Watermarks { min_free_kbytes: 0, min: high / 2, low: high * 3 / 4, high }).unwrap();
+        mm.watermark_boost_factor = factor;
+        let held: Vec<Pfn> = std::iter::from_fn(|| mm.take_free()).collect();
+        for &q in held.iter().rev() {
+            if q % 4 == 0 {
+                mm.put_free(q);
+            } else {
+                mm.pages.set_owner(q, 1, q as u64);
+                mm.pages.set_lru(q, Lru::InactiveFile);
+            }
+        }
+        assert_eq!(mm.free.nr_whole_blocks(), 0);
+        mm
+    }
+
+    #[test]
+    fn a_fallback_takes_a_wholly_free_block_over_without_boosting() {
+        // steal_suitable_fallback: "Take ownership for orders >= pageblock_order" comes
+        // before boost_watermark.
+        let mut mm = mm(8 * PAGEBLOCK_NR_PAGES, StealRule::HalfFreeOrAlike);
+        mm.wmark.high = 1000;
+        mm.watermark_boost_factor = 15000;
+        let p = mm.take_kernel(KernelOwner::Other).unwrap();
+        assert_eq!(p as u64 >> PAGEBLOCK_ORDER, 7, "the highest whole block");
+        assert_eq!(mm.pageblocks.of(p as u64), MigrateType::Unmovable);
+        assert_eq!((mm.watermark_boost, mm.zone_boosted), (0, false));
+        assert_eq!(mm.free.nr_whole_blocks(), 7);
+        // The next kernel pages come from the claimed block's frames, no fallback.
+        for _ in 1..PAGEBLOCK_NR_PAGES {
+            assert_eq!(mm.take_kernel(KernelOwner::Other).unwrap() as u64 >> PAGEBLOCK_ORDER, 7);
+        }
+        assert_eq!(mm.watermark_boost, 0);
+        mm.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_fallback_without_a_whole_free_block_boosts_the_watermarks_up_to_the_factor() {
+        // boost_watermark: a pageblock per fragmentation event, up to factor/10000 of the
+        // high watermark (at least a pageblock).
+        let mut mm = fragmented(8, 1000, 15000);
+        let p = mm.take_kernel(KernelOwner::Other).unwrap();
+        assert_eq!(mm.pageblocks.of(p as u64), MigrateType::Movable, "not taken over");
+        assert_eq!((mm.watermark_boost, mm.zone_boosted), (PAGEBLOCK_NR_PAGES, true));
+        assert_eq!(mm.wmark_pages().high, 1000 + PAGEBLOCK_NR_PAGES);
+        assert_eq!(mm.wmark_pages().min, 500 + PAGEBLOCK_NR_PAGES);
+        // The block's other free frames went to the unmovable list: the next kernel pages
+        // come from there, then the next block's fallback boosts again.
+        let quarter = PAGEBLOCK_NR_PAGES / 4;
+        for _ in 1..quarter {
+            mm.take_kernel(KernelOwner::Other).unwrap();
+        }
+        assert_eq!(mm.watermark_boost, PAGEBLOCK_NR_PAGES);
+        for _ in 0..2 * quarter {
+            mm.take_kernel(KernelOwner::Other).unwrap();
+        }
+        assert_eq!(mm.watermark_boost, 1500, "capped at 15000/10000 of high");
+        // A movable allocation whose list is empty falls back too (here to a block made
+        // unmovable).
+        let mut mm = fragmented(8, 1000, 15000);
+        mm.pageblocks.set(0, MigrateType::Unmovable);
+        mm.move_freepages_block(0, MigrateType::Unmovable);
+        while mm.free.take(&mut mm.pages).is_some() {}
+        assert_eq!(mm.watermark_boost, 0);
+        let q = mm.take_free().unwrap();
+        assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 0);
+        assert_eq!(mm.watermark_boost, PAGEBLOCK_NR_PAGES);
+        // Factor 0, or a zone under four pageblocks: never.
+        let mut mm = fragmented(8, 1000, 0);
+        mm.take_kernel(KernelOwner::Other).unwrap();
+        assert_eq!((mm.watermark_boost, mm.zone_boosted), (0, false));
+        let mut mm = fragmented(3, 1000, 15000);
+        mm.take_kernel(KernelOwner::Other).unwrap();
+        assert_eq!(mm.watermark_boost, 0);
+        // A small high watermark still boosts by a pageblock.
+        let mut mm = fragmented(8, 100, 15000);
+        mm.take_kernel(KernelOwner::Other).unwrap();
+        assert_eq!(mm.watermark_boost, PAGEBLOCK_NR_PAGES);
     }
 }

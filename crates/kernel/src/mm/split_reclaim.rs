@@ -31,7 +31,8 @@ impl Kernel {
         if self.split_reclaim() && self.sysctl.page_reclaim_start_kbytes != 0 {
             self.sysctl.page_reclaim_start_kbytes / 4
         } else {
-            self.mm.wmark.min
+            // min_wmark_pages: the boost counts (only GFP_ATOMIC allocations ignore it).
+            self.mm.wmark_pages().min
         }
     }
 

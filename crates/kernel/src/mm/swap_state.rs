@@ -452,7 +452,7 @@ impl Kernel {
     /// One readahead page of `swap_readahead`; false once free memory is at the low
     /// watermark (no more readahead).
     fn swap_ra_page(&mut self, m: u32, next: u64, s: u32, each: &mut impl FnMut(&mut Kernel, Pfn, u32, u64, u32)) -> bool {
-        if self.mm.nr_free() <= self.mm.wmark.low {
+        if self.mm.nr_free() <= self.mm.wmark_pages().low {
             return false;
         }
         let Some(q) = self.mm.take_free() else { return false };

@@ -58,6 +58,9 @@ pub struct ScanControl {
     /// try_to_free_mem_cgroup_pages on the one victim mem_cgroup_hierarchical_reclaim
     /// chose).
     pub target_only: bool,
+    /// !sc->may_writepage: dirty file pages are kept, never written by reclaim (kswapd
+    /// reclaiming a watermark boost).
+    pub no_writepage: bool,
 }
 
 impl ScanControl {
@@ -323,7 +326,7 @@ impl Kernel {
         NodeNumbers {
             file: self.mm.file_lru(),
             free: self.mm.nr_free(),
-            high_wmark: self.mm.wmark.high,
+            high_wmark: self.mm.wmark_pages().high,
             swappiness: self.sysctl.swappiness as u64,
             can_reclaim_anon: self.can_reclaim_anon(),
         }
@@ -1434,7 +1437,8 @@ impl Kernel {
                 let writes = self.profile.reclaim_writes_file
                     || (self.profile.kswapd_writes_dirty_seen_twice && path.sc.kswapd && self.mm.pages.reclaim(p) && self.mm.pgdat_dirty);
                 if file && writes {
-                    if r != Ref::ReclaimClean {
+                    // "if (!sc->may_writepage) goto keep_locked".
+                    if r != Ref::ReclaimClean && !path.sc.no_writepage {
                         let dev = self.mm.mappings[self.mm.pages.mapping(p) as usize].dev;
                         if !path.sc.kswapd && dev.is_some_and(|d| self.block.devs[d as usize].congested()) {
                             batch_congested += 1;
@@ -1783,6 +1787,11 @@ pub struct Kswapd {
     run_scanned: u64,
     /// kswapd_try_to_sleep's short nap (schedule_timeout(HZ/10)) is under way.
     napping: bool,
+    /// balance_pgdat's nr_boost_reclaim: pages this run still reclaims for the watermark
+    /// boost (5.0+), without writing or swapping; and the boost when the run began
+    /// (zone_boosts), taken back at its end.
+    boost_reclaim: u64,
+    boosted: u64,
 }
 
 impl Program for Kswapd {
@@ -1790,7 +1799,8 @@ impl Program for Kswapd {
         if let Some(path) = k.reclaim.take_done(me) {
             return self.after_pass(k, me, path.sc);
         }
-        let w = k.mm.wmark;
+        // The watermarks in force: a boost raises them all (high_wmark_pages).
+        let w = k.mm.wmark_pages();
         if self.napping {
             // kswapd_try_to_sleep after the nap: woken by wakeup_kswapd during it
             // (remaining != 0), or still balanced (prepare_kswapd_sleep): sleep until
@@ -1806,14 +1816,19 @@ impl Program for Kswapd {
                 k.vm.inc(VmItem::KswapdHighWmarkHitQuickly);
             }
         }
-        if k.mm.nr_free() > w.high {
+        let balanced = k.mm.nr_free() > w.high;
+        // balance_pgdat reclaims a boost on a balanced node too ("If boosting is not active
+        // then only reclaim if there are no eligible zones"): kswapd woken for a boost
+        // starts a run for it.
+        let boost_work = if self.running { self.boost_reclaim > 0 } else { k.mm.watermark_boost > 0 };
+        if balanced && !boost_work {
             // clear_pgdat_congested: a balanced node is no longer flagged (2.6.39:
             // zone_clear_flag(zone, ZONE_CONGESTED) for a zone at its high watermark).
             k.mm.pgdat_writeback = false;
             k.mm.pgdat_dirty = false;
             k.mm.zone_congested = false;
             if self.running {
-                self.running = false;
+                self.end_run(k);
                 k.snapshot_refaults(&ScanControl::default());
             }
             self.priority = DEF_PRIORITY;
@@ -1834,14 +1849,24 @@ impl Program for Kswapd {
             self.running = true;
             self.loop_again(k);
         }
+        if !balanced && self.boost_reclaim > 0 {
+            // "If the pgdat is imbalanced then ignore boosting and preserve the watermarks
+            // for a later time and restart."
+            self.boost_reclaim = 0;
+            self.priority = DEF_PRIORITY;
+        }
         // kswapd_shrink_node: reclaim up to the high watermark's worth at this priority.
         // 2.6.39's balance_pgdat asks for ULONG_MAX: "kswapd doesn't want to be bailed out
-        // while reclaim", each zone gets its whole scan target.
+        // while reclaim", each zone gets its whole scan target. "Do not writeback or swap
+        // pages for boosted reclaim" (sc.may_writepage, sc.may_swap).
         let loop_again = k.profile.kswapd_balance == KswapdBalance::LoopAgain;
+        let boosting = self.boost_reclaim > 0;
         let sc = ScanControl {
             nr_to_reclaim: if loop_again { u64::MAX } else { w.high.max(SWAP_CLUSTER_MAX) },
             priority: self.priority,
             kswapd: true,
+            no_swap: boosting,
+            no_writepage: boosting,
             ..Default::default()
         };
         k.start_kswapd_pass(me, sc);
@@ -1857,6 +1882,23 @@ impl Kswapd {
         self.run_reclaimed = 0;
         self.run_scanned = 0;
         k.vm.inc(VmItem::Pageoutrun);
+        // "Account for the reclaim boost. Note that the zone boost is left in place so
+        // that parallel allocations that are near the watermark will stall or direct
+        // reclaim until kswapd is finished."
+        self.boost_reclaim = k.mm.watermark_boost;
+        self.boosted = k.mm.watermark_boost;
+    }
+
+    /// The end of a balance_pgdat run (`out:`): the boost it began with is taken back
+    /// (a boost added since stays). (Its wakeup_kcompactd is not modelled: compaction
+    /// runs only when asked for.)
+    fn end_run(&mut self, k: &mut Kernel) {
+        self.running = false;
+        self.boost_reclaim = 0;
+        if self.boosted > 0 {
+            k.mm.watermark_boost -= k.mm.watermark_boost.min(self.boosted);
+            self.boosted = 0;
+        }
     }
 
     /// 2.6.39 balance_pgdat after one priority's shrink_zone and shrink_slab, for a node
@@ -1914,6 +1956,29 @@ impl Kswapd {
         }
         self.run_reclaimed += sc.nr_reclaimed;
         self.run_scanned += sc.nr_scanned;
+        // "Limit the priority of boosting to avoid reclaim writeback": a boosted pass at
+        // DEF_PRIORITY - 2 does not raise the priority for scanning too little.
+        let hold_priority = self.boost_reclaim > 0 && self.priority == DEF_PRIORITY - 2;
+        if self.boost_reclaim > 0 {
+            self.boost_reclaim -= self.boost_reclaim.min(sc.nr_reclaimed);
+            if self.boost_reclaim > 0 && sc.nr_reclaimed == 0 {
+                // "If reclaim made no progress for a boost, stop reclaim as IO cannot be
+                // queued and it could be an infinite loop in extreme circumstances."
+                // balance_pgdat: "if (!sc.nr_reclaimed) pgdat->kswapd_failures++".
+                if self.run_reclaimed == 0 {
+                    k.mm.kswapd_failures += 1;
+                }
+                self.end_run(k);
+                self.priority = DEF_PRIORITY;
+                if k.mm.nr_free() > k.mm.wmark_pages().high {
+                    // kswapd_try_to_sleep: a balanced node naps, then sleeps until woken.
+                    k.reclaim.kswapd_waiting = true;
+                    self.napping = true;
+                    return Step::SleepUntil { t: k.now + 100 * NS_PER_MS, io: false };
+                }
+                return Step::Yield;
+            }
+        }
         if k.profile.kswapd_balance == KswapdBalance::LoopAgain && !(sc.nr_reclaimed == 0 && self.run_reclaimed == 0 && self.priority == 0) {
             return self.loop_again_after_pass(k, me);
         }
@@ -1921,7 +1986,7 @@ impl Kswapd {
         // reclaimed nothing (`if (raise_priority || !nr_reclaimed) sc.priority--`), but its
         // loop runs `while (sc.priority >= 1)`: kswapd never scans at priority 0.
         let exhausted = self.priority <= 1;
-        if (sc.nr_scanned < sc.nr_to_reclaim || sc.nr_reclaimed == 0) && self.priority > 1 {
+        if ((sc.nr_scanned < sc.nr_to_reclaim && !hold_priority) || sc.nr_reclaimed == 0) && self.priority > 1 {
             self.priority -= 1;
         }
         if sc.nr_immediate > 0 {
@@ -1963,7 +2028,7 @@ impl Kswapd {
             // (PAGEOUTRUN; 2.6.39: `goto loop_again`). Since 4.x balance_pgdat returns
             // here and kswapd_try_to_sleep, finding the node unbalanced, counts
             // KSWAPD_HIGH_WMARK_HIT_QUICKLY (a hopeless node sleeps instead).
-            self.running = false;
+            self.end_run(k);
             let hopeless = k.profile.kswapd_hopeless && k.mm.kswapd_failures >= super::page_alloc::MAX_RECLAIM_RETRIES;
             if k.profile.kswapd_hopeless && !hopeless {
                 k.vm.inc(VmItem::KswapdHighWmarkHitQuickly);
@@ -2148,7 +2213,7 @@ mod tests {
         while k.mm.nr_free() > (w.min + w.high) / 2 {
             held.push(k.mm.take_free().unwrap());
         }
-        let at = |priority, run_scanned, run_reclaimed| Kswapd { priority, running: true, run_reclaimed, run_scanned, napping: false };
+        let at = |priority, run_scanned, run_reclaimed| Kswapd { priority, running: true, run_reclaimed, run_scanned, ..Default::default() };
         let skips = |k: &Kernel| k.vm.get(VmItem::KswapdSkipCongestionWait);
         let runs = |k: &Kernel| k.vm.get(VmItem::Pageoutrun);
 

@@ -387,7 +387,9 @@ fn pagetypeinfo(k: &Kernel) -> String {
 /// watermarks, spanned/present/managed and the node's counters.
 fn zoneinfo(k: &Kernel) -> String {
     let v = k.vmstat();
-    let w = k.mm.wmark;
+    // zoneinfo_show_print: the watermarks in force (min_wmark_pages...: boost included),
+    // after the boost itself (5.0+).
+    let w = k.mm.wmark_pages();
     let present = k.machine.ram_bytes / 4096;
     let mut t = String::from("Node 0, zone   ");
     t.push_str(&format!("{:>6}\n", k.zone_name()));
@@ -399,7 +401,10 @@ fn zoneinfo(k: &Kernel) -> String {
         }
     }
     t.push_str(&format!("  pages free     {}\n", k.mm.nr_free()));
-    t.push_str(&format!("        boost    0\n        min      {}\n        low      {}\n        high     {}\n", w.min, w.low, w.high));
+    if k.profile.watermark_boost {
+        t.push_str(&format!("        boost    {}\n", k.mm.watermark_boost));
+    }
+    t.push_str(&format!("        min      {}\n        low      {}\n        high     {}\n", w.min, w.low, w.high));
     t.push_str(&format!("        spanned  {present}\n        present  {present}\n        managed  {}\n", k.mm.managed));
     t.push_str("        cma      0\n        protection: (0, 0, 0, 0)\n");
     for &item in memtwin_procfs::VM_ITEMS {

@@ -85,6 +85,7 @@ fn apply(k: &mut Kernel, me: TaskId, name: &str, value: &str) -> Result<(), Stri
             k.charge_sys(me, freed * per_page);
         }
         "vm.min_free_kbytes" | "vm.watermark_scale_factor" => k.setup_per_zone_wmarks(),
+        "vm.watermark_boost_factor" => k.mm.watermark_boost_factor = k.watermark_boost_factor(),
         _ => {}
     }
     Ok(())
@@ -544,7 +545,7 @@ fn vm_keys(era: memtwin_machine::KernelProfile) -> Vec<(&'static str, Option<&'s
         ("vm.unprivileged_userfaultfd", Some("0")),
         ("vm.user_reserve_kbytes", Some("USER_RESERVE")),
         ("vm.vfs_cache_pressure", None),
-        ("vm.watermark_boost_factor", Some("15000")),
+        ("vm.watermark_boost_factor", None),
         ("vm.watermark_scale_factor", None),
         ("vm.zone_reclaim_mode", Some("0")),
     ];
