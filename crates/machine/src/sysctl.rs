@@ -48,7 +48,8 @@ pub struct Sysctls {
     /// vm.watermark_boost_factor (5.0+): how far a fragmentation event may raise the
     /// watermarks, in 1/10000 of the high watermark (0: never).
     pub watermark_boost_factor: u32,
-    /// Not modelled (NOT_MODELLED): always the kernel's default, shown by `sysctl`.
+    /// vm.vfs_cache_pressure: the shrinkers' scan of the dentry and inode caches, in
+    /// percent (mm/shrinker.rs).
     pub vfs_cache_pressure: u32,
     pub page_cluster: u32,
     pub overcommit_memory: u32,
