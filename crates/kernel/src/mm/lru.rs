@@ -1,8 +1,8 @@
-//! Intrusive, index-linked circular lists over the frame table (include/linux/mm_inline.h):
-//! the lruvec (four evictable LRU lists and the unevictable list, per node and memory
-//! cgroup, with the reclaim state kept per lruvec) and the zone's free list. The head of each
-//! list is a sentinel frame past the real ones; "head" is where new pages go, reclaim takes
-//! from the tail.
+//! Intrusive, index-linked lists over the frame table (include/linux/mm_inline.h): the
+//! lruvec (four evictable LRU lists and the unevictable list, per node and memory cgroup,
+//! with the reclaim state kept per lruvec), circular with a sentinel frame past the real
+//! ones as each list's head ("head" is where new pages go, reclaim takes from the tail); and
+//! the zone's free pages, a list per pageblock (`FreeArea`).
 
 use super::compaction::{PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 use super::page::{Lru, Pages, Pfn, NIL};

@@ -637,12 +637,11 @@ impl Mm {
     }
 
     /// Free blocks per order 0..`orders` as the buddy allocator would hold the frames now
-    /// free (/proc/buddyinfo, frag_show_print). The model keeps free frames on one list, not
-    /// per order; a buddy allocator always merges a free block with its free buddy
+    /// free (/proc/buddyinfo, frag_show_print). The model keeps free frames per pageblock,
+    /// not per order; a buddy allocator always merges a free block with its free buddy
     /// (__free_one_page), so the set of free frames fixes the orders: each maximal aligned
     /// run of free frames, up to the largest order. Which frames are free follows the
-    /// model's allocator, not the buddy allocator's choices (which keep fragmentation low),
-    /// so the figures show how scattered the model's free frames are.
+    /// model's allocator (the pageblock with the fewest free frames first: `FreeArea`).
     pub fn free_blocks_per_order(&self, orders: usize) -> Vec<u64> {
         let mut count = vec![0u64; orders];
         let n = self.pages.nr() as u64;
