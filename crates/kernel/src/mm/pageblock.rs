@@ -406,4 +406,39 @@ mod tests {
         mm.take_kernel(KernelOwner::Other).unwrap();
         assert_eq!(mm.watermark_boost, PAGEBLOCK_NR_PAGES);
     }
+
+    /// can_steal_fallback by era: from a block whose largest free run is small (here order
+    /// 0), 4.x+ moves the block's free frames to any kernel allocation's list, 2.6.39 only
+    /// to a reclaimable one (an unmovable allocation takes its frame and leaves the rest);
+    /// a movable allocation never does.
+    #[test]
+    fn small_free_runs_are_stolen_by_era() {
+        let taken_again = |rule: StealRule, t: MigrateType| {
+            let mut mm = fragmented(8, 1000, 0);
+            mm.steal_rule = rule;
+            let p = mm.take_typed(t).unwrap();
+            // Did the block's other free frames come along (the next allocation from the
+            // same block without a new fallback)?
+            let q = mm.take_typed(t).unwrap();
+            (p as u64 >> PAGEBLOCK_ORDER, q as u64 >> PAGEBLOCK_ORDER, mm.free.block_list(p) == FreeList::Movable)
+        };
+        // The fallback found the top block; its frames moved: the next page from it too.
+        for t in [MigrateType::Unmovable, MigrateType::Reclaimable] {
+            assert_eq!(taken_again(StealRule::HalfFreeOrAlike, t), (7, 7, false), "{t:?}");
+        }
+        assert_eq!(taken_again(StealRule::HalfFree, MigrateType::Reclaimable), (7, 7, false), "2.6.39, reclaimable");
+        // 2.6.39, unmovable: the frames stay on the movable list.
+        let (_, _, left) = taken_again(StealRule::HalfFree, MigrateType::Unmovable);
+        assert!(left);
+        // A movable allocation with its list empty takes one frame of the unmovable block
+        // and leaves the block where it is.
+        let mut mm = fragmented(8, 1000, 0);
+        mm.pageblocks.set(0, MigrateType::Unmovable);
+        mm.move_freepages_block(0, MigrateType::Unmovable);
+        while mm.free.take(&mut mm.pages).is_some() {}
+        let q = mm.take_free().unwrap();
+        assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 0);
+        assert_eq!(mm.free.block_list(q), FreeList::Unmovable);
+        assert_eq!(mm.pageblocks.of(q as u64), MigrateType::Unmovable);
+    }
 }
