@@ -149,21 +149,24 @@ impl Mm {
         self.free.take_from(&mut self.pages, own)
     }
 
-    /// The largest aligned run of free frames in the pageblock starting at `start` (the
-    /// largest free buddy block there): its first frame and order.
+    /// The largest free buddy block in the pageblock starting at `start` (the first of the
+    /// largest order, walking the blocks as `free_block_order` finds them): its first frame
+    /// and order.
     fn largest_free_run(&self, start: u64) -> (u64, u32) {
         let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
-        for k in (0..PAGEBLOCK_ORDER).rev() {
-            let len = 1u64 << k;
-            let mut q = start;
-            while q + len <= end {
-                if (q..q + len).all(|x| self.frame_is_free(x)) {
-                    return (q, k);
-                }
-                q += len;
+        let (mut best, mut p) = (None, start);
+        while p < end {
+            if !self.frame_is_free(p) {
+                p += 1;
+                continue;
             }
+            let k = self.free_block_order(p);
+            if best.is_none_or(|(_, o)| k > o) {
+                best = Some((p, k));
+            }
+            p += 1 << k;
         }
-        unreachable!("a pageblock with free frames has a free frame")
+        best.expect("a pageblock with free frames has a free frame")
     }
 
     /// steal_suitable_fallback with whole_block: the free frames of the pageblock at

@@ -1832,11 +1832,7 @@ impl Program for Kswapd {
                 k.snapshot_refaults(&ScanControl::default());
             }
             self.priority = DEF_PRIORITY;
-            // kswapd_try_to_sleep: a balanced node first gets a short nap,
-            // schedule_timeout(HZ/10), that wakeup_kswapd cuts short.
-            k.reclaim.kswapd_waiting = true;
-            self.napping = true;
-            return Step::SleepUntil { t: k.now + 100 * NS_PER_MS, io: false };
+            return self.nap(k);
         }
         if k.profile.kswapd_hopeless && k.mm.kswapd_failures >= super::page_alloc::MAX_RECLAIM_RETRIES {
             // prepare_kswapd_sleep: a hopeless node lets kswapd sleep unbalanced.
@@ -1887,6 +1883,14 @@ impl Kswapd {
         // reclaim until kswapd is finished."
         self.boost_reclaim = k.mm.watermark_boost;
         self.boosted = k.mm.watermark_boost;
+    }
+
+    /// kswapd_try_to_sleep on a balanced node: first a short nap, schedule_timeout(HZ/10),
+    /// that wakeup_kswapd cuts short (then, still balanced, sleep until woken).
+    fn nap(&mut self, k: &mut Kernel) -> Step {
+        k.reclaim.kswapd_waiting = true;
+        self.napping = true;
+        Step::SleepUntil { t: k.now + 100 * NS_PER_MS, io: false }
     }
 
     /// The end of a balance_pgdat run (`out:`): the boost it began with is taken back
@@ -1971,10 +1975,7 @@ impl Kswapd {
                 self.end_run(k);
                 self.priority = DEF_PRIORITY;
                 if k.mm.nr_free() > k.mm.wmark_pages().high {
-                    // kswapd_try_to_sleep: a balanced node naps, then sleeps until woken.
-                    k.reclaim.kswapd_waiting = true;
-                    self.napping = true;
-                    return Step::SleepUntil { t: k.now + 100 * NS_PER_MS, io: false };
+                    return self.nap(k);
                 }
                 return Step::Yield;
             }
