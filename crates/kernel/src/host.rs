@@ -74,9 +74,7 @@ pub fn slab_bytes(frames: u64) -> u64 {
 }
 
 pub fn frame_table_bytes(frames: u64) -> u64 {
-    (frames + NR_ALL_SENTINELS as u64)
-        .saturating_mul(Pages::HOST_BYTES_PER_PAGE as u64)
-        .saturating_add(frames.div_ceil(crate::mm::compaction::PAGEBLOCK_NR_PAGES) * crate::mm::lru::FreeArea::HOST_BYTES_PER_BLOCK)
+    (frames + NR_ALL_SENTINELS as u64).saturating_mul(Pages::HOST_BYTES_PER_PAGE as u64)
 }
 
 /// The estimate, by part, in bytes.
@@ -177,8 +175,7 @@ mod tests {
         m.swaps.clear();
         let e = estimate(&m);
         let frames = m.mem_total_bytes() / PAGE_SIZE;
-        let blocks = |f: u64| f.div_ceil(crate::mm::compaction::PAGEBLOCK_NR_PAGES) * crate::mm::lru::FreeArea::HOST_BYTES_PER_BLOCK;
-        assert_eq!(e.frames, (frames + NR_ALL_SENTINELS as u64) * 16 + blocks(frames));
+        assert_eq!(e.frames, (frames + NR_ALL_SENTINELS as u64) * 16);
         assert_eq!(e.page_index, tree_bytes(frames));
         // About 4.6 B per densely cached page: a 288-byte node per 64 pages, and 1/64 more.
         let per_page = e.page_index as f64 / frames as f64;
@@ -189,7 +186,7 @@ mod tests {
         memtwin_machine::apply_set(&mut m, &twice).unwrap();
         let e2 = estimate(&m);
         let frames2 = m.mem_total_bytes() / PAGE_SIZE;
-        assert_eq!(e2.frames - e.frames, (frames2 - frames) * 16 + blocks(frames2) - blocks(frames));
+        assert_eq!(e2.frames - e.frames, (frames2 - frames) * 16);
     }
 
     #[test]

@@ -448,7 +448,7 @@ impl Kernel {
             // 2, from the start of the zone.
             let pb = crate::mm::compaction::PAGEBLOCK_NR_PAGES;
             let reserve = (k.mm.wmark.min.div_ceil(pb)).min(2);
-            k.mm.pageblocks = crate::mm::pageblock::Pageblocks::new(managed, reserve);
+            k.mm.setup_zone_migrate_reserve(reserve);
         }
         k.boot_devices()?;
         k.boot_memory();

@@ -31,7 +31,8 @@ fn du_delta(t: &str, name: &str, round: usize) -> u64 {
 /// Memory full of clean page cache, free memory at the watermarks: du's slab allocations
 /// mostly take over whole free pageblocks that kswapd's reclaim leaves behind, so the few
 /// fragmentation events add little (real 6.1, two runs: pgsteal_kswapd during du 96,486 and
-/// 95,470 pages with the default factor, 94,639 and 92,160 with 0: +2.0 % and +3.6 %).
+/// 95,470 pages with the default factor, 94,639 and 92,160 with 0: +2.0 % and +3.6 %; the
+/// model's buddy lists +2.8 %, its earlier per-pageblock classes +7.3 %).
 #[test]
 fn at_the_watermarks_boosting_adds_little_reclaim() {
     let t = run_validation("twin-fill.sh");
@@ -39,7 +40,7 @@ fn at_the_watermarks_boosting_adds_little_reclaim() {
     // du grows reclaimable slab by ~270 MB and Buffers by ~80 MB: kswapd reclaims about
     // that much page cache either way.
     assert!(plain > 70_000 && plain < 110_000, "{plain}\n{t}");
-    assert!(boosted >= plain * 98 / 100 && boosted <= plain * 110 / 100, "boosted {boosted}, plain {plain}\n{t}");
+    assert!(boosted >= plain * 100 / 100 && boosted <= plain * 106 / 100, "boosted {boosted}, plain {plain}\n{t}");
     assert_eq!(du_delta(&t, "pgscan_direct", 0) + du_delta(&t, "pgscan_direct", 1), 0, "{t}");
 }
 
@@ -47,7 +48,7 @@ fn at_the_watermarks_boosting_adds_little_reclaim() {
 /// 6.1 kernel the readers' pages came from whole blocks split one at a time (smallest free
 /// block first), so 60 order-10 and 25 order-9 blocks stay free, du's slab takes whole
 /// pageblocks over, nothing boosts and kswapd never runs (pgsteal_kswapd +0 with either
-/// factor). The model keeps the same whole blocks and does the same.
+/// factor). The model's buddy lists keep whole blocks too (80 and 4) and do the same.
 #[test]
 fn whole_free_blocks_leave_nothing_to_boost() {
     let t = run_validation("twin-fragmented.sh");

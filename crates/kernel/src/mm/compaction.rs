@@ -35,8 +35,6 @@ pub const COMPACT_CLUSTER_MAX: usize = super::SWAP_CLUSTER_MAX as usize;
 /// 2.6.39, HPAGE_PMD_ORDER in 6.x: 512 frames, 2 MiB.
 pub const PAGEBLOCK_ORDER: u32 = 9;
 pub const PAGEBLOCK_NR_PAGES: u64 = 1 << PAGEBLOCK_ORDER;
-/// The largest buddy order (MAX_ORDER - 1 = 10 through 6.x; MAX_PAGE_ORDER since 6.8).
-pub const MAX_BUDDY_ORDER: u32 = 10;
 
 /// What one compaction run did (the counters compact_zone and migrate_pages add).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -81,22 +79,13 @@ impl Mm {
     /// Whether frame `p` is free (on the free list, or free since boot and unlisted).
     #[inline]
     pub(crate) fn frame_is_free(&self, p: u64) -> bool {
-        p < self.free.untouched() as u64 || self.pages.lru(p as Pfn) == Lru::Free
+        self.free.is_free(&self.pages, p as Pfn)
     }
 
-    /// The order of the free buddy block that starts at free frame `p` (buddy_order of a
-    /// PageBuddy head): the largest aligned run of free frames starting there, as
-    /// __free_one_page's merging leaves them.
+    /// The order of the free buddy block headed by `p` (buddy_order of a PageBuddy page);
+    /// 0 for a frame inside a free block (the scanners step over those one at a time).
     pub fn free_block_order(&self, p: u64) -> u32 {
-        let n = self.pages.nr() as u64;
-        let mut k = if p == 0 { MAX_BUDDY_ORDER } else { p.trailing_zeros().min(MAX_BUDDY_ORDER) };
-        loop {
-            let len = 1u64 << k;
-            if p + len <= n && (p..p + len).all(|q| self.frame_is_free(q)) {
-                return k;
-            }
-            k -= 1;
-        }
+        self.free.head_order(&self.pages, p as Pfn).unwrap_or(0)
     }
 
     /// compact_zone over the whole zone (cc->whole_zone, order -1: run until the scanners
@@ -217,17 +206,16 @@ impl Mm {
                     pfn += 1;
                     continue;
                 }
-                let len = 1i64 << self.free_block_order(q);
-                // Frames below the boot mark are never reached: they lie below every page
-                // ever used, so below the migrate scanner whenever it has pages to move.
-                let linked = q >= self.free.untouched() as u64;
+                let head = self.free.head_order(&self.pages, q as Pfn);
+                let len = 1i64 << head.unwrap_or(0);
+                // Never-used frames are not reached: they lie below every page ever used,
+                // so below the migrate scanner whenever it has pages to move.
+                let written = !self.free.never_used(q as Pfn);
                 // NR_FREE_PAGES must keep covering the frames the per-CPU lists count.
                 let spare = self.free.nr_free - self.pcp.total;
-                if linked && spare >= len as u64 {
-                    for f in q..q + len as u64 {
-                        self.free.isolate(&mut self.pages, f as Pfn);
-                        cc.freepages.push(f as Pfn);
-                    }
+                if head.is_some() && written && spare >= len as u64 {
+                    self.free.isolate_block(&mut self.pages, q as Pfn);
+                    cc.freepages.extend(q as Pfn..(q + len as u64) as Pfn);
                     cc.stats.isolated += len as u64;
                 }
                 pfn += len;
@@ -254,7 +242,7 @@ impl Mm {
         match self.pageblocks.of(block_start) {
             MigrateType::Movable => true,
             MigrateType::Reserve => false,
-            _ => self.frame_is_free(block_start) && self.free_block_order(block_start) >= PAGEBLOCK_ORDER,
+            _ => self.free.head_order(&self.pages, block_start as Pfn) >= Some(PAGEBLOCK_ORDER),
         }
     }
 
@@ -425,7 +413,7 @@ mod tests {
 
     /// Free pages in blocks of at least `order` (what an allocation of that order could use).
     fn free_at_or_above(mm: &Mm, order: usize) -> u64 {
-        mm.free_blocks_per_order(11).iter().enumerate().skip(order).map(|(k, n)| n << k).sum()
+        mm.free_blocks_per_order().iter().enumerate().skip(order).map(|(k, n)| n << k).sum()
     }
 
     /// A zone of 8 pageblocks, every frame taken once; then every other frame of the file
@@ -479,7 +467,7 @@ mod tests {
         assert!(s.migrate_scanned > 0 && s.free_scanned > 0);
         // Kernel pages stay: a block holding one cannot be whole, but the lower half of the
         // zone now has pairs of free frames around each kernel page.
-        assert!(free_at_or_above(&mm, 1) > free_before / 4, "{:?}", mm.free_blocks_per_order(11));
+        assert!(free_at_or_above(&mm, 1) > free_before / 4, "{:?}", mm.free_blocks_per_order());
         assert_eq!(mm.kernel.count(KernelOwner::Slab(0)), 8 * PAGEBLOCK_NR_PAGES / 8);
     }
 
@@ -540,7 +528,7 @@ mod tests {
         let s = mm.compact_zone(Compaction::Sync, |_, _| {});
         assert_eq!((s.migrated, s.isolated, s.free_scanned), (0, 0, 0));
         assert!(s.migrate_scanned > 0 && s.migrate_scanned <= 4, "free order-10 blocks count once: {s:?}");
-        assert_eq!(mm.free_blocks_per_order(11)[10], 2);
+        assert_eq!(mm.free_blocks_per_order()[10], 2);
         mm.check_invariants().unwrap();
     }
 

@@ -2,6 +2,7 @@
 //! Mechanisms that need a task or the clock (allocation with reclaim, writeback) are
 //! `impl Kernel` blocks in the submodules named after the kernel files they follow.
 
+pub mod buddy;
 pub mod cost;
 pub mod compaction;
 pub mod filemap;
@@ -33,7 +34,8 @@ pub mod vmscan_memcg;
 pub mod workingset;
 pub mod xarray;
 
-use lru::{FreeArea, Lruvec, LruvecId, MAX_LRUVECS, NR_LRU_LISTS, NR_SENTINELS, ROOT_LRUVEC};
+use buddy::FreeArea;
+use lru::{Lruvec, LruvecId, MAX_LRUVECS, NR_LRU_LISTS, NR_SENTINELS, ROOT_LRUVEC};
 use memtwin_engine::Ns;
 use page::{Lru, Pages, Pfn};
 use xarray::{XArray, XaNodes};
@@ -451,10 +453,10 @@ impl Mm {
             format!("cannot allocate the frame table for {managed} pages ({} bytes of host memory): {e}", crate::host::frame_table_bytes(managed))
         })?;
         let mut free = FreeArea::new();
-        // The free list holds every frame at boot, highest frame first out; none is
-        // written until it is first taken (FreeArea::add_untouched): booting costs neither
-        // time nor host memory in proportion to the RAM.
-        free.add_untouched(nr);
+        // Every frame is free at boot, in blocks of the largest order not written until
+        // first taken (FreeArea::add_boot_frames): booting costs neither time nor host
+        // memory in proportion to the RAM.
+        free.add_boot_frames(&mut pages, nr);
         let root = Lruvec::new(&mut pages, Self::lruvec_base(nr, ROOT_LRUVEC));
         let kernel = KernelPages::new(&mut pages, nr + NR_SENTINELS);
         let mut mappings = Vec::with_capacity(1024);
@@ -636,38 +638,9 @@ impl Mm {
         self.free.nr_free
     }
 
-    /// Free blocks per order 0..`orders` as the buddy allocator would hold the frames now
-    /// free (/proc/buddyinfo, frag_show_print). The model keeps free frames per pageblock,
-    /// not per order; a buddy allocator always merges a free block with its free buddy
-    /// (__free_one_page), so the set of free frames fixes the orders: each maximal aligned
-    /// run of free frames, up to the largest order. Which frames are free follows the
-    /// model's allocator (the pageblock with the fewest free frames first: `FreeArea`).
-    pub fn free_blocks_per_order(&self, orders: usize) -> Vec<u64> {
-        let mut count = vec![0u64; orders];
-        let n = self.pages.nr() as u64;
-        // Frames below the boot mark are free without being listed (FreeArea::untouched).
-        let untouched = self.free.untouched() as u64;
-        let free = |p: u64| p < untouched || self.pages.lru(p as Pfn) == Lru::Free;
-        let max = orders as u32 - 1;
-        let mut p = 0u64;
-        while p < n {
-            if !free(p) {
-                p += 1;
-                continue;
-            }
-            // The largest order whose block starts here (aligned) and is wholly free.
-            let mut k = (if p == 0 { max } else { p.trailing_zeros().min(max) }) as usize;
-            loop {
-                let len = 1u64 << k;
-                if p + len <= n && (p..p + len).all(free) {
-                    break;
-                }
-                k -= 1;
-            }
-            count[k] += 1;
-            p += 1 << k;
-        }
-        count
+    /// Free blocks per order (/proc/buddyinfo, frag_show_print: free_area[order].nr_free).
+    pub fn free_blocks_per_order(&self) -> [u64; buddy::NR_ORDERS] {
+        self.free.blocks_per_order()
     }
     /// Node-wide pages on list `l` (node_page_state(NR_LRU_BASE + l)): the sum over the
     /// node's lruvecs.

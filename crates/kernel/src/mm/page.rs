@@ -7,21 +7,21 @@
 //! * `map`: the owning address_space id (26 bits) and 6 flag bits (reclaim, LRU list,
 //!   referenced, dirty);
 //! * `idx`: the low 28 bits of the page's index in its address_space and 4 flag bits
-//!   (writeback, young, workingset, locked).
+//!   (writeback, young, workingset, locked); in a free block's head, its order and list.
 //!
 //! The table is allocated zeroed (calloc: the host commits its memory as frames are first
-//! written), and a frame that was never used is all zeros; the zone's free list hands out
-//! frames never used without having linked them (`lru::FreeArea`), so a machine costs host
-//! memory for the frames it has touched, not for its RAM size.
+//! written), and a frame that was never used is all zeros; the zone's free lists hand out
+//! blocks never used without having written them (`buddy::FreeArea`), so a machine costs
+//! host memory for the frames it has touched, not for its RAM size.
 //!
 //! Indices are 64-bit (`MAX_INDEX`: any byte offset of a 64-bit file): a page at an index of
 //! 2^28 or more (1 TiB and beyond in its file or block device) keeps the high bits of its
 //! index in a side table keyed by frame, `Pages::high`. Only such frames pay for it, and the
 //! entry goes whenever the frame is bound to another owner or freed (`set_owner`).
 //!
-//! Invariant: a frame is on exactly one list — the free list or one LRU list — or
-//! isolated for the length of one reclaim step, or free and never used (below the free
-//! list's boot mark, see `lru::FreeArea`).
+//! Invariant: a frame is in exactly one place — a free buddy block (its head on a free
+//! list), one LRU list, isolated for the length of one reclaim step, held by the kernel, or
+//! free and never used (see `buddy::FreeArea`).
 
 pub type Pfn = u32;
 pub const NIL: Pfn = u32::MAX;
@@ -96,6 +96,9 @@ const PG_WRITEBACK: u32 = 1 << 28;
 const PG_YOUNG: u32 = 1 << 29;
 const PG_WORKINGSET: u32 = 1 << 30;
 const PG_LOCKED: u32 = 1 << 31;
+/// In a free frame's `idx`: the frame heads a free buddy block (PageBuddy); the order and
+/// free list sit in the bits below.
+const BUDDY_HEAD: u32 = 1 << 8;
 
 /// Largest address_space id a frame can record.
 pub const MAX_MAPPING: u32 = MAP_MASK;
@@ -275,6 +278,32 @@ impl Pages {
         } else if !self.high.is_empty() {
             self.high.remove(&p);
         }
+    }
+    /// A free frame inside a free buddy block, not its head: free, no owner, no flags, on
+    /// no list.
+    #[inline]
+    pub fn set_free_frame(&mut self, p: Pfn) {
+        self.f[p as usize] = Frame { next: NIL, prev: NIL, map: (Lru::Free as u32) << LRU_SHIFT, idx: 0 };
+    }
+    /// An allocated frame as the allocator hands it out: no owner, no flags, on no list.
+    #[inline]
+    pub fn set_allocated(&mut self, p: Pfn) {
+        self.f[p as usize] = Frame { next: NIL, prev: NIL, map: 0, idx: 0 };
+    }
+    /// Free frame `p` heads a free buddy block of `order` on free list `list`
+    /// (set_buddy_order: PageBuddy), kept in its `idx` word; its links are the list's.
+    #[inline]
+    pub fn set_buddy_head(&mut self, p: Pfn, order: u32, list: u32) {
+        debug_assert!(order < 16 && list < 16);
+        let f = &mut self.f[p as usize];
+        f.map = (Lru::Free as u32) << LRU_SHIFT;
+        f.idx = BUDDY_HEAD | list << 4 | order;
+    }
+    /// The order and free list of the free block frame `p` heads, if it heads one.
+    #[inline]
+    pub fn buddy_head(&self, p: Pfn) -> Option<(u32, u32)> {
+        let f = &self.f[p as usize];
+        (f.map & LRU_MASK == (Lru::Free as u32) << LRU_SHIFT && f.idx & BUDDY_HEAD != 0).then_some((f.idx & 0xf, (f.idx >> 4) & 0xf))
     }
     /// Frames of `start..end` that are free (`Lru::Free`) and that are held outside any
     /// list and mapping (`Lru::None`, mapping 0: kernel pages): one branch-free pass over

@@ -5,19 +5,16 @@
 //! movable (memmap_init_range), and 2.6.39 keeps up to two blocks at the start of the zone
 //! as MIGRATE_RESERVE (setup_zone_migrate_reserve).
 //!
-//! An allocation takes a frame of its own type's free list first (__rmqueue_smallest); with
-//! that list empty it falls back (__rmqueue_fallback), to the largest free block of another
-//! type first: a wholly free pageblock is taken over at once. Without one it takes a frame
-//! of the fallback lists — a fragmentation event, which boosts the watermarks on 5.0+
-//! (`Mm::boost_watermark`) — and a kernel allocation takes that block over when enough of
-//! it is free or already its kind (the steal rule below). The free lists are one order (no
-//! buddy blocks below a pageblock), so a fallback that finds no whole block takes one frame
-//! where the kernel moves the whole smaller buddy block it found to its own type's list:
-//! where memory is fragmented the model falls back more often, once per page.
+//! An allocation takes a frame of its own type's free lists first (__rmqueue_smallest, in
+//! `buddy`); with those empty it falls back (__rmqueue_fallback), to the largest free block
+//! of another type first: a free block of pageblock order or more is taken over at once.
+//! A smaller one is a fragmentation event, which boosts the watermarks on 5.0+
+//! (`Mm::boost_watermark`), and a kernel allocation takes its pageblock over when enough of
+//! it is free or already its kind (the steal rule below).
 
+use super::buddy::{FreeList, MAX_BUDDY_ORDER, NR_ORDERS};
 use super::compaction::{PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
-use super::lru::FreeList;
-use super::page::{Lru, Pfn};
+use super::page::Pfn;
 use super::Mm;
 
 /// The model's migrate types (enum migratetype, the ones it uses).
@@ -92,136 +89,175 @@ impl Pageblocks {
     }
 }
 
-/// The free list a free frame of a block of type `t` is on (MIGRATE_RESERVE's: the movable
-/// list; reserve blocks are the lowest, taken last).
+/// The free list a freed frame of a block of type `t` goes to (get_pfnblock_migratetype
+/// at free time).
 pub fn free_list_of(t: MigrateType) -> FreeList {
     match t {
         MigrateType::Unmovable => FreeList::Unmovable,
         MigrateType::Reclaimable => FreeList::Reclaimable,
-        MigrateType::Movable | MigrateType::Reserve => FreeList::Movable,
+        MigrateType::Movable => FreeList::Movable,
+        MigrateType::Reserve => FreeList::Reserve,
+    }
+}
+fn type_of(l: FreeList) -> MigrateType {
+    match l {
+        FreeList::Unmovable => MigrateType::Unmovable,
+        FreeList::Reclaimable => MigrateType::Reclaimable,
+        FreeList::Movable => MigrateType::Movable,
+        FreeList::Reserve => MigrateType::Reserve,
+    }
+}
+
+/// The lists an allocation of type `t` falls back to, in order (the fallbacks table; never
+/// MIGRATE_RESERVE, 2.6.39's last resort).
+fn fallbacks(t: MigrateType) -> [FreeList; 2] {
+    match t {
+        MigrateType::Unmovable => [FreeList::Reclaimable, FreeList::Movable],
+        MigrateType::Reclaimable => [FreeList::Unmovable, FreeList::Movable],
+        MigrateType::Movable | MigrateType::Reserve => [FreeList::Reclaimable, FreeList::Unmovable],
     }
 }
 
 impl Mm {
-    /// __rmqueue_fallback for an allocation of type `t` whose own free list is empty: the
-    /// largest free block of another type first. A wholly free pageblock is taken over
-    /// at once ("Take ownership for orders >= pageblock_order"), with no boost. Otherwise
-    /// the largest free buddy block of the other types — here the largest aligned free run
-    /// of the pageblock with the most free frames of theirs — is a fragmentation event
-    /// (boost_watermark, 5.0+), and where the era may steal (can_steal_fallback) all the
-    /// free frames of that pageblock go to `t`'s list and the block becomes `t`'s when the
-    /// steal rule says so (steal_suitable_fallback; 2.6.39's __rmqueue_fallback);
-    /// otherwise the first frame of the buddy block found is taken (the model's free
-    /// frames of a block share one list: 6.x's move of that buddy block alone to `t`'s list
-    /// is not kept).
+    /// The first fallback list of `t` with a free block of order `k` (find_suitable_fallback
+    /// with only_stealable false).
+    fn fallback_at(&self, t: MigrateType, k: u32) -> Option<FreeList> {
+        fallbacks(t).into_iter().find(|&l| self.free.orders(l) & (1 << k) != 0)
+    }
+
+    /// __rmqueue_fallback for an allocation of type `t` (order 0) whose own free list is
+    /// empty: the largest free block of the fallback lists first, "Find the largest
+    /// available free page in the other list". Where the era may steal from it
+    /// (can_steal_fallback: any block of order >= pageblock_order / 2; a reclaimable
+    /// allocation on 2.6.39; an unmovable or reclaimable one on 4.x+) the free blocks of
+    /// its pageblock move to `t`'s list and the pageblock may become `t`'s (the steal rule);
+    /// a block of pageblock order or more becomes `t`'s whole. On 4.x+ a movable allocation
+    /// that may not steal takes the smallest fallback block instead (find_smallest), and a
+    /// fallback from below pageblock order is a fragmentation event that boosts the
+    /// watermarks (boost_watermark, 5.0+). With nothing on the fallback lists, 2.6.39 takes
+    /// MIGRATE_RESERVE's frames.
     #[cold]
     pub(crate) fn rmqueue_fallback(&mut self, t: MigrateType) -> Option<Pfn> {
         let own = free_list_of(t);
-        // Blocks whose free frames are on another list (MIGRATE_RESERVE's are never
-        // stolen).
-        let other = |mm: &Mm, b: Pfn| mm.pageblocks.of(b as u64) != MigrateType::Reserve && mm.free.block_list(b) != own;
-        if let Some(start) = self.free.find_whole_block(|b| other(self, b)) {
-            self.pageblocks.set(start as u64, t);
-            self.move_freepages_block(start as u64, t);
-            return self.free.take_from(&mut self.pages, own);
-        }
-        let Some(start) = self.free.fullest_block(|b| other(self, b)) else {
-            // Only MIGRATE_RESERVE's frames are left (its last-resort fallback): no steal.
-            return self.free.take_from(&mut self.pages, FreeList::Movable);
+        let found = (0..=MAX_BUDDY_ORDER).rev().find_map(|k| self.fallback_at(t, k).map(|l| (l, k)));
+        let Some((mut from, mut k)) = found else {
+            return self.free.take_from(&mut self.pages, FreeList::Reserve);
         };
-        let start = start as u64;
-        let (run, order) = self.largest_free_run(start);
-        self.boost_watermark();
-        let holds_mark = start < self.free.untouched() as u64;
-        let can_steal = holds_mark
-            || order >= PAGEBLOCK_ORDER / 2
-            || match self.steal_rule {
-                StealRule::HalfFree => t == MigrateType::Reclaimable,
-                StealRule::HalfFreeOrAlike => t != MigrateType::Movable,
-            };
-        if !can_steal {
-            // The buddy block found is handed out from where it is (6.x moves it to `t`'s
-            // list first, single_page; 2.6.39 leaves the rest on its list): its first frame.
-            self.free.isolate(&mut self.pages, run as Pfn);
-            return Some(run as Pfn);
+        let old = self.steal_rule == StealRule::HalfFree;
+        let can_steal = |k: u32| {
+            k >= PAGEBLOCK_ORDER / 2
+                || if old { t == MigrateType::Reclaimable } else { t != MigrateType::Movable }
+        };
+        if old {
+            // 2.6.39: the block found is handed out here, split onto `t`'s list when its
+            // pageblock was stolen, else onto the list it came from.
+            let head = self.free.first_block(&mut self.pages, from, k).expect("a fallback block");
+            let mut to = from;
+            if can_steal(k) {
+                let moved = self.move_freepages_block(head as u64, t);
+                // "Claim the whole block if over half of it is free"
+                if moved >= PAGEBLOCK_NR_PAGES / 2 {
+                    self.pageblocks.set(head as u64, t);
+                }
+                to = own;
+            }
+            if k >= PAGEBLOCK_ORDER {
+                self.change_pageblock_range(head as u64, k, t);
+            }
+            return Some(self.free.alloc_block(&mut self.pages, head, to));
         }
-        self.steal_suitable_fallback(start, t);
+        if !can_steal(k) && t == MigrateType::Movable && k > 0 {
+            // find_smallest: do not break a large block for a movable page that cannot
+            // take its pageblock.
+            (from, k) = (0..=MAX_BUDDY_ORDER).find_map(|k| self.fallback_at(t, k).map(|l| (l, k))).expect("a fallback block");
+        }
+        let head = self.free.first_block(&mut self.pages, from, k).expect("a fallback block");
+        self.steal_suitable_fallback(head, k, t, can_steal(k));
         self.free.take_from(&mut self.pages, own)
     }
 
-    /// The largest free buddy block in the pageblock starting at `start` (the first of the
-    /// largest order, walking the blocks as `free_block_order` finds them): its first frame
-    /// and order.
-    fn largest_free_run(&self, start: u64) -> (u64, u32) {
-        let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
-        let (mut best, mut p) = (None, start);
-        while p < end {
-            if !self.frame_is_free(p) {
-                p += 1;
-                continue;
-            }
-            let k = self.free_block_order(p);
-            if best.is_none_or(|(_, o)| k > o) {
-                best = Some((p, k));
-            }
-            p += 1 << k;
+    /// steal_suitable_fallback (4.x+) for the free block of order `k` headed by `head`: a
+    /// block of pageblock order or more becomes `t`'s whole; otherwise the watermarks are
+    /// boosted, and with `whole_block` the free blocks of its pageblock move to `t`'s list
+    /// and the pageblock becomes `t`'s when free pages plus pages already of its kind
+    /// ("alike") make half of it; else the block alone moves to `t`'s list (single_page).
+    fn steal_suitable_fallback(&mut self, head: Pfn, k: u32, t: MigrateType, whole_block: bool) {
+        let own = free_list_of(t);
+        let single_page = |mm: &mut Mm| {
+            let end = head + (1 << k);
+            mm.free.move_blocks(&mut mm.pages, head, end, own);
+        };
+        // "Take ownership for orders >= pageblock_order"
+        if k >= PAGEBLOCK_ORDER {
+            self.change_pageblock_range(head as u64, k, t);
+            return single_page(self);
         }
-        best.expect("a pageblock with free frames has a free frame")
-    }
-
-    /// steal_suitable_fallback with whole_block: the free frames of the pageblock at
-    /// `start` go to the free list of `t` (move_freepages_block), and the block becomes
-    /// `t`'s when enough of it is free or already its kind (the steal rule).
-    fn steal_suitable_fallback(&mut self, start: u64, t: MigrateType) {
+        self.boost_watermark();
+        if !whole_block {
+            return single_page(self);
+        }
+        let start = head as u64 & !(PAGEBLOCK_NR_PAGES - 1);
         let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
         let old = self.pageblocks.of(start);
-        let untouched = self.free.untouched() as u64;
-        // Frames below the boot mark are free without a record; the others are counted
-        // from their records.
-        let touched = start.max(untouched).min(end);
-        let (cf, ch) = self.pages.census(touched as Pfn, end as Pfn);
-        let free = (touched - start) + cf as u64;
-        let movable = (end - touched) - cf as u64 - ch as u64;
-        let alike = match self.steal_rule {
-            StealRule::HalfFree => 0,
-            // "For movable allocation, it's the number of movable pages"; a kernel
-            // allocation in a movable block counts every page neither free nor movable.
-            StealRule::HalfFreeOrAlike if t == MigrateType::Movable => movable,
-            StealRule::HalfFreeOrAlike if old == MigrateType::Movable => (end - start) - free - movable,
-            StealRule::HalfFreeOrAlike => 0,
+        let free = self.move_freepages_block(start, t);
+        // The pages neither free nor held by the kernel outside any list: movable
+        // (move_freepages counts PageLRU and __PageMovable pages).
+        let (cf, ch) = self.pages.census(start as Pfn, end as Pfn);
+        let movable = (end - start) - cf as u64 - ch as u64;
+        // "For movable allocation, it's the number of movable pages"; a kernel
+        // allocation in a movable block counts every page neither free nor movable.
+        let alike = match (t, old) {
+            (MigrateType::Movable, _) => movable,
+            (_, MigrateType::Movable) => (end - start) - free - movable,
+            _ => 0,
         };
         if free + alike >= PAGEBLOCK_NR_PAGES / 2 {
             self.pageblocks.set(start, t);
         }
-        self.move_freepages_block(start, t);
     }
 
-    /// move_freepages_block: the free frames of the block [start, end) go to the free list
-    /// of type `t`, never-used ones included (linked now: the boot mark drops to the
-    /// block's start).
-    pub(crate) fn move_freepages_block(&mut self, start: u64, t: MigrateType) {
-        if (self.free.untouched() as u64) > start {
-            self.free.link_untouched_from(&mut self.pages, start as Pfn);
+    /// change_pageblock_range: every pageblock of the free block of order `k` at `head`
+    /// becomes `t`'s.
+    fn change_pageblock_range(&mut self, head: u64, k: u32, t: MigrateType) {
+        let mut b = head;
+        while b < head + (1 << k) {
+            self.pageblocks.set(b, t);
+            b += PAGEBLOCK_NR_PAGES;
         }
-        self.free.move_block(start as Pfn, free_list_of(t));
     }
 
-    /// Free buddy blocks per migrate type and order 0..`orders` (pagetypeinfo_showfree): a
-    /// free block is on the free list of its first frame's pageblock type.
-    pub fn free_blocks_per_type(&self, orders: usize) -> [Vec<u64>; NR_MIGRATE_TYPES] {
-        let mut out: [Vec<u64>; NR_MIGRATE_TYPES] = std::array::from_fn(|_| vec![0; orders]);
-        let n = self.pages.nr() as u64;
-        let untouched = self.free.untouched() as u64;
-        let max = orders as u32 - 1;
-        let mut p = 0u64;
-        while p < n {
-            if !(p < untouched || self.pages.lru(p as Pfn) == Lru::Free) {
-                p += 1;
-                continue;
+    /// move_freepages_block: the free blocks headed in the pageblock holding `p` go to the
+    /// free list of type `t` (never-used frames there are written first); the free frames
+    /// moved.
+    pub(crate) fn move_freepages_block(&mut self, p: u64, t: MigrateType) -> u64 {
+        let start = p & !(PAGEBLOCK_NR_PAGES - 1);
+        let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
+        self.free.write_never_used_from(&mut self.pages, start as Pfn);
+        self.free.move_blocks(&mut self.pages, start as Pfn, end as Pfn, free_list_of(t))
+    }
+
+    /// setup_zone_migrate_reserve (2.6.39): the first `blocks` pageblocks become
+    /// MIGRATE_RESERVE, their free frames on its list.
+    pub fn setup_zone_migrate_reserve(&mut self, blocks: u64) {
+        self.pageblocks = Pageblocks::new(self.pages.nr() as u64, blocks);
+        let end = (blocks * PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
+        let pageblocks = &self.pageblocks;
+        self.free.list_boot_frames_below(&mut self.pages, end as Pfn, |p| free_list_of(pageblocks.of(p as u64)));
+        let mut b = 0;
+        while b < end {
+            self.move_freepages_block(b, MigrateType::Reserve);
+            b += PAGEBLOCK_NR_PAGES;
+        }
+    }
+
+    /// Free buddy blocks per migrate type and order (pagetypeinfo_showfree: the blocks on
+    /// each free list).
+    pub fn free_blocks_per_type(&self) -> [[u64; NR_ORDERS]; NR_MIGRATE_TYPES] {
+        let mut out = [[0; NR_ORDERS]; NR_MIGRATE_TYPES];
+        for l in FreeList::ALL {
+            for k in 0..NR_ORDERS {
+                out[type_of(l) as usize][k] = self.free.nr_blocks(l, k as u32);
             }
-            let k = self.free_block_order(p).min(max);
-            out[self.pageblocks.of(p) as usize][k as usize] += 1;
-            p += 1 << k;
         }
         out
     }
@@ -230,7 +266,7 @@ impl Mm {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::{KernelOwner, Watermarks};
+    use crate::mm::{KernelOwner, Lru, Watermarks};
 
     fn mm(frames: u64, rule: StealRule) -> Mm {
         let mut mm = Mm::try_new(frames, Watermarks { min_free_kbytes: 0, min: 0, low: 0, high: 0 }).unwrap();
@@ -239,41 +275,43 @@ mod tests {
     }
 
     #[test]
-    fn a_kernel_allocation_takes_over_a_mostly_free_movable_block_only() {
+    fn a_kernel_allocation_takes_over_a_free_block_of_pageblock_order_whole() {
         for rule in [StealRule::HalfFree, StealRule::HalfFreeOrAlike] {
             let mut mm = mm(4 * PAGEBLOCK_NR_PAGES, rule);
             assert_eq!(mm.pageblocks.count(), [0, 4, 0, 0], "every block starts movable");
-            // The allocator hands out the top block first: a mostly free block is claimed.
+            // The largest free block of the movable list is the highest of order 10: both
+            // its pageblocks become unmovable (change_pageblock_range), its first frame is
+            // the page.
             let p = mm.take_kernel(KernelOwner::Other).unwrap();
-            assert_eq!(mm.pageblocks.of(p as u64), MigrateType::Unmovable);
-            // Its free frames are on the unmovable list now: the next kernel pages come from
-            // it (__rmqueue_smallest), and movable ones from the blocks below.
+            assert_eq!(p as u64, 2 * PAGEBLOCK_NR_PAGES);
+            assert_eq!(mm.pageblocks.count(), [2, 2, 0, 0], "{rule:?}");
+            // Its other free frames are on the unmovable list: the next kernel pages come
+            // from it (__rmqueue_smallest), and movable ones from the blocks below.
             let q = mm.take_free().unwrap();
-            assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 2, "{q}");
+            assert!((q as u64) < 2 * PAGEBLOCK_NR_PAGES, "{q}");
             mm.put_free(q);
-            for _ in 1..PAGEBLOCK_NR_PAGES {
+            for _ in 1..2 * PAGEBLOCK_NR_PAGES {
                 let k = mm.take_kernel(KernelOwner::Other).unwrap();
-                assert_eq!(k as u64 >> PAGEBLOCK_ORDER, 3, "{k}");
+                assert!(k as u64 >= 2 * PAGEBLOCK_NR_PAGES, "{k}");
             }
-            // Fill the next block with movable pages but one frame, and the blocks below
-            // with pages held (no other free frame); then a kernel page goes in the free
-            // frame of the movable block, the unmovable list being empty: the block stays
-            // movable (not half free, and its other pages are movable, not alike).
+            // Fill block 1 with movable pages but one frame, and block 0 with pages held
+            // (no other free frame); then a kernel page goes in the free frame of block 1,
+            // the unmovable list being empty: the block stays movable (one frame free,
+            // its other pages movable, not alike; 2.6.39 does not steal an order-0 block
+            // for an unmovable page).
             let held: Vec<Pfn> = std::iter::from_fn(|| mm.take_free()).collect();
-            let last = held.iter().copied().find(|&q| q as u64 >> PAGEBLOCK_ORDER == 2).unwrap();
+            let last = held.iter().copied().find(|&q| q as u64 >> PAGEBLOCK_ORDER == 1).unwrap();
             for &q in &held {
-                match q as u64 >> PAGEBLOCK_ORDER {
-                    2 if q != last => {
-                        mm.pages.set_owner(q, 1, q as u64);
-                        mm.pages.set_lru(q, Lru::InactiveFile);
-                    }
-                    _ => {}
+                if q as u64 >> PAGEBLOCK_ORDER == 1 && q != last {
+                    mm.pages.set_owner(q, 1, q as u64);
+                    mm.pages.set_lru(q, Lru::InactiveFile);
                 }
             }
             mm.put_free(last);
             let q = mm.take_kernel(KernelOwner::Other).unwrap();
             assert_eq!(q, last);
             assert_eq!(mm.pageblocks.of(q as u64), MigrateType::Movable, "{rule:?}");
+            mm.free.check_blocks(&mm.pages).unwrap_or_else(|e| panic!("{e}"));
         }
     }
 
@@ -281,23 +319,23 @@ mod tests {
     fn a_block_of_kernel_pages_is_claimed_only_where_alike_pages_count() {
         for rule in [StealRule::HalfFree, StealRule::HalfFreeOrAlike] {
             let mut mm = mm(4 * PAGEBLOCK_NR_PAGES, rule);
-            // The top block goes to kernel pages (the first claims it, the rest come from
-            // its free frames on the unmovable list); then most of the next one: three
-            // quarters of it held by the kernel outside any list, a few pages movable, the
-            // rest free.
+            // Kernel pages take the top order-10 block over and fill its lower pageblock.
             for _ in 0..PAGEBLOCK_NR_PAGES {
                 mm.take_kernel(KernelOwner::Other).unwrap();
             }
             assert_eq!(mm.free.nr_free, 3 * PAGEBLOCK_NR_PAGES);
-            // Every frame below taken; the next block gets an eighth back (its largest free
-            // block is the largest of all).
+            // Every other frame taken (block 3 by a movable fallback, which takes its
+            // order-9 block back to movable); then block 3 gets its first eighth back (one
+            // free block of order 6), an eighth of it movable pages, the rest held by the
+            // kernel outside any list.
             let held: Vec<Pfn> = std::iter::from_fn(|| mm.take_free()).collect();
+            assert_eq!(mm.pageblocks.of(3 * PAGEBLOCK_NR_PAGES), MigrateType::Movable);
             let mut back = Vec::new();
             for &q in &held {
                 let i = q as u64 % PAGEBLOCK_NR_PAGES;
                 match q as u64 >> PAGEBLOCK_ORDER {
-                    2 if i < PAGEBLOCK_NR_PAGES / 8 => back.push(q),
-                    2 if i % 8 == 0 => {
+                    3 if i < PAGEBLOCK_NR_PAGES / 8 => back.push(q),
+                    3 if i % 8 == 0 => {
                         mm.pages.set_owner(q, 1, q as u64);
                         mm.pages.set_lru(q, Lru::InactiveFile);
                     }
@@ -307,8 +345,9 @@ mod tests {
             for q in back {
                 mm.put_free(q);
             }
+            assert_eq!(mm.free_blocks_per_order()[6], 1);
             let q = mm.take_kernel(KernelOwner::Other).unwrap();
-            assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 2, "{q}");
+            assert_eq!(q as u64, 3 * PAGEBLOCK_NR_PAGES);
             // Free: 1/8 of the block (under half); alike: ~3/4 (steal_suitable_fallback's
             // free_pages + alike_pages >= pageblock_nr_pages / 2, 4.12+).
             let want = if rule == StealRule::HalfFree { MigrateType::Movable } else { MigrateType::Unmovable };
@@ -318,13 +357,21 @@ mod tests {
 
     #[test]
     fn free_blocks_are_counted_under_their_block_type() {
-        let mut mm = mm(4 * PAGEBLOCK_NR_PAGES, StealRule::HalfFreeOrAlike);
-        mm.pageblocks = Pageblocks::new(4 * PAGEBLOCK_NR_PAGES, 1);
-        let t = mm.free_blocks_per_type(11);
-        // Orders stop at 10 (two blocks): the reserve block heads the first pair.
-        assert_eq!(t[MigrateType::Reserve as usize][10], 1);
+        let mut mm = mm(4 * PAGEBLOCK_NR_PAGES, StealRule::HalfFree);
+        mm.setup_zone_migrate_reserve(1);
+        let t = mm.free_blocks_per_type();
+        // The reserve block and the block above it are two blocks of order 9; the other
+        // two pageblocks one of order 10.
+        assert_eq!(t[MigrateType::Reserve as usize][9], 1);
+        assert_eq!(t[MigrateType::Movable as usize][9], 1);
         assert_eq!(t[MigrateType::Movable as usize][10], 1);
         assert_eq!(mm.pageblocks.count(), [0, 3, 0, 1]);
+        // Movable pages never come from the reserve while another list has a frame; then
+        // they do (2.6.39's last resort).
+        let held: Vec<Pfn> = std::iter::from_fn(|| mm.take_free()).collect();
+        assert_eq!(held.len() as u64, 4 * PAGEBLOCK_NR_PAGES);
+        assert!(held[..3 * PAGEBLOCK_NR_PAGES as usize].iter().all(|&q| q as u64 >= PAGEBLOCK_NR_PAGES));
+        mm.free.check_blocks(&mm.pages).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// A machine of `blocks` pageblocks whose high watermark is `high`, boosting with
@@ -354,13 +401,13 @@ mod tests {
         mm.wmark.high = 1000;
         mm.watermark_boost_factor = 15000;
         let p = mm.take_kernel(KernelOwner::Other).unwrap();
-        assert_eq!(p as u64 >> PAGEBLOCK_ORDER, 7, "the highest whole block");
+        assert_eq!(p as u64 >> PAGEBLOCK_ORDER, 6, "the highest block of order 10, first frame");
         assert_eq!(mm.pageblocks.of(p as u64), MigrateType::Unmovable);
         assert_eq!((mm.watermark_boost, mm.zone_boosted), (0, false));
         assert_eq!(mm.free.nr_whole_blocks(), 7);
         // The next kernel pages come from the claimed block's frames, no fallback.
         for _ in 1..PAGEBLOCK_NR_PAGES {
-            assert_eq!(mm.take_kernel(KernelOwner::Other).unwrap() as u64 >> PAGEBLOCK_ORDER, 7);
+            assert_eq!(mm.take_kernel(KernelOwner::Other).unwrap() as u64 >> PAGEBLOCK_ORDER, 6);
         }
         assert_eq!(mm.watermark_boost, 0);
         mm.check_invariants().unwrap();
@@ -410,38 +457,35 @@ mod tests {
         assert_eq!(mm.watermark_boost, PAGEBLOCK_NR_PAGES);
     }
 
-    /// can_steal_fallback by era: from a block whose largest free run is small (here order
-    /// 0), 4.x+ moves the block's free frames to any kernel allocation's list, 2.6.39 only
-    /// to a reclaimable one (an unmovable allocation takes its frame and leaves the rest);
-    /// a movable allocation never does.
+    /// can_steal_fallback by era: from a block whose largest free block is small (here
+    /// order 0), 4.x+ moves the pageblock's free blocks to any kernel allocation's list,
+    /// 2.6.39 only to a reclaimable one (an unmovable allocation takes its page and leaves
+    /// the rest); a movable allocation moves only the block it takes (single_page).
     #[test]
-    fn small_free_runs_are_stolen_by_era() {
-        let taken_again = |rule: StealRule, t: MigrateType| {
+    fn small_free_blocks_are_stolen_by_era() {
+        // Frames left on the allocation's own list after its first page.
+        let left_on_own_list = |rule: StealRule, t: MigrateType| {
             let mut mm = fragmented(8, 1000, 0);
             mm.steal_rule = rule;
-            let p = mm.take_typed(t).unwrap();
-            // Did the block's other free frames come along (the next allocation from the
-            // same block without a new fallback)?
-            let q = mm.take_typed(t).unwrap();
-            (p as u64 >> PAGEBLOCK_ORDER, q as u64 >> PAGEBLOCK_ORDER, mm.free.block_list(p) == FreeList::Movable)
+            mm.take_typed(t).unwrap();
+            mm.free.check_blocks(&mm.pages).unwrap_or_else(|e| panic!("{e}"));
+            mm.free.nr_blocks(free_list_of(t), 0)
         };
-        // The fallback found the top block; its frames moved: the next page from it too.
+        let quarter = PAGEBLOCK_NR_PAGES / 4;
         for t in [MigrateType::Unmovable, MigrateType::Reclaimable] {
-            assert_eq!(taken_again(StealRule::HalfFreeOrAlike, t), (7, 7, false), "{t:?}");
+            assert_eq!(left_on_own_list(StealRule::HalfFreeOrAlike, t), quarter - 1, "{t:?}");
         }
-        assert_eq!(taken_again(StealRule::HalfFree, MigrateType::Reclaimable), (7, 7, false), "2.6.39, reclaimable");
-        // 2.6.39, unmovable: the frames stay on the movable list.
-        let (_, _, left) = taken_again(StealRule::HalfFree, MigrateType::Unmovable);
-        assert!(left);
+        assert_eq!(left_on_own_list(StealRule::HalfFree, MigrateType::Reclaimable), quarter - 1, "2.6.39, reclaimable");
+        assert_eq!(left_on_own_list(StealRule::HalfFree, MigrateType::Unmovable), 0, "2.6.39, unmovable");
         // A movable allocation with its list empty takes one frame of the unmovable block
-        // and leaves the block where it is.
+        // and leaves the block and its other free frames where they are.
         let mut mm = fragmented(8, 1000, 0);
         mm.pageblocks.set(0, MigrateType::Unmovable);
         mm.move_freepages_block(0, MigrateType::Unmovable);
         while mm.free.take(&mut mm.pages).is_some() {}
         let q = mm.take_free().unwrap();
         assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 0);
-        assert_eq!(mm.free.block_list(q), FreeList::Unmovable);
+        assert_eq!(mm.free.nr_blocks(FreeList::Unmovable, 0), quarter - 1);
         assert_eq!(mm.pageblocks.of(q as u64), MigrateType::Unmovable);
     }
 }

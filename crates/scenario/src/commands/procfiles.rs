@@ -98,7 +98,7 @@ pub fn read(k: &Kernel, me: TaskId, path: &str) -> Result<String, String> {
                 return Err(nofile());
             }
             let mut t = format!("Node 0, zone {:>8} ", k.zone_name());
-            for n in k.mm.free_blocks_per_order(11) {
+            for n in k.mm.free_blocks_per_order() {
                 t.push_str(&format!("{n:6} "));
             }
             t.push('\n');
@@ -355,7 +355,7 @@ fn pagetypeinfo(k: &Kernel) -> String {
         t.push_str(&format!("{order:6} "));
     }
     t.push('\n');
-    let free = k.mm.free_blocks_per_type(11);
+    let free = k.mm.free_blocks_per_type();
     for &(name, mt) in types {
         t.push_str(&format!("Node {:4}, zone {:>8}, type {:>12} ", 0, zone, name));
         for order in 0..11 {
