@@ -25,6 +25,7 @@
 
 use super::compaction::PAGEBLOCK_ORDER;
 use super::page::{Lru, Pages, Pfn, NIL};
+use super::pageblock::{MigrateType, NR_MIGRATE_TYPES};
 
 /// The largest buddy order (MAX_ORDER - 1 = 10 through 6.x; MAX_PAGE_ORDER since 6.8).
 pub const MAX_BUDDY_ORDER: u32 = 10;
@@ -32,32 +33,8 @@ pub const NR_ORDERS: usize = MAX_BUDDY_ORDER as usize + 1;
 /// Frames of a block of the largest order: the unit of the boot frames never used.
 const MAX_ORDER_NR_PAGES: Pfn = 1 << MAX_BUDDY_ORDER;
 
-/// The free list a free block is on (free_area->free_list[migratetype]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FreeList {
-    Movable = 0,
-    Unmovable = 1,
-    Reclaimable = 2,
-    /// MIGRATE_RESERVE (2.6.24 .. 3.x): used only when every other list is empty.
-    Reserve = 3,
-}
-pub const NR_FREE_LISTS: usize = 4;
-
-impl FreeList {
-    pub const ALL: [FreeList; NR_FREE_LISTS] = [FreeList::Movable, FreeList::Unmovable, FreeList::Reclaimable, FreeList::Reserve];
-    #[inline]
-    fn from_u32(v: u32) -> FreeList {
-        match v {
-            1 => FreeList::Unmovable,
-            2 => FreeList::Reclaimable,
-            3 => FreeList::Reserve,
-            _ => FreeList::Movable,
-        }
-    }
-}
-
-/// The zone's free_area: per free list and order, the free blocks (a list through the
-/// heads' records, NIL-ended) and their number.
+/// The zone's free_area: per free list (one per migrate type) and order, the free blocks
+/// (a list through the heads' records, NIL-ended) and their number.
 pub struct FreeArea {
     /// Free frames (NR_FREE_PAGES, the per-CPU lists' frames included: see `pcp`).
     pub nr_free: u64,
@@ -65,11 +42,11 @@ pub struct FreeArea {
     /// Blocks of MAX_BUDDY_ORDER never used since boot: [base, top), records not written.
     base: Pfn,
     top: Pfn,
-    first: [[Pfn; NR_ORDERS]; NR_FREE_LISTS],
-    last: [[Pfn; NR_ORDERS]; NR_FREE_LISTS],
-    count: [[u64; NR_ORDERS]; NR_FREE_LISTS],
+    first: [[Pfn; NR_ORDERS]; NR_MIGRATE_TYPES],
+    last: [[Pfn; NR_ORDERS]; NR_MIGRATE_TYPES],
+    count: [[u64; NR_ORDERS]; NR_MIGRATE_TYPES],
     /// The orders with a listed block, per list.
-    nonempty: [u16; NR_FREE_LISTS],
+    nonempty: [u16; NR_MIGRATE_TYPES],
 }
 
 impl Default for FreeArea {
@@ -86,10 +63,10 @@ impl FreeArea {
             frames: 0,
             base: 0,
             top: 0,
-            first: [[NIL; NR_ORDERS]; NR_FREE_LISTS],
-            last: [[NIL; NR_ORDERS]; NR_FREE_LISTS],
-            count: [[0; NR_ORDERS]; NR_FREE_LISTS],
-            nonempty: [0; NR_FREE_LISTS],
+            first: [[NIL; NR_ORDERS]; NR_MIGRATE_TYPES],
+            last: [[NIL; NR_ORDERS]; NR_MIGRATE_TYPES],
+            count: [[0; NR_ORDERS]; NR_MIGRATE_TYPES],
+            nonempty: [0; NR_MIGRATE_TYPES],
         }
     }
 
@@ -108,7 +85,7 @@ impl FreeArea {
                 k -= 1;
             }
             self.write_free(pages, p, 1 << k);
-            self.list_add(pages, p, k, FreeList::Movable, true);
+            self.list_add(pages, p, k, MigrateType::Movable, true);
             p += 1 << k;
         }
     }
@@ -117,7 +94,7 @@ impl FreeArea {
     /// `list_of` gives for its pageblocks (setup_zone_migrate_reserve's
     /// move_freepages_block at boot): a block whose two pageblocks go to different lists
     /// is listed as two pageblocks.
-    pub fn list_boot_frames_below(&mut self, pages: &mut Pages, upto: Pfn, list_of: impl Fn(Pfn) -> FreeList) {
+    pub fn list_boot_frames_below(&mut self, pages: &mut Pages, upto: Pfn, list_of: impl Fn(Pfn) -> MigrateType) {
         while self.base < upto && self.base < self.top {
             let c = self.base;
             self.base += MAX_ORDER_NR_PAGES;
@@ -154,13 +131,13 @@ impl FreeArea {
     }
     /// Free blocks of order `k` on list `l` (never-used ones included).
     #[inline]
-    pub fn nr_blocks(&self, l: FreeList, k: u32) -> u64 {
-        let never = if l == FreeList::Movable && k == MAX_BUDDY_ORDER { ((self.top - self.base) / MAX_ORDER_NR_PAGES) as u64 } else { 0 };
+    pub fn nr_blocks(&self, l: MigrateType, k: u32) -> u64 {
+        let never = if l == MigrateType::Movable && k == MAX_BUDDY_ORDER { ((self.top - self.base) / MAX_ORDER_NR_PAGES) as u64 } else { 0 };
         self.count[l as usize][k as usize] + never
     }
     /// Free blocks per order over every list (/proc/buddyinfo).
     pub fn blocks_per_order(&self) -> [u64; NR_ORDERS] {
-        std::array::from_fn(|k| FreeList::ALL.iter().map(|&l| self.nr_blocks(l, k as u32)).sum())
+        std::array::from_fn(|k| MigrateType::ALL.iter().map(|&l| self.nr_blocks(l, k as u32)).sum())
     }
     /// Free blocks of pageblock order or more, in pageblocks: the pageblocks wholly free.
     pub fn nr_whole_blocks(&self) -> u64 {
@@ -169,8 +146,8 @@ impl FreeArea {
     }
     /// The orders with a free block on list `l`, as a bit mask.
     #[inline]
-    pub fn orders(&self, l: FreeList) -> u16 {
-        let never = if l == FreeList::Movable && self.top > self.base { 1 << MAX_BUDDY_ORDER } else { 0 };
+    pub fn orders(&self, l: MigrateType) -> u16 {
+        let never = if l == MigrateType::Movable && self.top > self.base { 1 << MAX_BUDDY_ORDER } else { 0 };
         self.nonempty[l as usize] | never
     }
 
@@ -183,7 +160,7 @@ impl FreeArea {
     /// Put the block of order `k` headed by `p` on list `l` (add_to_free_list, or
     /// add_to_free_list_tail).
     #[inline]
-    fn list_add(&mut self, pages: &mut Pages, p: Pfn, k: u32, l: FreeList, to_tail: bool) {
+    fn list_add(&mut self, pages: &mut Pages, p: Pfn, k: u32, l: MigrateType, to_tail: bool) {
         let (li, ki) = (l as usize, k as usize);
         pages.set_buddy_head(p, k, l as u32);
         if to_tail {
@@ -211,7 +188,7 @@ impl FreeArea {
     /// Take the block headed by `p` off its list (del_page_from_free_list): its frames
     /// stay free, none is a head.
     #[inline]
-    fn list_del(&mut self, pages: &mut Pages, p: Pfn) -> (u32, FreeList) {
+    fn list_del(&mut self, pages: &mut Pages, p: Pfn) -> (u32, MigrateType) {
         let (k, l) = pages.buddy_head(p).expect("a free block's head");
         let (li, ki) = (l as usize, k as usize);
         let (n, pr) = pages.links(p);
@@ -230,17 +207,17 @@ impl FreeArea {
         if self.count[li][ki] == 0 {
             self.nonempty[li] &= !(1 << k);
         }
-        (k, FreeList::from_u32(l))
+        (k, MigrateType::from_u8(l as u8))
     }
     /// The first block of order `k` on list `l`, off its list (get_page_from_free_area +
     /// del_page_from_free_list); the never-used blocks come after the listed ones.
-    fn pop(&mut self, pages: &mut Pages, l: FreeList, k: u32) -> Pfn {
+    fn pop(&mut self, pages: &mut Pages, l: MigrateType, k: u32) -> Pfn {
         let p = self.first[l as usize][k as usize];
         if p != NIL {
             self.list_del(pages, p);
             return p;
         }
-        debug_assert!(l == FreeList::Movable && k == MAX_BUDDY_ORDER);
+        debug_assert!(l == MigrateType::Movable && k == MAX_BUDDY_ORDER);
         self.take_never_used(pages)
     }
     /// The highest never-used block, its records written (free, on no list).
@@ -253,7 +230,7 @@ impl FreeArea {
     }
     /// The first block of order `k` on list `l` (get_page_from_free_area): its head, still
     /// on its list. A never-used block is written and listed first.
-    pub fn first_block(&mut self, pages: &mut Pages, l: FreeList, k: u32) -> Option<Pfn> {
+    pub fn first_block(&mut self, pages: &mut Pages, l: MigrateType, k: u32) -> Option<Pfn> {
         if self.orders(l) & (1 << k) == 0 {
             return None;
         }
@@ -268,7 +245,7 @@ impl FreeArea {
     /// Split the block of order `high` headed by `p` down to order `low`: the upper half
     /// of each split goes on list `l` (expand); `p` keeps the rest.
     #[inline]
-    fn expand(&mut self, pages: &mut Pages, p: Pfn, low: u32, high: u32, l: FreeList) {
+    fn expand(&mut self, pages: &mut Pages, p: Pfn, low: u32, high: u32, l: MigrateType) {
         let mut k = high;
         while k > low {
             k -= 1;
@@ -278,7 +255,7 @@ impl FreeArea {
     /// Allocate one frame from list `l` (__rmqueue_smallest, order 0): the first block of
     /// the smallest order there, split; its first frame.
     #[inline]
-    pub fn take_from(&mut self, pages: &mut Pages, l: FreeList) -> Option<Pfn> {
+    pub fn take_from(&mut self, pages: &mut Pages, l: MigrateType) -> Option<Pfn> {
         let mask = self.orders(l);
         if mask == 0 {
             return None;
@@ -288,12 +265,12 @@ impl FreeArea {
     /// Take a frame of the movable list.
     #[inline]
     pub fn take(&mut self, pages: &mut Pages) -> Option<Pfn> {
-        self.take_from(pages, FreeList::Movable)
+        self.take_from(pages, MigrateType::Movable)
     }
     /// Allocate the first frame of the first block of order `k` on list `l`; the rest of
     /// the block goes back to `l`, split.
     #[inline]
-    fn take_block_frame(&mut self, pages: &mut Pages, l: FreeList, k: u32) -> Pfn {
+    fn take_block_frame(&mut self, pages: &mut Pages, l: MigrateType, k: u32) -> Pfn {
         let p = self.pop(pages, l, k);
         self.expand(pages, p, 0, k, l);
         pages.set_allocated(p);
@@ -303,7 +280,7 @@ impl FreeArea {
     /// Allocate the first frame of the free block headed by `p` (listed); the rest of it
     /// goes to list `to`, split (2.6.39's __rmqueue_fallback: list_del, then
     /// expand(zone, page, order, current_order, area, migratetype)).
-    pub fn alloc_block(&mut self, pages: &mut Pages, p: Pfn, to: FreeList) -> Pfn {
+    pub fn alloc_block(&mut self, pages: &mut Pages, p: Pfn, to: MigrateType) -> Pfn {
         let (k, _) = self.list_del(pages, p);
         self.expand(pages, p, 0, k, to);
         pages.set_allocated(p);
@@ -313,7 +290,7 @@ impl FreeArea {
     /// Free one frame onto list `l` (__free_one_page, order 0): merged with its buddy
     /// while that is a free block of the same order.
     #[inline]
-    pub fn add(&mut self, pages: &mut Pages, p: Pfn, l: FreeList) {
+    pub fn add(&mut self, pages: &mut Pages, p: Pfn, l: MigrateType) {
         debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
         debug_assert!(!self.never_used(p));
         pages.set_free_frame(p);
@@ -338,7 +315,7 @@ impl FreeArea {
     }
     /// The free blocks headed in [start, end) go to list `l` (move_freepages, 6.x: to the
     /// list's tail); the frames of the blocks moved, theirs or already `l`'s.
-    pub fn move_blocks(&mut self, pages: &mut Pages, start: Pfn, end: Pfn, l: FreeList) -> u64 {
+    pub fn move_blocks(&mut self, pages: &mut Pages, start: Pfn, end: Pfn, l: MigrateType) -> u64 {
         debug_assert!(start >= self.top || end <= self.base, "never-used frames are written first");
         let (mut p, mut moved) = (start, 0u64);
         while p < end {
@@ -360,7 +337,7 @@ impl FreeArea {
     pub fn write_never_used_from(&mut self, pages: &mut Pages, p: Pfn) {
         while self.never_used(p) {
             let c = self.take_never_used(pages);
-            self.list_add(pages, c, MAX_BUDDY_ORDER, FreeList::Movable, true);
+            self.list_add(pages, c, MAX_BUDDY_ORDER, MigrateType::Movable, true);
         }
     }
     /// Take the free block headed by `p` off the lists whole (__isolate_free_page; the
@@ -378,12 +355,12 @@ impl FreeArea {
     /// and, while the zone is small, every listed block's head, its frames free, and no
     /// block whose buddy is a free block of its order (they would have merged).
     pub fn check_blocks(&self, pages: &Pages) -> Result<(), String> {
-        let listed: u64 = (0..NR_FREE_LISTS).flat_map(|l| (0..NR_ORDERS).map(move |k| (l, k))).map(|(l, k)| self.count[l][k] << k).sum();
+        let listed: u64 = (0..NR_MIGRATE_TYPES).flat_map(|l| (0..NR_ORDERS).map(move |k| (l, k))).map(|(l, k)| self.count[l][k] << k).sum();
         let never = (self.top - self.base) as u64;
         if listed + never != self.nr_free {
             return Err(format!("free lists: {listed} frames listed + {never} never used != {} free", self.nr_free));
         }
-        for l in 0..NR_FREE_LISTS {
+        for l in 0..NR_MIGRATE_TYPES {
             for k in 0..NR_ORDERS {
                 if (self.count[l][k] > 0) != (self.nonempty[l] & (1 << k) != 0) {
                     return Err(format!("free list {l} order {k}: {} blocks, mask {:#x}", self.count[l][k], self.nonempty[l]));
@@ -393,7 +370,7 @@ impl FreeArea {
         if self.frames > 64 << PAGEBLOCK_ORDER {
             return Ok(());
         }
-        for l in 0..NR_FREE_LISTS {
+        for l in 0..NR_MIGRATE_TYPES {
             for k in 0..NR_ORDERS {
                 let (mut n, mut p, mut prev) = (0u64, self.first[l][k], NIL);
                 while p != NIL {
@@ -472,18 +449,18 @@ mod tests {
         assert_eq!(fa.blocks_per_order()[10], 1, "the block below, never used");
         // Free every other page: sixteen order-0 blocks; none merges.
         for &p in got.iter().step_by(2).take(16) {
-            fa.add(&mut pages, p, FreeList::Movable);
+            fa.add(&mut pages, p, MigrateType::Movable);
         }
         assert_eq!(fa.blocks_per_order()[0], 16);
         fa.check_blocks(&pages).unwrap();
         // The last freed goes out first.
         let p = fa.take(&mut pages).unwrap();
         assert_eq!(p, got[30]);
-        fa.add(&mut pages, p, FreeList::Movable);
+        fa.add(&mut pages, p, MigrateType::Movable);
         // Free everything else of the block: one block of order 10 again.
         for (i, &p) in got.iter().enumerate() {
             if i % 2 == 1 || i >= 32 {
-                fa.add(&mut pages, p, FreeList::Movable);
+                fa.add(&mut pages, p, MigrateType::Movable);
             }
         }
         let b = fa.blocks_per_order();
@@ -502,10 +479,10 @@ mod tests {
         // Frames 2 and 3 freed make an order-1 block; frame 6 freed goes to the head (the
         // order-1 block 4-5 is held); frame 0 cannot merge (1 is held), but the order-1
         // block 2-3 is the buddy of 0-1 one order up: frame 0 goes to the tail.
-        fa.add(&mut pages, 2, FreeList::Movable);
-        fa.add(&mut pages, 3, FreeList::Movable);
-        fa.add(&mut pages, 6, FreeList::Movable);
-        fa.add(&mut pages, 0, FreeList::Movable);
+        fa.add(&mut pages, 2, MigrateType::Movable);
+        fa.add(&mut pages, 3, MigrateType::Movable);
+        fa.add(&mut pages, 6, MigrateType::Movable);
+        fa.add(&mut pages, 0, MigrateType::Movable);
         assert_eq!(fa.take(&mut pages), Some(6), "frame 0 waits at the tail");
         assert_eq!(fa.take(&mut pages), Some(0));
         fa.check_blocks(&pages).unwrap();
@@ -520,19 +497,19 @@ mod tests {
         assert_eq!(p, 3 * MB);
         // The pageblock holding p: its free blocks (orders 0 .. 8) go to the unmovable
         // list; the pageblock above it (order 9) stays movable.
-        let moved = fa.move_blocks(&mut pages, 3 * MB, 3 * MB + PB, FreeList::Unmovable);
+        let moved = fa.move_blocks(&mut pages, 3 * MB, 3 * MB + PB, MigrateType::Unmovable);
         assert_eq!(moved, PB as u64 - 1);
-        assert_eq!(fa.orders(FreeList::Unmovable), 0x1ff);
-        assert_eq!(fa.take_from(&mut pages, FreeList::Unmovable), Some(3 * MB + 1));
-        assert!(fa.take_from(&mut pages, FreeList::Reclaimable).is_none());
+        assert_eq!(fa.orders(MigrateType::Unmovable), 0x1ff);
+        assert_eq!(fa.take_from(&mut pages, MigrateType::Unmovable), Some(3 * MB + 1));
+        assert!(fa.take_from(&mut pages, MigrateType::Reclaimable).is_none());
         fa.write_never_used_from(&mut pages, MB);
         assert!(!fa.never_used(MB) && fa.never_used(MB - 1));
-        assert_eq!(fa.move_blocks(&mut pages, MB, 2 * MB, FreeList::Reclaimable), MB as u64);
-        assert_eq!(fa.take_from(&mut pages, FreeList::Reclaimable), Some(MB));
+        assert_eq!(fa.move_blocks(&mut pages, MB, 2 * MB, MigrateType::Reclaimable), MB as u64);
+        assert_eq!(fa.take_from(&mut pages, MigrateType::Reclaimable), Some(MB));
         fa.check_blocks(&pages).unwrap();
         // Everything out, each frame once.
         let mut seen = vec![p, 3 * MB + 1, MB];
-        for l in FreeList::ALL {
+        for l in MigrateType::ALL {
             while let Some(q) = fa.take_from(&mut pages, l) {
                 assert_eq!((pages.lru(q), pages.links(q)), (Lru::None, (NIL, NIL)));
                 seen.push(q);
@@ -549,10 +526,10 @@ mod tests {
     #[test]
     fn boot_frames_below_a_mark_go_to_their_pageblocks_lists() {
         let (mut pages, mut fa) = area(4 * MB);
-        fa.list_boot_frames_below(&mut pages, PB, |p| if p < PB { FreeList::Reserve } else { FreeList::Movable });
-        assert_eq!(fa.nr_blocks(FreeList::Reserve, 9), 1);
-        assert_eq!(fa.nr_blocks(FreeList::Movable, 9), 1);
-        assert_eq!(fa.nr_blocks(FreeList::Movable, 10), 3);
+        fa.list_boot_frames_below(&mut pages, PB, |p| if p < PB { MigrateType::Reserve } else { MigrateType::Movable });
+        assert_eq!(fa.nr_blocks(MigrateType::Reserve, 9), 1);
+        assert_eq!(fa.nr_blocks(MigrateType::Movable, 9), 1);
+        assert_eq!(fa.nr_blocks(MigrateType::Movable, 10), 3);
         assert_eq!(fa.nr_whole_blocks(), 8);
         // Movable allocations use the order-9 block first, never the reserve.
         assert_eq!(fa.take(&mut pages), Some(PB));

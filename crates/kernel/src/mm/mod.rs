@@ -910,7 +910,7 @@ impl Mm {
         debug_assert_eq!(self.pages.lru(p), Lru::None);
         self.pages.set_owner(p, 0, 0);
         self.pages.set_lruvec_of(p, ROOT_LRUVEC);
-        let l = pageblock::free_list_of(self.pageblocks.of(p as u64));
+        let l = self.pageblocks.of(p as u64);
         self.free.add(&mut self.pages, p, l);
     }
 
@@ -922,8 +922,7 @@ impl Mm {
             let cpu = self.pcp.fullest()?;
             self.pcp.drained(cpu, 1);
         }
-        let own = pageblock::free_list_of(t);
-        if let Some(p) = self.free.take_from(&mut self.pages, own) {
+        if let Some(p) = self.free.take_from(&mut self.pages, t) {
             return Some(p);
         }
         self.rmqueue_fallback(t)

@@ -12,7 +12,7 @@
 //! (`Mm::boost_watermark`), and a kernel allocation takes its pageblock over when enough of
 //! it is free or already its kind (the steal rule below).
 
-use super::buddy::{FreeList, MAX_BUDDY_ORDER, NR_ORDERS};
+use super::buddy::{MAX_BUDDY_ORDER, NR_ORDERS};
 use super::compaction::{PAGEBLOCK_NR_PAGES, PAGEBLOCK_ORDER};
 use super::page::Pfn;
 use super::Mm;
@@ -30,7 +30,8 @@ pub enum MigrateType {
 pub const NR_MIGRATE_TYPES: usize = 4;
 
 impl MigrateType {
-    fn from_u8(v: u8) -> MigrateType {
+    pub const ALL: [MigrateType; NR_MIGRATE_TYPES] = [MigrateType::Unmovable, MigrateType::Movable, MigrateType::Reclaimable, MigrateType::Reserve];
+    pub(crate) fn from_u8(v: u8) -> MigrateType {
         match v {
             0 => MigrateType::Unmovable,
             2 => MigrateType::Reclaimable,
@@ -89,43 +90,24 @@ impl Pageblocks {
     }
 }
 
-/// The free list a freed frame of a block of type `t` goes to (get_pfnblock_migratetype
-/// at free time).
-pub fn free_list_of(t: MigrateType) -> FreeList {
-    match t {
-        MigrateType::Unmovable => FreeList::Unmovable,
-        MigrateType::Reclaimable => FreeList::Reclaimable,
-        MigrateType::Movable => FreeList::Movable,
-        MigrateType::Reserve => FreeList::Reserve,
-    }
-}
-fn type_of(l: FreeList) -> MigrateType {
-    match l {
-        FreeList::Unmovable => MigrateType::Unmovable,
-        FreeList::Reclaimable => MigrateType::Reclaimable,
-        FreeList::Movable => MigrateType::Movable,
-        FreeList::Reserve => MigrateType::Reserve,
-    }
-}
-
 /// The lists an allocation of type `t` falls back to, in order (the fallbacks table; never
 /// MIGRATE_RESERVE, 2.6.39's last resort).
-fn fallbacks(t: MigrateType) -> [FreeList; 2] {
+fn fallbacks(t: MigrateType) -> [MigrateType; 2] {
     match t {
-        MigrateType::Unmovable => [FreeList::Reclaimable, FreeList::Movable],
-        MigrateType::Reclaimable => [FreeList::Unmovable, FreeList::Movable],
-        MigrateType::Movable | MigrateType::Reserve => [FreeList::Reclaimable, FreeList::Unmovable],
+        MigrateType::Unmovable => [MigrateType::Reclaimable, MigrateType::Movable],
+        MigrateType::Reclaimable => [MigrateType::Unmovable, MigrateType::Movable],
+        MigrateType::Movable | MigrateType::Reserve => [MigrateType::Reclaimable, MigrateType::Unmovable],
     }
 }
 
 impl Mm {
     /// The first fallback list of `t` with a free block of order `k` (find_suitable_fallback
     /// with only_stealable false).
-    fn fallback_at(&self, t: MigrateType, k: u32) -> Option<FreeList> {
+    fn fallback_at(&self, t: MigrateType, k: u32) -> Option<MigrateType> {
         fallbacks(t).into_iter().find(|&l| self.free.orders(l) & (1 << k) != 0)
     }
 
-    /// __rmqueue_fallback for an allocation of type `t` (order 0) whose own free list is
+    /// __rmqueue_fallback for an allocation of type `t` (order 0) whose own free lists are
     /// empty: the largest free block of the fallback lists first, "Find the largest
     /// available free page in the other list". Where the era may steal from it
     /// (can_steal_fallback: any block of order >= pageblock_order / 2; a reclaimable
@@ -138,10 +120,9 @@ impl Mm {
     /// MIGRATE_RESERVE's frames.
     #[cold]
     pub(crate) fn rmqueue_fallback(&mut self, t: MigrateType) -> Option<Pfn> {
-        let own = free_list_of(t);
         let found = (0..=MAX_BUDDY_ORDER).rev().find_map(|k| self.fallback_at(t, k).map(|l| (l, k)));
         let Some((mut from, mut k)) = found else {
-            return self.free.take_from(&mut self.pages, FreeList::Reserve);
+            return self.free.take_from(&mut self.pages, MigrateType::Reserve);
         };
         let old = self.steal_rule == StealRule::HalfFree;
         let can_steal = |k: u32| {
@@ -159,7 +140,7 @@ impl Mm {
                 if moved >= PAGEBLOCK_NR_PAGES / 2 {
                     self.pageblocks.set(head as u64, t);
                 }
-                to = own;
+                to = t;
             }
             if k >= PAGEBLOCK_ORDER {
                 self.change_pageblock_range(head as u64, k, t);
@@ -173,7 +154,7 @@ impl Mm {
         }
         let head = self.free.first_block(&mut self.pages, from, k).expect("a fallback block");
         self.steal_suitable_fallback(head, k, t, can_steal(k));
-        self.free.take_from(&mut self.pages, own)
+        self.free.take_from(&mut self.pages, t)
     }
 
     /// steal_suitable_fallback (4.x+) for the free block of order `k` headed by `head`: a
@@ -182,10 +163,9 @@ impl Mm {
     /// and the pageblock becomes `t`'s when free pages plus pages already of its kind
     /// ("alike") make half of it; else the block alone moves to `t`'s list (single_page).
     fn steal_suitable_fallback(&mut self, head: Pfn, k: u32, t: MigrateType, whole_block: bool) {
-        let own = free_list_of(t);
         let single_page = |mm: &mut Mm| {
             let end = head + (1 << k);
-            mm.free.move_blocks(&mut mm.pages, head, end, own);
+            mm.free.move_blocks(&mut mm.pages, head, end, t);
         };
         // "Take ownership for orders >= pageblock_order"
         if k >= PAGEBLOCK_ORDER {
@@ -233,7 +213,7 @@ impl Mm {
         let start = p & !(PAGEBLOCK_NR_PAGES - 1);
         let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
         self.free.write_never_used_from(&mut self.pages, start as Pfn);
-        self.free.move_blocks(&mut self.pages, start as Pfn, end as Pfn, free_list_of(t))
+        self.free.move_blocks(&mut self.pages, start as Pfn, end as Pfn, t)
     }
 
     /// setup_zone_migrate_reserve (2.6.39): the first `blocks` pageblocks become
@@ -242,7 +222,7 @@ impl Mm {
         self.pageblocks = Pageblocks::new(self.pages.nr() as u64, blocks);
         let end = (blocks * PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
         let pageblocks = &self.pageblocks;
-        self.free.list_boot_frames_below(&mut self.pages, end as Pfn, |p| free_list_of(pageblocks.of(p as u64)));
+        self.free.list_boot_frames_below(&mut self.pages, end as Pfn, |p| pageblocks.of(p as u64));
         let mut b = 0;
         while b < end {
             self.move_freepages_block(b, MigrateType::Reserve);
@@ -254,9 +234,9 @@ impl Mm {
     /// each free list).
     pub fn free_blocks_per_type(&self) -> [[u64; NR_ORDERS]; NR_MIGRATE_TYPES] {
         let mut out = [[0; NR_ORDERS]; NR_MIGRATE_TYPES];
-        for l in FreeList::ALL {
+        for l in MigrateType::ALL {
             for k in 0..NR_ORDERS {
-                out[type_of(l) as usize][k] = self.free.nr_blocks(l, k as u32);
+                out[l as usize][k] = self.free.nr_blocks(l, k as u32);
             }
         }
         out
@@ -469,7 +449,7 @@ mod tests {
             mm.steal_rule = rule;
             mm.take_typed(t).unwrap();
             mm.free.check_blocks(&mm.pages).unwrap_or_else(|e| panic!("{e}"));
-            mm.free.nr_blocks(free_list_of(t), 0)
+            mm.free.nr_blocks(t, 0)
         };
         let quarter = PAGEBLOCK_NR_PAGES / 4;
         for t in [MigrateType::Unmovable, MigrateType::Reclaimable] {
@@ -485,7 +465,7 @@ mod tests {
         while mm.free.take(&mut mm.pages).is_some() {}
         let q = mm.take_free().unwrap();
         assert_eq!(q as u64 >> PAGEBLOCK_ORDER, 0);
-        assert_eq!(mm.free.nr_blocks(FreeList::Unmovable, 0), quarter - 1);
+        assert_eq!(mm.free.nr_blocks(MigrateType::Unmovable, 0), quarter - 1);
         assert_eq!(mm.pageblocks.of(q as u64), MigrateType::Unmovable);
     }
 }
