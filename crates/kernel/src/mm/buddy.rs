@@ -313,9 +313,10 @@ impl FreeArea {
         self.list_add(pages, pfn, k, l, to_tail);
         self.nr_free += 1;
     }
-    /// The free blocks headed in [start, end) go to list `l` (move_freepages, 6.x: to the
-    /// list's tail); the frames of the blocks moved, theirs or already `l`'s.
-    pub fn move_blocks(&mut self, pages: &mut Pages, start: Pfn, end: Pfn, l: MigrateType) -> u64 {
+    /// The free blocks headed in [start, end) go to list `l`, at its tail (6.x's
+    /// move_to_free_list: list_move_tail) or head (2.6.39's move_freepages: list_move);
+    /// the frames of the blocks moved, theirs or already `l`'s.
+    pub fn move_blocks(&mut self, pages: &mut Pages, start: Pfn, end: Pfn, l: MigrateType, to_tail: bool) -> u64 {
         debug_assert!(start >= self.top || end <= self.base, "never-used frames are written first");
         let (mut p, mut moved) = (start, 0u64);
         while p < end {
@@ -323,7 +324,7 @@ impl FreeArea {
                 Some((k, have)) => {
                     if have != l as u32 {
                         self.list_del(pages, p);
-                        self.list_add(pages, p, k, l, true);
+                        self.list_add(pages, p, k, l, to_tail);
                     }
                     moved += 1 << k;
                     p += 1 << k;
@@ -497,14 +498,14 @@ mod tests {
         assert_eq!(p, 3 * MB);
         // The pageblock holding p: its free blocks (orders 0 .. 8) go to the unmovable
         // list; the pageblock above it (order 9) stays movable.
-        let moved = fa.move_blocks(&mut pages, 3 * MB, 3 * MB + PB, MigrateType::Unmovable);
+        let moved = fa.move_blocks(&mut pages, 3 * MB, 3 * MB + PB, MigrateType::Unmovable, true);
         assert_eq!(moved, PB as u64 - 1);
         assert_eq!(fa.orders(MigrateType::Unmovable), 0x1ff);
         assert_eq!(fa.take_from(&mut pages, MigrateType::Unmovable), Some(3 * MB + 1));
         assert!(fa.take_from(&mut pages, MigrateType::Reclaimable).is_none());
         fa.write_never_used_from(&mut pages, MB);
         assert!(!fa.never_used(MB) && fa.never_used(MB - 1));
-        assert_eq!(fa.move_blocks(&mut pages, MB, 2 * MB, MigrateType::Reclaimable), MB as u64);
+        assert_eq!(fa.move_blocks(&mut pages, MB, 2 * MB, MigrateType::Reclaimable, true), MB as u64);
         assert_eq!(fa.take_from(&mut pages, MigrateType::Reclaimable), Some(MB));
         fa.check_blocks(&pages).unwrap();
         // Everything out, each frame once.

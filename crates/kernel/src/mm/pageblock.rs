@@ -165,7 +165,7 @@ impl Mm {
     fn steal_suitable_fallback(&mut self, head: Pfn, k: u32, t: MigrateType, whole_block: bool) {
         let single_page = |mm: &mut Mm| {
             let end = head + (1 << k);
-            mm.free.move_blocks(&mut mm.pages, head, end, t);
+            mm.free.move_blocks(&mut mm.pages, head, end, t, true);
         };
         // "Take ownership for orders >= pageblock_order"
         if k >= PAGEBLOCK_ORDER {
@@ -213,7 +213,8 @@ impl Mm {
         let start = p & !(PAGEBLOCK_NR_PAGES - 1);
         let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
         self.free.write_never_used_from(&mut self.pages, start as Pfn);
-        self.free.move_blocks(&mut self.pages, start as Pfn, end as Pfn, t)
+        let to_tail = self.steal_rule != StealRule::HalfFree;
+        self.free.move_blocks(&mut self.pages, start as Pfn, end as Pfn, t, to_tail)
     }
 
     /// setup_zone_migrate_reserve (2.6.39): the first `blocks` pageblocks become
