@@ -523,6 +523,25 @@ mod tests {
         fa.check_blocks(&pages).unwrap();
     }
 
+    /// move_freepages: 6.x moves blocks to the list's tail (list_move_tail), 2.6.39 to its
+    /// head (list_move); the next allocation from that list shows which.
+    #[test]
+    fn moved_blocks_go_to_the_tail_on_6_x_and_the_head_on_2_6_39() {
+        for to_tail in [true, false] {
+            let (mut pages, mut fa) = area(2 * MB);
+            // Order-0 blocks on the unmovable list: frames 0 and 2 of the lower block.
+            let got: Vec<Pfn> = (0..MB).map(|_| fa.take(&mut pages).unwrap()).collect();
+            assert_eq!(got[0], MB);
+            fa.add(&mut pages, MB + 2, MigrateType::Unmovable);
+            // Then frame MB + 4 (order 0, movable) moves to the unmovable list.
+            fa.add(&mut pages, MB + 4, MigrateType::Movable);
+            assert_eq!(fa.move_blocks(&mut pages, MB + 4, MB + 5, MigrateType::Unmovable, to_tail), 1);
+            let first = fa.take_from(&mut pages, MigrateType::Unmovable).unwrap();
+            assert_eq!(first, if to_tail { MB + 2 } else { MB + 4 }, "to_tail {to_tail}");
+            fa.check_blocks(&pages).unwrap();
+        }
+    }
+
     /// setup_zone_migrate_reserve's blocks: listed at boot on their own list.
     #[test]
     fn boot_frames_below_a_mark_go_to_their_pageblocks_lists() {
