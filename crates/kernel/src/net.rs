@@ -238,13 +238,13 @@ impl Kernel {
                 self.wake_kswapd();
                 break;
             }
-            if self.mm.take_kernel(KernelOwner::Other).is_none() {
+            if self.alloc_kernel_page(KernelOwner::Other).is_none() {
                 break;
             }
             s.pages += 1;
         }
         while s.pages > want {
-            self.mm.free_last_kernel_page(KernelOwner::Other);
+            self.free_last_kernel_page(KernelOwner::Other);
             s.pages -= 1;
         }
     }

@@ -407,8 +407,8 @@ impl Profile {
             lru_lock_per_lruvec: kernel == Linux6,
             pcp: match kernel {
                 Linux24 => crate::mm::pcp::PcpRule::Off,
-                Linux2639 => crate::mm::pcp::PcpRule::SixBatches { cap_kb: 512 },
-                Linux58 | Linux5Pre59 => crate::mm::pcp::PcpRule::SixBatches { cap_kb: 1024 },
+                Linux2639 => crate::mm::pcp::PcpRule::SixBatches { cap_kb: 512, cold: true },
+                Linux58 | Linux5Pre59 => crate::mm::pcp::PcpRule::SixBatches { cap_kb: 1024, cold: false },
                 Linux6 => crate::mm::pcp::PcpRule::LowWmarkShare,
             },
             lru_add: match kernel {

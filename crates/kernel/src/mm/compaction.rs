@@ -211,9 +211,7 @@ impl Mm {
                 // Never-used frames are not reached: they lie below every page ever used,
                 // so below the migrate scanner whenever it has pages to move.
                 let written = !self.free.never_used(q as Pfn);
-                // NR_FREE_PAGES must keep covering the frames the per-CPU lists count.
-                let spare = self.free.nr_free - self.pcp.total;
-                if head.is_some() && written && spare >= len as u64 {
+                if head.is_some() && written && self.nr_free() >= len as u64 {
                     self.free.isolate_block(&mut self.pages, q as Pfn);
                     cc.freepages.extend(q as Pfn..(q + len as u64) as Pfn);
                     cc.stats.isolated += len as u64;

@@ -916,7 +916,8 @@ impl Kernel {
                 Ok(())
             }
             Err(step) => {
-                self.mm.put_free(p);
+                // The page was never used: put_page frees it (free_unref_page).
+                self.free_page(p);
                 Err(step)
             }
         }

@@ -75,7 +75,7 @@ impl Kernel {
             if self.tasks[tid as usize].pgtables.has(level, index) {
                 continue;
             }
-            let Some(p) = self.mm.take_kernel(KernelOwner::PageTables) else {
+            let Some(p) = self.alloc_kernel_page(KernelOwner::PageTables) else {
                 let left = self.tasks[tid as usize].pgtables.missing(index);
                 self.memcg_uncharge_pgtables(memcg, left);
                 return Err(Step::Yield);
@@ -92,7 +92,7 @@ impl Kernel {
     pub(crate) fn free_pgtables(&mut self, tid: TaskId) {
         let t = std::mem::take(&mut self.tasks[tid as usize].pgtables);
         for &(p, memcg) in &t.pages {
-            self.mm.free_kernel_page(p);
+            self.free_kernel_page(p);
             self.memcg_uncharge_pgtables(memcg, 1);
         }
         self.vm.add(VmItem::Pgfree, t.pages.len() as u64);

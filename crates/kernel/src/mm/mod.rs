@@ -630,12 +630,12 @@ impl Mm {
     /// pages on the per-CPU lists are free but not counted.
     #[inline]
     pub fn nr_free(&self) -> u64 {
-        self.free.nr_free - self.pcp.total
+        self.free.nr_free
     }
     /// Every free frame: the buddy lists' and the per-CPU lists'.
     #[inline]
     pub fn nr_free_frames(&self) -> u64 {
-        self.free.nr_free
+        self.free.nr_free + self.pcp.total
     }
 
     /// Free blocks per order (/proc/buddyinfo, frag_show_print: free_area[order].nr_free).
@@ -854,20 +854,53 @@ impl Mm {
     }
 
     /// Take a frame off the buddy lists (no watermark checks, no per-CPU list: see
-    /// page_alloc). With the buddy lists empty the pages of the per-CPU lists are taken
-    /// back first (drain_all_pages).
+    /// page_alloc). With the buddy lists empty a page of the per-CPU lists is given back
+    /// first (drain_all_pages).
     #[inline]
     pub fn take_free(&mut self) -> Option<Pfn> {
-        if self.nr_free() == 0 {
-            let cpu = self.pcp.fullest()?;
-            self.pcp.drained(cpu, 1);
+        if self.free.nr_free == 0 {
+            self.drain_one()?;
         }
         self.take_movable()
     }
-    /// Take the frame a CPU's list gave (rmqueue_pcplist; the caller counted it).
+    /// One page of the longest CPU lists back to the buddy lists (None: every list is
+    /// empty).
+    fn drain_one(&mut self) -> Option<()> {
+        let cpu = self.pcp.fullest()?;
+        self.free_pcppages_bulk(cpu, 1, pageblock::MigrateType::Unmovable);
+        Some(())
+    }
+    /// free_pcppages_bulk: up to `nr` pages of `cpu`'s lists back to the buddy lists,
+    /// each merged onto the list of the type it was freed with (`first`: the list drained
+    /// first, 5.14+). Returns how many went; the caller holds zone->lock for them.
+    pub(crate) fn free_pcppages_bulk(&mut self, cpu: usize, nr: u32, first: pageblock::MigrateType) -> u32 {
+        let Mm { pcp, pages, free, .. } = self;
+        pcp.free_bulk(pages, cpu, nr, first, |pages, p, mt| free.add(pages, p, mt))
+    }
+    /// rmqueue_bulk: up to `nr` pages for allocations of type `mt` from the buddy lists
+    /// (__rmqueue, with its fallback), appended in order to `cpu`'s list for `mt`.
+    /// Returns how many came; the caller holds zone->lock for them.
+    pub(crate) fn rmqueue_bulk(&mut self, cpu: usize, mt: pageblock::MigrateType, nr: u32) -> u32 {
+        let mut n = 0;
+        while n < nr && self.free.nr_free > 0 {
+            let got = if mt == pageblock::MigrateType::Movable { self.take_movable() } else { self.take_typed_buddy(mt) };
+            let Some(p) = got else { break };
+            self.pcp.push(&mut self.pages, cpu, p, mt, true);
+            n += 1;
+        }
+        self.pcp.bulk_alloc += n as u64;
+        n
+    }
+    /// free_unref_page_commit: free frame `p` joins the head of `cpu`'s list for its
+    /// pageblock's type (`cold`: the tail). The caller checks the lists' length.
     #[inline]
-    pub(crate) fn take_free_frame(&mut self) -> Option<Pfn> {
-        self.take_movable()
+    pub(crate) fn pcp_put(&mut self, cpu: usize, p: Pfn, cold: bool) -> pageblock::MigrateType {
+        debug_assert_eq!(self.pages.lru(p), Lru::None);
+        self.pages.set_owner(p, 0, 0);
+        self.pages.set_lruvec_of(p, ROOT_LRUVEC);
+        let mt = self.pageblocks.of(p as u64);
+        self.pcp.push(&mut self.pages, cpu, p, mt, cold);
+        mt
     }
     /// A movable allocation (__rmqueue): the movable list, else a fallback to the
     /// reclaimable and unmovable blocks (`rmqueue_fallback`).
@@ -917,33 +950,51 @@ impl Mm {
     /// A kernel allocation of type `t` (__rmqueue): a frame of its own type's list
     /// (__rmqueue_smallest), else a fallback to the other types' blocks
     /// (`rmqueue_fallback`), which may take a block over.
-    fn take_typed(&mut self, t: pageblock::MigrateType) -> Option<Pfn> {
-        if self.nr_free() == 0 {
-            let cpu = self.pcp.fullest()?;
-            self.pcp.drained(cpu, 1);
+    pub(crate) fn take_typed(&mut self, t: pageblock::MigrateType) -> Option<Pfn> {
+        if self.free.nr_free == 0 {
+            self.drain_one()?;
         }
+        self.take_typed_buddy(t)
+    }
+    /// __rmqueue for type `t` on the buddy lists alone.
+    fn take_typed_buddy(&mut self, t: pageblock::MigrateType) -> Option<Pfn> {
         if let Some(p) = self.free.take_from(&mut self.pages, t) {
             return Some(p);
         }
         self.rmqueue_fallback(t)
     }
 
-    /// A frame for the kernel's own use by `owner` (no watermark checks).
+    /// A frame for the kernel's own use by `owner` from the buddy lists (no watermark
+    /// checks, no per-CPU list: boot and tests; `Kernel::alloc_kernel_page` is the
+    /// allocator's path).
     pub fn take_kernel(&mut self, owner: KernelOwner) -> Option<Pfn> {
-        // Reclaimable slab is MIGRATE_RECLAIMABLE (__GFP_RECLAIMABLE), other kernel memory
-        // MIGRATE_UNMOVABLE (gfp_migratetype).
-        let t = match owner {
+        let p = self.take_typed(self.kernel_migratetype(owner))?;
+        self.own_kernel_page(p, owner);
+        Some(p)
+    }
+    /// The migrate type of `owner`'s allocations: reclaimable slab is MIGRATE_RECLAIMABLE
+    /// (__GFP_RECLAIMABLE), other kernel memory MIGRATE_UNMOVABLE (gfp_migratetype).
+    pub(crate) fn kernel_migratetype(&self, owner: KernelOwner) -> pageblock::MigrateType {
+        match owner {
             KernelOwner::Slab(id) if self.slab.caches.get(id as usize).is_some_and(|c| c.reclaimable()) => pageblock::MigrateType::Reclaimable,
             _ => pageblock::MigrateType::Unmovable,
-        };
-        let p = self.take_typed(t)?;
+        }
+    }
+    /// Allocated frame `p` now belongs to `owner` (on its list of kernel pages).
+    pub(crate) fn own_kernel_page(&mut self, p: Pfn, owner: KernelOwner) {
         let c = owner.code();
         debug_assert!(c < NR_KERNEL_OWNERS);
         self.pages.set_owner(p, 0, c as u64);
         let h = self.kernel.base + c as u32;
         lru::link_after(&mut self.pages, h, p);
         self.kernel.nr[c] += 1;
-        Some(p)
+    }
+    /// Kernel page `p` leaves its owner, to be freed by the caller.
+    pub(crate) fn disown_kernel_page(&mut self, p: Pfn) {
+        let c = self.kernel_owner(p).code();
+        debug_assert!(self.pages.mapping(p) == 0 && self.pages.lru(p) == Lru::None && self.kernel.nr[c] > 0);
+        lru::unlink(&mut self.pages, p);
+        self.kernel.nr[c] -= 1;
     }
     /// Who holds kernel page `p`.
     #[inline]
@@ -952,10 +1003,7 @@ impl Mm {
     }
     /// Free one specific kernel page (__free_pages of a slab page, a page table, ...).
     pub fn free_kernel_page(&mut self, p: Pfn) {
-        let c = self.kernel_owner(p).code();
-        debug_assert!(self.pages.mapping(p) == 0 && self.pages.lru(p) == Lru::None && self.kernel.nr[c] > 0);
-        lru::unlink(&mut self.pages, p);
-        self.kernel.nr[c] -= 1;
+        self.disown_kernel_page(p);
         self.put_free(p);
     }
     /// The most recently taken page of `owner`, if it holds any.
@@ -979,6 +1027,9 @@ impl Mm {
     /// Returns a description of the first broken invariant.
     pub fn check_invariants(&self) -> Result<(), String> {
         self.free.check_blocks(&self.pages)?;
+        if self.pages.nr() as u64 <= 64 * compaction::PAGEBLOCK_NR_PAGES {
+            self.pcp.check_lists(&self.pages)?;
+        }
         let listed: u64 = self.lruvecs.iter().map(|v| v.nr_pages()).sum::<u64>() + self.nr_free_frames();
         let held = self.kernel.total();
         let batched = self.lru_add.total;

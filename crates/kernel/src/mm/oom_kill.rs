@@ -248,9 +248,9 @@ impl Kernel {
         } else {
             let sec = if self.machine.kernel == memtwin_machine::KernelProfile::Linux6 { "\n sec_pagetables:0 bounce:0" } else { " bounce:0" };
             out.push((KERN_INFO, format!(
-                "active_anon:{} inactive_anon:{} isolated_anon:0\n active_file:{} inactive_file:{} isolated_file:0\n unevictable:{} dirty:{} writeback:{}\n slab_reclaimable:{} slab_unreclaimable:{}\n mapped:{} shmem:{} pagetables:{}{sec}\n kernel_misc_reclaimable:0\n free:{} free_pcp:0 free_cma:0",
+                "active_anon:{} inactive_anon:{} isolated_anon:0\n active_file:{} inactive_file:{} isolated_file:0\n unevictable:{} dirty:{} writeback:{}\n slab_reclaimable:{} slab_unreclaimable:{}\n mapped:{} shmem:{} pagetables:{}{sec}\n kernel_misc_reclaimable:0\n free:{} free_pcp:{} free_cma:0",
                 l(Lru::ActiveAnon), l(Lru::InactiveAnon), l(Lru::ActiveFile), l(Lru::InactiveFile), l(Lru::Unevictable), s.dirty, s.writeback,
-                s.slab_reclaimable, s.slab_unreclaimable, s.mapped, s.shmem, s.page_tables, free
+                s.slab_reclaimable, s.slab_unreclaimable, s.mapped, s.shmem, s.page_tables, free, mm.pcp.total
             )));
             let unreclaimable = if free <= mm.wmark.min { "yes" } else { "no" };
             out.push((KERN_INFO, format!(
@@ -271,9 +271,10 @@ impl Kernel {
             )));
         } else {
             out.push((KERN_INFO, format!(
-                "Node 0 {} free:{}kB boost:{}kB min:{}kB low:{}kB high:{}kB reserved_highatomic:0KB active_anon:{}kB inactive_anon:{}kB active_file:{}kB inactive_file:{}kB unevictable:{}kB writepending:{}kB present:{}kB managed:{}kB mlocked:0kB bounce:0kB free_pcp:0kB local_pcp:0kB free_cma:0kB",
+                "Node 0 {} free:{}kB boost:{}kB min:{}kB low:{}kB high:{}kB reserved_highatomic:0KB active_anon:{}kB inactive_anon:{}kB active_file:{}kB inactive_file:{}kB unevictable:{}kB writepending:{}kB present:{}kB managed:{}kB mlocked:0kB bounce:0kB free_pcp:{}kB local_pcp:{}kB free_cma:0kB",
                 self.zone_name(), free * 4, boost * 4, w.min * 4, w.low * 4, w.high * 4, l(Lru::ActiveAnon) * 4, l(Lru::InactiveAnon) * 4, l(Lru::ActiveFile) * 4,
-                l(Lru::InactiveFile) * 4, l(Lru::Unevictable) * 4, (s.dirty + s.writeback) * 4, present_kb, mm.managed * 4
+                l(Lru::InactiveFile) * 4, l(Lru::Unevictable) * 4, (s.dirty + s.writeback) * 4, present_kb, mm.managed * 4,
+                mm.pcp.total * 4, mm.pcp.count.get(self.this_cpu()).copied().unwrap_or(0) as u64 * 4
             )));
         }
         out.push((KERN_INFO, "lowmem_reserve[]: 0 0 0 0".to_string()));

@@ -99,6 +99,10 @@ const PG_LOCKED: u32 = 1 << 31;
 /// In a free frame's `idx`: the frame heads a free buddy block (PageBuddy); the order and
 /// free list sit in the bits below.
 const BUDDY_HEAD: u32 = 1 << 8;
+/// In a frame on no list with no owner: the frame is on a CPU's free list (per_cpu_pages);
+/// the migrate type it was freed with sits in the bits below (set_pcppage_migratetype).
+/// Kernel pages keep their owner's code (< 64) there.
+const PCP_FRAME: u32 = 1 << 9;
 
 /// Largest address_space id a frame can record.
 pub const MAX_MAPPING: u32 = MAP_MASK;
@@ -305,8 +309,24 @@ impl Pages {
         let f = &self.f[p as usize];
         (f.map & LRU_MASK == (Lru::Free as u32) << LRU_SHIFT && f.idx & BUDDY_HEAD != 0).then_some((f.idx & 0xf, (f.idx >> 4) & 0xf))
     }
+    /// Frame `p` is on a CPU's free list, freed as migrate type `mt`; its links are the
+    /// list's.
+    #[inline]
+    pub fn set_pcp_frame(&mut self, p: Pfn, mt: u32) {
+        debug_assert!(mt < 16);
+        let f = &mut self.f[p as usize];
+        f.map = 0;
+        f.idx = PCP_FRAME | mt;
+    }
+    /// The migrate type frame `p` was freed with, if it is on a CPU's free list.
+    #[inline]
+    pub fn pcp_migratetype(&self, p: Pfn) -> Option<u32> {
+        let f = &self.f[p as usize];
+        (f.map == 0 && f.idx & PCP_FRAME != 0).then_some(f.idx & 0xf)
+    }
     /// Frames of `start..end` that are free (`Lru::Free`) and that are held outside any
-    /// list and mapping (`Lru::None`, mapping 0: kernel pages): one branch-free pass over
+    /// LRU list and mapping (`Lru::None`, mapping 0: kernel pages and pages on CPU lists,
+    /// neither PageBuddy nor PageLRU): one branch-free pass over
     /// the records (pageblock_fallback counts a pageblock this way).
     pub fn census(&self, start: Pfn, end: Pfn) -> (u32, u32) {
         let (mut free, mut held) = (0u32, 0u32);

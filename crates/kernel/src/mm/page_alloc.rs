@@ -1,6 +1,8 @@
 //! The page allocator's watermarks and slow path (mm/page_alloc.c).
 
 use super::page::Pfn;
+use super::pageblock::MigrateType;
+use super::KernelOwner;
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::{Ns, TaskId, NS_PER_MS, NS_PER_SEC};
@@ -132,9 +134,16 @@ impl Kernel {
             self.reclaim.deferred.push(p);
             return;
         }
-        self.mm.put_free(p);
         self.vm.inc(VmItem::Pgfree);
-        self.pcp_free();
+        self.pcp_free(p, false);
+    }
+    /// Free a page reclaim freed (free_unref_page_list; before 4.15
+    /// free_hot_cold_page_list(&free_pages, 1): cold, to the tail of the CPU's list).
+    pub(crate) fn free_reclaimed_page(&mut self, p: Pfn) {
+        self.memcg_page_freed_unused(p);
+        self.vm.inc(VmItem::Pgfree);
+        let cold = self.mm.pcp.cold_frees();
+        self.pcp_free(p, cold);
     }
 
     /// The CPU kernel work runs on now: the current task's, else CPU 0 (completion
@@ -144,30 +153,34 @@ impl Kernel {
         self.current.map_or(0, |t| self.sched.task_cpu(t) as usize)
     }
 
-    /// free_unref_page_commit: the freed page joins this CPU's list; a full list gives a
-    /// batch back to the buddy lists under zone->lock (free_pcppages_bulk). Without
-    /// per-CPU lists (2.4) every free takes zone->lock (__free_pages_ok).
-    fn pcp_free(&mut self) {
+    /// free_unref_page_commit: the freed page joins this CPU's list (its head; `cold`: its
+    /// tail); lists grown to `high` give a batch back to the buddy lists under zone->lock
+    /// (free_pcppages_bulk). Without per-CPU lists (2.4) every free takes zone->lock
+    /// (__free_pages_ok).
+    fn pcp_free(&mut self, p: Pfn, cold: bool) {
         if !self.mm.pcp.enabled() {
+            self.mm.put_free(p);
             self.zone_lock(1);
             return;
         }
         let cpu = self.this_cpu();
+        let mt = self.mm.pcp_put(cpu, p, cold);
         let reclaim_active = !self.reclaim.kswapd_waiting;
-        let n = self.mm.pcp.free(cpu, reclaim_active);
+        let n = self.mm.pcp.nr_to_free(cpu, reclaim_active);
         if n > 0 {
+            let n = self.mm.free_pcppages_bulk(cpu, n, mt);
             self.zone_lock(n as u64);
         }
     }
 
-    /// drain_all_pages: every CPU's list goes back to the buddy lists (the allocator's
+    /// drain_all_pages: every CPU's lists go back to the buddy lists (the allocator's
     /// slow path does it once when direct reclaim made progress but the allocation still
-    /// fails, __alloc_pages_direct_reclaim).
+    /// fails, __alloc_pages_direct_reclaim; drain_pages_zone starts at the first list).
     pub fn drain_all_pages(&mut self) {
         for cpu in 0..self.mm.pcp.count.len() {
             let n = self.mm.pcp.count[cpu];
             if n > 0 {
-                self.mm.pcp.drained(cpu, n);
+                let n = self.mm.free_pcppages_bulk(cpu, n, MigrateType::Unmovable);
                 self.zone_lock(n as u64);
             }
         }
@@ -312,32 +325,59 @@ impl Kernel {
         self.mm.nr_free() > self.mm.wmark.min / 2
     }
 
-    /// rmqueue for an order-0 page: from the task's CPU list (refilled with a batch under
-    /// zone->lock when empty: rmqueue_bulk), or from the buddy lists under zone->lock
-    /// without per-CPU lists.
-    fn rmqueue(&mut self, tid: TaskId) -> Option<Pfn> {
+    /// rmqueue for a movable order-0 page on `cpu`.
+    #[inline]
+    pub(crate) fn rmqueue(&mut self, cpu: usize) -> Option<Pfn> {
+        self.rmqueue_type(cpu, MigrateType::Movable)
+    }
+    /// rmqueue for an order-0 page of type `mt` on `cpu`: the first page of the CPU's list
+    /// for `mt` (rmqueue_pcplist), the list refilled with a batch under zone->lock when
+    /// empty (rmqueue_bulk); without per-CPU lists, from the buddy lists under zone->lock.
+    pub(crate) fn rmqueue_type(&mut self, cpu: usize, mt: MigrateType) -> Option<Pfn> {
         if !self.mm.pcp.enabled() {
-            let p = self.mm.take_free()?;
+            let p = self.mm.take_typed(mt)?;
             self.zone_lock(1);
             return Some(p);
         }
-        let cpu = self.sched.task_cpu(tid) as usize;
-        let want = self.mm.pcp.refill_needed(cpu);
-        if want > 0 {
-            let n = (want as u64).min(self.mm.nr_free()) as u32;
+        if self.mm.pcp.list_empty(cpu, mt) {
+            let batch = self.mm.pcp.batch;
+            let n = self.mm.rmqueue_bulk(cpu, mt, batch);
             if n == 0 {
                 // Nothing left in the buddy lists: another CPU's pages (drain_all_pages).
-                return self.mm.take_free();
+                return self.mm.take_typed(mt);
             }
-            self.mm.pcp.refilled(cpu, n);
             self.zone_lock(n as u64);
         }
-        self.mm.pcp.take(cpu);
-        self.mm.take_free_frame()
+        self.mm.pcp.take(&mut self.mm.pages, cpu, mt)
+    }
+
+    /// A page for the kernel's own use by `owner` on this CPU (alloc_pages with the
+    /// owner's migrate type; no watermark check: the caller made it).
+    pub(crate) fn alloc_kernel_page(&mut self, owner: KernelOwner) -> Option<Pfn> {
+        let mt = self.mm.kernel_migratetype(owner);
+        let p = self.rmqueue_type(self.this_cpu(), mt)?;
+        self.mm.own_kernel_page(p, owner);
+        Some(p)
+    }
+    /// Free kernel page `p` (__free_pages of a slab page, a page table, ...) to this CPU's
+    /// list.
+    pub(crate) fn free_kernel_page(&mut self, p: Pfn) {
+        self.mm.disown_kernel_page(p);
+        self.pcp_free(p, false);
+    }
+    /// Free the most recently taken page of `owner`; false if it holds none.
+    pub(crate) fn free_last_kernel_page(&mut self, owner: KernelOwner) -> bool {
+        match self.mm.last_kernel_page(owner) {
+            Some(p) => {
+                self.free_kernel_page(p);
+                true
+            }
+            None => false,
+        }
     }
 
     fn take_page(&mut self, tid: TaskId) -> Result<Pfn, Step> {
-        match self.rmqueue(tid) {
+        match self.rmqueue(self.sched.task_cpu(tid) as usize) {
             Some(p) => {
                 self.vm.inc(VmItem::PgallocNormal);
                 self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns);

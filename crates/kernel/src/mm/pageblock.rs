@@ -180,8 +180,9 @@ impl Mm {
         let end = (start + PAGEBLOCK_NR_PAGES).min(self.pages.nr() as u64);
         let old = self.pageblocks.of(start);
         let free = self.move_freepages_block(start, t);
-        // The pages neither free nor held by the kernel outside any list: movable
-        // (move_freepages counts PageLRU and __PageMovable pages).
+        // The pages neither free (buddy) nor held outside the LRU lists (kernel pages,
+        // pages on CPU lists): movable (move_freepages counts PageLRU and __PageMovable
+        // pages).
         let (cf, ch) = self.pages.census(start as Pfn, end as Pfn);
         let movable = (end - start) - cf as u64 - ch as u64;
         // "For movable allocation, it's the number of movable pages"; a kernel

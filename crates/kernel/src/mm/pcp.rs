@@ -2,23 +2,33 @@
 //! rmqueue_pcplist, rmqueue_bulk, free_unref_page_commit, free_pcppages_bulk,
 //! drain_all_pages).
 //!
-//! An order-0 allocation takes a page from the allocating CPU's list without the zone lock;
-//! an empty list is refilled with `batch` pages under `zone->lock` (rmqueue_bulk). A free
-//! puts the page on the freeing CPU's list; at `high` pages the list gives a batch back to
-//! the buddy lists under `zone->lock` (free_pcppages_bulk). Pages on the lists are free
-//! but not counted in NR_FREE_PAGES: MemFree and the watermark checks do not see them.
+//! An order-0 allocation takes the first page of the allocating CPU's list for its migrate
+//! type without the zone lock; an empty list is refilled with `batch` pages taken from the
+//! buddy lists one by one under `zone->lock` (rmqueue_bulk), appended in the order taken. A
+//! free puts the page at the head of the freeing CPU's list for its pageblock's type (hot:
+//! the next allocation on that CPU reuses it); at `high` pages on the CPU's lists a batch
+//! from the lists' tails goes back to the buddy lists under `zone->lock`
+//! (free_pcppages_bulk), where it merges with its buddies. Pages on the lists are free but
+//! not counted in NR_FREE_PAGES (MemFree and the watermark checks do not see them) and are
+//! not PageBuddy: they do not merge, compaction's scanners step over them and a steal
+//! does not count them as free. So the pages a CPU frees are the pages it allocates next,
+//! and the buddy lists see frees and allocations in batches that mix the CPU's tasks.
 //!
-//! The zone has a single order and frames are interchangeable, so the lists are counts:
-//! the frames stay on the zone's free list (`FreeArea`), and `Pagesets` says how many of
-//! them are on each CPU's list. One list per CPU stands for the kernel's per-migratetype
-//! lists (every page here is movable or reclaimable alike).
+//! The lists run through the frames' records, NIL-ended: a page on a list has no owner and
+//! records the migrate type it was freed with (set_pcppage_migratetype), the list it goes
+//! back to in the buddy allocator.
 
+use super::page::{Pages, Pfn, NIL};
+use super::pageblock::MigrateType;
 use memtwin_engine::{LockKind, LockQueue};
 
 /// `Pagesets::holder` of zone->lock taken from a completion (interrupt context).
 pub const IRQ_HOLDER: u32 = u32::MAX - 1;
 /// `Pagesets::holder` before anyone took zone->lock.
 pub const NO_HOLDER: u32 = u32::MAX;
+/// Lists per CPU (MIGRATE_PCPTYPES): unmovable, movable, reclaimable, indexed by
+/// `MigrateType`; MIGRATE_RESERVE pages go on the movable list.
+pub const MIGRATE_PCPTYPES: usize = 3;
 
 /// How an era keeps per-CPU pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,13 +39,18 @@ pub enum PcpRule {
     /// 2.6.x .. 5.13: batch from zone_batchsize capped at `cap_kb` (512 KiB before 4.19,
     /// 1 MiB after d8a759b57035 "mm, page_alloc: double zone's batchsize"), high = 6 *
     /// batch (pageset_set_batch), and a full list frees one batch (free_hot_cold_page,
-    /// free_unref_page_commit).
-    SixBatches { cap_kb: u64 },
+    /// free_unref_page_commit) round-robin over the lists, more from the fuller ones
+    /// (free_pcppages_bulk's batch_free). `cold`: before 4.15 (453f85d43fa9 "mm: remove
+    /// __GFP_COLD") reclaim frees its pages cold, to the lists' tails
+    /// (free_hot_cold_page_list(&free_pages, 1) in shrink_page_list), and the lists are in
+    /// the older enum order (unmovable, reclaimable, movable).
+    SixBatches { cap_kb: u64, cold: bool },
     /// 5.14+ (b92ca18e8ca5 "mm/page_alloc: disassociate the pcp->high from pcp->batch"):
     /// high = the low watermark shared by the node's CPUs, at least 4 batches
     /// (zone_highsize); a full list frees a batch scaled up while frees keep coming
-    /// (nr_pcp_free, 3b12e7e97938); while kswapd reclaims, high is capped at 4 batches
-    /// (nr_pcp_high, c49c2c47dab6).
+    /// (nr_pcp_free, 3b12e7e97938), the freeing page's list first and each list emptied
+    /// before the next; while kswapd reclaims, high is capped at 4 batches (nr_pcp_high,
+    /// c49c2c47dab6).
     LowWmarkShare,
 }
 
@@ -60,12 +75,21 @@ pub fn zone_highsize(low_wmark: u64, ncpus: u32, batch: u32) -> u32 {
     high.max((batch as u64) << 2).min(u32::MAX as u64) as u32
 }
 
+/// One CPU list (pcp->lists[migratetype]): its first and last frames.
+#[derive(Clone, Copy, Debug)]
+struct PcpList {
+    first: Pfn,
+    last: Pfn,
+}
+const EMPTY: PcpList = PcpList { first: NIL, last: NIL };
+
 /// The zone's per-CPU pagesets and its lock.
 #[derive(Clone, Debug)]
 pub struct Pagesets {
     pub rule: PcpRule,
-    /// Pages on each CPU's list (pcp->count).
+    /// Pages on each CPU's lists (pcp->count).
     pub count: Vec<u32>,
+    lists: Vec<[PcpList; MIGRATE_PCPTYPES]>,
     /// nr_pcp_free's scale of the batch freed, per CPU (pcp->free_factor, 5.14+).
     free_factor: Vec<u8>,
     /// Sum of `count`.
@@ -78,7 +102,7 @@ pub struct Pagesets {
     /// holder's consecutive acquisitions follow each other without waiting on itself.
     pub holder: u32,
     /// Pages moved between the buddy lists and the CPU lists (rmqueue_bulk,
-    /// free_pcppages_bulk), and pages allocated and freed straight from the buddy lists.
+    /// free_pcppages_bulk).
     pub bulk_alloc: u64,
     pub bulk_free: u64,
 }
@@ -89,6 +113,7 @@ impl Pagesets {
         let mut p = Pagesets {
             rule,
             count: vec![0; n],
+            lists: vec![[EMPTY; MIGRATE_PCPTYPES]; n],
             free_factor: vec![0; n],
             total: 0,
             batch: 1,
@@ -108,7 +133,7 @@ impl Pagesets {
         let ncpus = self.count.len() as u32;
         (self.batch, self.high) = match self.rule {
             PcpRule::Off => (1, 0),
-            PcpRule::SixBatches { cap_kb } => {
+            PcpRule::SixBatches { cap_kb, .. } => {
                 let b = zone_batchsize(managed, cap_kb);
                 (b, 6 * b)
             }
@@ -123,37 +148,95 @@ impl Pagesets {
     pub fn enabled(&self) -> bool {
         self.rule != PcpRule::Off
     }
-
-    /// rmqueue_pcplist: take one page from `cpu`'s list; `refill` pages must first come
-    /// from the buddy lists under zone->lock when it is empty (the caller takes the lock
-    /// and calls `refilled`). Returns the number to refill (0: the list has a page).
+    /// Reclaim frees its pages to the lists' tails (before 4.15).
     #[inline]
-    pub fn refill_needed(&self, cpu: usize) -> u32 {
-        if self.count[cpu] == 0 { self.batch } else { 0 }
-    }
-    /// rmqueue_bulk put `n` pages on `cpu`'s list.
-    pub fn refilled(&mut self, cpu: usize, n: u32) {
-        self.count[cpu] += n;
-        self.total += n as u64;
-        self.bulk_alloc += n as u64;
-    }
-    /// One page leaves `cpu`'s list for the caller (pcp->free_factor >>= 1 in
-    /// rmqueue_pcplist, 5.14+).
-    pub fn take(&mut self, cpu: usize) {
-        debug_assert!(self.count[cpu] > 0);
-        self.count[cpu] -= 1;
-        self.total -= 1;
-        self.free_factor[cpu] >>= 1;
+    pub fn cold_frees(&self) -> bool {
+        matches!(self.rule, PcpRule::SixBatches { cold: true, .. })
     }
 
-    /// free_unref_page_commit: one page joins `cpu`'s list; returns how many pages go
-    /// back to the buddy lists under zone->lock now (0: none). `reclaim_active`: kswapd
-    /// is reclaiming (ZONE_RECLAIM_ACTIVE).
-    pub fn free(&mut self, cpu: usize, reclaim_active: bool) -> u32 {
+    /// The list a page of type `mt` goes on: MIGRATE_RESERVE's on the movable one
+    /// (free_hot_cold_page: "if (migratetype >= MIGRATE_PCPTYPES) ... migratetype =
+    /// MIGRATE_MOVABLE").
+    #[inline]
+    fn list_of(mt: MigrateType) -> usize {
+        if mt == MigrateType::Reserve { MigrateType::Movable as usize } else { mt as usize }
+    }
+    /// Whether `cpu`'s list for allocations of type `mt` is empty (rmqueue_pcplist refills
+    /// it then).
+    #[inline]
+    pub fn list_empty(&self, cpu: usize, mt: MigrateType) -> bool {
+        self.lists[cpu][Self::list_of(mt)].first == NIL
+    }
+
+    /// Put free frame `p` (no owner, on no list) on `cpu`'s list for type `mt`: at the head
+    /// (a hot free, free_unref_page_commit's list_add) or the tail (a cold free, or
+    /// rmqueue_bulk's list_add_tail). The caller decides whether the lists are now too
+    /// long (`nr_to_free`).
+    #[inline]
+    pub fn push(&mut self, pages: &mut Pages, cpu: usize, p: Pfn, mt: MigrateType, tail: bool) {
+        let l = &mut self.lists[cpu][Self::list_of(mt)];
+        pages.set_pcp_frame(p, mt as u32);
+        if tail {
+            pages.set_links(p, NIL, l.last);
+            if l.last == NIL {
+                l.first = p;
+            } else {
+                pages.set_next(l.last, p);
+            }
+            l.last = p;
+        } else {
+            pages.set_links(p, l.first, NIL);
+            if l.first == NIL {
+                l.last = p;
+            } else {
+                pages.set_prev(l.first, p);
+            }
+            l.first = p;
+        }
         self.count[cpu] += 1;
         self.total += 1;
+    }
+    /// Take the frame at the head (or tail) of `cpu`'s list `li` off it: the frame is
+    /// allocated (no owner, on no list). Returns it with the type it was freed with.
+    #[inline]
+    fn unlink(&mut self, pages: &mut Pages, cpu: usize, li: usize, tail: bool) -> Option<(Pfn, MigrateType)> {
+        let l = &mut self.lists[cpu][li];
+        let p = if tail { l.last } else { l.first };
+        if p == NIL {
+            return None;
+        }
+        let mt = pages.pcp_migratetype(p).expect("a frame on a CPU list");
+        let (n, pr) = pages.links(p);
+        if pr == NIL {
+            l.first = n;
+        } else {
+            pages.set_next(pr, n);
+        }
+        if n == NIL {
+            l.last = pr;
+        } else {
+            pages.set_prev(n, pr);
+        }
+        pages.set_allocated(p);
+        self.count[cpu] -= 1;
+        self.total -= 1;
+        Some((p, MigrateType::from_u8(mt as u8)))
+    }
+    /// rmqueue_pcplist: the first page of `cpu`'s list for type `mt`, for the caller
+    /// (pcp->free_factor >>= 1, 5.14+). None when the list is empty (refill it first).
+    #[inline]
+    pub fn take(&mut self, pages: &mut Pages, cpu: usize, mt: MigrateType) -> Option<Pfn> {
+        let (p, _) = self.unlink(pages, cpu, Self::list_of(mt), false)?;
+        self.free_factor[cpu] >>= 1;
+        Some(p)
+    }
+
+    /// free_unref_page_commit, after a page joined `cpu`'s lists: how many pages go back to
+    /// the buddy lists now (0: none). `reclaim_active`: kswapd is reclaiming
+    /// (ZONE_RECLAIM_ACTIVE).
+    pub fn nr_to_free(&mut self, cpu: usize, reclaim_active: bool) -> u32 {
         let (batch, mut high) = (self.batch, self.high);
-        let nr = match self.rule {
+        match self.rule {
             PcpRule::Off => unreachable!("no per-CPU lists"),
             PcpRule::SixBatches { .. } => {
                 if self.count[cpu] < high {
@@ -181,20 +264,69 @@ impl Pagesets {
                     (scaled.min(max_nr as u64) as u32).max(min_nr)
                 }
             }
-        };
-        self.drained(cpu, nr)
+        }
     }
 
-    /// free_pcppages_bulk of up to `nr` pages of `cpu`'s list; returns how many moved.
-    pub fn drained(&mut self, cpu: usize, nr: u32) -> u32 {
-        let n = nr.min(self.count[cpu]);
-        self.count[cpu] -= n;
-        self.total -= n as u64;
+    /// free_pcppages_bulk: up to `nr` pages off `cpu`'s lists, each from a list's tail, to
+    /// `free_one` (the buddy allocator's __free_one_page with the type the page was freed
+    /// with). `first`: the list of the page whose free overflowed the lists (5.14+ drains
+    /// it first). Returns how many pages went.
+    pub fn free_bulk(&mut self, pages: &mut Pages, cpu: usize, nr: u32, first: MigrateType, mut free_one: impl FnMut(&mut Pages, Pfn, MigrateType)) -> u32 {
+        let mut to_free = nr.min(self.count[cpu]);
+        let n = to_free;
+        match self.rule {
+            PcpRule::LowWmarkShare => {
+                // 6.x: "Ensure requested pindex is drained first", then round-robin, each
+                // list emptied before the next.
+                let mut li = Self::list_of(first);
+                while to_free > 0 {
+                    while self.lists[cpu][li].first == NIL {
+                        li = (li + 1) % MIGRATE_PCPTYPES;
+                    }
+                    while to_free > 0 {
+                        let Some((p, mt)) = self.unlink(pages, cpu, li, true) else { break };
+                        free_one(pages, p, mt);
+                        to_free -= 1;
+                    }
+                }
+            }
+            _ => {
+                // 2.6.x .. 5.13: round-robin from the list after the first, taking one
+                // more page from a list for each empty list passed (batch_free); the only
+                // non-empty list gives the rest.
+                let order: [usize; MIGRATE_PCPTYPES] = if self.cold_frees() {
+                    [MigrateType::Unmovable as usize, MigrateType::Reclaimable as usize, MigrateType::Movable as usize]
+                } else {
+                    [MigrateType::Unmovable as usize, MigrateType::Movable as usize, MigrateType::Reclaimable as usize]
+                };
+                let (mut i, mut batch_free) = (0usize, 0u32);
+                while to_free > 0 {
+                    loop {
+                        batch_free += 1;
+                        i = (i + 1) % MIGRATE_PCPTYPES;
+                        if self.lists[cpu][order[i]].first != NIL {
+                            break;
+                        }
+                    }
+                    if batch_free == MIGRATE_PCPTYPES as u32 {
+                        batch_free = to_free;
+                    }
+                    while let Some((p, mt)) = self.unlink(pages, cpu, order[i], true) {
+                        free_one(pages, p, mt);
+                        to_free -= 1;
+                        batch_free -= 1;
+                        if to_free == 0 || batch_free == 0 {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
         self.bulk_free += n as u64;
         n
     }
 
-    /// The CPU whose list is longest (drain_all_pages takes pages back from every CPU; an
+    /// The CPU whose lists are longest (drain_all_pages takes pages back from every CPU; an
     /// allocation that finds the buddy lists empty takes the first it needs).
     pub fn fullest(&self) -> Option<usize> {
         let (i, &c) = self.count.iter().enumerate().max_by_key(|&(i, &c)| (c, std::cmp::Reverse(i)))?;
@@ -208,11 +340,63 @@ impl Pagesets {
         let mem = managed >> (27 - 12);
         (2 * fls(self.count.len() as u64) * (1 + fls(mem))).min(125)
     }
+
+    /// Every list is NIL-ended both ways, holds frames marked as on a CPU list, and the
+    /// counts are the lists' lengths.
+    pub fn check_lists(&self, pages: &Pages) -> Result<(), String> {
+        let mut total = 0u64;
+        for (cpu, lists) in self.lists.iter().enumerate() {
+            let mut n = 0u32;
+            for l in lists {
+                let (mut p, mut prev) = (l.first, NIL);
+                while p != NIL {
+                    if pages.pcp_migratetype(p).is_none() {
+                        return Err(format!("frame {p} on CPU {cpu}'s list is not a CPU-list frame"));
+                    }
+                    if pages.prev(p) != prev {
+                        return Err(format!("frame {p} on CPU {cpu}'s list: broken back link"));
+                    }
+                    n += 1;
+                    if n > self.count[cpu] {
+                        return Err(format!("CPU {cpu}'s lists hold more than its count {}", self.count[cpu]));
+                    }
+                    prev = p;
+                    p = pages.next(p);
+                }
+                if l.last != prev {
+                    return Err(format!("CPU {cpu}'s list ends at {prev}, its last is {}", l.last));
+                }
+            }
+            if n != self.count[cpu] {
+                return Err(format!("CPU {cpu}'s lists hold {n} frames, its count is {}", self.count[cpu]));
+            }
+            total += n as u64;
+        }
+        if total != self.total {
+            return Err(format!("the CPU lists hold {total} frames, the total is {}", self.total));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Free frames 0..n one by one on `cpu` (hot), draining as free_unref_page_commit does;
+    /// returns the pages drained, in order, with their types.
+    fn free_all(p: &mut Pagesets, pages: &mut Pages, cpu: usize, frames: std::ops::Range<Pfn>, reclaim_active: bool) -> Vec<(Pfn, MigrateType)> {
+        let mut back = Vec::new();
+        for q in frames {
+            pages.set_allocated(q);
+            p.push(pages, cpu, q, MigrateType::Movable, false);
+            let n = p.nr_to_free(cpu, reclaim_active);
+            if n > 0 {
+                p.free_bulk(pages, cpu, n, MigrateType::Movable, |_, q, mt| back.push((q, mt)));
+            }
+        }
+        back
+    }
 
     #[test]
     fn zone_batchsize_follows_the_kernel() {
@@ -228,7 +412,7 @@ mod tests {
 
     #[test]
     fn high_is_six_batches_before_5_14_and_a_share_of_the_low_watermark_after() {
-        let p = Pagesets::new(PcpRule::SixBatches { cap_kb: 1024 }, 4, 1 << 20, 10_000);
+        let p = Pagesets::new(PcpRule::SixBatches { cap_kb: 1024, cold: false }, 4, 1 << 20, 10_000);
         assert_eq!((p.batch, p.high), (63, 378));
         let p = Pagesets::new(PcpRule::LowWmarkShare, 4, 1 << 20, 10_000);
         assert_eq!((p.batch, p.high), (63, 2500));
@@ -237,42 +421,97 @@ mod tests {
         assert_eq!(p.high, 252);
     }
 
+    /// A full list gives back one batch, the oldest pages (the tail), and keeps the rest;
+    /// the next allocation takes the page freed last (the head).
     #[test]
-    fn a_full_list_frees_a_batch_and_keeps_the_rest() {
-        let mut p = Pagesets::new(PcpRule::SixBatches { cap_kb: 1024 }, 2, 1 << 20, 0);
-        let mut back = 0;
-        for _ in 0..1000 {
-            back += p.free(1, false);
-        }
+    fn a_full_list_frees_its_oldest_batch_and_the_newest_page_is_used_first() {
+        let mut pages = Pages::new(2000, 0);
+        let mut p = Pagesets::new(PcpRule::SixBatches { cap_kb: 1024, cold: false }, 2, 1 << 20, 0);
+        let back = free_all(&mut p, &mut pages, 1, 0..1000, false);
         assert_eq!(p.count[0], 0);
         assert!(p.count[1] < p.high && p.count[1] >= p.high - p.batch, "{}", p.count[1]);
-        assert_eq!(back as u64 + p.total, 1000);
-        assert_eq!(back % p.batch, 0);
+        assert_eq!(back.len() as u64 + p.total, 1000);
+        assert_eq!(back.len() as u32 % p.batch, 0);
+        // The first batch back is the first pages freed, oldest first.
+        let first: Vec<Pfn> = back[..p.batch as usize].iter().map(|&(q, _)| q).collect();
+        assert_eq!(first, (0..p.batch).collect::<Vec<_>>());
+        assert!(back.iter().all(|&(_, mt)| mt == MigrateType::Movable));
+        p.check_lists(&pages).unwrap();
+        assert_eq!(p.take(&mut pages, 1, MigrateType::Movable), Some(999));
+        assert_eq!(pages.pcp_migratetype(999), None, "taken off the list");
+        assert_eq!(p.take(&mut pages, 0, MigrateType::Movable), None, "CPU 0's list is empty");
+        p.check_lists(&pages).unwrap();
+    }
+
+    /// Each migrate type has its own list; MIGRATE_RESERVE pages share the movable one and
+    /// keep their type for the buddy lists; a cold free goes to the tail.
+    #[test]
+    fn lists_by_migrate_type_and_cold_frees_at_the_tail() {
+        let mut pages = Pages::new(16, 0);
+        let mut p = Pagesets::new(PcpRule::SixBatches { cap_kb: 512, cold: true }, 1, 1 << 20, 0);
+        for (q, mt, tail) in [(0, MigrateType::Movable, false), (1, MigrateType::Reclaimable, false), (2, MigrateType::Reserve, false), (3, MigrateType::Movable, true)] {
+            pages.set_allocated(q);
+            p.push(&mut pages, 0, q, mt, tail);
+        }
+        assert_eq!(p.count[0], 4);
+        assert!(p.list_empty(0, MigrateType::Unmovable) && !p.list_empty(0, MigrateType::Reclaimable));
+        // Movable list: 2 (reserve, hot), 0, 3 (cold).
+        assert_eq!(p.take(&mut pages, 0, MigrateType::Movable), Some(2));
+        // Drain the rest: 2.6.39's round robin starts after list 0 (reclaimable first).
+        let mut back = Vec::new();
+        p.free_bulk(&mut pages, 0, 3, MigrateType::Movable, |_, q, mt| back.push((q, mt)));
+        assert_eq!(back, vec![(1, MigrateType::Reclaimable), (3, MigrateType::Movable), (0, MigrateType::Movable)]);
+        assert_eq!(p.total, 0);
+        p.check_lists(&pages).unwrap();
+        // The type recorded at the free is the one given back.
+        pages.set_allocated(5);
+        p.push(&mut pages, 0, 5, MigrateType::Reserve, false);
+        let mut back = Vec::new();
+        p.free_bulk(&mut pages, 0, 1, MigrateType::Movable, |_, q, mt| back.push((q, mt)));
+        assert_eq!(back, vec![(5, MigrateType::Reserve)]);
+    }
+
+    /// 5.14+: the list of the page whose free overflowed goes back first, emptied before
+    /// the next.
+    #[test]
+    fn six_x_drains_the_freeing_pages_list_first() {
+        let mut pages = Pages::new(16, 0);
+        let mut p = Pagesets::new(PcpRule::LowWmarkShare, 1, 1 << 20, 0);
+        for (q, mt) in [(0, MigrateType::Unmovable), (1, MigrateType::Movable), (2, MigrateType::Movable), (3, MigrateType::Reclaimable)] {
+            pages.set_allocated(q);
+            p.push(&mut pages, 0, q, mt, false);
+        }
+        let mut back = Vec::new();
+        p.free_bulk(&mut pages, 0, 3, MigrateType::Movable, |_, q, _| back.push(q));
+        assert_eq!(back, vec![1, 2, 3]);
+        assert_eq!(p.take(&mut pages, 0, MigrateType::Unmovable), Some(0));
     }
 
     #[test]
     fn nr_pcp_free_scales_the_batch_while_frees_continue_and_allocations_reset_it() {
+        let mut pages = Pages::new(40_000, 0);
         let mut p = Pagesets::new(PcpRule::LowWmarkShare, 1, 1 << 20, 4000);
         assert_eq!((p.batch, p.high), (63, 4000));
         let mut drains = Vec::new();
-        for _ in 0..20_000 {
-            let n = p.free(0, false);
+        for q in 0..20_000 {
+            pages.set_allocated(q);
+            p.push(&mut pages, 0, q, MigrateType::Movable, false);
+            let n = p.nr_to_free(0, false);
             if n > 0 {
-                drains.push(n);
+                drains.push(p.free_bulk(&mut pages, 0, n, MigrateType::Movable, |_, _, _| {}));
             }
         }
         assert_eq!(drains[0], 63);
         assert!(drains[1] > drains[0] && *drains.iter().max().unwrap() == 4000 - 63, "{drains:?}");
         for _ in 0..10 {
-            p.take(0);
+            p.take(&mut pages, 0, MigrateType::Movable).unwrap();
         }
         assert_eq!(p.free_factor[0], 0);
         // kswapd at work: the list is kept at four batches.
         let mut q = Pagesets::new(PcpRule::LowWmarkShare, 1, 1 << 20, 4000);
-        for _ in 0..1000 {
-            q.free(0, true);
-        }
+        free_all(&mut q, &mut pages, 0, 20_000..21_000, true);
         assert!(q.count[0] < 4 * 63);
+        q.check_lists(&pages).unwrap();
     }
 
     #[test]

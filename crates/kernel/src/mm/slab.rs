@@ -969,7 +969,7 @@ impl Kernel {
             self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
             return Err(step);
         }
-        let Some(frames) = self.mm.take_slab_frames(c) else {
+        let Some(frames) = self.take_slab_frames(c) else {
             self.obj_cgroup_uncharge(memcg, size, reclaimable);
             self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
             return Err(Step::Yield);
@@ -988,12 +988,41 @@ impl Kernel {
         self.kmem_cache_alloc(tid, c)
     }
 
-    /// kmem_cache_free (kfree): a released slab's frames count as freed pages (pgfree);
-    /// those of a cgroup's copy of a cache are uncharged from it (memcg_uncharge_slab).
+    /// 2^order frames for a new slab of `c` through this CPU's lists, owned by
+    /// `KernelOwner::Slab(c)`; None (and nothing taken) when the free pages cannot supply
+    /// them.
+    fn take_slab_frames(&mut self, c: CacheId) -> Option<Vec<Pfn>> {
+        let n = self.mm.slab.caches[c as usize].pages_per_slab();
+        if self.mm.nr_free() < n {
+            return None;
+        }
+        let owner = KernelOwner::Slab(self.mm.slab.root_of(c));
+        let mut v = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            v.push(self.alloc_kernel_page(owner).expect("free frames counted"));
+        }
+        Some(v)
+    }
+
+    /// kmem_cache_free (kfree): a released slab's frames count as freed pages (pgfree) and
+    /// go to this CPU's lists; those of a cgroup's copy of a cache are uncharged from it
+    /// (memcg_uncharge_slab).
     pub fn kmem_cache_free(&mut self, h: ObjHandle) -> u64 {
         let k = &self.mm.slab.caches[h.cache() as usize];
         let (copy_of, reclaimable) = (k.memcg, k.reclaimable());
-        let n = self.mm.kmem_cache_free(h);
+        let n = match self.mm.slab.free_obj(h) {
+            Ok(Some(frames)) => {
+                for &p in &frames {
+                    self.free_kernel_page(p);
+                }
+                frames.len() as u64
+            }
+            Ok(None) => 0,
+            Err(e) => {
+                debug_assert!(false, "{e}");
+                0
+            }
+        };
         if n > 0 {
             if let Some((_, m)) = copy_of {
                 self.memcg_uncharge_slab(m, n, reclaimable);

@@ -455,7 +455,7 @@ impl Kernel {
         if self.mm.nr_free() <= self.mm.wmark_pages().low {
             return false;
         }
-        let Some(q) = self.mm.take_free() else { return false };
+        let Some(q) = self.rmqueue(self.this_cpu()) else { return false };
         self.vm.inc(VmItem::PgallocNormal);
         self.filemap_add_page(m, next, q, true);
         self.swapin_note_cost(q);

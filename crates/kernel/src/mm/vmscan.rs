@@ -703,7 +703,7 @@ impl Kernel {
         let file = l.is_file();
         for p in std::mem::take(&mut path.to_free) {
             self.isolated_dec(file, 1);
-            self.free_page(p);
+            self.free_reclaimed_page(p);
         }
         self.move_folios_to_lru(&mut path);
         self.flush_reclaim_plug(&mut path);
@@ -997,7 +997,7 @@ impl Kernel {
                 let file = path.batch_l.is_file();
                 let freed = path.to_free.len() as u64;
                 for p in std::mem::take(&mut path.to_free) {
-                    self.free_page(p);
+                    self.free_reclaimed_page(p);
                 }
                 self.isolated_dec(file, freed);
                 path.state = RState::MoveFoliosToLru;
