@@ -879,20 +879,24 @@ impl Mm {
     }
 
     /// kmem_cache_free: returns the frames given back to the page allocator (0 unless the
-    /// object's slab was released). Freeing an object that is not allocated is a bug of
-    /// the caller (debug builds assert; release builds ignore it).
+    /// object's slab was released).
     pub fn kmem_cache_free(&mut self, h: ObjHandle) -> u64 {
+        let frames = self.slab_free_obj(h);
+        for &p in &frames {
+            self.free_kernel_page(p);
+        }
+        frames.len() as u64
+    }
+    /// Free object `h`: the frames of its slab when the slab is released (empty, and not
+    /// allocated, otherwise), still owned by the slab's cache for the caller to free.
+    /// Freeing an object that is not allocated is a bug of the caller (debug builds
+    /// assert; release builds ignore it).
+    pub(crate) fn slab_free_obj(&mut self, h: ObjHandle) -> Vec<Pfn> {
         match self.slab.free_obj(h) {
-            Ok(Some(frames)) => {
-                for &p in &frames {
-                    self.free_kernel_page(p);
-                }
-                frames.len() as u64
-            }
-            Ok(None) => 0,
+            Ok(frames) => frames.unwrap_or_default(),
             Err(e) => {
                 debug_assert!(false, "{e}");
-                0
+                Vec::new()
             }
         }
     }
@@ -1010,19 +1014,11 @@ impl Kernel {
     pub fn kmem_cache_free(&mut self, h: ObjHandle) -> u64 {
         let k = &self.mm.slab.caches[h.cache() as usize];
         let (copy_of, reclaimable) = (k.memcg, k.reclaimable());
-        let n = match self.mm.slab.free_obj(h) {
-            Ok(Some(frames)) => {
-                for &p in &frames {
-                    self.free_kernel_page(p);
-                }
-                frames.len() as u64
-            }
-            Ok(None) => 0,
-            Err(e) => {
-                debug_assert!(false, "{e}");
-                0
-            }
-        };
+        let frames = self.mm.slab_free_obj(h);
+        for &p in &frames {
+            self.free_kernel_page(p);
+        }
+        let n = frames.len() as u64;
         if n > 0 {
             if let Some((_, m)) = copy_of {
                 self.memcg_uncharge_slab(m, n, reclaimable);
