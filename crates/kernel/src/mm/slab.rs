@@ -374,6 +374,24 @@ impl KmemCache {
     }
 }
 
+/// The first set bit of `bits` in [base, base + n), relative to `base`: a word at a time.
+#[inline]
+fn first_set_bit(bits: &[u64], base: usize, n: usize) -> Option<usize> {
+    let (mut i, end) = (base, base + n);
+    while i < end {
+        let take = (64 - i % 64).min(end - i);
+        let mut w = bits[i / 64] >> (i % 64);
+        if take < 64 {
+            w &= (1u64 << take) - 1;
+        }
+        if w != 0 {
+            return Some(i - base + w.trailing_zeros() as usize);
+        }
+        i += take;
+    }
+    None
+}
+
 /// Every slab cache of the machine.
 pub struct Slabs {
     pub allocator: SlabAllocator,
@@ -682,7 +700,7 @@ impl Slabs {
             }
         };
         let base = s as usize * k.objs_per_slab as usize;
-        let slot = (0..k.objs_per_slab as usize).find(|&i| k.obj_used[(base + i) / 64] & (1 << ((base + i) % 64)) != 0)?;
+        let slot = first_set_bit(&k.obj_used, base, k.objs_per_slab as usize)?;
         Some((ObjHandle::new(c, s, slot as u16), s))
     }
 
