@@ -443,6 +443,7 @@ impl Kernel {
         let profile = k.profile;
         k.mm.pcp = crate::mm::pcp::Pagesets::new(profile.pcp, ncpus, managed, k.mm.wmark.low);
         k.mm.steal_rule = profile.steal_rule;
+        k.mm.watermark_lower_orders = profile.watermark_lower_orders;
         if profile.migrate_reserve {
             // setup_zone_migrate_reserve: roundup(min watermark, pageblock) blocks, at most
             // 2, from the start of the zone.

@@ -357,6 +357,11 @@ pub struct Profile {
     /// MIGRATE_RESERVE blocks at the start of the zone (setup_zone_migrate_reserve,
     /// 2.6.24 .. 3.19).
     pub migrate_reserve: bool,
+    /// The watermark test of a request above order 0 (__zone_watermark_ok): before 4.4 the
+    /// free pages of each lower order are taken away with the mark halved per order; since
+    /// 4.4 ("mm, page_alloc: only enforce watermarks for order-0 allocations") a free block
+    /// of the order or above on a list the request may use is enough.
+    pub watermark_lower_orders: bool,
 }
 
 impl Profile {
@@ -470,6 +475,7 @@ impl Profile {
             },
             steal_rule: if old { crate::mm::pageblock::StealRule::HalfFree } else { crate::mm::pageblock::StealRule::HalfFreeOrAlike },
             migrate_reserve: kernel == Linux2639,
+            watermark_lower_orders: old,
         }
     }
     pub fn name(&self) -> &'static str {

@@ -262,6 +262,38 @@ impl FreeArea {
         }
         Some(self.take_block_frame(pages, l, mask.trailing_zeros()))
     }
+    /// Allocate a block of order `order` from list `l` (__rmqueue_smallest): the first
+    /// block of the smallest order >= `order` there, split down to it (expand); its head.
+    /// Every frame of the block is allocated.
+    pub fn take_order_from(&mut self, pages: &mut Pages, l: MigrateType, order: u32) -> Option<Pfn> {
+        if order == 0 {
+            return self.take_from(pages, l);
+        }
+        let mask = self.orders(l) & !((1u16 << order) - 1);
+        if mask == 0 {
+            return None;
+        }
+        let k = mask.trailing_zeros();
+        let p = self.pop(pages, l, k);
+        self.expand(pages, p, order, k, l);
+        self.set_block_allocated(pages, p, order);
+        Some(p)
+    }
+    fn set_block_allocated(&mut self, pages: &mut Pages, p: Pfn, order: u32) {
+        for q in p..p + (1 << order) {
+            pages.set_allocated(q);
+        }
+        self.nr_free -= 1 << order;
+    }
+    /// A free block of order `order` or more on any of `lists` (the test of
+    /// __zone_watermark_ok since 4.4 for a request above order 0).
+    pub fn has_block(&self, order: u32, lists: &[MigrateType]) -> bool {
+        lists.iter().any(|&l| self.orders(l) >> order != 0)
+    }
+    /// Free blocks of order `k` on every list (free_area[k].nr_free).
+    pub fn nr_free_blocks(&self, k: u32) -> u64 {
+        MigrateType::ALL.iter().map(|&l| self.nr_blocks(l, k)).sum()
+    }
     /// Take a frame of the movable list.
     #[inline]
     pub fn take(&mut self, pages: &mut Pages) -> Option<Pfn> {
@@ -281,20 +313,34 @@ impl FreeArea {
     /// goes to list `to`, split (2.6.39's __rmqueue_fallback: list_del, then
     /// expand(zone, page, order, current_order, area, migratetype)).
     pub fn alloc_block(&mut self, pages: &mut Pages, p: Pfn, to: MigrateType) -> Pfn {
+        self.alloc_block_order(pages, p, 0, to)
+    }
+    /// `alloc_block` for a block of order `order`: the free block headed by `p` is split
+    /// down to it onto list `to`; its head.
+    pub fn alloc_block_order(&mut self, pages: &mut Pages, p: Pfn, order: u32, to: MigrateType) -> Pfn {
         let (k, _) = self.list_del(pages, p);
-        self.expand(pages, p, 0, k, to);
-        pages.set_allocated(p);
-        self.nr_free -= 1;
+        debug_assert!(k >= order);
+        self.expand(pages, p, order, k, to);
+        self.set_block_allocated(pages, p, order);
         p
     }
     /// Free one frame onto list `l` (__free_one_page, order 0): merged with its buddy
     /// while that is a free block of the same order.
     #[inline]
     pub fn add(&mut self, pages: &mut Pages, p: Pfn, l: MigrateType) {
-        debug_assert_eq!(pages.lru(p), Lru::None, "page already on a list");
-        debug_assert!(!self.never_used(p));
-        pages.set_free_frame(p);
-        let (mut pfn, mut k) = (p, 0u32);
+        self.add_order(pages, p, 0, l)
+    }
+    /// Free the block of order `order` headed by `p` onto list `l` (__free_one_page):
+    /// merged with its buddy while that is a free block of the same order.
+    #[inline]
+    pub fn add_order(&mut self, pages: &mut Pages, p: Pfn, order: u32, l: MigrateType) {
+        debug_assert!(p % (1 << order) == 0, "block {p} of order {order} is not aligned");
+        for q in p..p + (1 << order) {
+            debug_assert_eq!(pages.lru(q), Lru::None, "page already on a list");
+            debug_assert!(!self.never_used(q));
+            pages.set_free_frame(q);
+        }
+        let (mut pfn, mut k) = (p, order);
         while k < MAX_BUDDY_ORDER {
             let buddy = pfn ^ (1 << k);
             if buddy >= self.frames || pages.buddy_head(buddy).is_none_or(|(o, _)| o != k) {
@@ -311,7 +357,7 @@ impl FreeArea {
             higher_buddy < self.frames && pages.buddy_head(higher_buddy).is_some_and(|(o, _)| o == k + 1)
         };
         self.list_add(pages, pfn, k, l, to_tail);
-        self.nr_free += 1;
+        self.nr_free += 1 << order;
     }
     /// The free blocks headed in [start, end) go to list `l`, at its tail (6.x's
     /// move_to_free_list: list_move_tail) or head (2.6.39's move_freepages: list_move);

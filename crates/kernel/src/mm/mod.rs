@@ -428,6 +428,8 @@ pub struct Mm {
     pub pageblocks: pageblock::Pageblocks,
     /// How a kernel allocation falling back to another type's block takes it over.
     pub steal_rule: pageblock::StealRule,
+    /// The watermark test of requests above order 0 before 4.4 (`watermark_ok_order`).
+    pub watermark_lower_orders: bool,
     /// zone->watermark_boost (5.0+): pages added to every watermark after allocations fell
     /// back to another migrate type's free pages (`boost_watermark`); kswapd reclaims it
     /// and takes it back (balance_pgdat).
@@ -494,6 +496,7 @@ impl Mm {
             kswapd_failures: 0,
             pageblocks: pageblock::Pageblocks::new(managed, 0),
             steal_rule: pageblock::StealRule::HalfFreeOrAlike,
+            watermark_lower_orders: false,
             watermark_boost: 0,
             watermark_boost_factor: 0,
             zone_boosted: false,
@@ -867,39 +870,61 @@ impl Mm {
     /// empty).
     fn drain_one(&mut self) -> Option<()> {
         let cpu = self.pcp.fullest()?;
-        self.free_pcppages_bulk(cpu, 1, pageblock::MigrateType::Unmovable);
+        self.free_pcppages_bulk(cpu, 1, pageblock::MigrateType::Unmovable, 0);
         Some(())
     }
     /// free_pcppages_bulk: up to `nr` pages of `cpu`'s lists back to the buddy lists,
     /// each merged onto the list of the type it was freed with (`first`: the list drained
     /// first, 5.14+). Returns how many went; the caller holds zone->lock for them.
-    pub(crate) fn free_pcppages_bulk(&mut self, cpu: usize, nr: u32, first: pageblock::MigrateType) -> u32 {
+    pub(crate) fn free_pcppages_bulk(&mut self, cpu: usize, nr: u32, first: pageblock::MigrateType, first_order: u32) -> u32 {
         let Mm { pcp, pages, free, .. } = self;
-        pcp.free_bulk(pages, cpu, nr, first, |pages, p, mt| free.add(pages, p, mt))
+        pcp.free_bulk(pages, cpu, nr, first, first_order, |pages, p, order, mt| free.add_order(pages, p, order, mt))
+    }
+    /// rmqueue_bulk for blocks of order `order` (1-3, 6.x): up to `nr` blocks for
+    /// allocations of type `mt` from the buddy lists (__rmqueue at that order, with its
+    /// fallback), appended in order to `cpu`'s list for them. Returns the frames that
+    /// came; the caller holds zone->lock for them.
+    pub(crate) fn rmqueue_bulk_order(&mut self, cpu: usize, mt: pageblock::MigrateType, order: u32, nr: u32) -> u32 {
+        debug_assert!(order > 0);
+        let mut n = 0;
+        while n < nr {
+            let Some(p) = self.take_typed_order(mt, order) else { break };
+            self.pcp.push_order(&mut self.pages, cpu, p, mt, order, true);
+            n += 1;
+        }
+        self.pcp.bulk_alloc += (n as u64) << order;
+        n << order
     }
     /// rmqueue_bulk: up to `nr` pages for allocations of type `mt` from the buddy lists
     /// (__rmqueue, with its fallback), appended in order to `cpu`'s list for `mt`.
     /// Returns how many came; the caller holds zone->lock for them.
-    pub(crate) fn rmqueue_bulk(&mut self, cpu: usize, mt: pageblock::MigrateType, nr: u32) -> u32 {
+    /// `cold` (2.6.39's __GFP_COLD): each page goes before the one taken before it
+    /// ("list_add_tail(&page->lru, list); list = &page->lru"), so that the list, refilled
+    /// when empty, gives them from its tail in the order taken.
+    pub(crate) fn rmqueue_bulk(&mut self, cpu: usize, mt: pageblock::MigrateType, nr: u32, cold: bool) -> u32 {
+        debug_assert!(!cold || self.pcp.list_empty(cpu, mt));
         let mut n = 0;
         while n < nr && self.free.nr_free > 0 {
             let got = if mt == pageblock::MigrateType::Movable { self.take_movable() } else { self.take_typed_buddy(mt) };
             let Some(p) = got else { break };
-            self.pcp.push(&mut self.pages, cpu, p, mt, true);
+            self.pcp.push(&mut self.pages, cpu, p, mt, !cold);
             n += 1;
         }
         self.pcp.bulk_alloc += n as u64;
         n
     }
-    /// free_unref_page_commit: free frame `p` joins the head of `cpu`'s list for its
-    /// pageblock's type (`cold`: the tail). The caller checks the lists' length.
+    /// free_unref_page_commit: the free block of order `order` headed by `p` (its frames
+    /// own nothing) joins the head of `cpu`'s list for its pageblock's type and order
+    /// (`cold`: the tail). The caller checks the lists' length.
     #[inline]
-    pub(crate) fn pcp_put(&mut self, cpu: usize, p: Pfn, cold: bool) -> pageblock::MigrateType {
-        debug_assert_eq!(self.pages.lru(p), Lru::None);
-        self.pages.set_owner(p, 0, 0);
-        self.pages.set_lruvec_of(p, ROOT_LRUVEC);
+    pub(crate) fn pcp_put_order(&mut self, cpu: usize, p: Pfn, order: u32, cold: bool) -> pageblock::MigrateType {
+        for q in p..p + (1 << order) {
+            debug_assert_eq!(self.pages.lru(q), Lru::None);
+            self.pages.set_owner(q, 0, 0);
+            self.pages.set_lruvec_of(q, ROOT_LRUVEC);
+        }
         let mt = self.pageblocks.of(p as u64);
-        self.pcp.push(&mut self.pages, cpu, p, mt, cold);
+        self.pcp.push_order(&mut self.pages, cpu, p, mt, order, cold);
         mt
     }
     /// A movable allocation (__rmqueue): the movable list, else a fallback to the
@@ -962,6 +987,70 @@ impl Mm {
             return Some(p);
         }
         self.rmqueue_fallback(t)
+    }
+
+    /// A block of order `order` for an allocation of type `t` from the buddy lists
+    /// (__rmqueue at that order: its own type's lists, else a fallback); its head, every
+    /// frame allocated. Blocks above order 0 do not go through the per-CPU lists (before
+    /// 5.13 none did; the 6.x lists of orders 1-3 are not modelled).
+    pub(crate) fn take_typed_order(&mut self, t: pageblock::MigrateType, order: u32) -> Option<Pfn> {
+        if order == 0 {
+            return self.take_typed(t);
+        }
+        if let Some(p) = self.free.take_order_from(&mut self.pages, t, order) {
+            return Some(p);
+        }
+        self.rmqueue_fallback_order(t, order)
+    }
+
+    /// __zone_watermark_ok for a request of 2^`order` frames of type `t` against `mark`
+    /// (the lowmem reserve is 0: one zone). Free pages less the request's own but one must
+    /// stay above the mark; then, before 4.4, the free pages of each lower order are taken
+    /// away with the mark halved per order ("for (o = 0; o < order; o++) { free_pages -=
+    /// z->free_area[o].nr_free << o; min >>= 1; ... }"), and since 4.4 a free block of
+    /// `order` or more must be on an unmovable, movable or reclaimable list (2.6.39's
+    /// MIGRATE_RESERVE is usable by the fallback only).
+    pub fn watermark_ok_order(&self, order: u32, mark: u64) -> bool {
+        let free = self.nr_free() as i64 - (1i64 << order) + 1;
+        let mut min = mark as i64;
+        if free <= min {
+            return false;
+        }
+        if order == 0 {
+            return true;
+        }
+        if self.watermark_lower_orders {
+            let mut free = free;
+            for o in 0..order {
+                free -= (self.free.nr_free_blocks(o) << o) as i64;
+                min >>= 1;
+                if free <= min {
+                    return false;
+                }
+            }
+            return true;
+        }
+        use pageblock::MigrateType::{Movable, Reclaimable, Unmovable};
+        self.free.has_block(order, &[Unmovable, Movable, Reclaimable])
+    }
+
+    /// Free the block of order `order` headed by `p`, every frame of it held by the kernel,
+    /// to the buddy lists of its pageblock's type (__free_pages of a compound page:
+    /// __free_one_page at its order; above order 0 the per-CPU lists are not used, as
+    /// `take_typed_order`).
+    pub(crate) fn free_kernel_block(&mut self, p: Pfn, order: u32) {
+        self.disown_kernel_block(p, order);
+        let l = self.pageblocks.of(p as u64);
+        self.free.add_order(&mut self.pages, p, order, l);
+    }
+    /// Every frame of the block of order `order` at `p` leaves its owner, to be freed by
+    /// the caller.
+    pub(crate) fn disown_kernel_block(&mut self, p: Pfn, order: u32) {
+        for q in p..p + (1 << order) {
+            self.disown_kernel_page(q);
+            self.pages.set_owner(q, 0, 0);
+            self.pages.set_lruvec_of(q, ROOT_LRUVEC);
+        }
     }
 
     /// A frame for the kernel's own use by `owner` from the buddy lists (no watermark
@@ -1165,6 +1254,32 @@ mod tests {
 
     fn mm() -> Mm {
         Mm::try_new(4096, Watermarks { min_free_kbytes: 0, min: 0, low: 0, high: 0 }).unwrap()
+    }
+
+    /// 2.6.39's __GFP_COLD: a list refilled for a cold allocation gives its pages from the
+    /// tail in the order taken from the buddy lists, as a hot refill does from the head; a
+    /// page reclaim freed cold is the next cold allocation's.
+    #[test]
+    fn cold_allocations_take_the_tail_in_the_order_refilled() {
+        use super::pcp::{Pagesets, PcpRule};
+        use pageblock::MigrateType::Movable;
+        let mut hot = mm();
+        hot.pcp = Pagesets::new(PcpRule::SixBatches { cap_kb: 512, cold: true }, 1, 4096, 0);
+        let mut cold = mm();
+        cold.pcp = Pagesets::new(PcpRule::SixBatches { cap_kb: 512, cold: true }, 1, 4096, 0);
+        assert_eq!(hot.rmqueue_bulk(0, Movable, 4, false), 4);
+        assert_eq!(cold.rmqueue_bulk(0, Movable, 4, true), 4);
+        let h: Vec<Pfn> = (0..4).map(|_| hot.pcp.take(&mut hot.pages, 0, Movable, false).unwrap()).collect();
+        let c: Vec<Pfn> = (0..4).map(|_| cold.pcp.take(&mut cold.pages, 0, Movable, true).unwrap()).collect();
+        assert_eq!(h, c, "the same pages in the same order");
+        assert!(h.windows(2).all(|w| w[1] == w[0] + 1), "{h:?}");
+        // A page freed cold goes to the tail: the next cold allocation takes it, a hot one
+        // the head.
+        assert_eq!(cold.rmqueue_bulk(0, Movable, 2, true), 2);
+        cold.pcp_put_order(0, c[0], 0, true);
+        assert_eq!(cold.pcp.take(&mut cold.pages, 0, Movable, true), Some(c[0]));
+        assert_ne!(cold.pcp.take(&mut cold.pages, 0, Movable, false), Some(c[0]));
+        cold.pcp.check_lists(&cold.pages).unwrap();
     }
 
     #[test]

@@ -309,14 +309,19 @@ impl Pages {
         let f = &self.f[p as usize];
         (f.map & LRU_MASK == (Lru::Free as u32) << LRU_SHIFT && f.idx & BUDDY_HEAD != 0).then_some((f.idx & 0xf, (f.idx >> 4) & 0xf))
     }
-    /// Frame `p` is on a CPU's free list, freed as migrate type `mt`; its links are the
-    /// list's.
+    /// Frame `p` is on a CPU's free list, freed as migrate type `mt`, the head of a block
+    /// of order `order` (0-3); its links are the list's.
     #[inline]
-    pub fn set_pcp_frame(&mut self, p: Pfn, mt: u32) {
-        debug_assert!(mt < 16);
+    pub fn set_pcp_frame(&mut self, p: Pfn, mt: u32, order: u32) {
+        debug_assert!(mt < 16 && order < 16);
         let f = &mut self.f[p as usize];
         f.map = 0;
-        f.idx = PCP_FRAME | mt;
+        f.idx = PCP_FRAME | order << 4 | mt;
+    }
+    /// The order of the block frame `p` heads on a CPU's free list.
+    #[inline]
+    pub fn pcp_order(&self, p: Pfn) -> u32 {
+        (self.f[p as usize].idx >> 4) & 0xf
     }
     /// The migrate type frame `p` was freed with, if it is on a CPU's free list.
     #[inline]

@@ -158,17 +158,28 @@ impl Kernel {
     /// (free_pcppages_bulk). Without per-CPU lists (2.4) every free takes zone->lock
     /// (__free_pages_ok).
     fn pcp_free(&mut self, p: Pfn, cold: bool) {
-        if !self.mm.pcp.enabled() {
-            self.mm.put_free(p);
+        self.pcp_free_order(p, 0, cold)
+    }
+    /// `pcp_free` of the block of order `order` headed by `p` (its frames own nothing):
+    /// orders the lists do not keep (pcp_allowed_order) go to the buddy lists under
+    /// zone->lock (free_one_page).
+    pub(crate) fn pcp_free_order(&mut self, p: Pfn, order: u32, cold: bool) {
+        if !self.mm.pcp.allowed_order(order) {
+            let l = self.mm.pageblocks.of(p as u64);
+            for q in p..p + (1 << order) {
+                self.mm.pages.set_owner(q, 0, 0);
+                self.mm.pages.set_lruvec_of(q, crate::mm::lru::ROOT_LRUVEC);
+            }
+            self.mm.free.add_order(&mut self.mm.pages, p, order, l);
             self.zone_lock(1);
             return;
         }
         let cpu = self.this_cpu();
-        let mt = self.mm.pcp_put(cpu, p, cold);
+        let mt = self.mm.pcp_put_order(cpu, p, order, cold);
         let reclaim_active = !self.reclaim.kswapd_waiting;
-        let n = self.mm.pcp.nr_to_free(cpu, reclaim_active);
+        let n = self.mm.pcp.nr_to_free_order(cpu, reclaim_active, order);
         if n > 0 {
-            let n = self.mm.free_pcppages_bulk(cpu, n, mt);
+            let n = self.mm.free_pcppages_bulk(cpu, n, mt, order);
             self.zone_lock(n as u64);
         }
     }
@@ -180,7 +191,7 @@ impl Kernel {
         for cpu in 0..self.mm.pcp.count.len() {
             let n = self.mm.pcp.count[cpu];
             if n > 0 {
-                let n = self.mm.free_pcppages_bulk(cpu, n, MigrateType::Unmovable);
+                let n = self.mm.free_pcppages_bulk(cpu, n, MigrateType::Unmovable, 0);
                 self.zone_lock(n as u64);
             }
         }
@@ -191,7 +202,7 @@ impl Kernel {
     /// per page (as lru_lock's); the holder's CPU time for it is part of the per-page
     /// allocation cost already charged, so only the wait (spinning) adds system time, to
     /// the current task. Returns the wait.
-    fn zone_lock(&mut self, pages: u64) -> Ns {
+    pub(crate) fn zone_lock(&mut self, pages: u64) -> Ns {
         let hold = pages * self.lru_lock_hold_per_page();
         let me = self.current.unwrap_or(crate::mm::pcp::IRQ_HOLDER);
         // Requests reach the queue in event order (at `now`; the step's work runs as one
@@ -230,7 +241,17 @@ impl Kernel {
     /// the task does before trying again (throttled, or killed by the OOM killer).
     pub fn page_cache_alloc(&mut self, tid: TaskId) -> Result<Pfn, Step> {
         self.alloc_pages_gate(tid, 1)?;
-        self.take_page(tid)
+        self.take_page(tid, false)
+    }
+    /// page_cache_alloc_cold: a page the task will not touch with the CPU soon (the pages
+    /// readahead and a read fault read from the disk). Before 4.15 (__GFP_COLD, on the
+    /// per-CPU lists of 2.6.39) it comes from the tail of the CPU's list, where reclaim
+    /// frees its pages (buffered_rmqueue: "if (cold) page = list_entry(list->prev, ...)");
+    /// since then it is `page_cache_alloc`.
+    pub fn page_cache_alloc_cold(&mut self, tid: TaskId) -> Result<Pfn, Step> {
+        self.alloc_pages_gate(tid, 1)?;
+        let cold = self.mm.pcp.cold_frees();
+        self.take_page(tid, cold)
     }
 
     /// The watermark part of __alloc_pages for `n` frames: Ok when the task may take them
@@ -328,12 +349,13 @@ impl Kernel {
     /// rmqueue for a movable order-0 page on `cpu`.
     #[inline]
     pub(crate) fn rmqueue(&mut self, cpu: usize) -> Option<Pfn> {
-        self.rmqueue_type(cpu, MigrateType::Movable)
+        self.rmqueue_type(cpu, MigrateType::Movable, false)
     }
     /// rmqueue for an order-0 page of type `mt` on `cpu`: the first page of the CPU's list
     /// for `mt` (rmqueue_pcplist), the list refilled with a batch under zone->lock when
     /// empty (rmqueue_bulk); without per-CPU lists, from the buddy lists under zone->lock.
-    pub(crate) fn rmqueue_type(&mut self, cpu: usize, mt: MigrateType) -> Option<Pfn> {
+    /// `cold`: from the list's tail (2.6.39's __GFP_COLD).
+    pub(crate) fn rmqueue_type(&mut self, cpu: usize, mt: MigrateType, cold: bool) -> Option<Pfn> {
         if !self.mm.pcp.enabled() {
             let p = self.mm.take_typed(mt)?;
             self.zone_lock(1);
@@ -341,21 +363,44 @@ impl Kernel {
         }
         if self.mm.pcp.list_empty(cpu, mt) {
             let batch = self.mm.pcp.batch;
-            let n = self.mm.rmqueue_bulk(cpu, mt, batch);
+            let n = self.mm.rmqueue_bulk(cpu, mt, batch, cold);
             if n == 0 {
                 // Nothing left in the buddy lists: another CPU's pages (drain_all_pages).
                 return self.mm.take_typed(mt);
             }
             self.zone_lock(n as u64);
         }
-        self.mm.pcp.take(&mut self.mm.pages, cpu, mt)
+        self.mm.pcp.take(&mut self.mm.pages, cpu, mt, cold)
+    }
+    /// rmqueue for a block of order `order` of type `mt` on `cpu`: order 0 as
+    /// `rmqueue_type`; orders the CPU lists keep (1-3 on 6.x) from the CPU's list for that
+    /// order, refilled when empty with `batch >> order` blocks (at least 2) under
+    /// zone->lock; other orders from the buddy lists under zone->lock (rmqueue_buddy).
+    pub(crate) fn rmqueue_order(&mut self, cpu: usize, mt: MigrateType, order: u32) -> Option<Pfn> {
+        if order == 0 {
+            return self.rmqueue_type(cpu, mt, false);
+        }
+        if !self.mm.pcp.allowed_order(order) {
+            let p = self.mm.take_typed_order(mt, order)?;
+            self.zone_lock(1);
+            return Some(p);
+        }
+        if self.mm.pcp.list_empty_order(cpu, mt, order) {
+            let blocks = self.mm.pcp.refill_blocks(order);
+            let n = self.mm.rmqueue_bulk_order(cpu, mt, order, blocks);
+            if n == 0 {
+                return None;
+            }
+            self.zone_lock((n >> order) as u64);
+        }
+        self.mm.pcp.take_order(&mut self.mm.pages, cpu, mt, order, false)
     }
 
     /// A page for the kernel's own use by `owner` on this CPU (alloc_pages with the
     /// owner's migrate type; no watermark check: the caller made it).
     pub(crate) fn alloc_kernel_page(&mut self, owner: KernelOwner) -> Option<Pfn> {
         let mt = self.mm.kernel_migratetype(owner);
-        let p = self.rmqueue_type(self.this_cpu(), mt)?;
+        let p = self.rmqueue_type(self.this_cpu(), mt, false)?;
         self.mm.own_kernel_page(p, owner);
         Some(p)
     }
@@ -376,8 +421,8 @@ impl Kernel {
         }
     }
 
-    fn take_page(&mut self, tid: TaskId) -> Result<Pfn, Step> {
-        match self.rmqueue(self.sched.task_cpu(tid) as usize) {
+    fn take_page(&mut self, tid: TaskId, cold: bool) -> Result<Pfn, Step> {
+        match self.rmqueue_type(self.sched.task_cpu(tid) as usize, MigrateType::Movable, cold) {
             Some(p) => {
                 self.vm.inc(VmItem::PgallocNormal);
                 self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns);

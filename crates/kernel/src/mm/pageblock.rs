@@ -120,9 +120,17 @@ impl Mm {
     /// MIGRATE_RESERVE's frames.
     #[cold]
     pub(crate) fn rmqueue_fallback(&mut self, t: MigrateType) -> Option<Pfn> {
-        let found = (0..=MAX_BUDDY_ORDER).rev().find_map(|k| self.fallback_at(t, k).map(|l| (l, k)));
+        self.rmqueue_fallback_order(t, 0)
+    }
+
+    /// `rmqueue_fallback` for a block of order `order`: the fallback blocks searched are
+    /// those of order `order` or more ("current_order >= order"); the block handed out is
+    /// the head of an order-`order` block, every frame of it allocated.
+    #[cold]
+    pub(crate) fn rmqueue_fallback_order(&mut self, t: MigrateType, order: u32) -> Option<Pfn> {
+        let found = (order..=MAX_BUDDY_ORDER).rev().find_map(|k| self.fallback_at(t, k).map(|l| (l, k)));
         let Some((mut from, mut k)) = found else {
-            return self.free.take_from(&mut self.pages, MigrateType::Reserve);
+            return self.free.take_order_from(&mut self.pages, MigrateType::Reserve, order);
         };
         let old = self.steal_rule == StealRule::HalfFree;
         let can_steal = |k: u32| {
@@ -145,16 +153,16 @@ impl Mm {
             if k >= PAGEBLOCK_ORDER {
                 self.change_pageblock_range(head as u64, k, t);
             }
-            return Some(self.free.alloc_block(&mut self.pages, head, to));
+            return Some(self.free.alloc_block_order(&mut self.pages, head, order, to));
         }
-        if !can_steal(k) && t == MigrateType::Movable && k > 0 {
+        if !can_steal(k) && t == MigrateType::Movable && k > order {
             // find_smallest: do not break a large block for a movable page that cannot
             // take its pageblock.
-            (from, k) = (0..=MAX_BUDDY_ORDER).find_map(|k| self.fallback_at(t, k).map(|l| (l, k))).expect("a fallback block");
+            (from, k) = (order..=MAX_BUDDY_ORDER).find_map(|k| self.fallback_at(t, k).map(|l| (l, k))).expect("a fallback block");
         }
         let head = self.free.first_block(&mut self.pages, from, k).expect("a fallback block");
         self.steal_suitable_fallback(head, k, t, can_steal(k));
-        self.free.take_from(&mut self.pages, t)
+        self.free.take_order_from(&mut self.pages, t, order)
     }
 
     /// steal_suitable_fallback (4.x+) for the free block of order `k` headed by `head`: a

@@ -16,7 +16,10 @@
 //!
 //! The lists run through the frames' records, NIL-ended: a page on a list has no owner and
 //! records the migrate type it was freed with (set_pcppage_migratetype), the list it goes
-//! back to in the buddy allocator.
+//! back to in the buddy allocator. Since 5.13 (the 6.x profile) blocks of orders 1-3 have
+//! lists of their own, one per type and order; a block is linked through its head, which
+//! records its order, and counts its frames in `count`. On 2.6.39 cold allocations
+//! (__GFP_COLD: readahead) take the tail.
 
 use super::page::{Pages, Pfn, NIL};
 use super::pageblock::MigrateType;
@@ -26,9 +29,16 @@ use memtwin_engine::{LockKind, LockQueue};
 pub const IRQ_HOLDER: u32 = u32::MAX - 1;
 /// `Pagesets::holder` before anyone took zone->lock.
 pub const NO_HOLDER: u32 = u32::MAX;
-/// Lists per CPU (MIGRATE_PCPTYPES): unmovable, movable, reclaimable, indexed by
+/// Lists per CPU and order (MIGRATE_PCPTYPES): unmovable, movable, reclaimable, indexed by
 /// `MigrateType`; MIGRATE_RESERVE pages go on the movable list.
 pub const MIGRATE_PCPTYPES: usize = 3;
+/// PAGE_ALLOC_COSTLY_ORDER: since 5.13 (44042b449872 "mm/page_alloc: allow high-order
+/// pages to be stored on the per-cpu lists") blocks up to this order have lists of their
+/// own (the THP list of pageblock order is not modelled: no THP).
+pub const PAGE_ALLOC_COSTLY_ORDER: u32 = 3;
+/// Lists per CPU: one per migrate type and order (order_to_pindex: MIGRATE_PCPTYPES *
+/// order + migratetype); before 5.13 only the first MIGRATE_PCPTYPES are used.
+pub const NR_PCP_LISTS: usize = MIGRATE_PCPTYPES * (PAGE_ALLOC_COSTLY_ORDER as usize + 1);
 
 /// How an era keeps per-CPU pages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +99,7 @@ pub struct Pagesets {
     pub rule: PcpRule,
     /// Pages on each CPU's lists (pcp->count).
     pub count: Vec<u32>,
-    lists: Vec<[PcpList; MIGRATE_PCPTYPES]>,
+    lists: Vec<[PcpList; NR_PCP_LISTS]>,
     /// nr_pcp_free's scale of the batch freed, per CPU (pcp->free_factor, 5.14+).
     free_factor: Vec<u8>,
     /// Sum of `count`.
@@ -113,7 +123,7 @@ impl Pagesets {
         let mut p = Pagesets {
             rule,
             count: vec![0; n],
-            lists: vec![[EMPTY; MIGRATE_PCPTYPES]; n],
+            lists: vec![[EMPTY; NR_PCP_LISTS]; n],
             free_factor: vec![0; n],
             total: 0,
             batch: 1,
@@ -154,6 +164,18 @@ impl Pagesets {
         matches!(self.rule, PcpRule::SixBatches { cold: true, .. })
     }
 
+    /// Blocks above order 0 (up to PAGE_ALLOC_COSTLY_ORDER) have lists (5.13+: the 6.x
+    /// profile); before, they go to and from the buddy lists directly.
+    #[inline]
+    pub fn high_orders(&self) -> bool {
+        self.rule == PcpRule::LowWmarkShare
+    }
+    /// Whether blocks of order `order` go through the lists (pcp_allowed_order).
+    #[inline]
+    pub fn allowed_order(&self, order: u32) -> bool {
+        self.enabled() && (order == 0 || (order <= PAGE_ALLOC_COSTLY_ORDER && self.high_orders()))
+    }
+
     /// The list a page of type `mt` goes on: MIGRATE_RESERVE's on the movable one
     /// (free_hot_cold_page: "if (migratetype >= MIGRATE_PCPTYPES) ... migratetype =
     /// MIGRATE_MOVABLE").
@@ -161,11 +183,21 @@ impl Pagesets {
     fn list_of(mt: MigrateType) -> usize {
         if mt == MigrateType::Reserve { MigrateType::Movable as usize } else { mt as usize }
     }
+    /// order_to_pindex: the list of blocks of order `order` and type `mt`.
+    #[inline]
+    pub fn pindex(mt: MigrateType, order: u32) -> usize {
+        MIGRATE_PCPTYPES * order as usize + Self::list_of(mt)
+    }
     /// Whether `cpu`'s list for allocations of type `mt` is empty (rmqueue_pcplist refills
     /// it then).
     #[inline]
     pub fn list_empty(&self, cpu: usize, mt: MigrateType) -> bool {
-        self.lists[cpu][Self::list_of(mt)].first == NIL
+        self.list_empty_order(cpu, mt, 0)
+    }
+    /// `list_empty` for blocks of order `order`.
+    #[inline]
+    pub fn list_empty_order(&self, cpu: usize, mt: MigrateType, order: u32) -> bool {
+        self.lists[cpu][Self::pindex(mt, order)].first == NIL
     }
 
     /// Put free frame `p` (no owner, on no list) on `cpu`'s list for type `mt`: at the head
@@ -174,8 +206,14 @@ impl Pagesets {
     /// long (`nr_to_free`).
     #[inline]
     pub fn push(&mut self, pages: &mut Pages, cpu: usize, p: Pfn, mt: MigrateType, tail: bool) {
-        let l = &mut self.lists[cpu][Self::list_of(mt)];
-        pages.set_pcp_frame(p, mt as u32);
+        self.push_order(pages, cpu, p, mt, 0, tail)
+    }
+    /// `push` of the block of order `order` headed by `p` (its other frames allocated, no
+    /// owner): the head is linked, the count grows by the block's frames.
+    #[inline]
+    pub fn push_order(&mut self, pages: &mut Pages, cpu: usize, p: Pfn, mt: MigrateType, order: u32, tail: bool) {
+        let l = &mut self.lists[cpu][Self::pindex(mt, order)];
+        pages.set_pcp_frame(p, mt as u32, order);
         if tail {
             pages.set_links(p, NIL, l.last);
             if l.last == NIL {
@@ -193,19 +231,21 @@ impl Pagesets {
             }
             l.first = p;
         }
-        self.count[cpu] += 1;
-        self.total += 1;
+        self.count[cpu] += 1 << order;
+        self.total += 1 << order;
     }
-    /// Take the frame at the head (or tail) of `cpu`'s list `li` off it: the frame is
-    /// allocated (no owner, on no list). Returns it with the type it was freed with.
+    /// Take the block at the head (or tail) of `cpu`'s list `li` off it: its frames are
+    /// allocated (no owner, on no list). Returns its head with the type it was freed with
+    /// and its order.
     #[inline]
-    fn unlink(&mut self, pages: &mut Pages, cpu: usize, li: usize, tail: bool) -> Option<(Pfn, MigrateType)> {
+    fn unlink(&mut self, pages: &mut Pages, cpu: usize, li: usize, tail: bool) -> Option<(Pfn, MigrateType, u32)> {
         let l = &mut self.lists[cpu][li];
         let p = if tail { l.last } else { l.first };
         if p == NIL {
             return None;
         }
         let mt = pages.pcp_migratetype(p).expect("a frame on a CPU list");
+        let order = pages.pcp_order(p);
         let (n, pr) = pages.links(p);
         if pr == NIL {
             l.first = n;
@@ -218,24 +258,45 @@ impl Pagesets {
             pages.set_prev(n, pr);
         }
         pages.set_allocated(p);
-        self.count[cpu] -= 1;
-        self.total -= 1;
-        Some((p, MigrateType::from_u8(mt as u8)))
+        self.count[cpu] -= 1 << order;
+        self.total -= 1 << order;
+        Some((p, MigrateType::from_u8(mt as u8), order))
     }
     /// rmqueue_pcplist: the first page of `cpu`'s list for type `mt`, for the caller
     /// (pcp->free_factor >>= 1, 5.14+). None when the list is empty (refill it first).
     #[inline]
-    pub fn take(&mut self, pages: &mut Pages, cpu: usize, mt: MigrateType) -> Option<Pfn> {
-        let (p, _) = self.unlink(pages, cpu, Self::list_of(mt), false)?;
+    pub fn take(&mut self, pages: &mut Pages, cpu: usize, mt: MigrateType, cold: bool) -> Option<Pfn> {
+        self.take_order(pages, cpu, mt, 0, cold)
+    }
+    /// `take` of a block of order `order`: its head.
+    #[inline]
+    pub fn take_order(&mut self, pages: &mut Pages, cpu: usize, mt: MigrateType, order: u32, cold: bool) -> Option<Pfn> {
+        let (p, _, _) = self.unlink(pages, cpu, Self::pindex(mt, order), cold)?;
         self.free_factor[cpu] >>= 1;
         Some(p)
+    }
+    /// The blocks rmqueue_bulk takes to refill an empty list of order `order`: the batch,
+    /// scaled down by the order ("batch = max(batch >> order, 2)" while batch > 1).
+    pub fn refill_blocks(&self, order: u32) -> u32 {
+        if order > 0 && self.batch > 1 { (self.batch >> order).max(2) } else { self.batch }
     }
 
     /// free_unref_page_commit, after a page joined `cpu`'s lists: how many pages go back to
     /// the buddy lists now (0: none). `reclaim_active`: kswapd is reclaiming
     /// (ZONE_RECLAIM_ACTIVE).
     pub fn nr_to_free(&mut self, cpu: usize, reclaim_active: bool) -> u32 {
+        self.nr_to_free_order(cpu, reclaim_active, 0)
+    }
+    /// `nr_to_free` after a block of order `order` joined the lists. 6.x: a block above
+    /// order 0 freed while the CPU frees without allocating (free_factor) empties the
+    /// CPU's lists ("free_high": "As high-order pages other than THP's stored on PCP can
+    /// contribute to fragmentation, limit the number stored when PCP is heavily freeing
+    /// without allocation"; nr_pcp_high 0, nr_pcp_free pcp->count).
+    pub fn nr_to_free_order(&mut self, cpu: usize, reclaim_active: bool, order: u32) -> u32 {
         let (batch, mut high) = (self.batch, self.high);
+        if self.rule == PcpRule::LowWmarkShare && order > 0 && self.free_factor[cpu] > 0 {
+            return self.count[cpu];
+        }
         match self.rule {
             PcpRule::Off => unreachable!("no per-CPU lists"),
             PcpRule::SixBatches { .. } => {
@@ -271,22 +332,33 @@ impl Pagesets {
     /// `free_one` (the buddy allocator's __free_one_page with the type the page was freed
     /// with). `first`: the list of the page whose free overflowed the lists (5.14+ drains
     /// it first). Returns how many pages went.
-    pub fn free_bulk(&mut self, pages: &mut Pages, cpu: usize, nr: u32, first: MigrateType, mut free_one: impl FnMut(&mut Pages, Pfn, MigrateType)) -> u32 {
-        let mut to_free = nr.min(self.count[cpu]);
-        let n = to_free;
+    /// A block above order 0 counts its frames and goes whole (6.x: `first_order` is the
+    /// freed block's order); the last block may take the pages freed past `nr` ("count -=
+    /// nr_pages").
+    pub fn free_bulk(
+        &mut self,
+        pages: &mut Pages,
+        cpu: usize,
+        nr: u32,
+        first: MigrateType,
+        first_order: u32,
+        mut free_one: impl FnMut(&mut Pages, Pfn, u32, MigrateType),
+    ) -> u32 {
+        let mut to_free = nr.min(self.count[cpu]) as i64;
+        let before = self.count[cpu];
         match self.rule {
             PcpRule::LowWmarkShare => {
-                // 6.x: "Ensure requested pindex is drained first", then round-robin, each
-                // list emptied before the next.
-                let mut li = Self::list_of(first);
+                // 6.x: "Ensure requested pindex is drained first", then round-robin over
+                // the lists of every order, each list emptied before the next.
+                let mut li = Self::pindex(first, first_order);
                 while to_free > 0 {
                     while self.lists[cpu][li].first == NIL {
-                        li = (li + 1) % MIGRATE_PCPTYPES;
+                        li = (li + 1) % NR_PCP_LISTS;
                     }
                     while to_free > 0 {
-                        let Some((p, mt)) = self.unlink(pages, cpu, li, true) else { break };
-                        free_one(pages, p, mt);
-                        to_free -= 1;
+                        let Some((p, mt, order)) = self.unlink(pages, cpu, li, true) else { break };
+                        free_one(pages, p, order, mt);
+                        to_free -= 1 << order;
                     }
                 }
             }
@@ -309,10 +381,11 @@ impl Pagesets {
                         }
                     }
                     if batch_free == MIGRATE_PCPTYPES as u32 {
-                        batch_free = to_free;
+                        batch_free = to_free as u32;
                     }
-                    while let Some((p, mt)) = self.unlink(pages, cpu, order[i], true) {
-                        free_one(pages, p, mt);
+                    while let Some((p, mt, k)) = self.unlink(pages, cpu, order[i], true) {
+                        debug_assert_eq!(k, 0, "only order-0 lists before 5.13");
+                        free_one(pages, p, 0, mt);
                         to_free -= 1;
                         batch_free -= 1;
                         if to_free == 0 || batch_free == 0 {
@@ -322,6 +395,7 @@ impl Pagesets {
                 }
             }
         }
+        let n = before - self.count[cpu];
         self.bulk_free += n as u64;
         n
     }
@@ -356,7 +430,11 @@ impl Pagesets {
                     if pages.prev(p) != prev {
                         return Err(format!("frame {p} on CPU {cpu}'s list: broken back link"));
                     }
-                    n += 1;
+                    let order = pages.pcp_order(p);
+                    if order > PAGE_ALLOC_COSTLY_ORDER || p % (1 << order) != 0 {
+                        return Err(format!("block {p} of order {order} on CPU {cpu}'s list"));
+                    }
+                    n += 1 << order;
                     if n > self.count[cpu] {
                         return Err(format!("CPU {cpu}'s lists hold more than its count {}", self.count[cpu]));
                     }
@@ -392,7 +470,7 @@ mod tests {
             p.push(pages, cpu, q, MigrateType::Movable, false);
             let n = p.nr_to_free(cpu, reclaim_active);
             if n > 0 {
-                p.free_bulk(pages, cpu, n, MigrateType::Movable, |_, q, mt| back.push((q, mt)));
+                p.free_bulk(pages, cpu, n, MigrateType::Movable, 0, |_, q, _, mt| back.push((q, mt)));
             }
         }
         back
@@ -437,9 +515,9 @@ mod tests {
         assert_eq!(first, (0..p.batch).collect::<Vec<_>>());
         assert!(back.iter().all(|&(_, mt)| mt == MigrateType::Movable));
         p.check_lists(&pages).unwrap();
-        assert_eq!(p.take(&mut pages, 1, MigrateType::Movable), Some(999));
+        assert_eq!(p.take(&mut pages, 1, MigrateType::Movable, false), Some(999));
         assert_eq!(pages.pcp_migratetype(999), None, "taken off the list");
-        assert_eq!(p.take(&mut pages, 0, MigrateType::Movable), None, "CPU 0's list is empty");
+        assert_eq!(p.take(&mut pages, 0, MigrateType::Movable, false), None, "CPU 0's list is empty");
         p.check_lists(&pages).unwrap();
     }
 
@@ -456,10 +534,10 @@ mod tests {
         assert_eq!(p.count[0], 4);
         assert!(p.list_empty(0, MigrateType::Unmovable) && !p.list_empty(0, MigrateType::Reclaimable));
         // Movable list: 2 (reserve, hot), 0, 3 (cold).
-        assert_eq!(p.take(&mut pages, 0, MigrateType::Movable), Some(2));
+        assert_eq!(p.take(&mut pages, 0, MigrateType::Movable, false), Some(2));
         // Drain the rest: 2.6.39's round robin starts after list 0 (reclaimable first).
         let mut back = Vec::new();
-        p.free_bulk(&mut pages, 0, 3, MigrateType::Movable, |_, q, mt| back.push((q, mt)));
+        p.free_bulk(&mut pages, 0, 3, MigrateType::Movable, 0, |_, q, _, mt| back.push((q, mt)));
         assert_eq!(back, vec![(1, MigrateType::Reclaimable), (3, MigrateType::Movable), (0, MigrateType::Movable)]);
         assert_eq!(p.total, 0);
         p.check_lists(&pages).unwrap();
@@ -467,8 +545,48 @@ mod tests {
         pages.set_allocated(5);
         p.push(&mut pages, 0, 5, MigrateType::Reserve, false);
         let mut back = Vec::new();
-        p.free_bulk(&mut pages, 0, 1, MigrateType::Movable, |_, q, mt| back.push((q, mt)));
+        p.free_bulk(&mut pages, 0, 1, MigrateType::Movable, 0, |_, q, _, mt| back.push((q, mt)));
         assert_eq!(back, vec![(5, MigrateType::Reserve)]);
+    }
+
+    /// 6.x: a block of order 3 counts its eight frames on the list and goes back whole;
+    /// freeing it while the CPU frees without allocating (free_factor) empties the lists.
+    #[test]
+    fn blocks_of_higher_orders_count_their_frames_and_free_high_empties_the_lists() {
+        let mut pages = Pages::new(64, 0);
+        let mut p = Pagesets::new(PcpRule::LowWmarkShare, 1, 1 << 20, 100_000);
+        assert!(p.allowed_order(3) && !p.allowed_order(4));
+        for q in 0..8 {
+            pages.set_allocated(q);
+        }
+        p.push_order(&mut pages, 0, 0, MigrateType::Reclaimable, 3, false);
+        assert_eq!((p.count[0], p.total), (8, 8));
+        p.check_lists(&pages).unwrap();
+        assert!(p.list_empty(0, MigrateType::Reclaimable) && !p.list_empty_order(0, MigrateType::Reclaimable, 3));
+        assert_eq!(p.nr_to_free_order(0, false, 3), 0, "no free_factor yet: high is far");
+        assert_eq!(p.take_order(&mut pages, 0, MigrateType::Reclaimable, 3, false), Some(0));
+        assert_eq!(p.count[0], 0);
+        // Order-0 frees past high raise free_factor; then an order-3 free empties all.
+        for q in 8..64 {
+            pages.set_allocated(q);
+        }
+        (p.batch, p.high) = (1, 4);
+        for q in 16..24 {
+            p.push(&mut pages, 0, q, MigrateType::Movable, false);
+            let n = p.nr_to_free(0, false);
+            if n > 0 {
+                p.free_bulk(&mut pages, 0, n, MigrateType::Movable, 0, |_, _, _, _| {});
+            }
+        }
+        assert!(p.count[0] > 0);
+        p.push_order(&mut pages, 0, 0, MigrateType::Reclaimable, 3, false);
+        let n = p.nr_to_free_order(0, false, 3);
+        assert_eq!(n, p.count[0], "free_high: everything");
+        let mut back = Vec::new();
+        assert_eq!(p.free_bulk(&mut pages, 0, n, MigrateType::Reclaimable, 3, |_, q, k, mt| back.push((q, k, mt))), n);
+        assert_eq!(back[0], (0, 3, MigrateType::Reclaimable), "the freed block's list first, whole");
+        assert_eq!(p.total, 0);
+        p.check_lists(&pages).unwrap();
     }
 
     /// 5.14+: the list of the page whose free overflowed goes back first, emptied before
@@ -482,9 +600,9 @@ mod tests {
             p.push(&mut pages, 0, q, mt, false);
         }
         let mut back = Vec::new();
-        p.free_bulk(&mut pages, 0, 3, MigrateType::Movable, |_, q, _| back.push(q));
+        p.free_bulk(&mut pages, 0, 3, MigrateType::Movable, 0, |_, q, _, _| back.push(q));
         assert_eq!(back, vec![1, 2, 3]);
-        assert_eq!(p.take(&mut pages, 0, MigrateType::Unmovable), Some(0));
+        assert_eq!(p.take(&mut pages, 0, MigrateType::Unmovable, false), Some(0));
     }
 
     #[test]
@@ -498,13 +616,13 @@ mod tests {
             p.push(&mut pages, 0, q, MigrateType::Movable, false);
             let n = p.nr_to_free(0, false);
             if n > 0 {
-                drains.push(p.free_bulk(&mut pages, 0, n, MigrateType::Movable, |_, _, _| {}));
+                drains.push(p.free_bulk(&mut pages, 0, n, MigrateType::Movable, 0, |_, _, _, _| {}));
             }
         }
         assert_eq!(drains[0], 63);
         assert!(drains[1] > drains[0] && *drains.iter().max().unwrap() == 4000 - 63, "{drains:?}");
         for _ in 0..10 {
-            p.take(&mut pages, 0, MigrateType::Movable).unwrap();
+            p.take(&mut pages, 0, MigrateType::Movable, false).unwrap();
         }
         assert_eq!(p.free_factor[0], 0);
         // kswapd at work: the list is kept at four batches.

@@ -173,6 +173,9 @@ pub struct KmemCache {
     pub free_limit: u64,
     // Slab descriptors.
     s_frames: Vec<Pfn>,
+    /// The slab's frames are one block of 2^order (allocated at the cache's order), not
+    /// frames taken one by one.
+    s_block: Vec<bool>,
     s_inuse: Vec<u16>,
     s_free: Vec<u16>,
     s_list: Vec<u8>,
@@ -205,6 +208,7 @@ impl KmemCache {
             tunables: Tunables::default(),
             free_limit: 0,
             s_frames: Vec::new(),
+            s_block: Vec::new(),
             s_inuse: Vec::new(),
             s_free: Vec::new(),
             s_list: Vec::new(),
@@ -294,8 +298,9 @@ impl KmemCache {
         self.s_list[s as usize] = L_NONE;
     }
 
-    /// A descriptor for a new slab on `frames` with every slot free.
-    fn new_slab_desc(&mut self, frames: &[Pfn]) -> u32 {
+    /// A descriptor for a new slab on `frames` (one block of the cache's order: `block`)
+    /// with every slot free.
+    fn new_slab_desc(&mut self, frames: &[Pfn], block: bool) -> u32 {
         let objs = self.objs_per_slab as usize;
         let per = frames.len();
         let s = match self.desc_free.pop() {
@@ -303,6 +308,7 @@ impl KmemCache {
             None => {
                 let s = self.s_inuse.len() as u32;
                 self.s_inuse.push(0);
+                self.s_block.push(false);
                 self.s_free.push(NO_SLOT);
                 self.s_list.push(L_NONE);
                 self.s_next.push(NIL);
@@ -315,6 +321,8 @@ impl KmemCache {
         };
         let su = s as usize;
         self.s_frames[su * per..su * per + per].copy_from_slice(frames);
+        debug_assert!(!block || (frames[0] % per as Pfn == 0 && frames.windows(2).all(|w| w[1] == w[0] + 1)));
+        self.s_block[su] = block;
         self.s_inuse[su] = 0;
         // The free list runs slot 0, 1, 2, ... (the order objects are handed out).
         let base = su * objs;
@@ -390,6 +398,15 @@ fn first_set_bit(bits: &[u64], base: usize, n: usize) -> Option<usize> {
         i += take;
     }
     None
+}
+
+/// The frames of a slab: one block of 2^order frames (`block`: allocated and freed as
+/// one, __free_pages at the cache's order), or frames taken one by one (the order-0
+/// fallback, below).
+#[derive(Clone, Debug, Default)]
+pub struct SlabPages {
+    pub frames: Vec<Pfn>,
+    pub block: bool,
 }
 
 /// Every slab cache of the machine.
@@ -736,9 +753,9 @@ impl Slabs {
     }
 
     /// A new slab on `frames` (allocate_slab / cache_grow), then one object from it.
-    fn alloc_from_new_slab(&mut self, c: CacheId, frames: &[Pfn]) -> ObjHandle {
+    fn alloc_from_new_slab(&mut self, c: CacheId, pages: &SlabPages) -> ObjHandle {
         let k = &mut self.caches[c as usize];
-        let s = k.new_slab_desc(frames);
+        let s = k.new_slab_desc(&pages.frames, pages.block);
         k.list_add_head(s, L_PARTIAL);
         self.alloc_from_lists(c).expect("a new slab has free objects")
     }
@@ -746,7 +763,7 @@ impl Slabs {
     /// Free `h` on its slab (SLUB __slab_free, SLAB free_block). Returns the frames to give
     /// back to the page allocator when the slab is released, or an error for an object
     /// that is not allocated.
-    fn free_obj(&mut self, h: ObjHandle) -> Result<Option<Vec<Pfn>>, String> {
+    fn free_obj(&mut self, h: ObjHandle) -> Result<Option<SlabPages>, String> {
         let allocator = self.allocator;
         let Some(k) = self.caches.get_mut(h.cache() as usize) else {
             return Err(format!("kmem_cache_free: no cache {}", h.cache()));
@@ -789,12 +806,12 @@ impl Slabs {
     }
 
     /// Take an empty slab off its list; its frames go back to the page allocator.
-    fn release_slab(&mut self, c: CacheId, s: u32) -> Vec<Pfn> {
+    fn release_slab(&mut self, c: CacheId, s: u32) -> SlabPages {
         let k = &mut self.caches[c as usize];
         debug_assert_eq!(k.s_inuse[s as usize], 0);
         k.list_del(s);
         k.desc_free.push(s);
-        k.frames_of(s).to_vec()
+        SlabPages { frames: k.frames_of(s).to_vec(), block: k.s_block[s as usize] }
     }
 
     /// Empty slabs the cache could give back: SLUB's empty partial slabs, SLAB's
@@ -877,44 +894,71 @@ impl Mm {
         if let Some(h) = self.slab.alloc_from_lists(c) {
             return Some(h);
         }
-        let frames = self.take_slab_frames(c)?;
-        Some(self.slab.alloc_from_new_slab(c, &frames))
+        let pages = self.take_slab_frames(c)?;
+        Some(self.slab.alloc_from_new_slab(c, &pages))
     }
 
-    /// 2^order frames for a new slab of `c`, owned by `KernelOwner::Slab(c)`; None (and
+    /// 2^order frames for a new slab of `c`, owned by `KernelOwner::Slab(c)`: one block of
+    /// that order when the buddy lists have one, else frames one by one; None (and
     /// nothing taken) when the free list cannot supply them.
-    fn take_slab_frames(&mut self, c: CacheId) -> Option<Vec<Pfn>> {
-        let n = self.slab.caches[c as usize].pages_per_slab();
+    fn take_slab_frames(&mut self, c: CacheId) -> Option<SlabPages> {
+        let (n, order) = {
+            let k = &self.slab.caches[c as usize];
+            (k.pages_per_slab(), k.order)
+        };
         if self.nr_free() < n {
             return None;
         }
         let owner = KernelOwner::Slab(self.slab.root_of(c));
+        if order > 0 {
+            if let Some(p) = self.take_typed_order(self.kernel_migratetype(owner), order) {
+                return Some(self.own_slab_block(p, n, owner));
+            }
+        }
         let mut v = Vec::with_capacity(n as usize);
         for _ in 0..n {
             v.push(self.take_kernel(owner).expect("free frames counted"));
         }
-        Some(v)
+        Some(SlabPages { frames: v, block: false })
+    }
+    /// The block of `n` frames at `p`, just allocated, becomes `owner`'s slab pages.
+    pub(crate) fn own_slab_block(&mut self, p: Pfn, n: u64, owner: KernelOwner) -> SlabPages {
+        let frames: Vec<Pfn> = (p..p + n as Pfn).collect();
+        for &q in &frames {
+            self.own_kernel_page(q, owner);
+        }
+        SlabPages { frames, block: true }
     }
 
     /// kmem_cache_free: returns the frames given back to the page allocator (0 unless the
     /// object's slab was released).
     pub fn kmem_cache_free(&mut self, h: ObjHandle) -> u64 {
-        let frames = self.slab_free_obj(h);
-        for &p in &frames {
-            self.free_kernel_page(p);
+        let pages = self.slab_free_obj(h);
+        self.free_slab_pages(&pages)
+    }
+    /// Give a released slab's frames back to the buddy lists (boot and tests: no per-CPU
+    /// list); the frames freed.
+    fn free_slab_pages(&mut self, pages: &SlabPages) -> u64 {
+        if pages.block {
+            let order = pages.frames.len().trailing_zeros();
+            self.free_kernel_block(pages.frames[0], order);
+        } else {
+            for &p in &pages.frames {
+                self.free_kernel_page(p);
+            }
         }
-        frames.len() as u64
+        pages.frames.len() as u64
     }
     /// Free object `h`: the frames of its slab when the slab is released (empty, and not
     /// allocated, otherwise), still owned by the slab's cache for the caller to free.
     /// Freeing an object that is not allocated is a bug of the caller (debug builds
     /// assert; release builds ignore it).
-    pub(crate) fn slab_free_obj(&mut self, h: ObjHandle) -> Vec<Pfn> {
+    pub(crate) fn slab_free_obj(&mut self, h: ObjHandle) -> SlabPages {
         match self.slab.free_obj(h) {
-            Ok(frames) => frames.unwrap_or_default(),
+            Ok(pages) => pages.unwrap_or_default(),
             Err(e) => {
                 debug_assert!(false, "{e}");
-                Vec::new()
+                SlabPages::default()
             }
         }
     }
@@ -938,10 +982,8 @@ impl Mm {
             if s == NIL {
                 break;
             }
-            for p in self.slab.release_slab(c, s) {
-                self.free_kernel_page(p);
-                freed += 1;
-            }
+            let pages = self.slab.release_slab(c, s);
+            freed += self.free_slab_pages(&pages);
         }
         freed
     }
@@ -980,25 +1022,61 @@ impl Kernel {
         if let Some(h) = self.mm.slab.alloc_from_lists(c) {
             return Ok((h, owner));
         }
-        let n = self.mm.slab.caches[c as usize].pages_per_slab();
+        let (n, order, size_order) = {
+            let k = &self.mm.slab.caches[c as usize];
+            (k.pages_per_slab(), k.order, get_order(k.size as u64))
+        };
         if cache_memcg != ROOT_MEMCG {
             self.memcg_charge_slab(tid, cache_memcg, n, reclaimable)?;
         }
-        // A failed allocation gives the charges back (memcg_slab_post_alloc_hook,
-        // memcg_uncharge_slab).
-        if let Err(step) = self.alloc_pages_gate(tid, n) {
-            self.obj_cgroup_uncharge(memcg, size, reclaimable);
-            self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
-            return Err(step);
-        }
-        let Some(frames) = self.take_slab_frames(c) else {
-            self.obj_cgroup_uncharge(memcg, size, reclaimable);
-            self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
-            return Err(Step::Yield);
+        let slub = self.mm.slab.allocator == SlabAllocator::Slub;
+        // SLUB's allocate_slab: "Let the initial higher-order allocation fail under memory
+        // pressure so we fall-back to the minimum order allocation": the cache's order
+        // first with __GFP_NORETRY and without __GFP_RECLAIM (no kswapd wake-up, no direct
+        // reclaim), which succeeds while the min watermark holds at that order.
+        let first = if slub && order > size_order { self.take_slab_block(c) } else { None };
+        let pages = match first {
+            Some(pages) => pages,
+            None => {
+                // A failed allocation gives the charges back (memcg_slab_post_alloc_hook,
+                // memcg_uncharge_slab).
+                if let Err(step) = self.alloc_pages_gate(tid, n) {
+                    self.obj_cgroup_uncharge(memcg, size, reclaimable);
+                    self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
+                    return Err(step);
+                }
+                // SLUB's fallback is s->min, the order of one object: order 0 for the
+                // caches modelled, whose objects are smaller than a page; the model keeps
+                // the cache's objects per slab and takes its 2^order frames one by one
+                // (not one slab of fewer objects). SLAB's kmem_getpages asks for the
+                // cache's order through the allocator's full path.
+                let Some(pages) = self.take_slab_frames(c, !slub) else {
+                    self.obj_cgroup_uncharge(memcg, size, reclaimable);
+                    self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
+                    return Err(Step::Yield);
+                };
+                pages
+            }
         };
         self.vm.add(VmItem::PgallocNormal, n);
         self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns * n);
-        Ok((self.mm.slab.alloc_from_new_slab(c, &frames), owner))
+        Ok((self.mm.slab.alloc_from_new_slab(c, &pages), owner))
+    }
+
+    /// A block of the cache's order for a new slab of `c` when the min watermark (with
+    /// its boost) holds at that order (__zone_watermark_ok): from this CPU's list for the
+    /// order on 6.x (5.13+), else from the buddy lists under zone->lock (`rmqueue_order`).
+    fn take_slab_block(&mut self, c: CacheId) -> Option<SlabPages> {
+        let (n, order) = {
+            let k = &self.mm.slab.caches[c as usize];
+            (k.pages_per_slab(), k.order)
+        };
+        if !self.mm.watermark_ok_order(order, self.mm.wmark_pages().min) {
+            return None;
+        }
+        let owner = KernelOwner::Slab(self.mm.slab.root_of(c));
+        let p = self.rmqueue_order(self.this_cpu(), self.mm.kernel_migratetype(owner), order)?;
+        Some(self.mm.own_slab_block(p, n, owner))
     }
 
     /// kmalloc for task `tid`: an object of the smallest kmalloc cache that holds `size`.
@@ -1010,20 +1088,42 @@ impl Kernel {
         self.kmem_cache_alloc(tid, c)
     }
 
-    /// 2^order frames for a new slab of `c` through this CPU's lists, owned by
-    /// `KernelOwner::Slab(c)`; None (and nothing taken) when the free pages cannot supply
-    /// them.
-    fn take_slab_frames(&mut self, c: CacheId) -> Option<Vec<Pfn>> {
-        let n = self.mm.slab.caches[c as usize].pages_per_slab();
+    /// 2^order frames for a new slab of `c`, owned by `KernelOwner::Slab(c)`: with
+    /// `block`, one block of that order when the watermark at that order holds
+    /// (`take_slab_block`); else frames one by one through this CPU's lists. None (and
+    /// nothing taken) when the free pages cannot supply them.
+    fn take_slab_frames(&mut self, c: CacheId, block: bool) -> Option<SlabPages> {
+        let k = &self.mm.slab.caches[c as usize];
+        let (n, order) = (k.pages_per_slab(), k.order);
         if self.mm.nr_free() < n {
             return None;
+        }
+        if block && order > 0 {
+            if let Some(pages) = self.take_slab_block(c) {
+                return Some(pages);
+            }
         }
         let owner = KernelOwner::Slab(self.mm.slab.root_of(c));
         let mut v = Vec::with_capacity(n as usize);
         for _ in 0..n {
             v.push(self.alloc_kernel_page(owner).expect("free frames counted"));
         }
-        Some(v)
+        Some(SlabPages { frames: v, block: false })
+    }
+
+    /// Give a released slab's frames back: a block as one (__free_pages at its order: this
+    /// CPU's list for that order on 6.x, the buddy lists under zone->lock before 5.13),
+    /// frames taken one by one to this CPU's lists.
+    pub(crate) fn free_slab_pages(&mut self, pages: &SlabPages) {
+        if pages.block {
+            let order = pages.frames.len().trailing_zeros();
+            self.mm.disown_kernel_block(pages.frames[0], order);
+            self.pcp_free_order(pages.frames[0], order, false);
+        } else {
+            for &p in &pages.frames {
+                self.free_kernel_page(p);
+            }
+        }
     }
 
     /// kmem_cache_free (kfree): a released slab's frames count as freed pages (pgfree) and
@@ -1032,11 +1132,9 @@ impl Kernel {
     pub fn kmem_cache_free(&mut self, h: ObjHandle) -> u64 {
         let k = &self.mm.slab.caches[h.cache() as usize];
         let (copy_of, reclaimable) = (k.memcg, k.reclaimable());
-        let frames = self.mm.slab_free_obj(h);
-        for &p in &frames {
-            self.free_kernel_page(p);
-        }
-        let n = frames.len() as u64;
+        let pages = self.mm.slab_free_obj(h);
+        self.free_slab_pages(&pages);
+        let n = pages.frames.len() as u64;
         if n > 0 {
             if let Some((_, m)) = copy_of {
                 self.memcg_uncharge_slab(m, n, reclaimable);

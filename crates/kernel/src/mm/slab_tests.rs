@@ -423,3 +423,141 @@ fn on_5x_a_cgroups_objects_go_to_its_copy_of_the_cache_whose_pages_it_is_charged
     k.mm.slab.check().unwrap();
     k.mm.check_invariants().unwrap();
 }
+
+/// A slab of order 2 on 6.x is one naturally aligned block of four frames of one
+/// reclaimable pageblock (allocate_slab's first try at the cache's order), and the block goes
+/// back whole when the slab is released: the free blocks are as before.
+#[test]
+fn a_slab_above_order_0_is_one_block_freed_whole() {
+    let mut k = boot("linux-6.x");
+    let c = k.mm.slab.kmem_cache_create("test_inode", 1120, 0, SLAB_RECLAIM_ACCOUNT).unwrap();
+    let order = k.mm.slab.cache(c).order;
+    assert_eq!(order, 3, "1,128-byte objects on a machine of the default preset's CPUs");
+    let per = k.mm.slab.cache(c).objs_per_slab as u64;
+    let t = k.spawn_task("t", "t", false, None, None);
+    k.drain_all_pages();
+    let blocks = k.mm.free_blocks_per_order();
+    let free = k.mm.nr_free_frames();
+    let objs: Vec<_> = (0..per).map(|_| k.kmem_cache_alloc(t, c).expect("memory is plentiful")).collect();
+    assert_eq!(k.mm.nr_free_frames(), free - (1 << order), "one slab");
+    let p = k.mm.slab.pfn_of(objs[0]);
+    assert_eq!(p % (1 << order), 0, "naturally aligned");
+    for q in p..p + (1 << order) {
+        assert_eq!(k.mm.kernel_owner(q), KernelOwner::Slab(c));
+        assert_eq!(k.mm.pageblocks.of(q as u64), super::pageblock::MigrateType::Reclaimable);
+    }
+    for h in objs {
+        k.kmem_cache_free(h);
+    }
+    // SLUB keeps empty slabs up to min_partial: release it.
+    k.mm.kmem_cache_drain(c, u64::MAX);
+    assert_eq!(k.mm.nr_free_frames(), free);
+    k.drain_all_pages();
+    assert_eq!(k.mm.free_blocks_per_order(), blocks, "the block merged back as it was");
+    k.mm.check_invariants().unwrap();
+}
+
+/// 6.x keeps blocks of orders 1-3 on per-CPU lists of their own (5.13+): a released
+/// order-3 slab goes to this CPU's order-3 list, and the next slab of that order is that
+/// block; a refill takes batch >> order blocks. 5.4 and 2.6.39 keep none.
+#[test]
+fn six_x_per_cpu_lists_keep_blocks_of_orders_1_to_3() {
+    let mut k = boot("linux-6.x");
+    let c = k.mm.slab.kmem_cache_create("test_inode", 1120, 0, SLAB_RECLAIM_ACCOUNT).unwrap();
+    let t = k.spawn_task("t", "t", false, None, None);
+    k.drain_all_pages();
+    let per = k.mm.slab.cache(c).objs_per_slab;
+    let objs: Vec<_> = (0..per).map(|_| k.kmem_cache_alloc(t, c).unwrap()).collect();
+    // The refill: max(batch >> 3, 2) blocks, one of them the slab's.
+    let refill = k.mm.pcp.refill_blocks(3) as u64;
+    assert_eq!(k.mm.pcp.total, (refill - 1) << 3);
+    assert!(objs.iter().all(|&h| k.mm.slab.pfn_of(h) % 8 == 0), "one order-3 block");
+    // A block of order 3 freed goes to the CPU's list for it, and is the next taken.
+    let mt = super::pageblock::MigrateType::Reclaimable;
+    let p = k.rmqueue_order(0, mt, 3).unwrap();
+    assert_eq!(k.mm.pcp.total, (refill - 2) << 3);
+    k.pcp_free_order(p, 3, false);
+    assert_eq!(k.mm.pcp.total, (refill - 1) << 3, "the block is back on the CPU's list");
+    assert_eq!(k.rmqueue_order(0, mt, 3), Some(p), "the block freed last is the next taken");
+    k.pcp_free_order(p, 3, false);
+    k.mm.check_invariants().unwrap();
+    for era in ["linux-5.4", "linux-2.6.39"] {
+        let k = boot(era);
+        assert!(!k.mm.pcp.allowed_order(1), "{era}");
+    }
+}
+
+/// Without a free block of the slab's order, SLUB falls back to frames taken one by one
+/// (its minimum order); with one, the slab takes it.
+#[test]
+fn slub_falls_back_below_its_order_when_no_block_is_free() {
+    use super::pageblock::MigrateType;
+    let mut k = boot("linux-6.x");
+    let c = k.mm.slab.kmem_cache_create("test_inode", 1120, 0, SLAB_RECLAIM_ACCOUNT).unwrap();
+    let order = k.mm.slab.cache(c).order;
+    let t = k.spawn_task("t", "t", false, None, None);
+    // Take every free block of order >= 1 and give back every other frame of each: the
+    // free memory is all in single frames.
+    k.drain_all_pages();
+    let mut held = Vec::new();
+    while let Some(o) = (1..=super::buddy::MAX_BUDDY_ORDER).rev().find(|&o| k.mm.free.has_block(o, &MigrateType::ALL)) {
+        let p = k.mm.take_typed_order(MigrateType::Movable, o).unwrap();
+        for q in (p..p + (1 << o)).step_by(2) {
+            k.mm.put_free(q + 1);
+            held.push(q);
+        }
+    }
+    assert!(!k.mm.watermark_ok_order(order, k.mm.wmark_pages().min));
+    assert!(k.mm.nr_free() > k.mm.wmark_pages().high, "plenty free, in single frames");
+    let h = k.kmem_cache_alloc(t, c).expect("single frames are free");
+    let p = k.mm.slab.pfn_of(h);
+    let frames: Vec<_> = (0..1 << order).filter(|&i| k.mm.kernel_owner(p + i) == KernelOwner::Slab(c)).collect();
+    assert_eq!(frames, vec![0], "frames one by one, not a block: {frames:?}");
+    assert_eq!(k.mm.kernel.count(KernelOwner::Slab(c)), 1 << order);
+    // Give the frames back: the next slab is one block.
+    for q in held {
+        k.mm.put_free(q);
+    }
+    let per = k.mm.slab.cache(c).objs_per_slab;
+    let objs: Vec<_> = (0..per).map(|_| k.kmem_cache_alloc(t, c).unwrap()).collect();
+    let q = k.mm.slab.pfn_of(*objs.last().unwrap());
+    assert_eq!(q % (1 << order), 0);
+    assert!((q..q + (1 << order)).all(|f| k.mm.kernel_owner(f) == KernelOwner::Slab(c)));
+    k.mm.check_invariants().unwrap();
+}
+
+/// __zone_watermark_ok above order 0: before 4.4 the lower orders' free pages are taken
+/// away with the mark halved per order; since 4.4 one free block of the order is enough.
+#[test]
+fn the_watermark_of_a_higher_order_request_by_era() {
+    let mut m = mm(SlabAllocator::Slub, 1);
+    // Every frame in order-0 blocks but one order-3 block: take frames in pairs and give
+    // one of each back.
+    let mut kept = Vec::new();
+    while m.free.has_block(1, &super::pageblock::MigrateType::ALL) {
+        let a = m.take_typed_order(super::pageblock::MigrateType::Movable, 1).unwrap();
+        kept.push(a);
+    }
+    for &a in &kept {
+        m.put_free(a + 1);
+    }
+    let kept8: Vec<_> = kept.iter().copied().filter(|&a| a % 8 == 0).take(1).collect();
+    for &a in &kept8 {
+        m.put_free(a);
+        m.put_free(a + 2);
+        m.put_free(a + 4);
+        m.put_free(a + 6);
+    }
+    assert!(m.free.has_block(3, &super::pageblock::MigrateType::ALL));
+    let free = m.nr_free();
+    // 4.4+: a block of order 3 is free and the free pages stand above the mark.
+    m.watermark_lower_orders = false;
+    assert!(m.watermark_ok_order(3, free / 2));
+    assert!(!m.watermark_ok_order(3, free));
+    assert!(!m.watermark_ok_order(4, free / 2), "no block of order 4");
+    // Before 4.4: nearly all free pages are of order 0, which the test takes away.
+    m.watermark_lower_orders = true;
+    assert!(!m.watermark_ok_order(3, free / 2));
+    assert!(m.watermark_ok_order(3, 1), "with a tiny mark the halving lets it through");
+    assert!(m.watermark_ok_order(0, free / 2));
+}
