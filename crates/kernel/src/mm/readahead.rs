@@ -128,7 +128,7 @@ impl Kernel {
         while index < end {
             let missing = !matches!(self.mm.slot(m, index), Slot::Page(_));
             if missing {
-                match self.page_cache_alloc(tid) {
+                match self.page_cache_alloc_cold(tid) {
                     Ok(p) => {
                         if run_len > 0 && run_len >= max_req {
                             self.submit_read(dev, m, base, run_start, run_len, tid);

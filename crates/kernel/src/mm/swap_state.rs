@@ -743,7 +743,7 @@ impl Kernel {
         for i in start..end {
             let missing = !matches!(self.mm.slot(m, i), Slot::Page(_));
             if missing {
-                let p = match self.page_cache_alloc(tid) {
+                let p = match self.page_cache_alloc_cold(tid) {
                     Ok(p) => p,
                     Err(step) => {
                         if i <= want {
