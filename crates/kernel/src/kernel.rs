@@ -444,6 +444,7 @@ impl Kernel {
         k.mm.pcp = crate::mm::pcp::Pagesets::new(profile.pcp, ncpus, managed, k.mm.wmark.low);
         k.mm.steal_rule = profile.steal_rule;
         k.mm.watermark_lower_orders = profile.watermark_lower_orders;
+        k.mm.zsmalloc_movable = profile.zsmalloc_movable;
         if profile.migrate_reserve {
             // setup_zone_migrate_reserve: roundup(min watermark, pageblock) blocks, at most
             // 2, from the start of the zone.

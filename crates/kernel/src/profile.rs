@@ -362,6 +362,9 @@ pub struct Profile {
     /// 4.4 ("mm, page_alloc: only enforce watermarks for order-0 allocations") a free block
     /// of the order or above on a list the request may use is enough.
     pub watermark_lower_orders: bool,
+    /// zram stores pages in zsmalloc's movable pages (4.8+: "zram: use __GFP_MOVABLE for
+    /// memory allocation"); 2.6.39's xvmalloc took unmovable ones.
+    pub zsmalloc_movable: bool,
 }
 
 impl Profile {
@@ -476,6 +479,7 @@ impl Profile {
             steal_rule: if old { crate::mm::pageblock::StealRule::HalfFree } else { crate::mm::pageblock::StealRule::HalfFreeOrAlike },
             migrate_reserve: kernel == Linux2639,
             watermark_lower_orders: old,
+            zsmalloc_movable: !old,
         }
     }
     pub fn name(&self) -> &'static str {

@@ -433,7 +433,7 @@ mod tests {
                 5 => add(&mut mm, file, i as u64, p, Lru::ActiveFile, false),
                 _ => {
                     // A kernel page (slab): never moved.
-                    let c = 3; // KernelOwner::Slab(0)'s list
+                    let c = 4; // KernelOwner::Slab(0)'s list
                     mm.pages.set_owner(p, 0, c);
                     let h = mm.kernel.base + c as u32;
                     crate::mm::lru::link_after(&mut mm.pages, h, p);

@@ -305,13 +305,17 @@ pub enum KernelOwner {
     PageTables,
     /// Kernel stacks (KernelStack, NR_KERNEL_STACK_KB).
     KernelStack,
+    /// zram's compressed pages (zsmalloc's zspages; xvmalloc's on 2.6.39).
+    Zram,
     /// A slab page of cache `id` (`Mm::slab`).
     Slab(u16),
 }
 
-/// Kernel-page owners: Other, PageTables, KernelStack, then one per slab cache.
+/// Kernel-page owners: Other, PageTables, KernelStack, Zram, then one per slab cache.
 pub(crate) const MAX_SLAB_CACHES: usize = 61;
-const NR_KERNEL_OWNERS: usize = 3 + MAX_SLAB_CACHES;
+const NR_KERNEL_OWNERS: usize = 4 + MAX_SLAB_CACHES;
+/// The owner code of zram's pages, which a kernel page's record keeps as its index.
+pub(crate) const ZRAM_OWNER_CODE: u32 = 3;
 
 impl KernelOwner {
     #[inline]
@@ -320,7 +324,8 @@ impl KernelOwner {
             KernelOwner::Other => 0,
             KernelOwner::PageTables => 1,
             KernelOwner::KernelStack => 2,
-            KernelOwner::Slab(id) => 3 + id as usize,
+            KernelOwner::Zram => ZRAM_OWNER_CODE as usize,
+            KernelOwner::Slab(id) => 4 + id as usize,
         }
     }
     #[inline]
@@ -329,7 +334,8 @@ impl KernelOwner {
             0 => KernelOwner::Other,
             1 => KernelOwner::PageTables,
             2 => KernelOwner::KernelStack,
-            c => KernelOwner::Slab((c - 3) as u16),
+            3 => KernelOwner::Zram,
+            c => KernelOwner::Slab((c - 4) as u16),
         }
     }
 }
@@ -430,6 +436,8 @@ pub struct Mm {
     pub steal_rule: pageblock::StealRule,
     /// The watermark test of requests above order 0 before 4.4 (`watermark_ok_order`).
     pub watermark_lower_orders: bool,
+    /// zram's pages are movable (zsmalloc, 4.8+).
+    pub zsmalloc_movable: bool,
     /// zone->watermark_boost (5.0+): pages added to every watermark after allocations fell
     /// back to another migrate type's free pages (`boost_watermark`); kswapd reclaims it
     /// and takes it back (balance_pgdat).
@@ -497,6 +505,7 @@ impl Mm {
             pageblocks: pageblock::Pageblocks::new(managed, 0),
             steal_rule: pageblock::StealRule::HalfFreeOrAlike,
             watermark_lower_orders: false,
+            zsmalloc_movable: false,
             watermark_boost: 0,
             watermark_boost_factor: 0,
             zone_boosted: false,
@@ -1062,9 +1071,12 @@ impl Mm {
         Some(p)
     }
     /// The migrate type of `owner`'s allocations: reclaimable slab is MIGRATE_RECLAIMABLE
-    /// (__GFP_RECLAIMABLE), other kernel memory MIGRATE_UNMOVABLE (gfp_migratetype).
+    /// (__GFP_RECLAIMABLE); zram's zsmalloc pages MIGRATE_MOVABLE since 4.8 (zram_write_page's
+    /// zs_malloc(..., __GFP_HIGHMEM | __GFP_MOVABLE), zsmalloc page migration); other kernel
+    /// memory MIGRATE_UNMOVABLE (gfp_migratetype).
     pub(crate) fn kernel_migratetype(&self, owner: KernelOwner) -> pageblock::MigrateType {
         match owner {
+            KernelOwner::Zram if self.zsmalloc_movable => pageblock::MigrateType::Movable,
             KernelOwner::Slab(id) if self.slab.caches.get(id as usize).is_some_and(|c| c.reclaimable()) => pageblock::MigrateType::Reclaimable,
             _ => pageblock::MigrateType::Unmovable,
         }
@@ -1280,6 +1292,23 @@ mod tests {
         assert_eq!(cold.pcp.take(&mut cold.pages, 0, Movable, true), Some(c[0]));
         assert_ne!(cold.pcp.take(&mut cold.pages, 0, Movable, false), Some(c[0]));
         cold.pcp.check_lists(&cold.pages).unwrap();
+    }
+
+    /// zram's pages come from movable pageblocks since 4.8 (zsmalloc, __GFP_MOVABLE) and
+    /// from unmovable ones on 2.6.39 (xvmalloc); the other kernel pages stay unmovable.
+    #[test]
+    fn zram_pages_are_movable_since_zsmalloc() {
+        use pageblock::MigrateType::{Movable, Unmovable};
+        let mut m = mm();
+        assert_eq!(m.kernel_migratetype(KernelOwner::Zram), Unmovable);
+        m.zsmalloc_movable = true;
+        assert_eq!(m.kernel_migratetype(KernelOwner::Zram), Movable);
+        assert_eq!(m.kernel_migratetype(KernelOwner::Other), Unmovable);
+        let p = m.take_kernel(KernelOwner::Zram).unwrap();
+        assert_eq!(m.pageblocks.of(p as u64), Movable);
+        assert_eq!(m.kernel_owner(p), KernelOwner::Zram);
+        assert_eq!(m.kernel.count(KernelOwner::Zram), 1);
+        m.check_invariants().unwrap();
     }
 
     #[test]

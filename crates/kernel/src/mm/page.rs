@@ -331,14 +331,15 @@ impl Pages {
     }
     /// Frames of `start..end` that are free (`Lru::Free`) and that are held outside any
     /// LRU list and mapping (`Lru::None`, mapping 0: kernel pages and pages on CPU lists,
-    /// neither PageBuddy nor PageLRU): one branch-free pass over
+    /// neither PageBuddy nor PageLRU), except kernel pages of owner code `movable_owner`
+    /// (__PageMovable: zsmalloc's), which count as neither: one branch-free pass over
     /// the records (pageblock_fallback counts a pageblock this way).
-    pub fn census(&self, start: Pfn, end: Pfn) -> (u32, u32) {
+    pub fn census(&self, start: Pfn, end: Pfn, movable_owner: u32) -> (u32, u32) {
         let (mut free, mut held) = (0u32, 0u32);
         for f in &self.f[start as usize..end as usize] {
             let m = f.map;
             free += ((m & LRU_MASK) == (Lru::Free as u32) << LRU_SHIFT) as u32;
-            held += ((m & (LRU_MASK | MAP_MASK)) == 0) as u32;
+            held += ((m & (LRU_MASK | MAP_MASK)) == 0 && f.idx != movable_owner) as u32;
         }
         (free, held)
     }
@@ -409,9 +410,12 @@ mod tests {
         p.set_lru(3, Lru::ActiveFile);
         p.set_lru(4, Lru::Isolated);
         // 5, 6, 7: kernel pages (mapping 0, on no LRU list).
-        assert_eq!(p.census(0, 8), (2, 3));
-        assert_eq!(p.census(1, 3), (1, 0));
-        assert_eq!(p.census(5, 5), (0, 0));
+        assert_eq!(p.census(0, 8, u32::MAX), (2, 3));
+        assert_eq!(p.census(1, 3, u32::MAX), (1, 0));
+        assert_eq!(p.census(5, 5, u32::MAX), (0, 0));
+        // A kernel page of a movable owner (zsmalloc's) counts as neither.
+        p.set_owner(7, 0, 3);
+        assert_eq!(p.census(0, 8, 3), (2, 2));
     }
 
     #[test]

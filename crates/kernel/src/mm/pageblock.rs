@@ -191,7 +191,8 @@ impl Mm {
         // The pages neither free (buddy) nor held outside the LRU lists (kernel pages,
         // pages on CPU lists): movable (move_freepages counts PageLRU and __PageMovable
         // pages).
-        let (cf, ch) = self.pages.census(start as Pfn, end as Pfn);
+        let movable_owner = if self.zsmalloc_movable { super::ZRAM_OWNER_CODE } else { u32::MAX };
+        let (cf, ch) = self.pages.census(start as Pfn, end as Pfn, movable_owner);
         let movable = (end - start) - cf as u64 - ch as u64;
         // "For movable allocation, it's the number of movable pages"; a kernel
         // allocation in a movable block counts every page neither free nor movable.

@@ -364,13 +364,13 @@ impl Kernel {
     fn zram_fit_frames(&mut self, ai: usize) {
         let want = self.swap.areas[ai].zram_compr_bytes.div_ceil(PAGE_SIZE);
         while self.swap.areas[ai].zram_frames < want {
-            if self.alloc_kernel_page(super::KernelOwner::Other).is_none() {
+            if self.alloc_kernel_page(super::KernelOwner::Zram).is_none() {
                 break;
             }
             self.swap.areas[ai].zram_frames += 1;
         }
         while self.swap.areas[ai].zram_frames > want {
-            self.free_last_kernel_page(super::KernelOwner::Other);
+            self.free_last_kernel_page(super::KernelOwner::Zram);
             self.swap.areas[ai].zram_frames -= 1;
         }
     }
