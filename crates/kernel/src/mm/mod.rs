@@ -1000,8 +1000,8 @@ impl Mm {
 
     /// A block of order `order` for an allocation of type `t` from the buddy lists
     /// (__rmqueue at that order: its own type's lists, else a fallback); its head, every
-    /// frame allocated. Blocks above order 0 do not go through the per-CPU lists (before
-    /// 5.13 none did; the 6.x lists of orders 1-3 are not modelled).
+    /// frame allocated. No per-CPU list (6.x's lists of orders 1-3 are
+    /// `Kernel::rmqueue_order`'s).
     pub(crate) fn take_typed_order(&mut self, t: pageblock::MigrateType, order: u32) -> Option<Pfn> {
         if order == 0 {
             return self.take_typed(t);
@@ -1012,8 +1012,8 @@ impl Mm {
         self.rmqueue_fallback_order(t, order)
     }
 
-    /// __zone_watermark_ok for a request of 2^`order` frames of type `t` against `mark`
-    /// (the lowmem reserve is 0: one zone). Free pages less the request's own but one must
+    /// __zone_watermark_ok for a request of 2^`order` frames against `mark` (the lowmem
+    /// reserve is 0: one zone). Free pages less the request's own but one must
     /// stay above the mark; then, before 4.4, the free pages of each lower order are taken
     /// away with the mark halved per order ("for (o = 0; o < order; o++) { free_pages -=
     /// z->free_area[o].nr_free << o; min >>= 1; ... }"), and since 4.4 a free block of
@@ -1044,9 +1044,8 @@ impl Mm {
     }
 
     /// Free the block of order `order` headed by `p`, every frame of it held by the kernel,
-    /// to the buddy lists of its pageblock's type (__free_pages of a compound page:
-    /// __free_one_page at its order; above order 0 the per-CPU lists are not used, as
-    /// `take_typed_order`).
+    /// to the buddy lists of its pageblock's type (__free_one_page at its order; no per-CPU
+    /// list: boot and tests, `Kernel::pcp_free_order` is the allocator's path).
     pub(crate) fn free_kernel_block(&mut self, p: Pfn, order: u32) {
         self.disown_kernel_block(p, order);
         let l = self.pageblocks.of(p as u64);
