@@ -166,6 +166,11 @@ pub struct KmemCache {
     pub objs_per_slab: u32,
     /// Slab pages are 2^order frames.
     pub order: u32,
+    /// SLUB's s->min: the order of one object (get_order(size)) and the objects a slab of
+    /// that order holds, what allocate_slab falls back to when the cache's order fails
+    /// (SLAB: the cache's own order and objects).
+    pub min_order: u32,
+    pub min_objs: u32,
     /// SLUB: empty slabs kept on the partial list (set_min_partial).
     pub min_partial: u32,
     /// SLAB: per-cpu array tunables and the node's free_limit (enable_cpucache).
@@ -176,6 +181,10 @@ pub struct KmemCache {
     /// The slab's frames are one block of 2^order (allocated at the cache's order), not
     /// frames taken one by one.
     s_block: Vec<bool>,
+    /// Object slots the slab has (objs_per_slab, or min_objs for a minimum-order slab).
+    s_objs: Vec<u16>,
+    /// Object slots over every slab (num_objs).
+    total_objs: u64,
     s_inuse: Vec<u16>,
     s_free: Vec<u16>,
     s_list: Vec<u8>,
@@ -204,11 +213,15 @@ impl KmemCache {
             flags,
             objs_per_slab: objs,
             order,
+            min_order: order,
+            min_objs: objs,
             min_partial: 0,
             tunables: Tunables::default(),
             free_limit: 0,
             s_frames: Vec::new(),
             s_block: Vec::new(),
+            s_objs: Vec::new(),
+            total_objs: 0,
             s_inuse: Vec::new(),
             s_free: Vec::new(),
             s_list: Vec::new(),
@@ -251,7 +264,7 @@ impl KmemCache {
         let num_slabs = self.nr_slabs();
         SlabCounts {
             active_objs: self.active_objs,
-            num_objs: num_slabs * self.objs_per_slab as u64,
+            num_objs: self.total_objs,
             active_slabs: num_slabs - self.lens[L_FREE as usize],
             num_slabs,
         }
@@ -298,17 +311,21 @@ impl KmemCache {
         self.s_list[s as usize] = L_NONE;
     }
 
-    /// A descriptor for a new slab on `frames` (one block of the cache's order: `block`)
-    /// with every slot free.
+    /// A descriptor for a new slab on `frames` (one block: `block`) with every slot free:
+    /// a slab of the cache's order, or fewer frames for a slab of the minimum order, which
+    /// has min_objs slots.
     fn new_slab_desc(&mut self, frames: &[Pfn], block: bool) -> u32 {
         let objs = self.objs_per_slab as usize;
-        let per = frames.len();
+        let per = self.pages_per_slab() as usize;
+        debug_assert!(frames.len() == per || frames.len() == 1 << self.min_order);
+        let nobjs = if frames.len() == per { objs } else { self.min_objs as usize };
         let s = match self.desc_free.pop() {
             Some(s) => s,
             None => {
                 let s = self.s_inuse.len() as u32;
                 self.s_inuse.push(0);
                 self.s_block.push(false);
+                self.s_objs.push(0);
                 self.s_free.push(NO_SLOT);
                 self.s_list.push(L_NONE);
                 self.s_next.push(NIL);
@@ -320,14 +337,18 @@ impl KmemCache {
             }
         };
         let su = s as usize;
-        self.s_frames[su * per..su * per + per].copy_from_slice(frames);
-        debug_assert!(!block || (frames[0] % per as Pfn == 0 && frames.windows(2).all(|w| w[1] == w[0] + 1)));
+        let n = frames.len();
+        self.s_frames[su * per..su * per + n].copy_from_slice(frames);
+        self.s_frames[su * per + n..su * per + per].fill(NIL);
+        debug_assert!(!block || (frames[0] % n as Pfn == 0 && frames.windows(2).all(|w| w[1] == w[0] + 1)));
         self.s_block[su] = block;
+        self.s_objs[su] = nobjs as u16;
+        self.total_objs += nobjs as u64;
         self.s_inuse[su] = 0;
         // The free list runs slot 0, 1, 2, ... (the order objects are handed out).
         let base = su * objs;
         for i in 0..objs {
-            self.obj_next[base + i] = if i + 1 < objs { (i + 1) as u16 } else { NO_SLOT };
+            self.obj_next[base + i] = if i + 1 < nobjs { (i + 1) as u16 } else { NO_SLOT };
         }
         self.s_free[su] = 0;
         s
@@ -585,6 +606,9 @@ impl Slabs {
                 let order = slub_calculate_order(size, self.nr_cpus);
                 let objs = (((PAGE_SIZE << order) as u32) / size).min(MAX_OBJS_PER_PAGE);
                 let mut c = KmemCache::new(name, object_size, size, a, flags, objs, order);
+                // calculate_sizes: s->min = oo_make(get_order(size), size).
+                c.min_order = get_order(size as u64).min(order);
+                c.min_objs = (((PAGE_SIZE << c.min_order) as u32) / size).clamp(1, MAX_OBJS_PER_PAGE);
                 // set_min_partial: ilog2(size) / 2 within [MIN_PARTIAL, MAX_PARTIAL].
                 c.min_partial = ((31 - size.leading_zeros()) / 2).clamp(MIN_PARTIAL, MAX_PARTIAL);
                 c
@@ -618,6 +642,7 @@ impl Slabs {
         }
         let r = &self.caches[root as usize];
         let mut c = KmemCache::new(&name, r.object_size, r.size, r.align, r.flags, r.objs_per_slab, r.order);
+        (c.min_order, c.min_objs) = (r.min_order, r.min_objs);
         c.min_partial = r.min_partial;
         c.tunables = r.tunables;
         c.free_limit = r.free_limit;
@@ -745,7 +770,7 @@ impl Slabs {
             return None;
         };
         let slot = k.take_slot(s);
-        if k.s_inuse[s as usize] as u32 == k.objs_per_slab {
+        if k.s_inuse[s as usize] == k.s_objs[s as usize] {
             k.list_del(s);
             k.list_add_tail(s, L_FULL);
         }
@@ -811,7 +836,8 @@ impl Slabs {
         debug_assert_eq!(k.s_inuse[s as usize], 0);
         k.list_del(s);
         k.desc_free.push(s);
-        SlabPages { frames: k.frames_of(s).to_vec(), block: k.s_block[s as usize] }
+        k.total_objs -= k.s_objs[s as usize] as u64;
+        SlabPages { frames: k.frames_of(s).iter().copied().filter(|&p| p != NIL).collect(), block: k.s_block[s as usize] }
     }
 
     /// Empty slabs the cache could give back: SLUB's empty partial slabs, SLAB's
@@ -859,10 +885,11 @@ impl Slabs {
                 let mut s = k.heads[l as usize];
                 while s != NIL {
                     let inuse = k.s_inuse[s as usize] as u32;
+                    let cap = k.s_objs[s as usize] as u32;
                     let ok = match l {
-                        L_FULL => inuse == k.objs_per_slab,
+                        L_FULL => inuse == cap,
                         L_FREE => inuse == 0,
-                        _ => inuse < k.objs_per_slab,
+                        _ => inuse < cap,
                     };
                     if !ok || k.s_list[s as usize] != l {
                         return Err(format!("{}: slab {s} with {inuse} objects on list {l}", k.name));
@@ -898,21 +925,27 @@ impl Mm {
         Some(self.slab.alloc_from_new_slab(c, &pages))
     }
 
-    /// 2^order frames for a new slab of `c`, owned by `KernelOwner::Slab(c)`: one block of
-    /// that order when the buddy lists have one, else frames one by one; None (and
-    /// nothing taken) when the free list cannot supply them.
+    /// The frames for a new slab of `c`, owned by `KernelOwner::Slab(c)`: one block of the
+    /// cache's order when the buddy lists have one, else (SLUB) a slab of its minimum
+    /// order, or (SLAB) the 2^order frames one by one; None (and nothing taken) when the
+    /// free list cannot supply them.
     fn take_slab_frames(&mut self, c: CacheId) -> Option<SlabPages> {
-        let (n, order) = {
+        let (n, order, min_order) = {
             let k = &self.slab.caches[c as usize];
-            (k.pages_per_slab(), k.order)
+            (k.pages_per_slab(), k.order, k.min_order)
         };
         if self.nr_free() < n {
             return None;
         }
         let owner = KernelOwner::Slab(self.slab.root_of(c));
+        let mt = self.kernel_migratetype(owner);
         if order > 0 {
-            if let Some(p) = self.take_typed_order(self.kernel_migratetype(owner), order) {
+            if let Some(p) = self.take_typed_order(mt, order) {
                 return Some(self.own_slab_block(p, n, owner));
+            }
+            if self.slab.allocator == SlabAllocator::Slub {
+                let p = self.take_typed_order(mt, min_order)?;
+                return Some(self.own_slab_block(p, 1 << min_order, owner));
             }
         }
         let mut v = Vec::with_capacity(n as usize);
@@ -1022,45 +1055,64 @@ impl Kernel {
         if let Some(h) = self.mm.slab.alloc_from_lists(c) {
             return Ok((h, owner));
         }
-        let (n, order, size_order) = {
+        let (n, order, min_order) = {
             let k = &self.mm.slab.caches[c as usize];
-            (k.pages_per_slab(), k.order, get_order(k.size as u64))
+            (k.pages_per_slab(), k.order, k.min_order)
         };
-        if cache_memcg != ROOT_MEMCG {
-            self.memcg_charge_slab(tid, cache_memcg, n, reclaimable)?;
-        }
         let slub = self.mm.slab.allocator == SlabAllocator::Slub;
         // SLUB's allocate_slab: "Let the initial higher-order allocation fail under memory
         // pressure so we fall-back to the minimum order allocation": the cache's order
         // first with __GFP_NORETRY and without __GFP_RECLAIM (no kswapd wake-up, no direct
-        // reclaim), which succeeds while the min watermark holds at that order.
-        let first = if slub && order > size_order { self.take_slab_block(c) } else { None };
+        // reclaim), which succeeds while the min watermark holds at that order; then s->min
+        // (the order of one object) through the allocator's full path: a slab of fewer
+        // objects. SLAB's kmem_getpages asks for the cache's order through the full path.
+        let try_first = slub && order > min_order;
+        let fallback = if slub { 1u64 << min_order } else { n };
+        if cache_memcg != ROOT_MEMCG {
+            self.memcg_charge_slab(tid, cache_memcg, if try_first { n } else { fallback }, reclaimable)?;
+        }
+        let first = if try_first { self.take_slab_block(c) } else { None };
         let pages = match first {
             Some(pages) => pages,
             None => {
+                if try_first && cache_memcg != ROOT_MEMCG {
+                    // memcg_charge_slab charges the order allocated.
+                    self.memcg_uncharge_slab(cache_memcg, n - fallback, reclaimable);
+                }
                 // A failed allocation gives the charges back (memcg_slab_post_alloc_hook,
                 // memcg_uncharge_slab).
-                if let Err(step) = self.alloc_pages_gate(tid, n) {
+                if let Err(step) = self.alloc_pages_gate(tid, fallback) {
                     self.obj_cgroup_uncharge(memcg, size, reclaimable);
-                    self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
+                    self.memcg_uncharge_slab(cache_memcg, fallback, reclaimable);
                     return Err(step);
                 }
-                // SLUB's fallback is s->min, the order of one object: order 0 for the
-                // caches modelled, whose objects are smaller than a page; the model keeps
-                // the cache's objects per slab and takes its 2^order frames one by one
-                // (not one slab of fewer objects). SLAB's kmem_getpages asks for the
-                // cache's order through the allocator's full path.
-                let Some(pages) = self.take_slab_frames(c, !slub) else {
+                let got = if slub { self.take_slab_min(c) } else { self.take_slab_frames(c) };
+                let Some(pages) = got else {
                     self.obj_cgroup_uncharge(memcg, size, reclaimable);
-                    self.memcg_uncharge_slab(cache_memcg, n, reclaimable);
+                    self.memcg_uncharge_slab(cache_memcg, fallback, reclaimable);
                     return Err(Step::Yield);
                 };
                 pages
             }
         };
-        self.vm.add(VmItem::PgallocNormal, n);
-        self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns * n);
+        let got = pages.frames.len() as u64;
+        self.vm.add(VmItem::PgallocNormal, got);
+        self.charge_sys(tid, self.machine.cpu_model.page_alloc_ns * got);
         Ok((self.mm.slab.alloc_from_new_slab(c, &pages), owner))
+    }
+
+    /// A slab of `c`'s minimum order (SLUB's s->min) through this CPU's lists: one frame,
+    /// or a block of that order.
+    fn take_slab_min(&mut self, c: CacheId) -> Option<SlabPages> {
+        let min_order = self.mm.slab.caches[c as usize].min_order;
+        let owner = KernelOwner::Slab(self.mm.slab.root_of(c));
+        let mt = self.mm.kernel_migratetype(owner);
+        let p = self.rmqueue_order(self.this_cpu(), mt, min_order)?;
+        if min_order == 0 {
+            self.mm.own_kernel_page(p, owner);
+            return Some(SlabPages { frames: vec![p], block: false });
+        }
+        Some(self.mm.own_slab_block(p, 1 << min_order, owner))
     }
 
     /// A block of the cache's order for a new slab of `c` when the min watermark (with
@@ -1088,17 +1140,18 @@ impl Kernel {
         self.kmem_cache_alloc(tid, c)
     }
 
-    /// 2^order frames for a new slab of `c`, owned by `KernelOwner::Slab(c)`: with
-    /// `block`, one block of that order when the watermark at that order holds
-    /// (`take_slab_block`); else frames one by one through this CPU's lists. None (and
-    /// nothing taken) when the free pages cannot supply them.
-    fn take_slab_frames(&mut self, c: CacheId, block: bool) -> Option<SlabPages> {
+    /// SLAB's 2^order frames for a new slab of `c`, owned by `KernelOwner::Slab(c)`: one
+    /// block of that order when the watermark at that order holds (`take_slab_block`);
+    /// else frames one by one through this CPU's lists (the model's stand-in for
+    /// kmem_getpages' reclaim at that order). None (and nothing taken) when the free pages
+    /// cannot supply them.
+    fn take_slab_frames(&mut self, c: CacheId) -> Option<SlabPages> {
         let k = &self.mm.slab.caches[c as usize];
         let (n, order) = (k.pages_per_slab(), k.order);
         if self.mm.nr_free() < n {
             return None;
         }
-        if block && order > 0 {
+        if order > 0 {
             if let Some(pages) = self.take_slab_block(c) {
                 return Some(pages);
             }

@@ -487,8 +487,9 @@ fn six_x_per_cpu_lists_keep_blocks_of_orders_1_to_3() {
     }
 }
 
-/// Without a free block of the slab's order, SLUB falls back to frames taken one by one
-/// (its minimum order); with one, the slab takes it.
+/// Without a free block of the slab's order, SLUB falls back to a slab of its minimum
+/// order (s->min: one page of 3 objects of 1,128 bytes, where the order-3 slab holds 29);
+/// with one, the slab takes it.
 #[test]
 fn slub_falls_back_below_its_order_when_no_block_is_free() {
     use super::pageblock::MigrateType;
@@ -512,8 +513,19 @@ fn slub_falls_back_below_its_order_when_no_block_is_free() {
     let h = k.kmem_cache_alloc(t, c).expect("single frames are free");
     let p = k.mm.slab.pfn_of(h);
     let frames: Vec<_> = (0..1 << order).filter(|&i| k.mm.kernel_owner(p + i) == KernelOwner::Slab(c)).collect();
-    assert_eq!(frames, vec![0], "frames one by one, not a block: {frames:?}");
-    assert_eq!(k.mm.kernel.count(KernelOwner::Slab(c)), 1 << order);
+    assert_eq!(frames, vec![0], "one frame, not a block: {frames:?}");
+    assert_eq!(k.mm.kernel.count(KernelOwner::Slab(c)), 1, "a slab of order 0");
+    let min_objs = k.mm.slab.cache(c).min_objs;
+    assert_eq!((k.mm.slab.cache(c).min_order, min_objs), (0, 3));
+    assert_eq!(k.mm.slab.counts(c), SlabCounts { active_objs: 1, num_objs: 3, active_slabs: 1, num_slabs: 1 });
+    // Its objects used up, the next slab is another one of order 0.
+    let more: Vec<_> = (0..min_objs).map(|_| k.kmem_cache_alloc(t, c).unwrap()).collect();
+    assert_eq!(k.mm.slab.counts(c).num_slabs, 2);
+    assert_eq!(k.mm.kernel.count(KernelOwner::Slab(c)), 2);
+    for h in more {
+        k.kmem_cache_free(h);
+    }
+    k.mm.slab.check().unwrap();
     // Give the frames back: the next slab is one block.
     for q in held {
         k.mm.put_free(q);
