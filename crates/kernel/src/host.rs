@@ -12,8 +12,9 @@
 //!   per page (`tree_bytes`). With swap configured, swap-backed pages in the swap cache also
 //!   have an entry in their mapping's swap-cache tree (as much again);
 //! * swap: the swap map's u32 state and u64 owner per slot, a u16 compressed size per zram slot
-//!   (`mm::swapfile::SwapMap`), the stack of freed slots (a u32 each, up to 8 B), and the
-//!   swapped-out page's swap entry in its mapping's tree (dense: as a page);
+//!   (`mm::swapfile::SwapMap`), the stack of freed slots (a u32 each, up to 8 B), the
+//!   swapped-out page's swap entry in its mapping's tree (dense: as a page), and the counts
+//!   that stand for the swap cache's own trees (`mm::swapper_space`, 0.3 B per slot);
 //! * memory cgroups, when a run uses them: the page -> lruvec table (`mm::page`,
 //!   folio_lruvec), a u16 per page frame, allocated when the first page is charged to a
 //!   cgroup (`estimate_with_cgroups`);
@@ -52,6 +53,9 @@ pub fn tree_bytes(entries: u64) -> u64 {
 /// up to twice its length); zram adds a u16 compressed size.
 pub const SWAP_MAP_BYTES_PER_SLOT: u64 = 4 + 8 + 8;
 pub const ZRAM_BYTES_PER_SLOT: u64 = 2;
+/// The swap cache's trees as counts (`mm::swapper_space`): two bits per slot (an entry, a
+/// page) and two bytes per leaf of 64 slots; the levels above are 1/64 of that and less.
+pub const SWAPPER_BYTES_PER_64_SLOTS: u64 = 2 * 8 + 2 + 1;
 /// What a run needs whatever the machine's size: the Python interpreter and the extension,
 /// the model's small tables and a short run's series. Measured: `memtwin run` of `free -m`
 /// on a 64M machine peaks at 20 MB resident (`/usr/bin/time -v`); rounded up.
@@ -119,7 +123,10 @@ pub fn estimate(machine: &Machine) -> HostEstimate {
     for s in &machine.swaps {
         let slots = (s.size_bytes / PAGE_SIZE).saturating_sub(1);
         let per = SWAP_MAP_BYTES_PER_SLOT + if matches!(s.kind, SwapKind::Zram { .. }) { ZRAM_BYTES_PER_SLOT } else { 0 };
-        swap = swap.saturating_add(slots.saturating_mul(per)).saturating_add(tree_bytes(slots));
+        swap = swap
+            .saturating_add(slots.saturating_mul(per))
+            .saturating_add(tree_bytes(slots))
+            .saturating_add(slots.div_ceil(64).saturating_mul(SWAPPER_BYTES_PER_64_SLOTS));
     }
     let page_index = tree_bytes(frames).saturating_mul(if has_swap { 2 } else { 1 });
     HostEstimate {

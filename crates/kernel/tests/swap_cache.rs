@@ -214,3 +214,60 @@ fn slot_caches_take_and_return_slots_in_batches_of_64() {
         });
     }
 }
+
+/// The swap cache's own trees (mm/swapper_space.rs) and their radix_tree_node objects, after
+/// 64 pages went out to slots at offsets 1..64 and pages F and R came back: on 6.x the
+/// evicted pages' shadow entries stay in the tree (a leaf for offsets 1-63 with the two
+/// pages, a shadow-only leaf for offset 64, a root: 3 nodes, the shadow-only leaf not on the
+/// shadow-node list before 6.3);
+/// on 5.4 and 2.6.39 only the swap-cache pages have entries (F and R; 2.6.39's cluster
+/// readahead brings offsets 1-7): one leaf, as offsets below 64 need no node above it.
+/// When the task exits its slots are freed and the nodes go.
+#[test]
+fn the_swap_cache_trees_hold_pages_and_since_5_9_shadows() {
+    for (profile, cached, nodes, shadow_leaves) in [("linux-6.x", 2, 3, 1), ("linux-5.4", 2, 1, 0), ("linux-2.6.39", 7, 1, 0)] {
+        let mut k = boot(profile, SETS);
+        let radix = k.mm.slab.find("radix_tree_node").expect("the cache");
+        let before = std::rc::Rc::new(std::cell::Cell::new(0u64));
+        let seen = before.clone();
+        let mut phase = 0;
+        let mut m = 0;
+        run(&mut k, move |k, me| {
+            phase += 1;
+            match phase {
+                1 => {
+                    m = k.anon_mapping(me);
+                    for i in 0..N {
+                        k.touch(me, m, i, true).expect("free memory");
+                    }
+                    reclaim_until(k, m, |k| k.vm.get(VmItem::Pswpout) >= N);
+                    Some(Step::SleepUntil { t: k.now + NS_PER_SEC, io: false })
+                }
+                2 => {
+                    reclaim_until(k, m, |k| (0..N).all(|i| matches!(k.mm.slot(m, i), Slot::Swap(_))));
+                    match k.touch(me, m, F, false) {
+                        Err(step) => Some(step),
+                        Ok(()) => Some(Step::Cpu { user: 0, sys: 0 }),
+                    }
+                }
+                3 => {
+                    k.touch(me, m, F, false).expect("swapped in");
+                    let in_cache = (0..N).filter(|&i| k.mm.swap_cache_slot(m, i).is_some()).count();
+                    assert_eq!(in_cache, cached, "{profile}: pages in the swap cache");
+                    assert_eq!(k.mm.swapper.nodes(), nodes, "{profile}: nodes of the swap cache's trees");
+                    assert_eq!(k.mm.swapper.shadow_leaves(), shadow_leaves, "{profile}: shadow-only leaves");
+                    // Before 6.3 they are not on the shadow-node list (workingset_nodes).
+                    assert_eq!(k.mm.shadow_nodes(), 0, "{profile}: workingset_nodes");
+                    seen.set(k.mm.slab.counts(radix).active_objs);
+                    None
+                }
+                _ => None,
+            }
+        });
+        // The settle after the exit's event gave the objects back.
+        assert_eq!(k.mm.swapper.nodes(), 0, "{profile}: the exit freed every slot and its entry");
+        k.check_radix_invariants().unwrap();
+        let after = k.mm.slab.counts(radix).active_objs;
+        assert!(before.get() >= after + nodes, "{profile}: {} objects with the swap cache's nodes, {after} after", before.get());
+    }
+}

@@ -75,6 +75,7 @@ impl Kernel {
                 space.nr_swapped -= 1;
                 self.mm.set_swap_cache_slot(m, index, Some(slot));
                 if let Some(shadow) = self.swap_shadow(slot) {
+                    self.clear_swap_shadow(slot);
                     active |= self.workingset_refault(p, shadow, file);
                 }
             }

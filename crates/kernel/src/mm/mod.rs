@@ -28,6 +28,7 @@ pub mod split_reclaim;
 pub mod swap;
 pub mod swap_state;
 pub mod swapfile;
+pub mod swapper_space;
 pub mod util;
 pub mod vmscan;
 pub mod vmscan_memcg;
@@ -401,6 +402,8 @@ pub struct Mm {
     pub kernel: KernelPages,
     /// Per-slot swap state (swap_map).
     pub swap_map: swapfile::SwapMap,
+    /// The swap cache's trees, counted for their nodes (mm/swapper_space.rs).
+    pub swapper: swapper_space::SwapperSpaces,
     /// Managed pages (MemTotal).
     pub managed: u64,
     pub wmark: Watermarks,
@@ -488,6 +491,7 @@ impl Mm {
             free_lruvec_ids: Vec::new(),
             kernel,
             swap_map: Default::default(),
+            swapper: Default::default(),
             managed,
             wmark,
             mappings,
@@ -844,6 +848,15 @@ impl Mm {
         }
         let s = &mut self.mappings[m as usize];
         let old = s.swap_cache.store(&mut self.xa, index, slot.map_or(0, |x| x + 1));
+        // The swap cache's own tree: the page's entry moves to its slot (a slot left keeps
+        // the shadow it may have).
+        if old != 0 && Some(old - 1) != slot {
+            let shadow = self.swap_map.has_shadow(old - 1);
+            self.swapper.set_page(old - 1, false, shadow);
+        }
+        if let Some(x) = slot {
+            self.swapper.set_page(x, true, false);
+        }
         match (old != 0, slot.is_some()) {
             (false, true) => {
                 s.nr_swapcache += 1;
@@ -860,7 +873,9 @@ impl Mm {
     pub fn next_swap_cache(&self, m: u32, from: u64) -> Option<(u64, u32)> {
         self.mappings[m as usize].swap_cache.find(&self.xa, from, u64::MAX).map(|(i, s)| (i, s - 1))
     }
-    /// Leaves of the page-cache trees that hold only shadow entries (workingset_nodes).
+    /// Leaves of the page-cache trees that hold only shadow entries (workingset_nodes). The
+    /// swap cache's shadow-only leaves join the list only from 6.3 ("swap_state: update
+    /// shadow_nodes for anonymous page"); every profile here is older (6.x follows 6.1).
     pub fn shadow_nodes(&self) -> u64 {
         self.xa.shadow_nodes()
     }
@@ -1154,6 +1169,12 @@ impl Mm {
         let swapcache: u64 = self.mappings.iter().filter(|m| m.live).map(|m| m.nr_swapcache).sum();
         if swapcache != self.nr_swapcache {
             return Err(format!("{swapcache} swap-cache pages in the mappings but {} counted", self.nr_swapcache));
+        }
+        if self.swapper.layout() != swapper_space::SwapperLayout::NoTree && self.swapper.nr_pages() != self.nr_swapcache {
+            return Err(format!("{} swap-cache pages in the swap cache's trees but {} counted", self.swapper.nr_pages(), self.nr_swapcache));
+        }
+        if self.swap_map.state.len() <= 1 << 16 {
+            self.swapper.check()?;
         }
         let shmem = self.mappings.iter().filter(|m| m.live && m.kind == MappingKind::Shmem).count();
         if shmem != self.shmem_ids.len() {

@@ -20,8 +20,9 @@
 //! uncharged from it when freed (from its parent once it is removed); a charge that would
 //! go over the cgroup's limit is owed and taken with the cgroup's next charge by a task,
 //! which reclaims for it (the kernel's inserting task reclaims first). 5.x's charge (through the cgroup's copy of the
-//! cache) is not modelled, nor are the nodes of the swap cache (a tree per 64 MiB of swap
-//! space, by swap offset: the model indexes its swap cache per mapping instead).
+//! cache) is not modelled. The swap cache's trees (by swap slot, where the model indexes its
+//! swap cache per mapping) are counted apart (`mm::swapper_space`); their nodes are objects of
+//! the same cache, nobody's cgroup's.
 //!
 //! Measured on this host's 6.18 kernel (ext4, a v1 memory cgroup, `validation/manual/
 //! radix-tree-6.18/`): reading 5,000 one-page files added no object, 5,000 two-page files
@@ -32,6 +33,7 @@
 
 use super::memcontrol::{MemcgId, ObjCharge, ROOT_MEMCG};
 use super::slab::ObjPool;
+use super::swapper_space::SwapperLayout;
 use super::MappingKind;
 use crate::Kernel;
 
@@ -59,6 +61,15 @@ impl Kernel {
     /// The cache page-cache tree nodes come from (None on 2.4).
     pub(crate) fn radix_tree_init(&mut self) {
         self.radix = RadixNodes { pool: ObjPool::new(self.mm.slab.find("radix_tree_node")), ..Default::default() };
+        // The swap cache's trees (mm/swapper_space.rs): by era, and whether evicted
+        // swap-backed pages leave shadows in them (5.9+).
+        let layout = match self.machine.kernel {
+            memtwin_machine::KernelProfile::Linux24 => SwapperLayout::NoTree,
+            memtwin_machine::KernelProfile::Linux2639 => SwapperLayout::OneTree,
+            _ => SwapperLayout::Trunks,
+        };
+        let layout = if self.radix.pool.cache.is_some() { layout } else { SwapperLayout::NoTree };
+        self.mm.swapper.configure(layout, self.profile.anon_workingset);
     }
 
     /// Slab pages the nodes of a file cached whole from index 0 to `n` - 1 take (the idle
@@ -84,6 +95,12 @@ impl Kernel {
     pub(crate) fn radix_tree_settle(&mut self) {
         let mut v = std::mem::take(&mut self.radix.scratch);
         self.mm.xa.take_charges(&mut v);
+        // The swap cache's trees are not accounted to a cgroup (init_swap_address_space
+        // has no XA_FLAGS_ACCOUNT).
+        let swap = self.mm.swapper.take_delta();
+        if swap != 0 {
+            v.push((ROOT_MEMCG, swap));
+        }
         if v.is_empty() && self.radix.short.is_empty() {
             self.radix.scratch = v;
             return;
@@ -125,8 +142,9 @@ impl Kernel {
         }
         let short: i64 = self.radix.short.iter().map(|&(_, d)| d).sum();
         let active = self.mm.slab.counts(c).active_objs;
-        if active as i64 + short != sum as i64 {
-            return Err(format!("radix_tree_node holds {active} objects ({short} short), the trees {sum} nodes"));
+        let swap = self.mm.swapper.nodes();
+        if active as i64 + short != (sum + swap) as i64 {
+            return Err(format!("radix_tree_node holds {active} objects ({short} short), the page-cache trees {sum} nodes and the swap cache's {swap}"));
         }
         Ok(())
     }

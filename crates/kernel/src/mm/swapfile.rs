@@ -51,6 +51,14 @@ pub struct SwapMap {
     pub owner: Vec<u64>,
 }
 
+impl SwapMap {
+    /// The slot is in use and keeps the workingset shadow of the page evicted to it.
+    #[inline]
+    pub fn has_shadow(&self, slot: u32) -> bool {
+        self.state.get(slot as usize).is_some_and(|&st| st & !IN_USE != 0)
+    }
+}
+
 /// `SwapMap::owner` of a slot whose page cannot be recorded.
 pub const NO_OWNER: u64 = u64::MAX;
 
@@ -126,6 +134,7 @@ impl Kernel {
         let oom = |e: std::collections::TryReserveError| format!("cannot allocate the swap map for {pages} slots: {e}");
         self.mm.swap_map.state.try_reserve_exact(pages as usize).map_err(oom)?;
         self.mm.swap_map.state.resize(start as usize + pages as usize, 0);
+        self.mm.swapper.add_area(start, pages);
         self.mm.swap_map.owner.try_reserve_exact(pages as usize).map_err(oom)?;
         self.mm.swap_map.owner.resize(start as usize + pages as usize, NO_OWNER);
         if matches!(kind, AreaKind::Zram { .. }) {
@@ -291,6 +300,7 @@ impl Kernel {
         if self.profile.swap_slots_cache && self.swap.slot_cache_active {
             // The workingset shadow goes with the swap cache entry; the slot stays allocated.
             self.mm.swap_map.state[slot as usize] = IN_USE;
+            self.mm.swapper.set_shadow(slot, false);
             let cpu = self.swap_slots_cpu();
             if self.swap.slot_caches[cpu].slots_ret.len() >= SWAP_SLOTS_CACHE_SIZE {
                 let batch = std::mem::take(&mut self.swap.slot_caches[cpu].slots_ret);
@@ -315,6 +325,8 @@ impl Kernel {
             return;
         }
         *st = 0;
+        // swap_range_free -> clear_shadow_from_swap_cache (5.9+).
+        self.mm.swapper.set_shadow(slot, false);
         self.memcg_uncharge_swap(slot);
         let ai = self.area_of(slot);
         self.swap.areas[ai].used -= 1;
@@ -338,6 +350,15 @@ impl Kernel {
     }
     pub fn set_swap_shadow(&mut self, slot: u32, shadow: u32) {
         self.mm.swap_map.state[slot as usize] = IN_USE | (shadow & !IN_USE);
+        self.mm.swapper.set_shadow(slot, shadow & !IN_USE != 0);
+    }
+    /// A page swapped in takes its slot's entry in the swap cache: the shadow is gone
+    /// (add_to_swap_cache returns it to the caller for workingset_refault).
+    pub fn clear_swap_shadow(&mut self, slot: u32) {
+        if self.mm.swap_map.has_shadow(slot) {
+            self.mm.swap_map.state[slot as usize] = IN_USE;
+            self.mm.swapper.set_shadow(slot, false);
+        }
     }
 
     /// zram stores a page: compressed size by content (same-filled pages are a marker).
