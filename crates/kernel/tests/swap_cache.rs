@@ -60,8 +60,9 @@ fn reclaim_until(k: &mut Kernel, m: u32, done: impl Fn(&Kernel) -> bool) {
 const SETS: &[&str] = &["boot_anon=0"];
 
 /// Fault in N anonymous pages, swap them all out and let the writes complete; then fault
-/// page F back in (a read) and hand the kernel and mapping to `check`.
-fn swapped_in(profile: &str, sets: &[&str], check: impl FnMut(&mut Kernel, TaskId, u32) + 'static) {
+/// page F back in (a read) and hand the kernel and mapping to `check`. Returns the kernel
+/// once the task has exited.
+fn swapped_in(profile: &str, sets: &[&str], check: impl FnMut(&mut Kernel, TaskId, u32) + 'static) -> Kernel {
     let mut k = boot(profile, sets);
     let mut phase = 0;
     let mut m = 0;
@@ -94,6 +95,7 @@ fn swapped_in(profile: &str, sets: &[&str], check: impl FnMut(&mut Kernel, TaskI
             _ => None,
         }
     });
+    k
 }
 
 /// do_swap_page: after a read fault the page stays in the swap cache with its slot
@@ -226,48 +228,21 @@ fn slot_caches_take_and_return_slots_in_batches_of_64() {
 #[test]
 fn the_swap_cache_trees_hold_pages_and_since_5_9_shadows() {
     for (profile, cached, nodes, shadow_leaves) in [("linux-6.x", 2, 3, 1), ("linux-5.4", 2, 1, 0), ("linux-2.6.39", 7, 1, 0)] {
-        let mut k = boot(profile, SETS);
-        let radix = k.mm.slab.find("radix_tree_node").expect("the cache");
         let before = std::rc::Rc::new(std::cell::Cell::new(0u64));
         let seen = before.clone();
-        let mut phase = 0;
-        let mut m = 0;
-        run(&mut k, move |k, me| {
-            phase += 1;
-            match phase {
-                1 => {
-                    m = k.anon_mapping(me);
-                    for i in 0..N {
-                        k.touch(me, m, i, true).expect("free memory");
-                    }
-                    reclaim_until(k, m, |k| k.vm.get(VmItem::Pswpout) >= N);
-                    Some(Step::SleepUntil { t: k.now + NS_PER_SEC, io: false })
-                }
-                2 => {
-                    reclaim_until(k, m, |k| (0..N).all(|i| matches!(k.mm.slot(m, i), Slot::Swap(_))));
-                    match k.touch(me, m, F, false) {
-                        Err(step) => Some(step),
-                        Ok(()) => Some(Step::Cpu { user: 0, sys: 0 }),
-                    }
-                }
-                3 => {
-                    k.touch(me, m, F, false).expect("swapped in");
-                    let in_cache = (0..N).filter(|&i| k.mm.swap_cache_slot(m, i).is_some()).count();
-                    assert_eq!(in_cache, cached, "{profile}: pages in the swap cache");
-                    assert_eq!(k.mm.swapper.nodes(), nodes, "{profile}: nodes of the swap cache's trees");
-                    assert_eq!(k.mm.swapper.shadow_leaves(), shadow_leaves, "{profile}: shadow-only leaves");
-                    // Before 6.3 they are not on the shadow-node list (workingset_nodes).
-                    assert_eq!(k.mm.shadow_nodes(), 0, "{profile}: workingset_nodes");
-                    seen.set(k.mm.slab.counts(radix).active_objs);
-                    None
-                }
-                _ => None,
-            }
+        let k = swapped_in(profile, SETS, move |k, _me, m| {
+            let in_cache = (0..N).filter(|&i| k.mm.swap_cache_slot(m, i).is_some()).count();
+            assert_eq!(in_cache, cached, "{profile}: pages in the swap cache");
+            assert_eq!(k.mm.swapper.nodes(), nodes, "{profile}: nodes of the swap cache's trees");
+            assert_eq!(k.mm.swapper.shadow_leaves(), shadow_leaves, "{profile}: shadow-only leaves");
+            // Before 6.3 they are not on the shadow-node list (workingset_nodes).
+            assert_eq!(k.mm.shadow_nodes(), 0, "{profile}: workingset_nodes");
+            seen.set(k.mm.slab.counts(k.mm.slab.find("radix_tree_node").unwrap()).active_objs);
         });
         // The settle after the exit's event gave the objects back.
         assert_eq!(k.mm.swapper.nodes(), 0, "{profile}: the exit freed every slot and its entry");
         k.check_radix_invariants().unwrap();
-        let after = k.mm.slab.counts(radix).active_objs;
+        let after = k.mm.slab.counts(k.mm.slab.find("radix_tree_node").unwrap()).active_objs;
         assert!(before.get() >= after + nodes, "{profile}: {} objects with the swap cache's nodes, {after} after", before.get());
     }
 }
