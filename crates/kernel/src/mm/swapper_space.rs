@@ -288,24 +288,29 @@ impl SwapperSpaces {
     /// then one node per area and level while the areas' prefixes differ, then the nodes
     /// they share, up to the root of the height the largest index needs.
     fn one_tree_nodes(&self) -> u64 {
-        let used: Vec<(u64, &AreaCounts)> =
-            self.areas.iter().enumerate().filter(|(_, a)| a.entries > 0).map(|(t, a)| ((t as u64) << SWP_TYPE_SHIFT, a)).collect();
-        let Some(&(top_base, top)) = used.last() else { return 0 };
-        // The largest index is in the last area's highest non-empty leaf. Every index of a
-        // leaf needs the same height (the bounds 64^h are multiples of 64), except index
-        // 0, which is an area's header and never holds an entry.
-        let max_leaf = top.counts[0].iter().rposition(|&c| c > 0).unwrap_or(0) as u64;
-        let h = height_for(top_base | max_leaf << XA_CHUNK_SHIFT | 1);
+        let Some(top) = self.areas.iter().rposition(|a| a.entries > 0) else { return 0 };
+        let h = if top == 0 {
+            // The first area alone: the height its largest offset needs, found as the
+            // lowest level whose only non-empty node is the first (offset 0 is the area's
+            // header and never holds an entry, so a lone leaf 0 still needs its node).
+            let a = &self.areas[0];
+            (0..DENSE_LEVELS).find(|&l| a.nonempty[l] == (a.counts[l][0] > 0) as u64).map_or(DENSE_LEVELS as u32 + 1, |l| l as u32 + 1)
+        } else {
+            // Offsets are below 2^32: the area's type bits set the height.
+            height_for((top as u64) << SWP_TYPE_SHIFT | 1)
+        };
         let mut nodes = 0;
         for l in 0..h {
             let shift = XA_CHUNK_SHIFT * (l + 1);
-            if (l as usize) < DENSE_LEVELS {
-                // Areas' nodes at this level are disjoint (their prefixes differ below bit 59).
-                nodes += used.iter().map(|(_, a)| a.nonempty[l as usize]).sum::<u64>();
-            } else {
-                // One node per distinct prefix of the areas in use.
-                let mut prev = None;
-                for &(base, _) in &used {
+            let mut prev = None;
+            for (t, a) in self.areas.iter().enumerate().filter(|(_, a)| a.entries > 0) {
+                if (l as usize) < DENSE_LEVELS {
+                    // Areas' nodes at this level are disjoint (their prefixes differ below
+                    // bit 59).
+                    nodes += a.nonempty[l as usize];
+                } else {
+                    // One node per distinct prefix of the areas in use (in type order).
+                    let base = (t as u64) << SWP_TYPE_SHIFT;
                     let g = if shift >= 64 { 0 } else { base >> shift };
                     if prev != Some(g) {
                         nodes += 1;
