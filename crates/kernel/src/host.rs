@@ -36,6 +36,49 @@ use crate::mm::xarray::{NODE_BYTES, XA_CHUNK_SIZE};
 use crate::mm::PAGE_SIZE;
 use memtwin_machine::{Machine, SwapKind};
 
+/// A type for which all-zero bytes are a valid value (plain integers and records of them):
+/// what `try_zeroed_vec` may hand out without writing it.
+///
+/// # Safety
+/// Implement only for types whose every field is an integer (no references, no enums with
+/// invalid zero values, no padding-sensitive invariants).
+pub unsafe trait ZeroValid: Copy {}
+// SAFETY: plain integers.
+unsafe impl ZeroValid for u16 {}
+unsafe impl ZeroValid for u32 {}
+unsafe impl ZeroValid for u64 {}
+
+/// `n` zeros, as `vec![0; n]` makes them (calloc: a large zeroed block comes from fresh
+/// pages that the host commits only when first written, so a table sized for the machine
+/// costs nothing until it is used), but failing with an error instead of aborting when the
+/// host cannot hold it.
+pub fn try_zeroed_vec<T: ZeroValid>(n: usize) -> Result<Vec<T>, String> {
+    let layout = std::alloc::Layout::array::<T>(n).map_err(|e| e.to_string())?;
+    if layout.size() == 0 {
+        return Ok(Vec::new());
+    }
+    // SAFETY: the layout has a non-zero size; a non-null result is a zeroed block of `n`
+    // values of T (all-zero is a valid T: ZeroValid) from the global allocator with exactly
+    // this layout, which is what Vec::from_raw_parts requires (length = capacity = n).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if p.is_null() {
+        return Err(format!("memory allocation of {} bytes failed", layout.size()));
+    }
+    Ok(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
+/// Grow `v` to `len` values, the new ones zero, without writing them: a new zeroed block
+/// (`try_zeroed_vec`) with the old values copied to its start.
+pub fn try_grow_zeroed<T: ZeroValid>(v: &mut Vec<T>, len: usize) -> Result<(), String> {
+    if len <= v.len() {
+        return Ok(());
+    }
+    let mut grown = try_zeroed_vec::<T>(len)?;
+    grown[..v.len()].copy_from_slice(v);
+    *v = grown;
+    Ok(())
+}
+
 /// Host bytes of the radix-tree nodes holding `entries` entries at consecutive indices (a
 /// leaf per 64 entries, a node per 64 nodes on each level above), plus one arena chunk of
 /// 64 nodes allocated ahead.
@@ -219,5 +262,20 @@ mod tests {
     fn available_reads_this_host() {
         let (bytes, src) = available().expect("/proc/meminfo is readable on Linux");
         assert!(bytes > 0, "{src}");
+    }
+
+    #[test]
+    fn zeroed_tables_grow_keeping_their_values_and_fail_without_aborting() {
+        let mut v = try_zeroed_vec::<u32>(3).unwrap();
+        assert_eq!(v, [0, 0, 0]);
+        v[1] = 7;
+        try_grow_zeroed(&mut v, 6).unwrap();
+        assert_eq!(v, [0, 7, 0, 0, 0, 0]);
+        // Shrinking is not growing: left as it is.
+        try_grow_zeroed(&mut v, 2).unwrap();
+        assert_eq!(v.len(), 6);
+        assert!(try_zeroed_vec::<u64>(0).unwrap().is_empty());
+        // Larger than an allocation may be: an error, not an abort.
+        assert!(try_zeroed_vec::<u64>(usize::MAX / 4).is_err());
     }
 }

@@ -842,9 +842,7 @@ impl Mm {
     /// Record (or with None, forget) the swap slot of the swap-cache page at `index`.
     pub fn set_swap_cache_slot(&mut self, m: u32, index: u64, slot: Option<u32>) {
         if let Some(x) = slot {
-            if let Some(o) = self.swap_map.owner.get_mut(x as usize) {
-                *o = if index >> 32 == 0 { (m as u64) << 32 | index } else { swapfile::NO_OWNER };
-            }
+            self.swap_map.set_owner(x, if index >> 32 == 0 { (m as u64) << 32 | index } else { swapfile::NO_OWNER });
         }
         let s = &mut self.mappings[m as usize];
         let old = s.swap_cache.store(&mut self.xa, index, slot.map_or(0, |x| x + 1));

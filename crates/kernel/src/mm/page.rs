@@ -124,6 +124,8 @@ struct Frame {
     idx: u32,
 }
 const _: () = assert!(std::mem::size_of::<Frame>() == Pages::HOST_BYTES_PER_PAGE);
+// SAFETY: four u32s; an all-zero frame is one on no list, of no mapping.
+unsafe impl crate::host::ZeroValid for Frame {}
 
 /// The frame table. List heads are extra frames past the last real one (sentinels).
 pub struct Pages {
@@ -165,25 +167,11 @@ impl Pages {
     /// by their lists, and a frame gets its links when it is first put on a list.
     pub fn try_new(nr: u32, sentinels: u32) -> Result<Pages, String> {
         let total = nr as usize + sentinels as usize;
-        let layout = std::alloc::Layout::array::<Frame>(total).map_err(|e| e.to_string())?;
-        let f = if layout.size() == 0 {
-            Vec::new()
-        } else {
-            // Zeroed without touching the memory (calloc: the host commits pages as frames
-            // are first written), as `vec![0; n]` does, but failing instead of aborting.
-            // SAFETY: the layout has a non-zero size; a non-null result is a zeroed block of
-            // `total` Frames (plain u32s, for which all-zero is a valid value) from the
-            // global allocator with exactly this layout, which is what Vec::from_raw_parts
-            // requires (length = capacity = total).
-            let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut Frame;
-            if p.is_null() {
-                return Err(format!("memory allocation of {} bytes failed", layout.size()));
-            }
-            let f = unsafe { Vec::from_raw_parts(p, total, total) };
-            // Frames are touched at random (LRU neighbours, page-cache hits): huge host pages.
-            super::xarray::advise_hugepages(&f);
-            f
-        };
+        // Zeroed without touching the memory: the host commits pages as frames are first
+        // written.
+        let f = crate::host::try_zeroed_vec::<Frame>(total)?;
+        // Frames are touched at random (LRU neighbours, page-cache hits): huge host pages.
+        super::xarray::advise_hugepages(&f);
         Ok(Pages { f, high: Default::default(), lruvec: Vec::new(), nr })
     }
     pub fn nr(&self) -> u32 {

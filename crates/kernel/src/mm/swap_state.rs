@@ -418,10 +418,7 @@ impl Kernel {
         // is that slot): __read_swap_cache_async reads it into the swap cache; a slot that
         // is free or whose page is in memory is skipped.
         let out_there = |k: &Kernel, s: u32| -> Option<(u32, u64)> {
-            let o = *k.mm.swap_map.owner.get(s as usize)?;
-            if o == super::swapfile::NO_OWNER {
-                return None;
-            }
+            let o = k.mm.swap_map.owner(s)?;
             let (om, oi) = ((o >> 32) as u32, o & 0xffff_ffff);
             let live = (om as usize) < k.mm.mappings.len() && k.mm.mappings[om as usize].live;
             (live && k.mm.slot(om, oi) == Slot::Swap(s)).then_some((om, oi))

@@ -45,10 +45,12 @@ pub struct SwapMap {
     pub state: Vec<u32>,
     pub zsize: Vec<u16>,
     /// The page each slot was last given to, (mapping, index) packed as mapping << 32 |
-    /// index (`NO_OWNER` for an index past 32 bits): what swap_cluster_readahead finds at a
-    /// slot (the kernel reads the slot and looks the page up by its swap entry). Checked
-    /// against the mapping's entry before use: a freed slot keeps a stale owner.
-    pub owner: Vec<u64>,
+    /// index, stored inverted so that a slot never given out holds 0 (the map is allocated
+    /// zeroed, its memory untouched until used): read and written through `owner` and
+    /// `set_owner`. What swap_cluster_readahead finds at a slot (the kernel reads the slot
+    /// and looks the page up by its swap entry). Checked against the mapping's entry before
+    /// use: a freed slot keeps a stale owner.
+    owner: Vec<u64>,
 }
 
 impl SwapMap {
@@ -56,6 +58,18 @@ impl SwapMap {
     #[inline]
     pub fn has_shadow(&self, slot: u32) -> bool {
         self.state.get(slot as usize).is_some_and(|&st| st & !IN_USE != 0)
+    }
+    /// The page slot `slot` was last given to, packed (mapping << 32 | index), if known.
+    #[inline]
+    pub fn owner(&self, slot: u32) -> Option<u64> {
+        self.owner.get(slot as usize).map(|&o| !o).filter(|&o| o != NO_OWNER)
+    }
+    /// Record the page given slot `slot` (`NO_OWNER` when it cannot be packed).
+    #[inline]
+    pub fn set_owner(&mut self, slot: u32, packed: u64) {
+        if let Some(o) = self.owner.get_mut(slot as usize) {
+            *o = !packed;
+        }
     }
 }
 
@@ -130,16 +144,16 @@ impl Kernel {
         if start as u64 + pages >= super::MAX_SWAP_SLOTS {
             return Err("swap space larger than 2 TiB is not modelled".into());
         }
-        // A host that cannot hold the swap map is an error, not an abort.
-        let oom = |e: std::collections::TryReserveError| format!("cannot allocate the swap map for {pages} slots: {e}");
-        self.mm.swap_map.state.try_reserve_exact(pages as usize).map_err(oom)?;
-        self.mm.swap_map.state.resize(start as usize + pages as usize, 0);
+        // A host that cannot hold the swap map is an error, not an abort. The map grows
+        // zeroed and untouched (a free slot with no owner is all zeros): a machine with a
+        // large swap area costs the host memory only for the slots it uses.
+        let oom = |e: String| format!("cannot allocate the swap map for {pages} slots: {e}");
+        let end = start as usize + pages as usize;
+        crate::host::try_grow_zeroed(&mut self.mm.swap_map.state, end).map_err(oom)?;
         self.mm.swapper.add_area(start, pages);
-        self.mm.swap_map.owner.try_reserve_exact(pages as usize).map_err(oom)?;
-        self.mm.swap_map.owner.resize(start as usize + pages as usize, NO_OWNER);
+        crate::host::try_grow_zeroed(&mut self.mm.swap_map.owner, end).map_err(oom)?;
         if matches!(kind, AreaKind::Zram { .. }) {
-            self.mm.swap_map.zsize.try_reserve_exact(start as usize + pages as usize - self.mm.swap_map.zsize.len()).map_err(oom)?;
-            self.mm.swap_map.zsize.resize(start as usize + pages as usize, 0);
+            crate::host::try_grow_zeroed(&mut self.mm.swap_map.zsize, end).map_err(oom)?;
         }
         self.swap.areas.push(SwapArea {
             name,
@@ -411,5 +425,26 @@ impl Kernel {
             }
         }
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_never_given_out_has_no_owner_and_a_given_one_keeps_its_page() {
+        let mut map = SwapMap::default();
+        crate::host::try_grow_zeroed(&mut map.owner, 4).unwrap();
+        assert_eq!(map.owner(2), None);
+        map.set_owner(2, 0);
+        assert_eq!(map.owner(2), Some(0), "mapping 0, index 0 is an owner");
+        map.set_owner(3, 5 << 32 | 9);
+        assert_eq!(map.owner(3), Some(5 << 32 | 9));
+        map.set_owner(3, NO_OWNER);
+        assert_eq!(map.owner(3), None);
+        // Past the map: nothing recorded, nothing found.
+        map.set_owner(9, 1);
+        assert_eq!(map.owner(9), None);
     }
 }
