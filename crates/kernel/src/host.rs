@@ -67,15 +67,20 @@ pub fn try_zeroed_vec<T: ZeroValid>(n: usize) -> Result<Vec<T>, String> {
     Ok(unsafe { Vec::from_raw_parts(p, n, n) })
 }
 
-/// Grow `v` to `len` values, the new ones zero, without writing them: a new zeroed block
-/// (`try_zeroed_vec`) with the old values copied to its start.
-pub fn try_grow_zeroed<T: ZeroValid>(v: &mut Vec<T>, len: usize) -> Result<(), String> {
+/// Grow `v` to `len` values, the new ones zero. An empty table is allocated zeroed
+/// (`try_zeroed_vec`: nothing written); one with values grows in place (realloc, which
+/// moves a large block without copying it) and has its new part written, so that growing
+/// never holds two copies of the table nor touches its old part.
+pub fn try_grow_zeroed<T: ZeroValid + Default>(v: &mut Vec<T>, len: usize) -> Result<(), String> {
     if len <= v.len() {
         return Ok(());
     }
-    let mut grown = try_zeroed_vec::<T>(len)?;
-    grown[..v.len()].copy_from_slice(v);
-    *v = grown;
+    if v.is_empty() {
+        *v = try_zeroed_vec::<T>(len)?;
+        return Ok(());
+    }
+    v.try_reserve_exact(len - v.len()).map_err(|e| e.to_string())?;
+    v.resize(len, T::default());
     Ok(())
 }
 
