@@ -112,6 +112,23 @@ fn check_list(src: &str, items: &[ListItem]) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// A here-document delimiter with a substitution in it is refused, at the '<<', before the
+/// tokenizer (brush-parser 0.4.0 allocated without bound on these, found by
+/// grammar_token_soup); a here-string of a substitution and a shift in arithmetic are not
+/// delimiters.
+#[test]
+fn a_here_document_delimiter_with_a_substitution_is_refused() {
+    for src in ["<<E$( <F;#", "x <<E$( <<E;x;# c", "[ <<-'EOF'$( <<-'EOF';{1..3};# commentfi", "cat <<`x`\nx\n", "cat <<${A}\n"] {
+        let e = parse(src).expect_err(src);
+        assert!(e.message.contains("here-document delimiter"), "{src}: {e}");
+    }
+    let e = parse("echo a\ncat <<E$(\n").unwrap_err();
+    assert_eq!((e.line, e.col), (2, 5), "{e}");
+    for src in ["cat <<< $(echo x)\n", "echo $((1<<2))\n", "echo '<<E$('\n", "echo \"a <<E\"\n", "# <<E$(\n", "cat <<EOF\n$(x)\nEOF\n"] {
+        assert!(parse(src).is_ok(), "{src}: {:?}", parse(src));
+    }
+}
+
 fn check(src: &str) -> Result<(), TestCaseError> {
     let result = parse(src);
     match &result {

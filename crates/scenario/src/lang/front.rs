@@ -171,6 +171,9 @@ fn parse_text(text: &str, base: Base, depth: usize) -> Result<Script, Vec<ParseE
     if let Some(e) = bracket_depth_error(text, base, depth) {
         return Err(vec![e]);
     }
+    if let Some(e) = here_tag_error(text, base) {
+        return Err(vec![e]);
+    }
     // Line continuations are removed before brush-parser reads the text (its positions
     // after one are off); `map` takes positions back to the text as written.
     let (proc, map) = strip_continuations(text);
@@ -511,6 +514,82 @@ fn bracket_depth_error(text: &str, base: Base, depth: usize) -> Option<ParseErro
             _ => {}
         }
         prev = c;
+    }
+    None
+}
+
+/// A here-document whose delimiter word has a substitution in it (`<<E$(`, `` <<`x` ``,
+/// `<<${A}`): refused before brush-parser 0.4.0 sees it, whose tokenizer, looking for the
+/// end of such a delimiter inside the nested construct, allocates without bound (`<<E$( <F;#`
+/// took all of a 24 GiB host). bash does not expand a delimiter either (quote removal only).
+fn here_tag_error(text: &str, base: Base) -> Option<ParseError> {
+    let chars: Vec<char> = text.chars().collect();
+    let (mut line, mut col) = (1usize, 0usize);
+    let mut i = 0;
+    let mut prev = ' ';
+    let advance = |c: char, line: &mut usize, col: &mut usize| {
+        if c == '\n' {
+            *line += 1;
+            *col = 0;
+        } else {
+            *col += 1;
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        advance(c, &mut line, &mut col);
+        match c {
+            '\\' => {
+                if let Some(&n) = chars.get(i + 1) {
+                    advance(n, &mut line, &mut col);
+                    i += 1;
+                }
+            }
+            '\'' | '"' => {
+                // A quoted string: its '<<' is text.
+                i += 1;
+                while i < chars.len() && chars[i] != c {
+                    if c == '"' && chars[i] == '\\' && i + 1 < chars.len() {
+                        advance(chars[i], &mut line, &mut col);
+                        i += 1;
+                    }
+                    advance(chars[i], &mut line, &mut col);
+                    i += 1;
+                }
+                if i < chars.len() {
+                    advance(chars[i], &mut line, &mut col);
+                }
+            }
+            '#' if prev.is_whitespace() || col == 1 => {
+                while i + 1 < chars.len() && chars[i + 1] != '\n' {
+                    i += 1;
+                }
+            }
+            '<' if chars.get(i + 1) == Some(&'<') && chars.get(i + 2) != Some(&'<') && prev != '<' => {
+                let (at_line, at_col) = (line, col);
+                let mut j = i + 2;
+                if chars.get(j) == Some(&'-') {
+                    j += 1;
+                }
+                while matches!(chars.get(j), Some(' ' | '\t')) {
+                    j += 1;
+                }
+                let start = j;
+                while j < chars.len() && !chars[j].is_whitespace() && !matches!(chars[j], ';' | '&' | '|' | '<' | '>' | ')') {
+                    j += 1;
+                }
+                let word: String = chars[start..j].iter().collect();
+                if word.contains("$(") || word.contains("${") || word.contains('`') {
+                    return Some(ParseError::new(
+                        base.span(at_line, at_col),
+                        format!("here-document delimiter '{word}': a substitution in a delimiter is not supported (bash does not expand it: quote it or use a plain word)"),
+                    ));
+                }
+            }
+            _ => {}
+        }
+        prev = c;
+        i += 1;
     }
     None
 }
