@@ -489,15 +489,15 @@ impl Kernel {
             block(&mut s, "total_", &total, &ev, c.swap.usage);
             return s;
         }
-        let kernel_stack = 0u64;
         // Slab objects charged to the subtree (memcg_slab_post_alloc_hook's
-        // NR_SLAB_*_B, in bytes), its tasks' page tables (NR_PAGETABLE) and the pages
-        // charged for both (MEMCG_KMEM).
-        let (mut kmem, mut slab_r, mut slab_u, mut pagetables) = (0u64, 0u64, 0u64, 0u64);
+        // NR_SLAB_*_B, in bytes), its tasks' page tables (NR_PAGETABLE) and kernel
+        // stacks (NR_KERNEL_STACK_KB) and the pages charged for them all (MEMCG_KMEM).
+        let (mut kmem, mut slab_r, mut slab_u, mut pagetables, mut kernel_stack) = (0u64, 0u64, 0u64, 0u64, 0u64);
         for i in self.memcg.subtree(id) {
             let g = &self.memcg.cgs[i as usize];
             kmem += g.nr_kmem;
             pagetables += g.nr_pagetables;
+            kernel_stack += g.nr_kernel_stack;
             slab_r += g.slab_bytes[0];
             slab_u += g.slab_bytes[1];
         }
@@ -505,9 +505,10 @@ impl Kernel {
         let mut kv: Vec<(&str, u64)> = vec![
             ("anon", b(total.anon)),
             ("file", b(total.file)),
-            // memory_stat_format: "kernel" is MEMCG_KMEM, which counts the page tables.
-            ("kernel", b(kmem) + kernel_stack * 1024),
-            ("kernel_stack", kernel_stack * 1024),
+            // memory_stat_format: "kernel" is MEMCG_KMEM, which counts the page tables
+            // and the kernel stacks.
+            ("kernel", b(kmem)),
+            ("kernel_stack", b(kernel_stack)),
             ("pagetables", b(pagetables)),
             ("percpu", 0),
             ("sock", 0),

@@ -427,6 +427,9 @@ mod tests {
         let a = k.spawn("a", "a", Box::new(prog), Sink::Null, Sink::Null);
         // A second task competes for the single CPU: one of them waits (run_delay).
         let b = k.spawn("b", "b", Box::new(Steps(vec![(None, Step::Cpu { user: 2 * NS_PER_MS, sys: 0 })])), Sink::Null, Sink::Null);
+        // Bare tasks (no process image to fault in, exec.rs): their time is their steps'.
+        k.tasks[a as usize].image_done = true;
+        k.tasks[b as usize].image_done = true;
         k.run_until(t0 + NS_PER_MS * 100, &mut |k| k.task_exited(a) && k.task_exited(b));
         let x = k.task_acct(a);
         let y = k.task_acct(b);
@@ -468,6 +471,7 @@ mod tests {
         }
         let mut k = kernel(2);
         let a = k.spawn("c", "c", Box::new(Charger(0)), Sink::Null, Sink::Null);
+        k.tasks[a as usize].image_done = true;
         k.run_until(NS_PER_MS * 50, &mut |k| k.task_exited(a));
         let x = k.task_acct(a);
         assert_eq!(x.breakdown.cpu_sys_reclaim_ns, 700_000);

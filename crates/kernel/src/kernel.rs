@@ -862,7 +862,7 @@ impl Kernel {
             // close_stdout (gnulib) / bash's builtins: the failed write is reported when the
             // program ends, and it exits 1.
             let comm = t.comm.clone();
-            let who = if matches!(comm.as_str(), "echo" | "printf" | "pwd" | "type" | "read" | "test" | "[" | "kill" | "true" | "false") { format!("bash: {comm}") } else { comm };
+            let who = if crate::exec::is_shell_builtin(&comm) { format!("bash: {comm}") } else { comm };
             self.eprint(tid, &format!("{who}: write error: Bad file descriptor\n"));
             // ls sets exit_failure to LS_FAILURE (2); the others exit with EXIT_FAILURE.
             code = if who == "ls" { 2 } else { 1 };
@@ -872,6 +872,7 @@ impl Kernel {
         self.pipe_release_ends(tid);
         self.exit_files(tid);
         self.release_task_memory(tid);
+        self.free_kernel_stack(tid);
         if !self.tasks[tid as usize].kthread {
             let st = &self.sched.tasks[tid as usize];
             self.children_utime += st.utime;
@@ -943,6 +944,7 @@ impl Kernel {
             }
         }
         let t = &mut self.tasks[tid as usize];
+        t.image = false;
         t.rss_anon = 0;
         t.rss_file = 0;
         t.rss_shmem = 0;
@@ -1098,7 +1100,16 @@ impl Kernel {
                 };
                 self.tasks[tid as usize].wait_reason = None;
                 self.current = Some(tid);
-                let s = prog.step(self, tid);
+                // A new program's kernel stack and image come first, as a step of their own
+                // (their faults' system time is a burst before the program's first step).
+                let s = match self.exec_image(tid) {
+                    Ok(false) => match self.touch_image(tid) {
+                        Ok(()) => prog.step(self, tid),
+                        Err(wait) => wait,
+                    },
+                    Ok(true) => Step::Cpu { user: 0, sys: 0 },
+                    Err(wait) => wait,
+                };
                 self.current = None;
                 if matches!(s, Step::Exit(_)) || self.tasks[tid as usize].killed {
                     // do_exit -> exit_mm -> exit_mmap runs on the exiting task before its

@@ -8,6 +8,7 @@
 pub mod block;
 pub mod cgroup;
 pub mod delayacct;
+pub mod exec;
 pub mod fs;
 pub mod host;
 pub mod idhash;

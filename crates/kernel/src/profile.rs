@@ -294,6 +294,9 @@ pub struct Profile {
     /// Page-table pages of a task are charged to its memory cgroup (GFP_PGTABLE_USER's
     /// __GFP_ACCOUNT, 4.6+): 5.x and 6.x.
     pub pgtables_accounted: bool,
+    /// THREAD_SIZE in pages, a task's kernel stack: 16 KiB on x86-64 since 3.15
+    /// ("x86_64: expand kernel stack to 16K"), 8 KiB before (2.6.39) and on 2.4's i386.
+    pub thread_size_pages: u64,
     /// A fragmentation event (an allocation falling back to another migrate type's free
     /// pages) boosts the watermarks and wakes kswapd to reclaim the boost without writing
     /// or swapping (boost_watermark, balance_pgdat's nr_boost_reclaim: 5.0+).
@@ -452,6 +455,7 @@ impl Profile {
             slab_allocator: if old { crate::mm::slab::SlabAllocator::Slab } else { crate::mm::slab::SlabAllocator::Slub },
             kmem_accounting: kernel == Linux6,
             pgtables_accounted: !matches!(kernel, Linux2639 | Linux24),
+            thread_size_pages: if matches!(kernel, Linux2639 | Linux24) { 2 } else { 4 },
             watermark_boost: !old,
             memcg_kmem_caches: matches!(kernel, Linux58 | Linux5Pre59),
             memcg_charge_batch: if kernel == Linux6 { 64 } else { 32 },

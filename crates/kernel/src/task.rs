@@ -114,6 +114,13 @@ pub struct Task {
     pub anon_mapping: Option<u32>,
     /// The page-table pages mapping its anonymous memory (`mm::memory::PgTables`).
     pub pgtables: crate::mm::memory::PgTables,
+    /// Its kernel stack's pages (alloc_thread_stack_node), each with the memory cgroup it
+    /// is charged to; and whether fork and exec have given it its process image
+    /// (`exec::exec_image`), and whether it has one now (its pages are touched as it runs:
+    /// `exec::touch_image`).
+    pub kstack: Vec<(crate::mm::page::Pfn, crate::mm::memcontrol::MemcgId)>,
+    pub image_done: bool,
+    pub image: bool,
     /// Other mappings it maps: shared anonymous memory and files.
     pub vmas: Vec<u32>,
     pub vm_kb: u64,
@@ -201,6 +208,9 @@ impl Task {
             reaped: false,
             anon_mapping: None,
             pgtables: Default::default(),
+            kstack: Vec::new(),
+            image_done: false,
+            image: false,
             vmas: Vec::new(),
             vm_kb: 0,
             committed: 0,

@@ -917,7 +917,8 @@ fn committed_as_charges_accountable_mappings_at_mmap() {
         memtwin_kernel::Sink::Null,
     );
     k.run_until(k.now + NS_PER_SEC, &mut |_| false);
-    assert_eq!(k.committed_as(), idle + 3000, "both anonymous mappings, whole, not the file");
+    // Both anonymous mappings, whole, not the file; and the image's data and stack (exec.rs).
+    assert_eq!(k.committed_as(), idle + 3000 + memtwin_kernel::exec::IMAGE_COMMIT_PAGES);
     k.run_until(until + NS_PER_SEC, &mut |k| k.task_exited(t));
     assert!(k.task_exited(t));
     assert_eq!(k.committed_as(), idle, "exit uncharges them");

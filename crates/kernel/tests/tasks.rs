@@ -2,6 +2,7 @@
 //! reused, so the table (and the scheduler's per-task state) follows the tasks alive, not
 //! every task a run has started; children's CPU time is summed at exit.
 
+use memtwin_kernel::exec::IMAGE_ANON_PAGES;
 use memtwin_kernel::{Kernel, Program, Sink, Step, TaskId, NS_PER_SEC};
 
 struct Burn(bool);
@@ -23,6 +24,8 @@ fn reaped_slots_are_reused_and_cpu_is_summed_at_exit() {
     let mut pids = Vec::new();
     for _ in 0..5000 {
         let t = k.spawn("burn", "burn", Box::new(Burn(false)), Sink::Null, Sink::Null);
+        // A bare task (no process image to fault in): its CPU time is its program's.
+        k.tasks[t as usize].image_done = true;
         pids.push(k.pid_of(t));
         let limit = k.now + NS_PER_SEC;
         k.run_until(limit, &mut |k| k.task_exited(t));
@@ -88,8 +91,9 @@ fn exit_mmap_charges_the_exiting_task_per_resident_anonymous_page() {
         let limit = k.now + 60 * NS_PER_SEC;
         k.run_until(limit, &mut |k| k.task_exited(t));
         assert_eq!(k.tasks[t as usize].exit_code, Some(0));
-        // A shared page takes two passes: out of the page tables, then out of its object.
-        let passes = if shared { 3 * pages } else { pages };
+        // A shared page takes two passes: out of the page tables, then out of its object;
+        // the image's anonymous pages (exec.rs) are private ones.
+        let passes = if shared { 3 * pages } else { pages } + IMAGE_ANON_PAGES;
         let teardown = k.tasks[t as usize].end - at.get();
         assert_eq!(teardown, passes * per_page, "{pages} pages, shared {shared}");
     }
@@ -112,7 +116,7 @@ fn a_signal_to_a_task_already_exiting_changes_nothing() {
     k.kill(t, 137);
     k.run_until(limit, &mut |k| k.task_exited(t));
     assert_eq!(k.tasks[t as usize].exit_code, Some(0), "the status it exited with");
-    assert_eq!(k.tasks[t as usize].end - at.get(), pages * per_page, "the teardown ran to its end");
+    assert_eq!(k.tasks[t as usize].end - at.get(), (pages + IMAGE_ANON_PAGES) * per_page, "the teardown ran to its end");
 }
 
 /// Touches its memory like `Toucher`, then sleeps for an hour.
@@ -151,10 +155,10 @@ fn a_killed_task_tears_its_memory_down_before_it_exits() {
         let killed_at = k.now;
         k.kill(t, 137);
         assert!(!k.task_exited(t), "the teardown takes time");
-        assert_eq!(k.mm.mappings[anon as usize].nrpages, pages, "memory is held until the teardown ends");
+        assert_eq!(k.mm.mappings[anon as usize].nrpages, pages + IMAGE_ANON_PAGES, "memory is held until the teardown ends");
         let limit = k.now + NS_PER_SEC;
         k.run_until(limit, &mut |k| k.task_exited(t));
-        let passes = if shared { 3 * pages } else { pages };
+        let passes = if shared { 3 * pages } else { pages } + IMAGE_ANON_PAGES;
         assert_eq!(k.tasks[t as usize].exit_code, Some(137));
         assert_eq!(k.tasks[t as usize].end - killed_at, passes * per_page, "shared {shared}");
         assert_eq!(k.sched.tasks[t as usize].stime - sys_before, passes * per_page);
@@ -185,12 +189,13 @@ fn an_oom_victim_tears_down_what_the_oom_reaper_left() {
         assert!(k.tasks[t as usize].killed, "{era:?}: the sleeper is the victim");
         assert_eq!(k.tasks[t as usize].anon_mapping.is_none(), reaped, "{era:?}");
         if !reaped {
-            assert_eq!(k.mm.mappings[anon as usize].nrpages, pages);
+            assert_eq!(k.mm.mappings[anon as usize].nrpages, pages + IMAGE_ANON_PAGES);
         }
         let limit = k.now + NS_PER_SEC;
         k.run_until(limit, &mut |k| k.task_exited(t));
-        // The shared pages take two passes each; the private ones one, unless reaped.
-        let torn_down = if reaped { 2 * pages } else { 3 * pages };
+        // The shared pages take two passes each; the private ones (the image's too) one,
+        // unless reaped.
+        let torn_down = if reaped { 2 * pages } else { 3 * pages + IMAGE_ANON_PAGES };
         assert_eq!(k.tasks[t as usize].end - killed_at, torn_down * per_page, "{era:?}");
         let log: String = k.log.records.iter().map(|r| format!("{}\n", r.text)).collect();
         assert_eq!(log.contains("oom_reaper: reaped process"), reaped, "{era:?}: {log}");

@@ -304,6 +304,9 @@ pub fn replay_kernel(o: &KernelReplay) -> Result<KernelReplayResult, RunError> {
     let before = k.vmstat();
     let start_ns = k.now;
     let tid = k.spawn("replay", &format!("memtwin replay {}", o.path), Box::new(prog), Sink::Null, Sink::Null);
+    // The replay is the harness, not a program of the simulated machine: no image of its
+    // own (exec.rs) in the cache it measures.
+    k.tasks[tid as usize].image_done = true;
     loop {
         let until = k.now + NS_PER_SEC;
         k.run_until(until, &mut |k| k.task_exited(tid));

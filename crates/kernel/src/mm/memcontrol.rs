@@ -176,6 +176,9 @@ pub struct MemCgroup {
     /// Of `nr_kmem`, page-table pages of the cgroup's tasks (NR_PAGETABLE: memory.stat
     /// `pagetables`).
     pub nr_pagetables: u64,
+    /// Of `nr_kmem`, kernel-stack pages of the cgroup's tasks (NR_KERNEL_STACK_KB:
+    /// memory.stat `kernel_stack`).
+    pub nr_kernel_stack: u64,
     pub objcg_bytes: u64,
     pub slab_bytes: [u64; 2],
     /// Of `nr_kmem`, pages an allocation made after its event could not charge without
@@ -189,6 +192,14 @@ pub struct MemCgroup {
 }
 
 impl MemCgroup {
+    /// The count of kernel pages of `owner`'s kind charged to the cgroup (page tables or
+    /// kernel stacks).
+    fn kernel_pages_mut(&mut self, owner: super::KernelOwner) -> &mut u64 {
+        match owner {
+            super::KernelOwner::KernelStack => &mut self.nr_kernel_stack,
+            _ => &mut self.nr_pagetables,
+        }
+    }
     fn new(path: String, parent: Option<MemcgId>) -> MemCgroup {
         MemCgroup {
             path,
@@ -215,6 +226,7 @@ impl MemCgroup {
             last_scanned_child: 0,
             nr_kmem: 0,
             nr_pagetables: 0,
+            nr_kernel_stack: 0,
             objcg_bytes: 0,
             slab_bytes: [0; 2],
             kmem_owed: 0,
@@ -425,6 +437,7 @@ impl MemCgroups {
         // and so are the unused bytes of its pages.
         p.nr_kmem += c.nr_kmem;
         p.nr_pagetables += c.nr_pagetables;
+        p.nr_kernel_stack += c.nr_kernel_stack;
         p.objcg_bytes += c.objcg_bytes;
         p.slab_bytes[0] += c.slab_bytes[0];
         p.slab_bytes[1] += c.slab_bytes[1];
@@ -465,7 +478,7 @@ impl MemCgroups {
         let c = &mut self.cgs[id as usize];
         c.memory.usage -= own.min(c.memory.usage);
         c.kmem.usage -= c.nr_kmem.min(c.kmem.usage);
-        (c.nr_kmem, c.nr_pagetables, c.objcg_bytes, c.slab_bytes) = (0, 0, 0, [0; 2]);
+        (c.nr_kmem, c.nr_pagetables, c.nr_kernel_stack, c.objcg_bytes, c.slab_bytes) = (0, 0, 0, 0, [0; 2]);
         c.memsw.usage -= (own + c.nr_swapped_out).min(c.memsw.usage);
         c.swap.usage -= c.nr_swapped_out.min(c.swap.usage);
         (c.nr_anon, c.nr_file, c.nr_shmem, c.nr_swapped_out) = (0, 0, 0, 0);
@@ -1315,28 +1328,30 @@ impl Kernel {
     }
 
     /// memcg_kmem_charge_page for page-table pages (GFP_PGTABLE_USER has __GFP_ACCOUNT,
-    /// 4.6+: "x86: charge page table pages to kmemcg"): try_charge, v1's kmem counter,
-    /// MEMCG_KMEM and the cgroup's NR_PAGETABLE.
-    pub(crate) fn memcg_charge_pgtables(&mut self, tid: TaskId, id: MemcgId, pages: u64) -> Result<(), crate::task::Step> {
+    /// 4.6+: "x86: charge page table pages to kmemcg") and kernel-stack pages (4.9+:
+    /// THREADINFO_GFP has __GFP_ACCOUNT; a vmapped stack's pages through
+    /// memcg_charge_kernel_stack): try_charge, v1's kmem counter, MEMCG_KMEM and the
+    /// cgroup's NR_PAGETABLE or NR_KERNEL_STACK_KB.
+    pub(crate) fn memcg_charge_kernel_pages(&mut self, tid: TaskId, id: MemcgId, pages: u64, owner: super::KernelOwner) -> Result<(), crate::task::Step> {
         self.try_charge(tid, id, pages)?;
         self.memcg.kmem_counter_charge(id, pages);
         let c = &mut self.memcg.cgs[id as usize];
         c.nr_kmem += pages;
-        c.nr_pagetables += pages;
+        *c.kernel_pages_mut(owner) += pages;
         Ok(())
     }
 
-    /// memcg_kmem_uncharge_page of freed page-table pages: on 6.x obj_cgroup_uncharge_pages
-    /// gives them to the freeing CPU's stock (refill_stock); on 5.x the page counters are
-    /// uncharged directly (__memcg_kmem_uncharge_memcg).
-    pub(crate) fn memcg_uncharge_pgtables(&mut self, id: MemcgId, pages: u64) {
+    /// memcg_kmem_uncharge_page of freed page-table or kernel-stack pages: on 6.x
+    /// obj_cgroup_uncharge_pages gives them to the freeing CPU's stock (refill_stock); on
+    /// 5.x the page counters are uncharged directly (__memcg_kmem_uncharge_memcg).
+    pub(crate) fn memcg_uncharge_kernel_pages(&mut self, id: MemcgId, pages: u64, owner: super::KernelOwner) {
         if id == ROOT_MEMCG || !self.memcg.cgs[id as usize].online {
             return;
         }
         let c = &mut self.memcg.cgs[id as usize];
-        let pages = pages.min(c.nr_kmem).min(c.nr_pagetables);
+        let pages = pages.min(c.nr_kmem).min(*c.kernel_pages_mut(owner));
         c.nr_kmem -= pages;
-        c.nr_pagetables -= pages;
+        *c.kernel_pages_mut(owner) -= pages;
         self.memcg.kmem_counter_uncharge(id, pages);
         if self.profile.kmem_accounting {
             let cpu = self.current.map_or(0, |t| self.sched.task_cpu(t) as usize);

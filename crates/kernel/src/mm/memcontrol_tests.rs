@@ -26,6 +26,8 @@ impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
 fn run_in<F: FnMut(&mut Kernel, TaskId) -> Option<Step> + 'static>(k: &mut Kernel, cg: MemcgId, f: F) -> TaskId {
     let t = k.spawn("test", "test", Box::new(Script(f)), Sink::Null, Sink::Null);
     k.tasks[t as usize].memcg = cg;
+    // A bare task (no process image, exec.rs): the charges are the rule's alone.
+    k.tasks[t as usize].image_done = true;
     let limit = k.now + 3600 * NS_PER_SEC;
     k.run_until(limit, &mut |k| k.task_exited(t));
     assert!(k.task_exited(t), "task did not finish");
@@ -448,6 +450,8 @@ fn spawn_anon_holder(k: &mut Kernel, cg: MemcgId, pages: u64, chunk: u64) -> Tas
         Sink::Null,
     );
     k.tasks[t as usize].memcg = cg;
+    // A bare task (no process image, exec.rs): the charges are the rule's alone.
+    k.tasks[t as usize].image_done = true;
     t
 }
 
@@ -550,6 +554,83 @@ fn page_tables_are_charged_to_the_tasks_cgroup_from_4_6() {
             assert!(stat.contains("\nkernel 16384\n"), "{stat}");
         }
     }
+}
+
+/// A program's kernel stack (THREADINFO_GFP / memcg_charge_kernel_stack, 4.9+) and its
+/// image's page tables are charged to its cgroup with its image's anonymous pages
+/// (memory.stat `kernel_stack`, `pagetables`, both in `kernel`), and uncharged at exit;
+/// 2.6.39 charges the anonymous pages only.
+#[test]
+fn a_programs_kernel_stack_and_image_are_charged_to_its_cgroup_from_4_9() {
+    use crate::exec::{IMAGE_ANON_PAGES, IMAGE_PGTABLES};
+    for (era, stack) in [("linux-6.x", 4u64), ("linux-5.4", 4), ("linux-2.6.39", 0)] {
+        let mut k = boot_era(era);
+        let a = cg(&mut k, ROOT_MEMCG, "a");
+        let mut slept = false;
+        let t = k.spawn(
+            "sleep",
+            "sleep 1",
+            Box::new(Script(move |k: &mut Kernel, _| {
+                if slept {
+                    return None;
+                }
+                slept = true;
+                Some(Step::SleepUntil { t: k.now + NS_PER_SEC, io: false })
+            })),
+            Sink::Null,
+            Sink::Null,
+        );
+        k.tasks[t as usize].memcg = a;
+        k.run_until(k.now + NS_PER_SEC / 2, &mut |_| false);
+        let tables = if stack > 0 { IMAGE_PGTABLES } else { 0 };
+        let c = &k.memcg.cgs[a as usize];
+        assert_eq!((c.nr_kernel_stack, c.nr_pagetables, c.nr_kmem), (stack, tables, stack + tables), "{era}");
+        assert_eq!(k.memcg_page_stats()[a as usize].anon, IMAGE_ANON_PAGES, "{era}");
+        if era == "linux-6.x" {
+            let path = format!("/sys/fs/cgroup{}/memory.stat", k.memcg.cgs[a as usize].path);
+            let stat = k.cgroup_read(&path).unwrap();
+            assert!(stat.contains("\nkernel_stack 16384\n") && stat.contains("\npagetables 45056\n"), "{stat}");
+            assert!(stat.contains(&format!("\nkernel {}\n", (4 + IMAGE_PGTABLES) * 4096)), "{stat}");
+        }
+        k.run_until(k.now + 2 * NS_PER_SEC, &mut |k| k.task_exited(t));
+        let c = &k.memcg.cgs[a as usize];
+        assert_eq!((c.nr_kernel_stack, c.nr_pagetables, c.nr_kmem), (0, 0, 0), "{era}: uncharged at exit");
+        assert_eq!(k.memcg_page_stats()[a as usize].anon, 0, "{era}");
+    }
+}
+
+/// cgexec moves itself into the cgroup and then executes the command: the command's image
+/// is made there, the kernel stack (the task's since fork) stays charged where it was.
+#[test]
+fn a_program_executed_after_moving_into_a_cgroup_has_its_image_there() {
+    use crate::exec::{IMAGE_ANON_PAGES, IMAGE_PGTABLES};
+    let mut k = boot_era("linux-6.x");
+    let a = cg(&mut k, ROOT_MEMCG, "a");
+    let mut step = 0;
+    let t = k.spawn(
+        "cgexec",
+        "cgexec -g memory:a sleep 1",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            step += 1;
+            match step {
+                1 => {
+                    k.tasks[me as usize].memcg = a;
+                    k.exec_replace_image(me);
+                    Some(Step::Yield)
+                }
+                2 => Some(Step::SleepUntil { t: k.now + NS_PER_SEC, io: false }),
+                _ => None,
+            }
+        })),
+        Sink::Null,
+        Sink::Null,
+    );
+    k.run_until(k.now + NS_PER_SEC / 2, &mut |_| false);
+    let c = &k.memcg.cgs[a as usize];
+    assert_eq!((c.nr_kernel_stack, c.nr_pagetables), (0, IMAGE_PGTABLES));
+    assert_eq!(k.memcg_page_stats()[a as usize].anon, IMAGE_ANON_PAGES);
+    assert_eq!(k.tasks[t as usize].rss_anon, IMAGE_ANON_PAGES, "one image, not two");
+    assert_eq!(k.tasks[t as usize].kstack.len(), 4);
 }
 
 #[test]

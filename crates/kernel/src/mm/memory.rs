@@ -45,6 +45,15 @@ impl PgTables {
         }
         v[w] |= 1 << (i % 64);
     }
+    /// Page-table pages held, of every level.
+    pub fn nr_pages(&self) -> u64 {
+        self.pages.len() as u64
+    }
+    /// A table page that maps none of the anonymous memory the model indexes (the
+    /// process image's text, libraries and stack: `exec::exec_image`).
+    pub(crate) fn add_other(&mut self, p: Pfn, memcg: MemcgId) {
+        self.pages.push((p, memcg));
+    }
     /// Tables a fault at page `index` must allocate first (0 to 3).
     fn missing(&self, index: u64) -> u64 {
         (0..LEVEL_SHIFTS.len()).filter(|&l| !self.has(l, index)).count() as u64
@@ -65,10 +74,10 @@ impl Kernel {
         // charge comes first (__memcg_kmem_charge_page in __alloc_pages), then the pages.
         let memcg = if self.profile.pgtables_accounted { self.task_memcg(tid) } else { ROOT_MEMCG };
         if memcg != ROOT_MEMCG {
-            self.memcg_charge_pgtables(tid, memcg, n)?;
+            self.memcg_charge_kernel_pages(tid, memcg, n, KernelOwner::PageTables)?;
         }
         if let Err(step) = self.alloc_pages_gate(tid, n) {
-            self.memcg_uncharge_pgtables(memcg, n);
+            self.memcg_uncharge_kernel_pages(memcg, n, KernelOwner::PageTables);
             return Err(step);
         }
         for level in 0..LEVEL_SHIFTS.len() {
@@ -77,7 +86,7 @@ impl Kernel {
             }
             let Some(p) = self.alloc_kernel_page(KernelOwner::PageTables) else {
                 let left = self.tasks[tid as usize].pgtables.missing(index);
-                self.memcg_uncharge_pgtables(memcg, left);
+                self.memcg_uncharge_kernel_pages(memcg, left, KernelOwner::PageTables);
                 return Err(Step::Yield);
             };
             self.vm.inc(VmItem::PgallocNormal);
@@ -93,7 +102,7 @@ impl Kernel {
         let t = std::mem::take(&mut self.tasks[tid as usize].pgtables);
         for &(p, memcg) in &t.pages {
             self.free_kernel_page(p);
-            self.memcg_uncharge_pgtables(memcg, 1);
+            self.memcg_uncharge_kernel_pages(memcg, 1, KernelOwner::PageTables);
         }
         self.vm.add(VmItem::Pgfree, t.pages.len() as u64);
     }

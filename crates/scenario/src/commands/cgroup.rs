@@ -281,6 +281,8 @@ impl Program for RunIn {
                 k.eprint(me, &m);
                 return Step::Exit(code);
             }
+            // It then executes the command: the command's image is made in the cgroup.
+            k.exec_replace_image(me);
             return Step::Cpu { user: 0, sys: k.machine.cpu_model.syscall_ns * 50 };
         }
         match self.inner.as_mut() {

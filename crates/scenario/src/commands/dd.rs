@@ -212,6 +212,7 @@ impl Dd {
     fn fault_buffer(&mut self, k: &mut Kernel, me: TaskId, upto: u64) -> Option<Step> {
         let need = upto.min(self.ibs).div_ceil(4096);
         if need > self.faulted_pages {
+            let first = self.faulted_pages == 0;
             match k.fault_anon_pages(me, self.faulted_pages, need - self.faulted_pages) {
                 Ok(n) => self.faulted_pages += n,
                 Err((n, step)) => {
@@ -220,7 +221,10 @@ impl Dd {
                 }
             }
             let t = &mut k.tasks[me as usize];
-            t.vm_kb = t.vm_kb.max(self.ibs.div_ceil(1024) + 8 * 1024);
+            if first {
+                // The buffer's mapping joins the process image (exec.rs).
+                t.vm_kb += self.ibs.div_ceil(1024);
+            }
             // malloc of the buffer: a private writable mapping, committed whole.
             t.committed = t.committed.max(self.ibs.div_ceil(4096));
         }

@@ -465,7 +465,10 @@ fn pid_status(k: &Kernel, tid: TaskId) -> String {
         s.push_str(&kb("VmStk", 132));
         s.push_str(&kb("VmExe", 772));
         s.push_str(&kb("VmLib", 1596));
-        s.push_str(&kb("VmPTE", ((anon + file + shmem + swap) / 512 + 1) * 4));
+        // mm_pgtables_bytes: the task's page-table pages; the idle system's lump (no
+        // tables of its own in the model) a table per 512 pages.
+        let tables = t.pgtables.nr_pages();
+        s.push_str(&kb("VmPTE", if tables > 0 { tables * 4 } else { ((anon + file + shmem + swap) / 512 + 1) * 4 }));
         s.push_str(&kb("VmSwap", swap * 4));
         s.push_str(&format!("HugetlbPages:\t{:>8} kB\nCoreDumping:\t0\nTHP_enabled:\t1\n", 0));
     }

@@ -43,7 +43,8 @@ impl Program for VmWorker {
                 return Step::Exit(1);
             }
             self.mapped = true;
-            k.tasks[me as usize].vm_kb = self.pages * 4 + 8_000;
+            // The worker's mapping joins its process image (exec.rs).
+            k.tasks[me as usize].vm_kb += self.pages * 4;
         }
         let m = k.anon_mapping(me);
         match self.phase {
