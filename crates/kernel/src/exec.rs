@@ -8,8 +8,8 @@
 //! 44 kB (`cat` and `dd` have the same, plus their buffers, which they fault in
 //! themselves). Other userlands' programs are given the same image (not measured). Its
 //! file pages (RssFile, 1.6 MB of the binary and shared libraries, mapped by every process)
-//! are not counted in the task's RSS: the model does not share a mapping's pages among
-//! processes for PSS.
+//! are not counted in the task's RSS: the model has no file of the binary and libraries
+//! for the image to map (the idle system's page cache stands for them).
 
 use crate::mm::memcontrol::ROOT_MEMCG;
 use crate::mm::KernelOwner;
