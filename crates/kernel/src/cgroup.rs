@@ -259,6 +259,8 @@ impl Kernel {
             sb.icache.reparent(id, parent);
         }
         self.reparent_shrinker_deferred(id as usize, parent as usize);
+        // Objects waiting for an RCU grace period uncharge the parent.
+        self.rcu.reparent(id, parent);
         // 5.x memcg_offline_kmem: the cgroup's cache copies are deactivated and belong to
         // the parent (their pages' charges move with the cgroup's, in `remove`).
         self.mm.slab.memcg_reparent_caches(id, parent);

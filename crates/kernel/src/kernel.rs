@@ -24,6 +24,8 @@ pub enum Event {
     /// An NFS request from load process N reaches the server, or (top bit set) the
     /// process sends its next one (fs/nfsd.rs).
     NfsRpc(u32),
+    /// RCU callbacks whose grace period has ended run (rcu.rs).
+    RcuCallbacks,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -111,6 +113,11 @@ pub struct Kernel {
     /// The task whose program step or kernel path is running (`current`): frees done
     /// for it go to its CPU's page list, and lock waits are its.
     pub current: Option<TaskId>,
+    /// The CPU of work done in no task's context (RCU callbacks): its frees go to that
+    /// CPU's lists.
+    pub(crate) irq_cpu: Option<u32>,
+    /// Callbacks waiting for an RCU grace period (rcu.rs).
+    pub rcu: crate::rcu::Rcu,
     /// Tasks asleep in wait paths for I/O (wait.rs).
     pub waits: crate::wait::WaitPaths,
 }
@@ -437,6 +444,8 @@ impl Kernel {
             shrink: Default::default(),
             nfsd: Default::default(),
             current: None,
+            irq_cpu: None,
+            rcu: Default::default(),
             waits: Default::default(),
             machine,
         };
@@ -1061,6 +1070,7 @@ impl Kernel {
             Event::BurstDone(tid) => self.burst_done(tid),
             Event::IoDone(req) => self.io_done(req),
             Event::NfsRpc(p) => self.nfsd_arrive(p),
+            Event::RcuCallbacks => self.rcu_do_batch(),
         }
     }
 

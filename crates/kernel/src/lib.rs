@@ -21,6 +21,7 @@ pub mod printk;
 pub mod proc;
 pub mod profile;
 pub mod psi;
+pub mod rcu;
 mod reboot;
 pub mod task;
 pub mod wait;

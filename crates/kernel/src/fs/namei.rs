@@ -209,14 +209,26 @@ impl Kernel {
         for &d in dentries {
             let s = &self.vfs.sbs[sb];
             let (h, m) = (ObjHandle::from_raw(s.d_obj[d as usize]), s.dcache.memcg(d));
-            pages += self.kmem_cache_free_memcg(h, m);
+            pages += self.vfs_free_obj(h, m);
         }
         for &i in inodes {
             let s = &self.vfs.sbs[sb];
             let (h, m) = (ObjHandle::from_raw(s.i_obj[i as usize]), s.icache.memcg(i));
-            pages += self.kmem_cache_free_memcg(h, m);
+            pages += self.vfs_free_obj(h, m);
         }
         pages
+    }
+
+    /// d_free of a hashed dentry, destroy_inode: after an RCU grace period where the era
+    /// has one (rcu.rs; the pages then freed are not this task's reclaim progress: 0 here),
+    /// at once on 2.4.
+    fn vfs_free_obj(&mut self, h: ObjHandle, m: LruMemcg) -> u64 {
+        if self.vfs.era.rcu_free {
+            self.call_rcu_free(h, m);
+            0
+        } else {
+            self.kmem_cache_free_memcg(h, m)
+        }
     }
 
     // ---- Buffer cache ----------------------------------------------------------------------

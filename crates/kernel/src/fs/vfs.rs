@@ -19,6 +19,10 @@ pub struct VfsEra {
     /// What the dcache shrinker's count counts (2.4 .. 3.11: dentries taken; 3.12+:
     /// entries visited).
     pub dcache_prune: PruneBudget,
+    /// A hashed dentry and an inode are freed after an RCU grace period (d_free ->
+    /// call_rcu, destroy_inode -> call_rcu: 2.6.x / 2.6.38+, rcu.rs); 2.4 frees both at
+    /// once.
+    pub rcu_free: bool,
 }
 
 impl VfsEra {
@@ -29,18 +33,21 @@ impl VfsEra {
                 iput: IputRule::Referenced,
                 global_lru_locks: true,
                 dcache_prune: PruneBudget::Unreferenced,
+                rcu_free: true,
             },
             KernelProfile::Linux24 => VfsEra {
                 dput: DputRule::AlwaysReferenced,
                 iput: IputRule::Referenced,
                 global_lru_locks: true,
                 dcache_prune: PruneBudget::UnreferencedRequeued,
+                rcu_free: false,
             },
             _ => VfsEra {
                 dput: DputRule::ReferencedIfListed,
                 iput: IputRule::ReferencedIfListedNoPages,
                 global_lru_locks: false,
                 dcache_prune: PruneBudget::Visited,
+                rcu_free: true,
             },
         }
     }

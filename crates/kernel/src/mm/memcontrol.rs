@@ -1354,7 +1354,7 @@ impl Kernel {
         *c.kernel_pages_mut(owner) -= pages;
         self.memcg.kmem_counter_uncharge(id, pages);
         if self.profile.kmem_accounting {
-            let cpu = self.current.map_or(0, |t| self.sched.task_cpu(t) as usize);
+            let cpu = self.this_cpu();
             self.memcg.refill_stock(cpu, id, pages);
         } else {
             self.memcg.counter_uncharge(id, pages, true);
@@ -1399,7 +1399,7 @@ impl Kernel {
             // obj_cgroup_uncharge_pages: no longer kernel memory, the pages go to the
             // freeing CPU's stock (refill_stock), charged until it is drained or used.
             self.memcg.kmem_counter_uncharge(id, pages);
-            let cpu = self.current.map_or(0, |t| self.sched.task_cpu(t) as usize);
+            let cpu = self.this_cpu();
             self.memcg.refill_stock(cpu, id, pages);
         }
     }

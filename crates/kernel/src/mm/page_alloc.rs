@@ -150,7 +150,10 @@ impl Kernel {
     /// interrupts, timers).
     #[inline]
     pub(crate) fn this_cpu(&self) -> usize {
-        self.current.map_or(0, |t| self.sched.task_cpu(t) as usize)
+        match self.irq_cpu {
+            Some(c) => c as usize,
+            None => self.current.map_or(0, |t| self.sched.task_cpu(t) as usize),
+        }
     }
 
     /// free_unref_page_commit: the freed page joins this CPU's list (its head; `cold`: its

@@ -130,6 +130,9 @@ fn drop_caches_2_frees_unused_dentries_and_inodes() {
     assert!(grown >= s0 + 2 * 405, "{s0} -> {grown}");
     let slab_pages = k.mm.slab.pages(true);
     k.drop_caches(2);
+    // The objects go to their slabs after an RCU grace period.
+    assert!(k.rcu.pending() > 0);
+    k.rcu_barrier();
     let sb = &k.vfs.sbs[0];
     // Only the pinned root dentry is left. Of the inodes, fewer than 100 unused ones may
     // stay: 2.6.39's count is (nr_unused / 100) * vfs_cache_pressure, 0 below 100.
