@@ -30,20 +30,23 @@ use memtwin_engine::sched::TICK_NS;
 use memtwin_engine::Ns;
 use std::collections::VecDeque;
 
-/// One callback: a slab object to free (kmem_cache_free) and the memory cgroup it is
-/// charged to, queued on CPU `cpu`.
+/// Callbacks queued one after another with the same run time, on the same CPU and charged
+/// to the same cgroup: their objects are the next `n` of `Rcu::objs`.
 #[derive(Clone, Copy, Debug)]
-struct RcuCb {
-    obj: ObjHandle,
+struct Segment {
+    at: Ns,
+    cpu: u16,
     memcg: MemcgId,
-    cpu: u32,
+    n: u32,
 }
 
 /// The callbacks waiting for their grace period, in the order of their calls (so in the
-/// order of the times they run), and whether an event is set for the first of them.
+/// order of the times they run): slab objects to free (kmem_cache_free), 8 host bytes
+/// each, and whether an event is set for the first of them.
 #[derive(Debug, Default)]
 pub struct Rcu {
-    cbs: VecDeque<(Ns, RcuCb)>,
+    segs: VecDeque<Segment>,
+    objs: VecDeque<ObjHandle>,
     armed: bool,
     /// Callbacks invoked since boot (the `rcu_do_batch` count; no /proc file shows it).
     pub invoked: u64,
@@ -58,14 +61,27 @@ impl Rcu {
 
     /// Objects handed to call_rcu and not freed yet.
     pub fn pending(&self) -> usize {
-        self.cbs.len()
+        self.objs.len()
+    }
+
+    /// Host memory of the queue.
+    pub fn host_bytes(&self) -> usize {
+        self.segs.capacity() * std::mem::size_of::<Segment>() + self.objs.capacity() * std::mem::size_of::<ObjHandle>()
+    }
+
+    fn push(&mut self, at: Ns, cpu: u16, memcg: MemcgId, obj: ObjHandle) {
+        match self.segs.back_mut() {
+            Some(g) if g.at == at && g.cpu == cpu && g.memcg == memcg && g.n < u32::MAX => g.n += 1,
+            _ => self.segs.push_back(Segment { at, cpu, memcg, n: 1 }),
+        }
+        self.objs.push_back(obj);
     }
 
     /// Charges of pending callbacks to cgroup `from` are `to`'s (memcg_reparent_objcgs:
     /// the offline cgroup's object cgroup points at its parent).
     pub fn reparent(&mut self, from: MemcgId, to: MemcgId) {
-        for (_, cb) in self.cbs.iter_mut().filter(|(_, cb)| cb.memcg == from) {
-            cb.memcg = to;
+        for g in self.segs.iter_mut().filter(|g| g.memcg == from) {
+            g.memcg = to;
         }
     }
 }
@@ -74,8 +90,8 @@ impl Kernel {
     /// call_rcu of a slab object whose free must wait for a grace period.
     pub(crate) fn call_rcu_free(&mut self, obj: ObjHandle, memcg: MemcgId) {
         let at = Rcu::callback_time(self.now);
-        let cpu = self.this_cpu() as u32;
-        self.rcu.cbs.push_back((at, RcuCb { obj, memcg, cpu }));
+        let cpu = self.this_cpu() as u16;
+        self.rcu.push(at, cpu, memcg, obj);
         if !self.rcu.armed {
             self.rcu.armed = true;
             self.events.push(at, crate::Event::RcuCallbacks);
@@ -84,7 +100,8 @@ impl Kernel {
 
     /// rcu_barrier: run the clock until every callback queued so far has run.
     pub fn rcu_barrier(&mut self) {
-        if let Some(&(at, _)) = self.rcu.cbs.back() {
+        if let Some(g) = self.rcu.segs.back() {
+            let at = g.at;
             self.run_until(at, &mut |_| false);
         }
     }
@@ -94,20 +111,23 @@ impl Kernel {
     pub(crate) fn rcu_do_batch(&mut self) {
         self.rcu.armed = false;
         let prev = self.current.take();
-        while let Some(&(at, cb)) = self.rcu.cbs.front() {
-            if at > self.now {
+        while let Some(&g) = self.rcu.segs.front() {
+            if g.at > self.now {
                 break;
             }
-            self.rcu.cbs.pop_front();
-            self.irq_cpu = Some(cb.cpu);
-            self.kmem_cache_free_memcg(cb.obj, cb.memcg);
-            self.rcu.invoked += 1;
+            self.rcu.segs.pop_front();
+            self.irq_cpu = Some(g.cpu as u32);
+            for _ in 0..g.n {
+                let obj = self.rcu.objs.pop_front().expect("a segment's objects are queued");
+                self.kmem_cache_free_memcg(obj, g.memcg);
+            }
+            self.rcu.invoked += g.n as u64;
         }
         self.irq_cpu = None;
         self.current = prev;
-        if let Some(&(at, _)) = self.rcu.cbs.front() {
+        if let Some(g) = self.rcu.segs.front() {
             self.rcu.armed = true;
-            self.events.push(at, crate::Event::RcuCallbacks);
+            self.events.push(g.at, crate::Event::RcuCallbacks);
         }
     }
 }
@@ -129,11 +149,12 @@ mod tests {
     fn a_removed_cgroups_pending_frees_uncharge_its_parent() {
         let mut r = Rcu::default();
         let obj = ObjHandle::from_raw(1);
-        for memcg in [3, 4, 3] {
-            r.cbs.push_back((0, RcuCb { obj, memcg, cpu: 0 }));
+        for memcg in [3, 3, 4, 3] {
+            r.push(0, 0, memcg, obj);
         }
+        assert_eq!((r.segs.len(), r.pending()), (3, 4), "consecutive calls alike share a segment");
         r.reparent(3, 1);
-        let m: Vec<MemcgId> = r.cbs.iter().map(|(_, cb)| cb.memcg).collect();
-        assert_eq!(m, [1, 4, 1]);
+        let m: Vec<(MemcgId, u32)> = r.segs.iter().map(|g| (g.memcg, g.n)).collect();
+        assert_eq!(m, [(1, 2), (4, 1), (1, 1)]);
     }
 }

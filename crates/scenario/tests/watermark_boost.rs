@@ -32,7 +32,7 @@ fn du_delta(t: &str, name: &str, round: usize) -> u64 {
 /// mostly take over whole free pageblocks that kswapd's reclaim leaves behind, so the few
 /// fragmentation events add little (real 6.1, three runs: pgsteal_kswapd during du 96,486,
 /// 95,470 and 94,173 pages with the default factor, 94,639, 92,160 and 93,432 with 0: +2.0 %,
-/// +3.6 % and +0.8 %; the model +0.1 %: its free memory lies in whole order-9 blocks where the
+/// +3.6 % and +0.8 %; the model -1.0 %: its free memory lies in whole order-9 blocks where the
 /// guest's lay in blocks of order 6 to 8, docs/reclaim-vs-real.md).
 #[test]
 fn at_the_watermarks_boosting_adds_little_reclaim() {
@@ -41,7 +41,10 @@ fn at_the_watermarks_boosting_adds_little_reclaim() {
     // du grows reclaimable slab by ~270 MB and Buffers by ~80 MB: kswapd reclaims about
     // that much page cache either way.
     assert!(plain > 70_000 && plain < 110_000, "{plain}\n{t}");
-    assert!(boosted >= plain * 100 / 100 && boosted <= plain * 106 / 100, "boosted {boosted}, plain {plain}\n{t}");
+    // The model's boost adds nothing measurable here (above): the two rounds differ by the
+    // event order's noise either way (boosted -1.0 % since dentries and inodes wait for an
+    // RCU grace period, +0.001 % before). Little, as on the real kernel; never more.
+    assert!(boosted >= plain * 98 / 100 && boosted <= plain * 106 / 100, "boosted {boosted}, plain {plain}\n{t}");
     assert_eq!(du_delta(&t, "pgscan_direct", 0) + du_delta(&t, "pgscan_direct", 1), 0, "{t}");
 }
 
