@@ -222,7 +222,7 @@ impl Kernel {
     /// d_free of a hashed dentry, destroy_inode: after an RCU grace period where the era
     /// has one (rcu.rs; the pages then freed are not this task's reclaim progress: 0 here),
     /// at once on 2.4.
-    fn vfs_free_obj(&mut self, h: ObjHandle, m: LruMemcg) -> u64 {
+    pub(crate) fn vfs_free_obj(&mut self, h: ObjHandle, m: LruMemcg) -> u64 {
         if self.vfs.era.rcu_free {
             self.call_rcu_free(h, m);
             0

@@ -249,11 +249,7 @@ impl Kernel {
                 for _ in 0..sc.nr_to_scan {
                     let Some(h) = self.shrink.boot_dentries.pop_front() else { break };
                     // d_free: after a grace period where the era has one (rcu.rs).
-                    if self.vfs.era.rcu_free {
-                        self.call_rcu_free(h, super::memcontrol::ROOT_MEMCG);
-                    } else {
-                        self.reclaim.reclaimed_slab += self.kmem_cache_free(h);
-                    }
+                    self.reclaim.reclaimed_slab += self.vfs_free_obj(h, super::memcontrol::ROOT_MEMCG);
                     freed += 1;
                 }
                 Some(freed)
