@@ -97,9 +97,9 @@ fn sfs_needs_server_threads_and_refuses_bad_options() {
 /// gives the lock and the CPU up while tasks wait, so the nfsd threads go on allocating,
 /// free memory falls to the min watermark and they enter direct reclaim. Classic direct
 /// reclaim calls the shrinkers too and walks on with kswapd: it lasts for a share of the
-/// walk. Split page reclaim never touches slab: a few µs. At this scale the walk lasts 23
-/// ms (4 s at full scale), so the server must allocate its way to the min watermark within
-/// it: the mix runs at 40,000 ops/s (the shape appears from 30,000; docs/seed-004.md).
+/// walk. Split page reclaim never touches slab: a few µs. At this scale the walk lasts 42
+/// ms (7 s at full scale), so the server must allocate its way to the min watermark within
+/// it: the mix runs at 40,000 ops/s (the shape appears from 20,000; docs/seed-004.md).
 #[test]
 fn standard_mix_classic_direct_reclaim_joins_the_dentry_walk_split_page_reclaim_does_not() {
     let (c, s) = classic_and_split(
