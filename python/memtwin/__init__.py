@@ -121,6 +121,10 @@ class Result:
         pressure_total_us: /proc/pressure totals at the end of the run in microseconds
             (``io_some``, ``io_full``, ``memory_some``, ``memory_full``, ``cpu_some``,
             ``cpu_full``); None on kernels without PSI (before 4.20).
+        kthreads: the kernel threads' time, one dict per name (``kswapd0``, ``nfsd``, ...):
+            ``comm``, ``threads`` (how many of that name ran), ``cpu_user_ns``,
+            ``cpu_sys_ns`` and ``breakdown`` (``{part: ns}``, the same parts as a command's,
+            summed over the threads: ``wall_ns`` is thread-nanoseconds).
 
     ``series`` and ``commands`` are polars DataFrames of ``columns`` and ``records``
     (``.to_pandas()`` converts; ``frame()`` gives the series with pandas alone); both are
@@ -149,6 +153,7 @@ class Result:
         settings: Sequence[str] = (),
         version: str = "",
         pressure_total_us: Optional[Mapping[str, int]] = None,
+        kthreads: Sequence[Mapping[str, object]] = (),
     ) -> None:
         self.transcript = transcript
         self.exit_status = exit_status
@@ -172,6 +177,7 @@ class Result:
         self.settings: List[str] = list(settings)
         self.version = version or __version__
         self.pressure_total_us: Optional[Dict[str, int]] = dict(pressure_total_us) if pressure_total_us else None
+        self.kthreads: List[Dict[str, object]] = [dict(r) for r in kthreads]
 
     def __repr__(self) -> str:
         return (
@@ -276,6 +282,7 @@ class Result:
             "reclaim": self.reclaim,
             "reclaim_summary": self.reclaim_summary(),
             "pressure_total_us": self.pressure_total_us,
+            "kthreads": self.kthreads,
             "series": self.columns,
         }
 
@@ -314,6 +321,7 @@ class Result:
             records=doc.get("commands", []),  # type: ignore[arg-type]
             reclaim=doc.get("reclaim"),  # type: ignore[arg-type]
             pressure_total_us=doc.get("pressure_total_us"),  # type: ignore[arg-type]
+            kthreads=doc.get("kthreads", []),  # type: ignore[arg-type]
             script=str(doc.get("script", "")),
             script_text=str(doc.get("script_text", "")),
             machine=str(doc.get("machine", "")),
@@ -460,6 +468,7 @@ def run(
         seed=seed,
         settings=sets,
         pressure_total_us=raw["pressure_total_us"],
+        kthreads=raw["kthreads"],
     )
 
 

@@ -413,7 +413,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if result.stopped is not None:
         sys.stderr.write(_error_line(result.stop_message))
     if args.explain:
-        sys.stdout.write(explain.render(result.records, result.pressure_total_us))
+        sys.stdout.write(explain.render(result.records, result.pressure_total_us, result.kthreads))
         sys.stdout.flush()
     if args.json is not None:
         _emit(args.json, lambda f: _write_json(f, result))

@@ -6,7 +6,7 @@ command's tasks, see docs/explain.md); this module only lays them out.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 # Breakdown parts in display order: (record field, label).
 PARTS = [
@@ -40,8 +40,13 @@ def _pct(ns: int, total: int) -> str:
     return f"{100.0 * ns / total:6.1f}" if total > 0 else f"{0.0:6.1f}"
 
 
-def render(commands: List[Mapping[str, Any]], pressure_total_us: Optional[Mapping[str, int]]) -> str:
-    """The tables: one per command that took time, then the run's PSI totals."""
+def render(
+    commands: List[Mapping[str, Any]],
+    pressure_total_us: Optional[Mapping[str, int]],
+    kthreads: Sequence[Mapping[str, Any]] = (),
+) -> str:
+    """The tables: one per command that took time, one per kernel thread name that did
+    anything but sleep, then the run's PSI totals."""
     out: List[str] = ["", "--- where the time went (ms and % of each command's wall time) ---"]
     width = max(len(label) for _, label in PARTS)
     for c in commands:
@@ -66,6 +71,21 @@ def render(commands: List[Mapping[str, Any]], pressure_total_us: Optional[Mappin
                 + f", faults {c['min_flt']} minor {c['maj_flt']} major"
                 + (f", OOM-killed {c['oom_kills']}" if c["oom_kills"] else "")
             )
+    busy = [t for t in kthreads if any(v for k, v in t["breakdown"].items() if k not in ("wall_ns", "sleep_ns"))]
+    if busy:
+        out.append("")
+        out.append("--- kernel threads: where their time went (ms summed over the threads of a name, and %) ---")
+        for t in busy:
+            b = t["breakdown"]
+            wall = b["wall_ns"]
+            n = t["threads"]
+            out.append("")
+            out.append(f"{t['comm']}" + (f" ({n} threads)" if n > 1 else ""))
+            out.append(f"  {'thread time':<{width + 2}} {_ms(wall)} {_pct(wall, wall)}")
+            for key, label in PARTS:
+                ns = b.get(key, 0)
+                if ns:
+                    out.append(f"    {label:<{width}} {_ms(ns)} {_pct(ns, wall)}")
     out.append("")
     if pressure_total_us is None:
         out.append("pressure stall information: none (the kernel profile predates PSI, 4.20)")

@@ -94,3 +94,28 @@ def test_explain_refuses_sharing_standard_output(tmp_path):
     script = tmp_path / "s.sh"
     script.write_text("sleep 1\n")
     assert_bad_input(run_cli("run", script, "--explain", "--json", "-"), "--explain")
+
+
+def test_kernel_threads_time_is_reported_by_name():
+    # Seed 000's buffered writes are written back by the disk's flusher (an unbound kworker
+    # on 6.x), not by dd: its block I/O wait is in the kernel threads' records.
+    r = memtwin.run(path=SEED000)
+    names = [t["comm"] for t in r.kthreads]
+    assert "kswapd0" in names, names
+    for t in r.kthreads:
+        b = t["breakdown"]
+        assert set(b) == PART_FIELDS | {"wall_ns"}, sorted(b)
+        assert sum(b[k] for k in PART_FIELDS) == b["wall_ns"], t
+        assert t["threads"] >= 1
+    flusher = next(t for t in r.kthreads if t["comm"].startswith("kworker/u"))
+    assert flusher["breakdown"]["blkio_ns"] > 1e9, flusher
+    # The JSON carries them and reads them back.
+    assert memtwin.Result.from_json(r.to_json()).kthreads == r.kthreads
+    # --explain prints a table for each thread that did more than sleep: the flusher, not
+    # the idle kswapd.
+    proc = run_cli("run", SEED000, "--explain")
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout[proc.stdout.index("--- kernel threads"):]
+    assert re.search(rf"^{re.escape(flusher['comm'])}\n  thread time\s+\d+\.\d{{3}}\s+100\.0$", out, re.M), out
+    assert re.search(r"^    block I/O wait\s+\d+\.\d{3}", out, re.M), out
+    assert not re.search(r"^kswapd0$", out, re.M), out

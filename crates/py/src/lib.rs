@@ -49,7 +49,8 @@ fn limit_u64(v: Option<u64>, default: u64) -> u64 {
 /// stop_message (str), commands (see `commands_to_list`), machine_name, kernel_profile,
 /// machine_toml (str) and reclaim_kswapd_ns / reclaim_direct_ns (list[int]: each reclaim
 /// pass's duration) and pressure_total_us (None or {io_some, io_full, memory_some,
-/// memory_full, cpu_some, cpu_full}: µs). Raises MemtwinError on bad input, HostMemoryError when the machine
+/// memory_full, cpu_some, cpu_full}: µs) and kthreads (list of {comm, threads, cpu_user_ns,
+/// cpu_sys_ns, breakdown}: the kernel threads by name). Raises MemtwinError on bad input, HostMemoryError when the machine
 /// does not fit in the host's memory.
 #[pyfunction]
 #[pyo3(signature = (script_text=None, script_path=None, machine=String::new(), sets=Vec::new(), seed=0,
@@ -139,7 +140,7 @@ fn run<'py>(
 
 fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, PyDict>> {
     let commands = commands_to_list(py, std::mem::take(&mut result.commands), &result.vmstat_names, &result.transcript)?;
-    let RunResult { transcript, exit_status, series, sim_seconds, stopped, machine_name, kernel_profile, machine_toml, reclaim_passes, pressure_total_us, .. } =
+    let RunResult { transcript, exit_status, series, sim_seconds, stopped, machine_name, kernel_profile, machine_toml, reclaim_passes, pressure_total_us, kthreads, .. } =
         result;
     let dict = PyDict::new(py);
     dict.set_item("machine_name", machine_name)?;
@@ -165,6 +166,24 @@ fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, P
         None => None,
     };
     dict.set_item("pressure_total_us", pressure)?;
+    // The kernel threads by name: comm, threads, cpu_user_ns, cpu_sys_ns, breakdown.
+    let kt = kthreads
+        .into_iter()
+        .map(|r| -> PyResult<Bound<'_, PyDict>> {
+            let d = PyDict::new(py);
+            d.set_item("comm", r.comm)?;
+            d.set_item("threads", r.threads)?;
+            d.set_item("cpu_user_ns", r.cpu_user_ns)?;
+            d.set_item("cpu_sys_ns", r.cpu_sys_ns)?;
+            let b = PyDict::new(py);
+            for (name, ns) in r.breakdown.parts() {
+                b.set_item(name, ns)?;
+            }
+            d.set_item("breakdown", b)?;
+            Ok(d)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    dict.set_item("kthreads", kt)?;
     dict.set_item("transcript", transcript)?;
     dict.set_item("exit_status", exit_status)?;
     dict.set_item("sim_seconds", sim_seconds)?;

@@ -156,6 +156,23 @@ pub struct CommandRecord {
     pub breakdown: memtwin_kernel::delayacct::Breakdown,
 }
 
+/// The kernel threads of one name over the run (kswapd0, flush-8:0, nfsd, ...): the work the
+/// kernel did for no command of the script, which a command's own record does not show (an
+/// NFS server's direct reclaim is in its nfsd threads). Threads of the same name are summed,
+/// so `breakdown.wall_ns` is thread-seconds; a crash or reboot adds the new kernel's threads
+/// to the same record.
+#[derive(Clone, Debug, Default)]
+pub struct KthreadRecord {
+    /// The thread's name as /proc/PID/comm shows it (without a workqueue worker's work).
+    pub comm: String,
+    /// Threads of that name that ran (started at boot or later; stopped ones included).
+    pub threads: u32,
+    pub cpu_user_ns: u64,
+    pub cpu_sys_ns: u64,
+    /// Where their lifetimes went; the parts sum to `wall_ns`.
+    pub breakdown: memtwin_kernel::delayacct::Breakdown,
+}
+
 
 #[derive(Clone, Debug, Default)]
 pub struct RunResult {
@@ -187,6 +204,8 @@ pub struct RunResult {
     /// /proc/pressure totals at the end of the run, µs: [io some, io full, memory some,
     /// memory full, cpu some, cpu full] (since the last boot); None before Linux 4.20.
     pub pressure_total_us: Option<[u64; 6]>,
+    /// The kernel threads' time, summed by name, in the order they were first started.
+    pub kthreads: Vec<KthreadRecord>,
 }
 
 /// Why a run could not start or go on.
@@ -516,6 +535,7 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
     let commands = std::mem::take(&mut sh.commands);
     let vmstat_names = sh.k.vmstat_series().into_iter().map(|(n, _)| n).collect();
     let reclaim_passes = sh.take_reclaim_passes();
+    let kthreads = sh.take_kthreads();
     Ok(RunResult {
         transcript: std::mem::take(&mut sh.k.transcript),
         exit_status: status,
@@ -529,6 +549,7 @@ pub fn run_streaming(opts: &RunOptions, hook: Option<OutputHook>) -> Result<RunR
         machine_toml,
         reclaim_passes,
         pressure_total_us,
+        kthreads,
     })
 }
 

@@ -52,6 +52,8 @@ pub struct Shell {
     depth: u32,
     /// Reclaim passes of the kernels that a crash or reboot replaced.
     reclaim_passes: memtwin_kernel::ReclaimStats,
+    /// The kernel threads of the kernels that a crash or reboot replaced, by name.
+    kthreads: Vec<crate::KthreadRecord>,
     /// Tasks of the commands being recorded: (task, index in `commands`).
     /// Tasks of the commands being recorded: (task, index in `commands`, whether its time
     /// is the record's breakdown — false for the members of a pipeline before the last).
@@ -95,6 +97,34 @@ impl Shell {
         all
     }
 
+    /// The kernel threads' accounting, summed by name over every kernel of the run.
+    pub fn take_kthreads(&mut self) -> Vec<crate::KthreadRecord> {
+        self.collect_kthreads();
+        std::mem::take(&mut self.kthreads)
+    }
+
+    /// Add the running kernel's threads to `kthreads` (at the end, or before a crash or
+    /// reboot replaces the kernel). Kernel threads are never reaped: stopped ones are here.
+    fn collect_kthreads(&mut self) {
+        let tids: Vec<TaskId> = (0..self.k.tasks.len() as TaskId).filter(|&t| self.k.tasks[t as usize].kthread).collect();
+        for tid in tids {
+            let a = self.k.task_acct(tid);
+            let comm = &self.k.tasks[tid as usize].comm;
+            let i = match self.kthreads.iter().position(|r| &r.comm == comm) {
+                Some(i) => i,
+                None => {
+                    self.kthreads.push(crate::KthreadRecord { comm: comm.clone(), ..Default::default() });
+                    self.kthreads.len() - 1
+                }
+            };
+            let r = &mut self.kthreads[i];
+            r.threads += 1;
+            r.cpu_user_ns += a.utime_ns;
+            r.cpu_sys_ns += a.stime_ns;
+            r.breakdown.add(&a.breakdown);
+        }
+    }
+
     pub fn new(k: Kernel, file: &str) -> Shell {
         let mut s = Shell {
             k,
@@ -111,6 +141,7 @@ impl Shell {
             next_tick: 0,
             depth: 0,
             reclaim_passes: Default::default(),
+            kthreads: Vec::new(),
             task_records: Vec::new(),
             launch_prio: None,
             shell_pid: 0,
@@ -2141,6 +2172,7 @@ impl Shell {
         self.captures.retain(|path, _| old.fs.mount_of(path).is_none_or(|m| !old.fs.mounts[m as usize].is_tmpfs()));
         let old = std::mem::take(&mut self.k.reclaim.stats);
         self.reclaim_passes.append(old);
+        self.collect_kthreads();
         let new = Kernel::reboot_from(&mut self.k, clean).map_err(|e| Stop::Error(self.err(c.span, e)))?;
         self.k = new;
         self.k.transcript.push_str(&if clean {

@@ -45,6 +45,15 @@ fn every_command_of_every_scenario_sums_to_its_wall_time() {
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(!r.commands.is_empty(), "{name}");
         check_sums(&name, &r.commands);
+        // The kernel threads' records too: every thread's parts sum to its lifetime, and its
+        // time on a CPU is its CPU time; kswapd and the flushers are always there.
+        for t in &r.kthreads {
+            let b = &t.breakdown;
+            assert_eq!(b.sum(), b.wall_ns, "{name}: {t:?}");
+            let cpu = b.cpu_user_ns + b.cpu_sys_ns + b.cpu_sys_reclaim_ns + b.cpu_sys_compaction_ns + b.cpu_sys_zram_ns + b.cpu_sys_copy_ns + b.cpu_sys_lock_spin_ns;
+            assert_eq!(cpu, t.cpu_user_ns + t.cpu_sys_ns, "{name}: {t:?}");
+        }
+        assert!(r.kthreads.iter().any(|t| t.comm.starts_with("kswapd")), "{name}: {:?}", r.kthreads);
         if name == "seed-000-swap.sh" {
             // The 2 GiB buffer on a 1.9 GB machine: dd reclaims and waits in reclaim, and the
             // system's memory pressure shows it.
