@@ -53,6 +53,7 @@ class FakeCore:
             "reclaim_kswapd_ns": [5, 7],
             "reclaim_direct_ns": [],
             "pressure_total_us": None,
+            "kthreads": [],
         }
 
 
@@ -168,6 +169,7 @@ def test_files(fake, tmp_path, capsys):
             },
         },
         "pressure_total_us": None,
+        "kthreads": [],
         "series": {"t_s": [0.0, 1.0], "vm.pgpgin_kib_total": [0, 8], "mi.MemFree_kib": [1000, 900]},
     }
     assert c.read_text() == "t_s,vm.pgpgin_kib_total,mi.MemFree_kib\n0.0,0,1000\n1.0,8,900\n"
