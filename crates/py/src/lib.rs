@@ -175,11 +175,7 @@ fn result_to_dict(py: Python<'_>, mut result: RunResult) -> PyResult<Bound<'_, P
             d.set_item("threads", r.threads)?;
             d.set_item("cpu_user_ns", r.cpu_user_ns)?;
             d.set_item("cpu_sys_ns", r.cpu_sys_ns)?;
-            let b = PyDict::new(py);
-            for (name, ns) in r.breakdown.parts() {
-                b.set_item(name, ns)?;
-            }
-            d.set_item("breakdown", b)?;
+            d.set_item("breakdown", breakdown_dict(py, &r.breakdown)?)?;
             Ok(d)
         })
         .collect::<PyResult<Vec<_>>>()?;
@@ -257,14 +253,19 @@ fn commands_to_list<'py>(py: Python<'py>, records: Vec<memtwin_scenario::Command
             d.set_item("min_flt", r.min_flt)?;
             d.set_item("maj_flt", r.maj_flt)?;
             d.set_item("oom_kills", r.oom_kills)?;
-            let b = PyDict::new(py);
-            for (name, ns) in r.breakdown.parts() {
-                b.set_item(name, ns)?;
-            }
-            d.set_item("breakdown", b)?;
+            d.set_item("breakdown", breakdown_dict(py, &r.breakdown)?)?;
             Ok(d)
         })
         .collect()
+}
+
+/// A breakdown as {part: ns} (`Breakdown::parts`, `wall_ns` last).
+fn breakdown_dict<'py>(py: Python<'py>, b: &memtwin_scenario::Breakdown) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, ns) in b.parts() {
+        d.set_item(name, ns)?;
+    }
+    Ok(d)
 }
 
 /// (name, one-line description) of every machine preset.

@@ -11,6 +11,7 @@ pub mod replay;
 
 pub use runner::Shell;
 pub use memtwin_kernel::host;
+pub use memtwin_kernel::delayacct::Breakdown;
 pub use memtwin_kernel::{LatencySummary, ReclaimKind, ReclaimStats};
 
 /// What to run.
