@@ -40,6 +40,18 @@ def _pct(ns: int, total: int) -> str:
     return f"{100.0 * ns / total:6.1f}" if total > 0 else f"{0.0:6.1f}"
 
 
+def _table(out: List[str], title: str, total: str, b: Mapping[str, int], width: int) -> None:
+    """One table: a title line, the total (100 %), then each non-zero part and its share."""
+    wall = b["wall_ns"]
+    out.append("")
+    out.append(title)
+    out.append(f"  {total:<{width + 2}} {_ms(wall)} {_pct(wall, wall)}")
+    for key, label in PARTS:
+        ns = b.get(key, 0)
+        if ns:
+            out.append(f"    {label:<{width}} {_ms(ns)} {_pct(ns, wall)}")
+
+
 def render(
     commands: List[Mapping[str, Any]],
     pressure_total_us: Optional[Mapping[str, int]],
@@ -56,13 +68,7 @@ def render(
         if wall == 0:
             continue
         job = " (background job, until it ended)" if c["background"] else ""
-        out.append("")
-        out.append(f"line {c['line']}: {c['command']}{job}")
-        out.append(f"  {'wall time':<{width + 2}} {_ms(wall)} {_pct(wall, wall)}")
-        for key, label in PARTS:
-            ns = b[key]
-            if ns:
-                out.append(f"    {label:<{width}} {_ms(ns)} {_pct(ns, wall)}")
+        _table(out, f"line {c['line']}: {c['command']}{job}", "wall time", b, width)
         if c.get("tasks"):
             rate = c["throughput_bytes_per_s"]
             out.append(
@@ -76,16 +82,8 @@ def render(
         out.append("")
         out.append("--- kernel threads: where their time went (ms summed over the threads of a name, and %) ---")
         for t in busy:
-            b = t["breakdown"]
-            wall = b["wall_ns"]
             n = t["threads"]
-            out.append("")
-            out.append(f"{t['comm']}" + (f" ({n} threads)" if n > 1 else ""))
-            out.append(f"  {'thread time':<{width + 2}} {_ms(wall)} {_pct(wall, wall)}")
-            for key, label in PARTS:
-                ns = b.get(key, 0)
-                if ns:
-                    out.append(f"    {label:<{width}} {_ms(ns)} {_pct(ns, wall)}")
+            _table(out, t["comm"] + (f" ({n} threads)" if n > 1 else ""), "thread time", t["breakdown"], width)
     out.append("")
     if pressure_total_us is None:
         out.append("pressure stall information: none (the kernel profile predates PSI, 4.20)")
