@@ -950,6 +950,10 @@ impl Kernel {
                 let id = path.lruvec;
                 for _ in 0..path.batch_n {
                     let Some(p) = self.mm.lru_tail(id, path.batch_l) else { break };
+                    // The list is a chain of dependent frame loads; pages that were added
+                    // in allocation order sit on it in frame order, so the frames a few
+                    // lines on are asked for ahead (a hint: nothing is read from them).
+                    self.mm.pages.prefetch(p.wrapping_add(16));
                     self.mm.lruvecs[id as usize].del(&mut self.mm.pages, p);
                     self.mm.pages.set_lru(p, Lru::Isolated);
                     path.isolated.push(p);
