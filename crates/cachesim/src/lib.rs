@@ -198,6 +198,25 @@ mod tests {
     }
 
     #[test]
+    fn binary_records_across_reads_come_whole_and_in_order() {
+        // 100,003 records: 2.4 MB, so records straddle the reader's 1 MiB reads (not a
+        // multiple of 24 bytes), read in batches that do and do not divide the count.
+        let n = 100_003u64;
+        let ids: Vec<(u64, u32)> = (0..n).map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15), (i % 5000) as u32)).collect();
+        let p = tmp("d.oracleGeneral", &og(&ids));
+        for batch in [1, 7, 4096, BATCH] {
+            let mut r = TraceReader::open(&p, Format::OracleGeneral).unwrap();
+            let mut b = Vec::new();
+            let mut got = Vec::new();
+            while r.next_batch(&mut b, batch).unwrap() {
+                assert!(b.len() <= batch);
+                got.extend(b.iter().map(|q| (q.id, q.size)));
+            }
+            assert_eq!(got, ids, "batch {batch}");
+        }
+    }
+
+    #[test]
     fn bad_traces_name_the_line_or_record() {
         let p = tmp("bad.csv", b"id,size\n1,4096\nx7,4096\n");
         let e = simulate(&p, Format::Csv, PolicyKind::Lru, 2).unwrap_err().message;

@@ -16,12 +16,20 @@
 //! Requests without a size weigh one 4 KiB page.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 
 pub const PAGE_BYTES: u32 = 4096;
 const READ_BUF: usize = 1 << 20;
 /// oracleGeneral's record size.
 pub const ORACLE_GENERAL_RECORD: usize = 24;
+
+/// One oracleGeneral record's request: obj_id at bytes 4..12, obj_size at 12..16.
+#[inline]
+fn oracle_general_request(rec: &[u8]) -> Request {
+    let id = u64::from_le_bytes([rec[4], rec[5], rec[6], rec[7], rec[8], rec[9], rec[10], rec[11]]);
+    let size = u32::from_le_bytes([rec[12], rec[13], rec[14], rec[15]]);
+    Request { id, size }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
@@ -113,6 +121,8 @@ pub struct TraceReader {
     line: Vec<u8>,
     /// A headerless CSV's first line, read while looking for a header, is still to replay.
     pending_first: bool,
+    /// The first bytes of a binary record whose rest is in the next read.
+    partial: Vec<u8>,
     done: bool,
 }
 
@@ -153,6 +163,7 @@ impl TraceReader {
             has_sizes: format == Format::OracleGeneral,
             line: Vec::with_capacity(256),
             pending_first: false,
+            partial: Vec::new(),
             done: false,
         };
         if format == Format::Csv {
@@ -168,6 +179,17 @@ impl TraceReader {
     /// Whether requests carry their own sizes (a CSV size column, oracleGeneral).
     pub fn has_sizes(&self) -> bool {
         self.has_sizes
+    }
+
+    /// A binary trace that ended `got` bytes into a record (the file shrank after it was opened).
+    fn truncated(&self, got: usize) -> TraceError {
+        TraceError {
+            message: format!(
+                "{}: record {}: truncated: {got} of 24 bytes (oracleGeneral records are 24 bytes: clock_time u32, obj_id u64, obj_size u32, next_access_vtime i64, little-endian)",
+                self.path,
+                self.pos + 1
+            ),
+        }
     }
 
     fn err(&self, m: String) -> TraceError {
@@ -328,31 +350,32 @@ impl TraceReader {
         while out.len() < max && !self.done {
             match self.format {
                 Format::OracleGeneral => {
-                    let mut rec = [0u8; ORACLE_GENERAL_RECORD];
-                    let mut got = 0;
-                    while got < rec.len() {
-                        let n = self.input.read(&mut rec[got..]).map_err(|e| TraceError { message: format!("{}: read error: {e}", self.path) })?;
-                        if n == 0 {
-                            break;
+                    // Whole records at once from the reader's buffer (as many as fit the
+                    // batch), parsed in place.
+                    let buf = self.input.fill_buf().map_err(|e| TraceError { message: format!("{}: read error: {e}", self.path) })?;
+                    if buf.is_empty() {
+                        if !self.partial.is_empty() {
+                            return Err(self.truncated(self.partial.len()));
                         }
-                        got += n;
-                    }
-                    if got == 0 {
                         self.done = true;
                         break;
                     }
-                    self.pos += 1;
-                    if got < rec.len() {
-                        return Err(TraceError {
-                            message: format!(
-                                "{}: record {}: truncated: {got} of 24 bytes (oracleGeneral records are 24 bytes: clock_time u32, obj_id u64, obj_size u32, next_access_vtime i64, little-endian)",
-                                self.path, self.pos
-                            ),
-                        });
+                    if !self.partial.is_empty() || buf.len() < ORACLE_GENERAL_RECORD {
+                        // A record split across two reads: assemble it.
+                        let take = (ORACLE_GENERAL_RECORD - self.partial.len()).min(buf.len());
+                        self.partial.extend_from_slice(&buf[..take]);
+                        self.input.consume(take);
+                        if self.partial.len() == ORACLE_GENERAL_RECORD {
+                            self.pos += 1;
+                            out.push(oracle_general_request(&self.partial));
+                            self.partial.clear();
+                        }
+                        continue;
                     }
-                    let id = u64::from_le_bytes(rec[4..12].try_into().unwrap_or_default());
-                    let size = u32::from_le_bytes(rec[12..16].try_into().unwrap_or_default());
-                    out.push(Request { id, size });
+                    let n = (buf.len() / ORACLE_GENERAL_RECORD).min(max - out.len());
+                    out.extend(buf[..n * ORACLE_GENERAL_RECORD].chunks_exact(ORACLE_GENERAL_RECORD).map(oracle_general_request));
+                    self.pos += n as u64;
+                    self.input.consume(n * ORACLE_GENERAL_RECORD);
                 }
                 Format::U64 | Format::Csv => {
                     if !self.next_line()? {
