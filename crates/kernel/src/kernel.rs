@@ -949,6 +949,7 @@ impl Kernel {
                 let still = self.tasks.iter().any(|t| t.exit_code.is_none() && t.vmas.contains(&m));
                 if !still {
                     self.mm.set_mapped(m, false);
+                    self.mm.set_file_advice(m, crate::mm::Madvice::Normal);
                 }
             }
         }

@@ -90,6 +90,9 @@ pub struct Task {
     /// Page faults: minor, major (/proc/PID/stat minflt, majflt).
     pub min_flt: u64,
     pub maj_flt: u64,
+    /// The file page whose major fault this task is retrying after the read
+    /// (FAULT_FLAG_TRIED): the retry maps it without counting another fault.
+    pub fault_tried: Option<(u32, u64)>,
     /// balance_dirty_pages state: pages dirtied since the last check.
     pub nr_dirtied: u64,
     /// When the task last dirtied pages (for counting concurrent dirtiers).
@@ -196,6 +199,7 @@ impl Task {
             delay: crate::delayacct::TaskDelay::new(now),
             min_flt: 0,
             maj_flt: 0,
+            fault_tried: None,
             nr_dirtied: 0,
             last_dirtied: 0,
             reclaim_retries: 0,

@@ -381,6 +381,15 @@ pub struct MappingSums {
 /// The memory of the (single-node, single-zone) machine: frames, the zone's free list,
 /// the node's lruvecs, the address spaces, the swap map and the node's counters. Usable
 /// without a `Kernel` (rules that need only these pieces take `&mut Mm`).
+/// The read-ahead advice of a file mapping (madvise MADV_NORMAL, MADV_RANDOM,
+/// MADV_SEQUENTIAL: VM_RAND_READ / VM_SEQ_READ on the VMA).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Madvice {
+    Normal,
+    Random,
+    Sequential,
+}
+
 pub struct Mm {
     pub pages: Pages,
     /// The zone's free frames: the buddy lists' and those on the per-CPU lists.
@@ -412,6 +421,11 @@ pub struct Mm {
     /// The live shmem address spaces (tmpfs files, shared anonymous objects), for the
     /// sums of /proc/meminfo, and the swap-cache pages of all live mappings (SwapCached).
     shmem_ids: Vec<u32>,
+    /// File mappings with madvise(MADV_RANDOM or MADV_SEQUENTIAL) advice (the VMA's
+    /// VM_RAND_READ / VM_SEQ_READ; one mapping of a file per mapper here), with the
+    /// readahead state of the mapped file (its f_ra, which the fault path drives). Few
+    /// entries.
+    pub file_advice: Vec<(u32, Madvice, crate::fs::RaState)>,
     nr_swapcache: u64,
     pub stat: NodeStat,
     /// Dirty inodes in dirtying order (the b_dirty list): (dirtied_when, mapping).
@@ -497,6 +511,7 @@ impl Mm {
             mappings,
             free_mapping_ids: Vec::new(),
             shmem_ids: Vec::new(),
+            file_advice: Vec::new(),
             nr_swapcache: 0,
             stat: NodeStat::default(),
             dirty_inodes: std::collections::VecDeque::new(),
@@ -714,6 +729,27 @@ impl Mm {
         }
     }
 
+    /// The read-ahead advice given for file mapping `m`.
+    #[inline]
+    pub fn file_advice(&self, m: u32) -> Madvice {
+        if self.file_advice.is_empty() {
+            return Madvice::Normal;
+        }
+        self.file_advice.iter().find(|a| a.0 == m).map_or(Madvice::Normal, |a| a.1)
+    }
+    /// The readahead state of advised file mapping `m`.
+    pub fn file_advice_ra(&mut self, m: u32) -> Option<&mut crate::fs::RaState> {
+        self.file_advice.iter_mut().find(|a| a.0 == m).map(|a| &mut a.2)
+    }
+    /// madvise on file mapping `m`: MADV_NORMAL clears the flags.
+    pub fn set_file_advice(&mut self, m: u32, advice: Madvice) {
+        let ra = self.file_advice.iter().find(|a| a.0 == m).map(|a| a.2).unwrap_or_default();
+        self.file_advice.retain(|a| a.0 != m);
+        if advice != Madvice::Normal {
+            self.file_advice.push((m, advice, ra));
+        }
+    }
+
     /// Whether the pages of mapping `m` count in NR_FILE_MAPPED.
     #[inline(always)]
     pub fn counts_mapped(&self, m: u32) -> bool {
@@ -725,6 +761,7 @@ impl Mm {
     pub fn release_mapping(&mut self, id: u32) {
         debug_assert_eq!(self.mappings[id as usize].nrpages, 0);
         self.set_mapped(id, false);
+        self.set_file_advice(id, Madvice::Normal);
         if self.mappings[id as usize].kind == MappingKind::Shmem {
             if let Some(i) = self.shmem_ids.iter().position(|&x| x == id) {
                 self.shmem_ids.swap_remove(i);

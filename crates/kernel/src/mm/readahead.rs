@@ -110,6 +110,64 @@ impl Kernel {
         let _ = self.ra_submit(tid, m, start, n, eof, false);
     }
 
+    /// do_sync_mmap_readahead of a VM_SEQ_READ mapping: page_cache_sync_ra with req_count =
+    /// ra_pages on the mapped file's readahead state (ondemand_readahead without a folio).
+    /// Returns the window (start, pages) to read for a major fault at `index`: the next
+    /// window of a stream whose expected index this is, the initial one at the start of the
+    /// file, else ra_pages from the fault with no state kept (do_page_cache_ra; the cached
+    /// history try_context_readahead would look for is not modelled). A window that would
+    /// hit its own async mark at once takes the next one with it (readit), so a stream read
+    /// through a mapping takes one major fault and then runs on async readahead.
+    pub(crate) fn mmap_seq_sync_ra(&mut self, m: u32, index: u64) -> (u64, u64) {
+        let ra_pages = self.mm.mappings[m as usize]
+            .dev
+            .map(|d| (self.block.devs[d as usize].disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1))
+            .unwrap_or(1);
+        let max = self.ra_limits(m, ra_pages);
+        let Some(ra) = self.mm.file_advice_ra(m).copied() else { return (index, ra_pages) };
+        let expected = ra.size > 0 && (index == ra.start + ra.size || index == ra.start + ra.size - ra.async_size);
+        let (start, mut size, mut async_size) = if expected {
+            let n = next_ra_size(ra.size, max);
+            (ra.start + ra.size, n, n)
+        } else if index == 0 {
+            let n = init_ra_size(ra_pages, max);
+            (0, n, if n > ra_pages { n - ra_pages } else { n })
+        } else {
+            return (index, ra_pages);
+        };
+        if index == start && size == async_size {
+            let add = next_ra_size(size, max);
+            if size + add <= max {
+                async_size = add;
+                size += add;
+            } else {
+                size = max;
+                async_size = max >> 1;
+            }
+        }
+        if let Some(r) = self.mm.file_advice_ra(m) {
+            *r = RaState { start, size, async_size, prev_index: r.prev_index };
+        }
+        (start, size)
+    }
+
+    /// do_async_mmap_readahead: an access to the page of a VM_SEQ_READ mapping that carries
+    /// the async mark (PG_readahead; fault-around leaves it unmapped, so the access faults)
+    /// starts the next window (page_cache_async_ra). Returns whether `index` was the mark.
+    pub(crate) fn mmap_seq_async_ra(&mut self, tid: TaskId, m: u32, index: u64, eof: u64) -> bool {
+        let Some(ra) = self.mm.file_advice_ra(m).copied() else { return false };
+        if ra.async_size == 0 || index != ra.start + ra.size - ra.async_size || self.ra_disabled(m) {
+            return false;
+        }
+        let max = self.ra_limits(m, ra.size);
+        let (start, n) = (ra.start + ra.size, next_ra_size(ra.size, max));
+        if let Some(r) = self.mm.file_advice_ra(m) {
+            *r = RaState { start, size: n, async_size: n, prev_index: r.prev_index };
+        }
+        let _ = self.ra_submit(tid, m, start, n, eof, false);
+        true
+    }
+
     /// Allocate the missing pages of [start, start+n) (below EOF), insert them locked and
     /// read them in runs of contiguous pages. `must`: the first page is needed now; if it
     /// cannot be allocated the caller waits.

@@ -5,7 +5,7 @@
 use super::cost;
 use super::page::Pfn;
 use super::swapfile::AreaKind;
-use super::{Content, MappingKind, Slot, PAGE_SIZE};
+use super::{Content, Madvice, MappingKind, Slot, PAGE_SIZE};
 use crate::block::{Dir, ReqKind};
 use crate::profile::SwapRaRule;
 use crate::task::Step;
@@ -540,6 +540,55 @@ impl Kernel {
         t.vm_kb += pages * 4;
     }
 
+    /// munmap of file mapping `m` (`pages` long) by `tid`: its page-table entries go
+    /// (zap_pte_range); NR_FILE_MAPPED drops the file's pages when no other task maps it.
+    pub fn unmap_file(&mut self, tid: TaskId, m: u32, pages: u64) {
+        let t = &mut self.tasks[tid as usize];
+        let Some(i) = t.vmas.iter().position(|&v| v == m) else { return };
+        t.vmas.swap_remove(i);
+        t.vm_kb = t.vm_kb.saturating_sub(pages * 4);
+        let still = self.tasks.iter().any(|t| t.exit_code.is_none() && t.vmas.contains(&m));
+        if !still {
+            self.mm.set_mapped(m, false);
+            self.mm.set_file_advice(m, Madvice::Normal);
+        }
+    }
+
+    /// madvise(MADV_NORMAL / MADV_RANDOM / MADV_SEQUENTIAL) over a file mapping of `tid`
+    /// (madvise_behavior: VM_RAND_READ / VM_SEQ_READ, read by the fault path's readahead).
+    pub fn madvise_file(&mut self, tid: TaskId, m: u32, advice: Madvice) {
+        if self.tasks[tid as usize].vmas.contains(&m) {
+            self.mm.set_file_advice(m, advice);
+        }
+    }
+
+    /// A store to a clean page of a shared file mapping. Its page-table entry is absent, or
+    /// write-protected since the page was last cleaned (folio_mkclean at writeback), so the
+    /// store faults (do_shared_fault, or do_wp_page -> wp_page_shared): the filesystem's
+    /// page_mkwrite (ext4_page_mkwrite -> block_page_mkwrite: the page's buffers and its
+    /// block reservation), then fault_dirty_shared_page dirties the page and lets
+    /// balance_dirty_pages_ratelimited throttle the writer. `counted`: the same fault was
+    /// already counted as the one that mapped the page.
+    fn shared_file_write_fault(&mut self, tid: TaskId, m: u32, p: Pfn, counted: bool) -> Result<(), Step> {
+        if !counted {
+            self.vm.inc(VmItem::Pgfault);
+            self.memcg_count_fault(tid, false);
+            self.tasks[tid as usize].min_flt += 1;
+            self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
+        }
+        if self.write_begin_buffers(m) {
+            self.attach_page_buffers(Some(tid), p)?;
+        }
+        self.charge_sys(tid, self.machine.cpu_model.fs_write_page_ns);
+        self.set_page_dirty(tid, p);
+        if let Some(pause) = self.balance_dirty_pages(tid) {
+            // balance_dirty_pages: io_schedule_timeout(pause) in TASK_KILLABLE.
+            let on = crate::wait::WaitOn::Timeout { until: self.now + pause };
+            return Err(Step::Wait(crate::wait::Wait { on, reason: crate::delayacct::WaitReason::DirtyThrottle, io: true }));
+        }
+        Ok(())
+    }
+
     /// An access by `tid` to page `index` of mapping `m` (handle_mm_fault when the page is
     /// not mapped, a plain memory access when it is). `Err` is the wait before retrying.
     pub fn touch(&mut self, tid: TaskId, m: u32, index: u64, write: bool) -> Result<(), Step> {
@@ -601,15 +650,40 @@ impl Kernel {
                         let s = &mut self.mm.mappings[m as usize];
                         s.mmap_miss = s.mmap_miss.saturating_sub(1);
                     }
+                    // The retry of a major fault whose read has completed: handle_mm_fault
+                    // runs again (FAULT_FLAG_TRIED) but mm_account_fault counts the fault
+                    // once, as the major fault already counted.
+                    let tried = self.tasks[tid as usize].fault_tried.is_some() && self.tasks[tid as usize].fault_tried.take() == Some((m, index));
+                    let mut faulted = tried;
+                    if !self.mm.file_advice.is_empty() && !tried && self.mm.file_advice(m) == Madvice::Sequential {
+                        let eof = self.file_size_pages(m).unwrap_or(index + 1);
+                        if self.mmap_seq_async_ra(tid, m, index, eof) {
+                            // The marked page was left unmapped by fault-around: this access
+                            // is the fault (filemap_fault finds it cached) that started the
+                            // window.
+                            self.mm.mappings[m as usize].set_block_mapped(index, true);
+                            self.vm.inc(VmItem::Pgfault);
+                            self.memcg_count_fault(tid, false);
+                            self.tasks[tid as usize].min_flt += 1;
+                            self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
+                            faulted = true;
+                        }
+                    }
                     if self.mm.mappings[m as usize].mapped && !self.mm.mappings[m as usize].block_mapped(index) {
                         // A cached page no PTE maps: a minor fault (handle_mm_fault counts
                         // PGFAULT; do_read_fault -> do_fault_around maps the block's cached
                         // pages with it, filemap_map_pages).
                         self.mm.mappings[m as usize].set_block_mapped(index, true);
-                        self.vm.inc(VmItem::Pgfault);
-                        self.memcg_count_fault(tid, false);
-                        self.tasks[tid as usize].min_flt += 1;
+                        if !tried {
+                            self.vm.inc(VmItem::Pgfault);
+                            self.memcg_count_fault(tid, false);
+                            self.tasks[tid as usize].min_flt += 1;
+                        }
                         self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
+                        faulted = true;
+                    }
+                    if write && self.mm.mappings[m as usize].kind == MappingKind::File && !self.mm.pages.dirty(p) {
+                        return self.shared_file_write_fault(tid, m, p, faulted);
                     }
                 }
                 Ok(())
@@ -704,18 +778,25 @@ impl Kernel {
         self.vm.inc(VmItem::Pgfault);
         self.memcg_count_fault(tid, true);
         self.tasks[tid as usize].maj_flt += 1;
+        self.tasks[tid as usize].fault_tried = Some((m, index));
+        let advice = self.mm.file_advice(m);
+        if advice != Madvice::Normal {
+            let eof = self.file_size_pages(m).unwrap_or(index + 1);
+            // do_sync_mmap_readahead: VM_RAND_READ reads the page alone; VM_SEQ_READ a
+            // readahead window (mmap_seq_sync_ra). Neither touches mmap_miss.
+            let (start, n) = match advice {
+                Madvice::Sequential => self.mmap_seq_sync_ra(m, index),
+                _ => (index, 1),
+            };
+            self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
+            return self.fault_read(tid, m, start, n, eof, index);
+        }
         let s = &mut self.mm.mappings[m as usize];
         if s.mmap_miss < MMAP_LOTSAMISS * 10 {
             s.mmap_miss += 1;
         }
         let miss = s.mmap_miss;
-        let size_pages = self
-            .fs
-            .inodes
-            .iter()
-            .find(|i| i.mapping == m && i.linked)
-            .map(|i| i.size.div_ceil(PAGE_SIZE))
-            .unwrap_or(index + 1);
+        let size_pages = self.file_size_pages(m).unwrap_or(index + 1);
         let (start, n) = if miss > MMAP_LOTSAMISS {
             (index, 1)
         } else {
@@ -727,6 +808,15 @@ impl Kernel {
         };
         self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
         self.fault_read(tid, m, start, n, size_pages, index)
+    }
+
+    /// The size in pages of the file whose page cache is mapping `m`.
+    fn file_size_pages(&self, m: u32) -> Option<u64> {
+        let ino = match self.fs.by_mapping.get(&m) {
+            Some(&ino) if self.fs.inodes[ino as usize].linked => ino,
+            _ => self.fs.inodes.iter().position(|i| i.mapping == m && i.linked)? as u32,
+        };
+        Some(self.fs.inodes[ino as usize].size.div_ceil(PAGE_SIZE))
     }
 
     pub(crate) fn fault_read(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, want: u64) -> Result<(), Step> {
