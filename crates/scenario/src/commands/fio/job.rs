@@ -8,11 +8,18 @@
 //! it charged and any sleep it asked for. libaio and io_uring with O_DIRECT keep up to
 //! `iodepth` requests outstanding: each submission returns the request's completion time
 //! from the block layer, and the task sleeps until the earliest one (io_getevents).
+//!
+//! The mmap engine (engines/mmap.c) maps the job's region of the file MAP_SHARED, advised
+//! MADV_RANDOM for random jobs and MADV_SEQUENTIAL for the others, and moves each block
+//! with memcpy: every page the copy touches goes through the kernel model's fault path
+//! (a major fault reads it in, a store to a clean page makes it writable and dirty), and
+//! the copy itself is user time.
 
-use super::options::{Dist, JobOpts, Rw};
+use super::options::{Dist, Engine, JobOpts, Rw};
 use super::stats::{DepthMap, IoStat, LatDist, Plat};
 use memtwin_engine::Rng;
-use memtwin_kernel::fs::OpenFlags;
+use memtwin_kernel::fs::{IoProgress, OpenFlags, Target};
+use memtwin_kernel::mm::{cost, Madvice};
 use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_MS};
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -61,6 +68,7 @@ pub struct JobStats {
     pub sys_ns: u64,
     pub ctx: u64,
     pub minf: u64,
+    pub majf: u64,
     pub iodepth: u32,
 }
 
@@ -91,6 +99,7 @@ impl JobStats {
         self.sys_ns += o.sys_ns;
         self.ctx += o.ctx;
         self.minf += o.minf;
+        self.majf += o.majf;
         self.members += o.members;
         if self.error == 0 {
             self.error = o.error;
@@ -154,7 +163,13 @@ pub struct FioJob {
     sample_bytes: [u64; 2],
     sample_ios: [u64; 2],
     cpu0: (u64, u64, u64),
+    /// The task's minor and major faults when the job started (getrusage's baseline).
+    flt0: (u64, u64),
     buffer_pages: u64,
+    /// The mmap engine's mapping of the file: (address space, pages mapped).
+    mmap: Option<(u32, u64)>,
+    /// The mmap engine with direct=1: the block is copied and its msync is under way.
+    msync: bool,
 }
 
 impl FioJob {
@@ -182,7 +197,10 @@ impl FioJob {
             sample_bytes: [0; 2],
             sample_ios: [0; 2],
             cpu0: (0, 0, 0),
+            flt0: (0, 0),
             buffer_pages: 0,
+            mmap: None,
+            msync: false,
             opts,
         }
     }
@@ -352,7 +370,59 @@ impl FioJob {
             f.pos = block * self.opts.bs;
         }
         self.bytes_issued += self.opts.bs;
+        if self.opts.engine == Engine::Mmap {
+            self.mmap_prep(k, me, block * self.opts.bs);
+        }
         Some(dir)
+    }
+
+    /// fio_mmapio_prep: a block inside the current mapping uses it; otherwise the mapping
+    /// is dropped and the job's whole region mapped (fio_mmapio_prep_full: munmap zaps
+    /// every page-table entry, so the next accesses fault again). fio 3.33 maps the region
+    /// once for the job: a random job over a cached 32 MiB file took 523 minor faults in
+    /// 500,000 reads on a 6.18 host, its last block among them.
+    fn mmap_prep(&mut self, k: &mut Kernel, me: TaskId, off: u64) {
+        let size = self.opts.size.unwrap_or(0);
+        if let Some((m, pages)) = self.mmap {
+            if off + self.opts.bs <= size {
+                return;
+            }
+            k.unmap_file(me, m, pages);
+            self.mmap = None;
+        }
+        let m = match k.file(me, self.fd).map(|f| f.target) {
+            Some(Target::Inode(ino)) => k.fs.inodes[ino as usize].mapping,
+            Some(Target::BlockDev(d)) => k.block.devs[d as usize].mapping,
+            _ => return,
+        };
+        let pages = size.div_ceil(4096);
+        k.map_file(me, m, pages, false);
+        // fio_mmap_file: posix_madvise(POSIX_MADV_SEQUENTIAL) unless td_random.
+        k.madvise_file(me, m, if self.opts.rw.random() { Madvice::Random } else { Madvice::Sequential });
+        self.mmap = Some((m, pages));
+    }
+
+    /// fio_mmapio_queue: memcpy between the buffer and the mapped block from byte `done`
+    /// of it on. Each page is an access through the fault path (it may wait: the read of
+    /// the page, memory, dirty throttling; the copy resumes at that page). Then the copy's
+    /// CPU time, in user mode; with direct=1 an msync(MS_SYNC) of the block follows.
+    fn transfer_mmap(&mut self, k: &mut Kernel, me: TaskId, dir: usize, done: u64) -> Result<IoProgress, String> {
+        let bs = self.opts.bs;
+        let Some((m, _)) = self.mmap else {
+            return Err(format!("fio: mmap of {} failed: No such device\n", self.path));
+        };
+        let off = k.file(me, self.fd).map(|f| f.pos).unwrap_or(0);
+        let (start, end) = (off + done, off + bs);
+        let mut at = start;
+        while at < end {
+            let index = at / 4096;
+            if let Err(w) = k.touch(me, m, index, dir == 1) {
+                return Ok(IoProgress { bytes: at - start, wait: Some(w), eof: false });
+            }
+            at = ((index + 1) * 4096).min(end);
+        }
+        let user = if dir == 0 { cost::copy_out_ns(&k.machine.cpu_model, bs) } else { cost::copy_in_ns(&k.machine.cpu_model, bs) };
+        Ok(IoProgress { bytes: end - start, wait: Some(Step::Cpu { user, sys: 0 }), eof: false })
     }
 
     fn transfer(&mut self, k: &mut Kernel, me: TaskId, dir: usize, len: u64) -> Result<memtwin_kernel::fs::IoProgress, String> {
@@ -445,7 +515,21 @@ impl FioJob {
                     (dir, now, 0)
                 }
             };
+            if done >= bs && self.opts.engine == Engine::Mmap && self.opts.direct && !self.msync {
+                // "not really direct": msync(MS_SYNC) of the block (its posix_madvise
+                // POSIX_MADV_DONTNEED is a no-op in glibc); the I/O completes after it.
+                self.msync = true;
+                match k.sys_fsync(me, self.fd) {
+                    Ok(Some(w)) => return w,
+                    Ok(None) => {}
+                    Err(e) => {
+                        let m = format!("fio: msync of {} failed: {}\n", self.path, e.strerror());
+                        return self.fail(k, me, &m);
+                    }
+                }
+            }
             if done >= bs {
+                self.msync = false;
                 self.cur = None;
                 self.stats.complete.mark_batch(1);
                 self.stats.total_complete += 1;
@@ -459,7 +543,8 @@ impl FioJob {
                 }
                 continue;
             }
-            let r = match self.transfer(k, me, dir, bs - done) {
+            let r = if self.opts.engine == Engine::Mmap { self.transfer_mmap(k, me, dir, done) } else { self.transfer(k, me, dir, bs - done) };
+            let r = match r {
                 Ok(r) => r,
                 Err(m) => return self.fail(k, me, &m),
             };
@@ -553,6 +638,11 @@ impl FioJob {
         self.stats.usr_ns = s.utime - self.cpu0.0;
         self.stats.sys_ns = s.stime - self.cpu0.1;
         self.stats.ctx = s.nvcsw + s.nivcsw - self.cpu0.2;
+        // getrusage's ru_minflt / ru_majflt: the buffers' first touches and the faults of
+        // the mmap engine's copies.
+        let t = &k.tasks[me as usize];
+        self.stats.minf = self.buffer_pages + t.min_flt - self.flt0.0;
+        self.stats.majf = t.maj_flt - self.flt0.1;
         self.stats.pid = k.pid_of(me);
         let parent = {
             let mut sh = self.shared.borrow_mut();
@@ -596,7 +686,8 @@ impl Program for FioJob {
                     }
                 }
                 if self.opts.invalidate {
-                    // file_invalidate_cache: posix_fadvise(POSIX_FADV_DONTNEED).
+                    // file_invalidate_cache: posix_fadvise(POSIX_FADV_DONTNEED), for the mmap
+                    // engine too in fio 3.33 (it has no invalidate hook of its own).
                     let _ = k.sys_fadvise_dontneed(me, self.fd);
                 }
                 self.init_gen();
@@ -605,6 +696,8 @@ impl Program for FioJob {
                 self.sample_t = self.ramp_end;
                 let s = &k.sched.tasks[me as usize];
                 self.cpu0 = (s.utime, s.stime, s.nvcsw + s.nivcsw);
+                let t = &k.tasks[me as usize];
+                self.flt0 = (t.min_flt, t.maj_flt);
                 self.phase = Phase::Run;
                 Step::Cpu { user: 0, sys: 0 }
             }

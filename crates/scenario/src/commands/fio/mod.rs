@@ -100,10 +100,9 @@ impl Fio {
                     format = match v.as_deref() {
                         Some("normal") => OutputFormat::Normal,
                         Some("json") => OutputFormat::Json,
-                        Some(x) => {
-                            return Err(format!("fio: output-format={x} is not modelled (accepted: normal, json; terse and json+ are not)"))
-                        }
-                        None => return Err("fio: --output-format needs a value (normal or json)".into()),
+                        Some("terse") => OutputFormat::Terse,
+                        Some(x) => return Err(format!("fio: output-format={x} is not modelled (accepted: normal, json, terse; json+ is not)")),
+                        None => return Err("fio: --output-format needs a value (normal, json or terse)".into()),
                     }
                 }
                 "name" => {
@@ -312,6 +311,11 @@ impl Fio {
                     .collect();
                 let dj = disks.iter().map(report::disk_json).collect();
                 out = report::top_json(&when, wall, jobs, dj, &self.global.given).render();
+            }
+            OutputFormat::Terse => {
+                for ts in &stats {
+                    report::terse(&mut out, &g, ts, &disks);
+                }
             }
         }
         k.print(me, &out);

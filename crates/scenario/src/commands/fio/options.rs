@@ -44,6 +44,8 @@ pub enum Engine {
     Pvsync,
     Libaio,
     IoUring,
+    /// memcpy to and from a shared mapping of the file (engines/mmap.c).
+    Mmap,
 }
 
 impl Engine {
@@ -54,6 +56,7 @@ impl Engine {
             Engine::Pvsync => "pvsync",
             Engine::Libaio => "libaio",
             Engine::IoUring => "io_uring",
+            Engine::Mmap => "mmap",
         }
     }
     /// FIO_SYNCIO engines: one I/O at a time, completed when the system call returns.
@@ -74,6 +77,8 @@ pub enum Dist {
 pub enum OutputFormat {
     Normal,
     Json,
+    /// Terse version 3 (--terse-version's default): one line of ';'-separated fields per job.
+    Terse,
 }
 
 /// One job's settings (struct thread_options, the modelled part).
@@ -131,9 +136,9 @@ impl Default for JobOpts {
 
 /// Every option the twin accepts (job options; output-format is a command-line option).
 pub const ACCEPTED: &str = "name, rw|readwrite (read, write, randread, randwrite, rw, readwrite, randrw), bs, size, filename, \
-directory, direct, ioengine (psync, sync, pvsync, libaio, io_uring), iodepth, numjobs, runtime, time_based, ramp_time, \
+directory, direct, ioengine (psync, sync, pvsync, libaio, io_uring, mmap), iodepth, numjobs, runtime, time_based, ramp_time, \
 rwmixread, rwmixwrite, fsync, invalidate, random_distribution (random, zipf:T, pareto:H, normal:P), norandommap, \
-randrepeat=1, group_reporting, output-format (normal, json)";
+randrepeat=1, group_reporting, output-format (normal, json, terse)";
 
 /// Options that take no value (`--time_based`, a bare `time_based` line).
 pub fn is_flag(key: &str) -> bool {
@@ -265,10 +270,8 @@ impl JobOpts {
                     "pvsync" => Engine::Pvsync,
                     "libaio" => Engine::Libaio,
                     "io_uring" => Engine::IoUring,
-                    "mmap" => {
-                        return Err("fio: ioengine=mmap is not modelled: the kernel model has no fault path for file mappings (accepted: psync, sync, pvsync, libaio, io_uring)".into())
-                    }
-                    _ => return Err(format!("fio: ioengine={v}: accepted: psync, sync, pvsync, libaio, io_uring")),
+                    "mmap" => Engine::Mmap,
+                    _ => return Err(format!("fio: ioengine={v}: accepted: psync, sync, pvsync, libaio, io_uring, mmap")),
                 }
             }
             "iodepth" => self.iodepth = parse_u32(key, v, 1, 256)?,
@@ -323,6 +326,10 @@ impl JobOpts {
                 "fio: job '{n}': ioengine={} with buffered I/O is not modelled (libaio blocks in io_submit, io_uring hands the read to io-wq workers); use direct=1, or ioengine=psync",
                 self.engine.name()
             ));
+        }
+        if self.engine == Engine::Mmap && self.bs % 4096 != 0 && (self.direct || self.fsync > 0) {
+            // fio_mmapio_init: msync works on whole pages.
+            return Err(format!("fio: job '{n}': mmap options dictate a minimum block size of 4096 bytes (direct=1 or fsync= with ioengine=mmap)"));
         }
         if self.time_based && self.runtime.is_none() {
             return Err(format!("fio: job '{n}': time_based needs runtime="));
@@ -435,7 +442,7 @@ mod tests {
         assert!(e.starts_with("j.fio:4: unknown option 'foo'"), "{e}");
         let e = parse_job_file("j.fio", "rw=read\n", &JobOpts::default()).unwrap_err();
         assert!(e.starts_with("j.fio:1:"), "{e}");
-        let e = parse_job_file("j.fio", "[a]\nioengine=mmap\n", &JobOpts::default()).unwrap_err();
-        assert!(e.starts_with("j.fio:2: ioengine=mmap is not modelled"), "{e}");
+        let e = parse_job_file("j.fio", "[a]\nioengine=posixaio\n", &JobOpts::default()).unwrap_err();
+        assert!(e.starts_with("j.fio:2: ioengine=posixaio: accepted: psync, sync, pvsync, libaio, io_uring, mmap"), "{e}");
     }
 }

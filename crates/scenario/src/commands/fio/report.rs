@@ -279,7 +279,7 @@ pub fn normal(out: &mut String, g: &Group, ts: &JobStats, show_slat: bool, when:
     }
     let rt = ts.runtime as f64;
     let (usr, sys) = if rt > 0.0 { (ts.usr_ns as f64 * 100.0 / rt, ts.sys_ns as f64 * 100.0 / rt) } else { (0.0, 0.0) };
-    let _ = writeln!(out, "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf=0, minf={}", ts.ctx, ts.minf);
+    let _ = writeln!(out, "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf={}, minf={}", ts.ctx, ts.majf, ts.minf);
     let dd = ts.depth.dist(total);
     let _ = writeln!(
         out,
@@ -354,6 +354,77 @@ pub fn disk_stats(out: &mut String, disks: &[DiskUtil]) {
             d.util
         );
     }
+}
+
+// ---- Terse ------------------------------------------------------------------------------
+
+/// show_ddir_status_terse (version 3): KiB moved, KiB/s, IOPS, runtime; slat, clat (with
+/// its 17 percentiles and three empty slots), lat, all in usec; the bandwidth samples.
+fn ddir_terse(out: &mut String, g: &Group, ts: &JobStats, d: usize) {
+    let s = &ts.dirs[d];
+    let rt = if s.total_ios > 0 { runtime_ms(ts) } else { 0 };
+    let (bw, iops) = if rt > 0 { (s.io_bytes * 1000 / rt / 1024, s.total_ios * 1000 / rt) } else { (0, 0) };
+    let _ = write!(out, ";{};{bw};{iops};{rt}", s.io_bytes >> 10);
+    let lat = |out: &mut String, st: &IoStat| {
+        let (min, max, mean, dev) = st.calc().unwrap_or((0, 0, 0.0, 0.0));
+        let _ = write!(out, ";{};{};{:.6};{:.6}", min / 1000, max / 1000, mean / 1000.0, dev / 1000.0);
+    };
+    lat(out, &s.slat);
+    lat(out, &s.clat);
+    let vals = if s.clat.samples > 0 { s.clat_plat.percentiles() } else { vec![0; PERCENTILES.len()] };
+    for (pc, v) in PERCENTILES.iter().zip(vals) {
+        let _ = write!(out, ";{pc:.6}%={}", v / 1000);
+    }
+    for _ in PERCENTILES.len()..20 {
+        out.push_str(";0%=0");
+    }
+    lat(out, &s.lat);
+    match s.bw.calc() {
+        Some((min, max, mean, dev)) => {
+            let p_of_agg = if g.agg[d] > 1024 { (mean * 100.0 / (g.agg[d] as f64 / 1024.0)).min(100.0) } else { 100.0 };
+            let _ = write!(out, ";{min};{max};{p_of_agg:.6}%;{mean:.6};{dev:.6}");
+        }
+        None => out.push_str(";0;0;0.000000%;0.000000;0.000000"),
+    }
+}
+
+/// show_thread_status_terse_all, terse version 3: a job's line, with the disks' counters
+/// at its end (show_disk_util in terse form, on every job's line).
+pub fn terse(out: &mut String, g: &Group, ts: &JobStats, disks: &[DiskUtil]) {
+    let _ = write!(out, "3;fio-3.33;{};0;{}", ts.name, ts.error);
+    ddir_terse(out, g, ts, 0);
+    ddir_terse(out, g, ts, 1);
+    let rt = ts.runtime as f64;
+    let (usr, sys) = if rt > 0.0 { (ts.usr_ns as f64 * 100.0 / rt, ts.sys_ns as f64 * 100.0 / rt) } else { (0.0, 0.0) };
+    let _ = write!(out, ";{usr:.6}%;{sys:.6}%;{};{};{}", ts.ctx, ts.majf, ts.minf);
+    let total = ts.dirs[0].total_ios + ts.dirs[1].total_ios;
+    for v in ts.depth.dist(total) {
+        let _ = write!(out, ";{v:3.1}%");
+    }
+    // stat_calc_lat_nu: the terse format has no nsec buckets; they are added to the first
+    // usec one.
+    let ld = &ts.lat_dist;
+    let mut u = lat_pcts(&ld.u, total);
+    if total > 0 {
+        u[0] += 100.0 * ld.n.iter().sum::<u64>() as f64 / total as f64;
+    }
+    for v in u.iter().chain(lat_pcts(&ld.m, total).iter()) {
+        let _ = write!(out, ";{v:3.2}%");
+    }
+    for d in disks {
+        let _ = write!(
+            out,
+            ";{};{};{};0;0;{};{};{};{:3.2}%",
+            d.name,
+            d.ios[0],
+            d.ios[1],
+            d.ticks[0],
+            d.ticks[1],
+            d.ticks[0] + d.ticks[1],
+            d.util
+        );
+    }
+    out.push('\n');
 }
 
 // ---- JSON ------------------------------------------------------------------------------
@@ -501,7 +572,7 @@ pub fn job_json(g: &Group, ts: &JobStats, options: &[(String, String)], elapsed_
         kv("usr_cpu", J::Float(usr)),
         kv("sys_cpu", J::Float(sys)),
         kv("ctx", J::Int(ts.ctx as i64)),
-        kv("majf", J::Int(0)),
+        kv("majf", J::Int(ts.majf as i64)),
         kv("minf", J::Int(ts.minf as i64)),
         kv("iodepth_level", dist_json(&["1", "2", "4", "8", "16", "32", ">=64"], &ts.depth.dist(total))),
         kv("iodepth_submit", dist_json(&["0", "4", "8", "16", "32", "64", ">=64"], &ts.submit.dist(ts.total_submit))),
