@@ -677,3 +677,63 @@ fn a_batch_wakes_the_flushers_only_when_every_page_is_unqueued_dirty() {
         assert_eq!(asked(&k), dirty, "{profile}: every page unqueued dirty: all that is dirty");
     }
 }
+
+/// A mapped file page read from the disk is one fault, a major one: handle_mm_fault runs
+/// again after the read (FAULT_FLAG_TRIED) but mm_account_fault counts the fault once.
+/// MADV_RANDOM (VM_RAND_READ) reads the page alone.
+#[test]
+fn a_major_file_fault_is_counted_once() {
+    let mut k = boot_with("default", &[]);
+    write_file(&mut k, "/root/lib", 1);
+    sync_all(&mut k);
+    let (mut fd, mut i, mut base) = (None, 0u64, None);
+    let t = run_task(&mut k, move |k, me| {
+        let (f, m) = *fd.get_or_insert_with(|| {
+            let f = k.sys_open(me, "/root/lib", OpenFlags { read: true, ..Default::default() }).unwrap().0;
+            k.sys_fadvise_dontneed(me, f).unwrap();
+            let m = k.file_mapping(me, f).unwrap();
+            k.map_file(me, m, 256, false);
+            k.madvise_file(me, m, memtwin_kernel::mm::Madvice::Random);
+            (f, m)
+        });
+        let _ = f;
+        let b = *base.get_or_insert_with(|| (k.vm.get(VmItem::Pgfault), k.vm.get(VmItem::Pgmajfault), k.vm.get(VmItem::Pgpgin)));
+        // Every 17th page: each in its own 16-page fault-around block.
+        while i < 256 {
+            if let Err(w) = k.touch(me, m, i, false) {
+                return Some(w);
+            }
+            i += 17;
+        }
+        let n = (0..256).step_by(17).count() as u64;
+        assert_eq!(k.vm.get(VmItem::Pgmajfault) - b.1, n);
+        assert_eq!(k.vm.get(VmItem::Pgfault) - b.0, n, "one fault per page read, not two");
+        assert_eq!(k.vm.get(VmItem::Pgpgin) - b.2, n * 4, "MADV_RANDOM reads the page alone (KiB)");
+        None
+    });
+    assert_eq!((k.tasks[t as usize].maj_flt, k.tasks[t as usize].min_flt), (16, 0));
+}
+
+/// A store to a clean page of a shared file mapping faults (page_mkwrite) and dirties the
+/// page with the inode; a second store to the dirty page is a plain store.
+#[test]
+fn a_store_to_a_clean_shared_file_page_faults_and_dirties_it() {
+    let mut k = boot_with("default", &[]);
+    write_file(&mut k, "/root/data", 1);
+    sync_all(&mut k);
+    let m = mapping_of(&k, "/root/data");
+    let dirty0 = k.mm.stat.dirty;
+    run_task(&mut k, move |k, me| {
+        k.map_file(me, m, 256, false);
+        let f0 = k.vm.get(VmItem::Pgfault);
+        k.touch(me, m, 3, false).expect("cached");
+        assert_eq!(k.vm.get(VmItem::Pgfault) - f0, 1, "the read maps the block");
+        k.touch(me, m, 3, true).expect("no throttling for one page");
+        assert_eq!(k.vm.get(VmItem::Pgfault) - f0, 2, "the store to the clean page faults");
+        k.touch(me, m, 3, true).expect("dirty");
+        assert_eq!(k.vm.get(VmItem::Pgfault) - f0, 2, "a store to a dirty page does not");
+        assert_eq!(k.mm.stat.dirty, dirty0 + 1);
+        assert_eq!(k.mm.mappings[m as usize].nr_dirty, 1);
+        None
+    });
+}
