@@ -378,9 +378,6 @@ pub struct MappingSums {
     pub shmem_swapped: u64,
 }
 
-/// The memory of the (single-node, single-zone) machine: frames, the zone's free list,
-/// the node's lruvecs, the address spaces, the swap map and the node's counters. Usable
-/// without a `Kernel` (rules that need only these pieces take `&mut Mm`).
 /// The read-ahead advice of a file mapping (madvise MADV_NORMAL, MADV_RANDOM,
 /// MADV_SEQUENTIAL: VM_RAND_READ / VM_SEQ_READ on the VMA).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -390,6 +387,9 @@ pub enum Madvice {
     Sequential,
 }
 
+/// The memory of the (single-node, single-zone) machine: frames, the zone's free list,
+/// the node's lruvecs, the address spaces, the swap map and the node's counters. Usable
+/// without a `Kernel` (rules that need only these pieces take `&mut Mm`).
 pub struct Mm {
     pub pages: Pages,
     /// The zone's free frames: the buddy lists' and those on the per-CPU lists.
