@@ -380,7 +380,7 @@ impl FioJob {
     /// is dropped and the job's whole region mapped (fio_mmapio_prep_full: munmap zaps
     /// every page-table entry, so the next accesses fault again). fio 3.33 maps the region
     /// once for the job: a random job over a cached 32 MiB file took 523 minor faults in
-    /// 500,000 reads on a 6.18 host, its last block among them.
+    /// 471,000 reads on a 6.18 host, its last block among them.
     fn mmap_prep(&mut self, k: &mut Kernel, me: TaskId, off: u64) {
         let size = self.opts.size.unwrap_or(0);
         if let Some((m, pages)) = self.mmap {
