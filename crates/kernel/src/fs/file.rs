@@ -261,7 +261,7 @@ mod tests {
     #[test]
     fn file_table_counts_references() {
         let mut ft = FileTable::default();
-        let f = OpenFile { target: Target::Null, pos: 0, flags: Default::default(), ra: Default::default() };
+        let f = OpenFile { target: Target::Null, pos: 0, flags: Default::default(), ra: Default::default(), advice: Default::default() };
         let a = ft.alloc(f.clone());
         ft.get_ref(a);
         assert_eq!(ft.count(a), 2);

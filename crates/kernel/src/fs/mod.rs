@@ -120,14 +120,28 @@ pub struct RaState {
     pub prev_index: u64,
 }
 
-/// An open file description (struct file): one open(2)'s target, offset (f_pos), flags
-/// and readahead state (f_ra). Descriptors refer to it through `FdTable` (file.rs).
+/// posix_fadvise's access-pattern advice on an open file (generic_fadvise).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Fadvice {
+    /// POSIX_FADV_NORMAL: the device's readahead (bdi ra_pages).
+    #[default]
+    Normal,
+    /// POSIX_FADV_RANDOM: FMODE_RANDOM, a miss reads what was asked for.
+    Random,
+    /// POSIX_FADV_SEQUENTIAL: the file's ra_pages is twice the device's.
+    Sequential,
+}
+
+/// An open file description (struct file): one open(2)'s target, offset (f_pos), flags,
+/// readahead state (f_ra) and fadvise advice. Descriptors refer to it through `FdTable`
+/// (file.rs).
 #[derive(Clone, Debug)]
 pub struct OpenFile {
     pub target: Target,
     pub pos: u64,
     pub flags: OpenFlags,
     pub ra: RaState,
+    pub advice: Fadvice,
 }
 
 /// A direct write in flight: when it completes, `end` bytes of inode `ino` are on disk.

@@ -123,7 +123,7 @@ impl Kernel {
         if let Target::Inode(ino) = target {
             self.fs.inodes[ino as usize].opens += 1;
         }
-        let mut of = OpenFile { target, pos: 0, flags, ra: RaState { prev_index: u64::MAX, ..Default::default() } };
+        let mut of = OpenFile { target, pos: 0, flags, ra: RaState { prev_index: u64::MAX, ..Default::default() }, advice: Default::default() };
         if flags.append {
             if let Target::Inode(ino) = target {
                 of.pos = self.fs.inodes[ino as usize].size;
@@ -390,6 +390,27 @@ impl Kernel {
         self.fs.mounts[mount].used += grant;
         self.fs.inodes[ino as usize].extent = new_extent;
         Ok(allowed)
+    }
+
+    /// Whether a buffered read of `len` bytes at the file's offset would have to wait
+    /// (a read under IOCB_NOWAIT: generic_file_buffered_read returns -EAGAIN before any
+    /// readahead when a page is missing or locked). Only page-cache files can say no.
+    pub fn read_would_block(&self, tid: TaskId, fd: usize, len: u64) -> bool {
+        let Some(f) = self.file(tid, fd) else { return false };
+        let (m, size) = match f.target {
+            Target::Inode(ino) => (self.fs.inodes[ino as usize].mapping, self.fs.inodes[ino as usize].size),
+            Target::BlockDev(d) => (self.block.devs[d as usize].mapping, u64::MAX),
+            _ => return false,
+        };
+        let end = (f.pos + len).min(size);
+        let mut at = f.pos;
+        while at < end {
+            match self.mm.slot(m, at / PAGE_SIZE) {
+                Slot::Page(p) if !self.mm.pages.locked(p) => at = (at / PAGE_SIZE + 1) * PAGE_SIZE,
+                _ => return true,
+            }
+        }
+        false
     }
 
     /// read(2) of up to `len` bytes; counts the call and its bytes for /proc/PID/io

@@ -5,7 +5,7 @@
 
 use super::{Slot, PAGE_SIZE};
 use crate::block::{Dir, ReqKind};
-use crate::fs::RaState;
+use crate::fs::{Fadvice, RaState};
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::TaskId;
@@ -39,9 +39,16 @@ fn next_ra_size(cur: u64, max: u64) -> u64 {
 
 impl Kernel {
     fn ra_limits(&self, m: u32, req: u64) -> u64 {
+        self.ra_limits_scaled(m, req, 1)
+    }
+
+    /// The largest window: ra_pages (the device's read_ahead_kb, `scale` times it for a
+    /// file advised POSIX_FADV_SEQUENTIAL), or up to the device's request size for a read
+    /// larger than that (ondemand_readahead's max_pages).
+    fn ra_limits_scaled(&self, m: u32, req: u64, scale: u64) -> u64 {
         let Some(dev) = self.mm.mappings[m as usize].dev else { return req.max(1) };
         let d = &self.block.devs[dev as usize];
-        let mut max = (d.disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
+        let mut max = (scale * d.disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1);
         let io_pages = (d.disk.model.max_request_bytes / PAGE_SIZE).max(1);
         if req > max && io_pages > max {
             max = req.min(io_pages);
@@ -70,7 +77,14 @@ impl Kernel {
             }
             return self.ra_submit(tid, m, index, 1, eof, true);
         }
-        let max = self.ra_limits(m, req);
+        let advice = self.file(tid, fd).map(|f| f.advice).unwrap_or_default();
+        if advice == Fadvice::Random {
+            // FMODE_RANDOM: force_page_cache_ra of the request, up to max(io_pages,
+            // ra_pages); the readahead state is left alone.
+            let n = req.min(self.ra_limits(m, u64::MAX)).max(1);
+            return self.ra_submit(tid, m, index, n, eof, true);
+        }
+        let max = self.ra_limits_scaled(m, req, if advice == Fadvice::Sequential { 2 } else { 1 });
         let ra = *self.ra_state(tid, fd).ok_or(Step::Yield)?;
         let sequential = index == 0 || ra.prev_index.wrapping_add(1) == index || (ra.size > 0 && index == ra.start + ra.size);
         let (start, n, async_size) = if sequential {
@@ -98,7 +112,8 @@ impl Kernel {
             return;
         }
         let Some(ra) = self.ra_state(tid, fd).copied() else { return };
-        let max = self.ra_limits(m, ra.size);
+        let advice = self.file(tid, fd).map(|f| f.advice).unwrap_or_default();
+        let max = self.ra_limits_scaled(m, ra.size, if advice == Fadvice::Sequential { 2 } else { 1 });
         let start = ra.start + ra.size;
         let n = next_ra_size(ra.size, max);
         if let Some(r) = self.ra_state(tid, fd) {
