@@ -5,9 +5,12 @@
 //!
 //! Synchronous engines (psync, sync, pvsync) have one I/O outstanding: it is issued at the
 //! start of a step and completes when the system call has returned, including the CPU work
-//! it charged and any sleep it asked for. libaio and io_uring with O_DIRECT keep up to
-//! `iodepth` requests outstanding: each submission returns the request's completion time
-//! from the block layer, and the task sleeps until the earliest one (io_getevents).
+//! it charged and any sleep it asked for. libaio and io_uring keep up to `iodepth` requests
+//! outstanding, submitted one per system call and reaped one per io_getevents once the
+//! queue is full (fio's defaults): an O_DIRECT request completes when the block layer does;
+//! a buffered libaio request is carried out inside io_submit; an io_uring buffered read
+//! waits for its page without the submitter (5.9+), and what io_uring cannot do without
+//! blocking goes to io-wq workers (`iowq`).
 //!
 //! The mmap engine (engines/mmap.c) maps the job's region of the file MAP_SHARED, advised
 //! MADV_RANDOM for random jobs and MADV_SEQUENTIAL for the others, and moves each block
@@ -15,12 +18,15 @@
 //! (a major fault reads it in, a store to a clean page makes it writable and dirty), and
 //! the copy itself is user time.
 
-use super::options::{Dist, Engine, JobOpts, Rw};
+use super::iowq::{self, IoWq, Work};
+use super::options::{Dist, Engine, FadviseHint, JobOpts, Rw};
 use super::stats::{DepthMap, IoStat, LatDist, Plat};
 use memtwin_engine::Rng;
-use memtwin_kernel::fs::{IoProgress, OpenFlags, Target};
+use memtwin_kernel::fs::{Fadvice, IoProgress, OpenFlags, Target};
 use memtwin_kernel::mm::{cost, Madvice};
+use memtwin_kernel::wait::{Wait, WaitOn};
 use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_MS};
+use memtwin_machine::KernelProfile;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -122,13 +128,22 @@ enum Gen {
     Gauss { stddev: u64 },
 }
 
+/// A request of an asynchronous engine (an io_u between submission and reaping).
 #[derive(Clone, Copy)]
 struct Inflight {
     dir: usize,
     start: Ns,
-    issued: Ns,
+    /// When the submission returned (slat ends).
+    issued: Option<Ns>,
+    /// When its completion is there to reap; Ns::MAX while a page's read end is unknown.
     done_at: Ns,
+    off: u64,
+    /// Bytes moved so far.
     bytes: u64,
+    /// An io_uring buffered read waiting for this page (IOCB_WAITQ).
+    wait: Option<Wait>,
+    /// Handed to an io-wq worker: its id there, until the worker posts the completion.
+    wq: Option<u64>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -154,6 +169,13 @@ pub struct FioJob {
     /// The synchronous I/O in progress: direction, issue time, bytes moved so far.
     cur: Option<(usize, Ns, u64)>,
     inflight: Vec<Inflight>,
+    /// An asynchronous engine's request the task is carrying out in the kernel.
+    busy: Option<Inflight>,
+    /// No block is left to issue (the random map is full, or the file ended).
+    exhausted: bool,
+    /// io_uring's io-wq, created with the first request it takes.
+    iowq: Option<Rc<RefCell<IoWq>>>,
+    next_work: u64,
     start: Ns,
     ramp_end: Ns,
     bytes_issued: u64,
@@ -189,6 +211,10 @@ impl FioJob {
             stats: JobStats { name: opts.name.clone(), members: 1, iodepth, ..Default::default() },
             cur: None,
             inflight: Vec::with_capacity(iodepth as usize),
+            busy: None,
+            exhausted: false,
+            iowq: None,
+            next_work: 0,
             start: 0,
             ramp_end: 0,
             bytes_issued: 0,
@@ -487,6 +513,10 @@ impl FioJob {
         k.eprint(me, msg);
         self.stats.error = 5;
         self.inflight.clear();
+        self.busy = None;
+        if let Some(wq) = self.iowq.take() {
+            iowq::shutdown(&wq, k);
+        }
         self.cur = None;
         self.phase = Phase::Done;
         Step::Cpu { user: 0, sys: 0 }
@@ -572,61 +602,220 @@ impl FioJob {
         }
     }
 
-    /// libaio / io_uring with O_DIRECT: reap what completed, refill to iodepth, sleep until
-    /// the earliest completion.
-    fn async_step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
-        let now = k.now;
-        let mut reaped = 0u32;
-        let mut i = 0;
-        while i < self.inflight.len() {
-            let io = self.inflight[i];
-            if io.done_at <= now {
-                self.inflight.swap_remove(i);
-                self.account(io.dir, io.start, io.issued, io.done_at, io.bytes, now);
-                reaped += 1;
-            } else {
-                i += 1;
+    /// Whether the engine's buffered reads go on without the submitter: io_uring's
+    /// IOCB_WAITQ (5.9: the read arms a wait on the page and returns -EIOCBQUEUED; the
+    /// page's unlock queues task_work that copies the rest, io_async_buf_func).
+    fn waitq_read(&self, k: &Kernel, dir: usize) -> bool {
+        self.opts.engine == Engine::IoUring && !self.opts.direct && dir == 0 && k.machine.kernel == KernelProfile::Linux6
+    }
+
+    /// Whether io_uring hands this buffered request to io-wq: a write (ext4 refuses
+    /// IOCB_NOWAIT buffered writes), or before 5.9 a read that would block (io_read's
+    /// -EAGAIN under IOCB_NOWAIT, with no readahead started).
+    fn punt(&self, k: &Kernel, me: TaskId, dir: usize) -> bool {
+        self.opts.engine == Engine::IoUring
+            && !self.opts.direct
+            && (dir == 1 || (k.machine.kernel != KernelProfile::Linux6 && k.read_would_block(me, self.fd, self.opts.bs)))
+    }
+
+    /// io_queue_async_work: the request goes to a worker.
+    fn punt_to_iowq(&mut self, k: &mut Kernel, me: TaskId, mut io: Inflight) {
+        let (name, kthread) = if k.machine.kernel == KernelProfile::Linux6 {
+            (format!("iou-wrk-{}", k.pid_of(me)), false)
+        } else {
+            ("io_wqe_worker-0".to_string(), true)
+        };
+        // io_wq_create: bounded workers up to min(SQ entries, 4 x CPUs); fio asks for
+        // iodepth SQ entries (rounded up to a power of two by the kernel).
+        let max = (self.opts.iodepth as usize).next_power_of_two().min(4 * k.machine.cpus as usize);
+        let (path, fd) = (&self.path, self.fd);
+        let wq = self.iowq.get_or_insert_with(|| Rc::new(RefCell::new(IoWq::new(me, max, name, kthread, path, fd)))).clone();
+        let id = self.next_work;
+        self.next_work += 1;
+        iowq::enqueue(&wq, k, me, Work { id, dir: io.dir, off: io.off, len: self.opts.bs });
+        io.issued = Some(k.now + FioJob::pending(k, me));
+        io.done_at = Ns::MAX;
+        io.wq = Some(id);
+        self.inflight.push(io);
+    }
+
+    /// Completions the workers posted: their requests are done at the time posted.
+    fn collect_iowq(&mut self) -> Option<String> {
+        let done = match &self.iowq {
+            Some(wq) => std::mem::take(&mut wq.borrow_mut().done),
+            None => return None,
+        };
+        let mut err = None;
+        for d in done {
+            if let Some(io) = self.inflight.iter_mut().find(|io| io.wq == Some(d.id)) {
+                io.wq = None;
+                io.done_at = d.at;
+                io.bytes = d.bytes;
+            }
+            if d.err.is_some() && err.is_none() {
+                err = d.err;
             }
         }
-        if reaped > 0 {
-            self.stats.complete.mark_batch(reaped);
-            self.stats.total_complete += 1;
+        err
+    }
+
+    /// The task's CPU charged in this step and not yet run (the submission's own time).
+    fn pending(k: &Kernel, me: TaskId) -> Ns {
+        let t = &k.tasks[me as usize];
+        t.pending_user + t.pending_sys
+    }
+
+    /// Go on with a request the task is carrying out in the kernel itself: a buffered
+    /// libaio request (aio_read / aio_write call the file's read_iter / write_iter in
+    /// io_submit: the copy, the page's read, dirty throttling all happen before io_submit
+    /// returns, and the event is in the ring when it does), an io_uring submission that
+    /// blocked, or the task_work retry of an io_uring read whose page arrived. Returns the
+    /// step the task waits in, or None once the request is complete or waits on a page.
+    fn run_io(&mut self, k: &mut Kernel, me: TaskId, mut io: Inflight) -> Result<Option<Step>, String> {
+        let bs = self.opts.bs;
+        loop {
+            if let Ok(f) = k.file_mut(me, self.fd) {
+                f.pos = io.off + io.bytes;
+            }
+            let r = self.transfer(k, me, io.dir, bs - io.bytes)?;
+            io.bytes += r.bytes;
+            let at = k.now + FioJob::pending(k, me);
+            match r.wait {
+                Some(Step::Wait(w)) if self.waitq_read(k, io.dir) && matches!(w.on, WaitOn::FolioLocked { .. }) => {
+                    io.issued.get_or_insert(at);
+                    io.done_at = k.wait_due(&w).unwrap_or(Ns::MAX);
+                    io.wait = Some(w);
+                    self.inflight.push(io);
+                    return Ok(None);
+                }
+                Some(step) => {
+                    self.busy = Some(io);
+                    return Ok(Some(step));
+                }
+                None if io.bytes < bs && !r.eof => continue,
+                None => {
+                    if io.bytes < bs {
+                        // The file ended under the job: the short I/O ends it.
+                        self.exhausted = true;
+                    }
+                    io.issued.get_or_insert(at);
+                    io.done_at = at;
+                    self.inflight.push(io);
+                    return Ok(None);
+                }
+            }
         }
-        let mut submitted = 0u32;
-        let base = {
-            let t = &k.tasks[me as usize];
-            t.pending_user + t.pending_sys
-        };
-        while (self.inflight.len() as u32) < self.opts.iodepth && !self.finished(now) {
-            let Some(dir) = self.prep(k, me) else { break };
+    }
+
+    /// libaio / io_uring (do_io with iodepth_batch_submit=1 and iodepth_batch_complete
+    /// min = max = 1, fio's defaults): submit one request at a time until `iodepth` are
+    /// queued; with the queue full, reap exactly one event (waiting for it if none is
+    /// there); at the end reap them all (io_u_quiesce). O_DIRECT requests complete when
+    /// the block layer does; a buffered libaio request completes inside io_submit, so its
+    /// event waits in the ring for the reaps of the ones before it; an io_uring buffered
+    /// read of a page being read completes when the page arrives.
+    fn async_step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+        loop {
+            let now = k.now;
+            if let Some(m) = self.collect_iowq() {
+                return self.fail(k, me, &m);
+            }
+            if let Some(io) = self.busy.take() {
+                match self.run_io(k, me, io) {
+                    Ok(Some(step)) => return step,
+                    Ok(None) => {}
+                    Err(m) => return self.fail(k, me, &m),
+                }
+            }
+            // task_work: the reads whose page was unlocked copy what is left.
+            if let Some(i) = self.inflight.iter().position(|io| io.wait.is_some_and(|w| k.wait_satisfied(w.on))) {
+                let mut io = self.inflight.swap_remove(i);
+                io.wait = None;
+                match self.run_io(k, me, io) {
+                    Ok(Some(step)) => return step,
+                    Ok(None) => continue,
+                    Err(m) => return self.fail(k, me, &m),
+                }
+            }
+            let depth = self.inflight.len() as u32;
+            let ending = self.exhausted || self.finished(now);
+            if depth > 0 && (depth >= self.opts.iodepth || ending) {
+                // wait_for_completions: one event with the queue full, all at the end.
+                // What completed by the end of this step's CPU time (a task_work copy).
+                let at = now + FioJob::pending(k, me);
+                let want = if ending { depth as usize } else { 1 };
+                let ready = self.inflight.iter().filter(|io| io.wait.is_none() && io.wq.is_none() && io.done_at <= at).count();
+                if ready >= want {
+                    for _ in 0..want {
+                        let i = (0..self.inflight.len())
+                            .filter(|&i| self.inflight[i].wait.is_none() && self.inflight[i].wq.is_none() && self.inflight[i].done_at <= at)
+                            .min_by_key(|&i| self.inflight[i].done_at)
+                            .unwrap_or(0);
+                        let io = self.inflight.swap_remove(i);
+                        let issued = io.issued.unwrap_or(io.start);
+                        self.account(io.dir, io.start, issued, at, io.bytes, at);
+                    }
+                    self.stats.complete.mark_batch(want as u32);
+                    self.stats.total_complete += 1;
+                    continue;
+                }
+                // Sleep until the next completion: a page being read is waited for on the
+                // page itself (its unlock wakes the task), an O_DIRECT request until its end.
+                let next = self.inflight.iter().filter(|io| io.wq.is_none() && (io.wait.is_some() || io.done_at > at)).min_by_key(|io| io.done_at);
+                if self.inflight.iter().any(|io| io.wq.is_some()) {
+                    // A worker's completion wakes the task (io_uring_enter's wait for a
+                    // CQE); so does the end of a request with a known time.
+                    return match next {
+                        Some(io) if io.done_at != Ns::MAX => Step::SleepUntil { t: io.done_at, io: false },
+                        _ => Step::Block { io: false },
+                    };
+                }
+                return match next {
+                    Some(Inflight { wait: Some(w), .. }) => Step::Wait(*w),
+                    Some(io) => Step::SleepUntil { t: io.done_at, io: true },
+                    None => Step::Yield,
+                };
+            }
+            if ending {
+                self.phase = Phase::Done;
+                return Step::Cpu { user: 0, sys: 0 };
+            }
+            let Some(dir) = self.prep(k, me) else {
+                self.exhausted = true;
+                continue;
+            };
+            self.stats.depth.mark_depth(depth + 1, 1);
+            self.stats.submit.mark_batch(1);
+            self.stats.total_submit += 1;
+            let off = k.file(me, self.fd).map(|f| f.pos).unwrap_or(0);
+            let io = Inflight { dir, start: now, issued: None, done_at: 0, off, bytes: 0, wait: None, wq: None };
+            // Each submission is its own system call: its CPU time passes before the next.
+            if self.punt(k, me, dir) {
+                k.charge_sys(me, k.machine.cpu_model.syscall_ns);
+                self.punt_to_iowq(k, me, io);
+                return Step::Cpu { user: 0, sys: 0 };
+            }
+            if !self.opts.direct {
+                return match self.run_io(k, me, io) {
+                    Ok(Some(step)) => step,
+                    Ok(None) => Step::Cpu { user: 0, sys: 0 },
+                    Err(m) => self.fail(k, me, &m),
+                };
+            }
+            // O_DIRECT: the request is queued to the device; io_submit returns.
+            let base = FioJob::pending(k, me);
             let r = match self.transfer(k, me, dir, self.opts.bs) {
                 Ok(r) => r,
                 Err(m) => return self.fail(k, me, &m),
             };
-            let spent = {
-                let t = &k.tasks[me as usize];
-                t.pending_user + t.pending_sys - base
-            };
+            let spent = FioJob::pending(k, me) - base;
             let done_at = match r.wait {
                 Some(Step::SleepUntil { t, .. }) => t,
-                // A buffered read waiting for its page: reaped when the read completes.
                 Some(Step::Wait(w)) => k.wait_due(&w).unwrap_or(now + spent),
                 _ => now + spent,
             };
-            self.inflight.push(Inflight { dir, start: now, issued: now + spent, done_at, bytes: r.bytes });
-            self.stats.depth.mark_depth(self.inflight.len() as u32, 1);
-            submitted += 1;
-        }
-        if submitted > 0 {
-            self.stats.submit.mark_batch(submitted);
-            self.stats.total_submit += 1;
-        }
-        match self.inflight.iter().map(|io| io.done_at).min() {
-            Some(t) => Step::SleepUntil { t, io: true },
-            None => {
-                self.phase = Phase::Done;
-                Step::Cpu { user: 0, sys: 0 }
-            }
+            self.inflight.push(Inflight { issued: Some(now + spent), done_at, bytes: r.bytes, ..io });
+            return Step::Cpu { user: 0, sys: 0 };
         }
     }
 
@@ -638,6 +827,19 @@ impl FioJob {
         self.stats.usr_ns = s.utime - self.cpu0.0;
         self.stats.sys_ns = s.stime - self.cpu0.1;
         self.stats.ctx = s.nvcsw + s.nivcsw - self.cpu0.2;
+        if let Some(wq) = self.iowq.take() {
+            // getrusage(RUSAGE_SELF) counts the process's threads: the iou-wrk workers
+            // (5.12+); io_wqe_worker kernel threads are not the process's.
+            if k.machine.kernel == KernelProfile::Linux6 {
+                for &w in &wq.borrow().workers {
+                    let t = &k.sched.tasks[w as usize];
+                    self.stats.usr_ns += t.utime;
+                    self.stats.sys_ns += t.stime;
+                    self.stats.ctx += t.nvcsw + t.nivcsw;
+                }
+            }
+            iowq::shutdown(&wq, k);
+        }
         // getrusage's ru_minflt / ru_majflt: the buffers' first touches and the faults of
         // the mmap engine's copies.
         let t = &k.tasks[me as usize];
@@ -690,6 +892,14 @@ impl Program for FioJob {
                     // engine too in fio 3.33 (it has no invalidate hook of its own).
                     let _ = k.sys_fadvise_dontneed(me, self.fd);
                 }
+                if self.opts.fadvise_hint != FadviseHint::None && matches!(k.file(me, self.fd).map(|f| f.target), Some(Target::Inode(_) | Target::BlockDev(_))) {
+                    // td_io_open_file: posix_fadvise of the job's range with the hint.
+                    let random = match self.opts.fadvise_hint {
+                        FadviseHint::ByPattern => self.opts.rw.random(),
+                        h => h == FadviseHint::Random,
+                    };
+                    let _ = k.sys_fadvise(me, self.fd, if random { Fadvice::Random } else { Fadvice::Sequential });
+                }
                 self.init_gen();
                 self.start = k.now;
                 self.ramp_end = self.start + self.opts.ramp_time;
@@ -723,6 +933,9 @@ impl Program for FioJob {
 
     fn killed(&mut self, k: &mut Kernel, _me: TaskId) {
         self.stats.error = 9;
+        if let Some(wq) = self.iowq.take() {
+            iowq::shutdown(&wq, k);
+        }
         let parent = {
             let mut sh = self.shared.borrow_mut();
             sh.results[self.slot] = Some(std::mem::take(&mut self.stats));

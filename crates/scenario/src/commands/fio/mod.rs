@@ -1,8 +1,10 @@
 //! fio 3.33: jobs from `--options` or from an INI job file, run as simulated tasks on the
-//! model (page cache, readahead, writeback, O_DIRECT), with fio's normal or JSON report.
+//! model (page cache, readahead, writeback, O_DIRECT), with fio's normal, JSON or terse
+//! report.
 //!
 //! * `options`: the modelled options, their parsing and the job-file parser.
 //! * `job`: one job as a task (offsets, engines, per-I/O latencies).
+//! * `iowq`: io_uring's io-wq worker threads, for the requests it cannot do without blocking.
 //! * `stats`: io_stat moments and the log-linear latency histogram.
 //! * `report`: the normal and JSON reports.
 //!
@@ -10,6 +12,7 @@
 //! lines before fio runs (the shell keeps such text); fio reads it when it starts, and an
 //! error names `job.fio:LINE`.
 
+mod iowq;
 mod job;
 mod options;
 mod report;
@@ -18,7 +21,8 @@ mod stats;
 use job::{FioJob, JobStats, Shared};
 use memtwin_kernel::fs::{normalize, OpenFlags};
 use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_SEC};
-use options::{parse_job_file, JobOpts, OutputFormat};
+use memtwin_machine::KernelProfile;
+use options::{parse_job_file, Engine, JobOpts, OutputFormat};
 use report::{DiskUtil, Group};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -323,6 +327,21 @@ impl Fio {
     }
 }
 
+/// What the machine's kernel lacks for a job's engine: io_setup(2) came with 2.6 (2.5.23),
+/// io_uring_setup(2) with 5.1.
+fn engine_on_kernel(j: &JobOpts, kernel: KernelProfile) -> Option<String> {
+    let name = kernel.name();
+    match j.engine {
+        Engine::Libaio if kernel == KernelProfile::Linux24 => {
+            Some(format!("job '{}': ioengine=libaio: io_setup(2) does not exist in {name} (Linux 2.6 added native AIO)", j.name))
+        }
+        Engine::IoUring if matches!(kernel, KernelProfile::Linux24 | KernelProfile::Linux2639) => {
+            Some(format!("job '{}': ioengine=io_uring: io_uring_setup(2) does not exist in {name} (Linux 5.1 added it)", j.name))
+        }
+        _ => None,
+    }
+}
+
 impl Program for Fio {
     fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
         loop {
@@ -347,6 +366,10 @@ impl Program for Fio {
                                 return Step::Exit(1);
                             }
                         }
+                    }
+                    if let Some(e) = self.jobs.iter().find_map(|j| engine_on_kernel(j, k.machine.kernel)) {
+                        k.eprint(me, &format!("fio: {e}\n"));
+                        return Step::Exit(1);
                     }
                     self.instantiate();
                     self.headers(k, me);
@@ -374,7 +397,12 @@ impl Program for Fio {
                     }
                     let cmd = k.tasks[me as usize].cmdline.clone();
                     for (i, inst) in self.instances.iter().enumerate() {
-                        let rng = k.rng.fork();
+                        // randrepeat=1: the same offsets on every run of the job; else the
+                        // system's entropy, which is the twin's --seed.
+                        let rng = match inst.opts.repeatable_seed(i as u64 + 1) {
+                            Some(seed) => memtwin_engine::Rng::new(seed),
+                            None => k.rng.fork(),
+                        };
                         let job = FioJob::new(inst.opts.clone(), inst.path.clone(), i, shared.clone(), rng);
                         k.spawn_task("fio", &cmd, false, Some(me), Some(Box::new(job)));
                     }

@@ -73,6 +73,16 @@ pub enum Dist {
     Normal(f64),
 }
 
+/// fadvise_hint's values (fio 3.33: 0, 1, sequential, random).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FadviseHint {
+    None,
+    /// 1: POSIX_FADV_RANDOM for a random job, POSIX_FADV_SEQUENTIAL otherwise.
+    ByPattern,
+    Sequential,
+    Random,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OutputFormat {
     Normal,
@@ -103,6 +113,14 @@ pub struct JobOpts {
     pub dist: Dist,
     pub norandommap: bool,
     pub group_reporting: bool,
+    /// fadvise_hint: None (0), or the advice given at open.
+    pub fadvise_hint: FadviseHint,
+    /// randrepeat: the offsets repeat from run to run (seeded from randseed and the job's
+    /// number), or come from the system's entropy (the twin's --seed).
+    pub randrepeat: bool,
+    /// randseed (fio's rand_seed): given, it makes the offsets repeat whatever randrepeat
+    /// says; fio's default is 0x89.
+    pub randseed: Option<u64>,
     /// The options as written, in order, for JSON's "job options".
     pub given: Vec<(String, String)>,
 }
@@ -129,6 +147,9 @@ impl Default for JobOpts {
             dist: Dist::Random,
             norandommap: false,
             group_reporting: false,
+            fadvise_hint: FadviseHint::ByPattern,
+            randrepeat: true,
+            randseed: None,
             given: Vec::new(),
         }
     }
@@ -138,7 +159,7 @@ impl Default for JobOpts {
 pub const ACCEPTED: &str = "name, rw|readwrite (read, write, randread, randwrite, rw, readwrite, randrw), bs, size, filename, \
 directory, direct, ioengine (psync, sync, pvsync, libaio, io_uring, mmap), iodepth, numjobs, runtime, time_based, ramp_time, \
 rwmixread, rwmixwrite, fsync, invalidate, random_distribution (random, zipf:T, pareto:H, normal:P), norandommap, \
-randrepeat=1, group_reporting, output-format (normal, json, terse)";
+randrepeat, randseed, fadvise_hint (0, 1, sequential, random), group_reporting, output-format (normal, json, terse)";
 
 /// Options that take no value (`--time_based`, a bare `time_based` line).
 pub fn is_flag(key: &str) -> bool {
@@ -294,9 +315,18 @@ impl JobOpts {
             "invalidate" => self.invalidate = parse_bool(key, v)?,
             "random_distribution" => self.dist = parse_dist(v)?,
             "norandommap" => self.norandommap = parse_bool(key, v)?,
-            "randrepeat" => {
-                if !parse_bool(key, v)? {
-                    return Err("fio: randrepeat=0 (a time-seeded sequence) is not modelled: offsets come from the run's --seed (accepted: randrepeat=1)".into());
+            "randrepeat" | "rand_repeatable" => self.randrepeat = parse_bool(key, v)?,
+            "randseed" => match v.parse::<u64>().ok().or_else(|| v.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok())) {
+                Some(n) => self.randseed = Some(n),
+                None => return Err(format!("fio: randseed={v}: expected a whole number")),
+            },
+            "fadvise_hint" => {
+                self.fadvise_hint = match v {
+                    "0" | "false" => FadviseHint::None,
+                    "1" | "true" => FadviseHint::ByPattern,
+                    "sequential" => FadviseHint::Sequential,
+                    "random" => FadviseHint::Random,
+                    _ => return Err(format!("fio: fadvise_hint={v}: accepted: 0, 1, sequential, random")),
                 }
             }
             "group_reporting" => self.group_reporting = parse_bool(key, v)?,
@@ -306,6 +336,20 @@ impl JobOpts {
             self.given.push((key.to_string(), v.to_string()));
         }
         Ok(())
+    }
+
+    /// setup_random_seeds: the seed of a repeatable job (randrepeat=1, or randseed given)
+    /// from rand_seed and the job's number in the run (`thread_number`, from 1); None
+    /// when the job seeds from the system's entropy.
+    pub fn repeatable_seed(&self, thread_number: u64) -> Option<u64> {
+        if !self.randrepeat && self.randseed.is_none() {
+            return None;
+        }
+        let mut seed = self.randseed.unwrap_or(0x89);
+        for _ in 0..4 {
+            seed = seed.wrapping_mul(0x9e37_0001);
+        }
+        Some(seed.wrapping_mul(thread_number))
     }
 
     /// Checks across options, made once a job is complete (fio's fixup_options).
@@ -320,12 +364,6 @@ impl JobOpts {
         }
         if self.direct && self.bs % 512 != 0 {
             return Err(format!("fio: job '{n}': direct=1 needs bs to be a multiple of 512 (O_DIRECT alignment), got {}", self.bs));
-        }
-        if !self.engine.sync() && !self.direct {
-            return Err(format!(
-                "fio: job '{n}': ioengine={} with buffered I/O is not modelled (libaio blocks in io_submit, io_uring hands the read to io-wq workers); use direct=1, or ioengine=psync",
-                self.engine.name()
-            ));
         }
         if self.engine == Engine::Mmap && self.bs % 4096 != 0 && (self.direct || self.fsync > 0) {
             // fio_mmapio_init: msync works on whole pages.
@@ -343,7 +381,8 @@ fn option_known(key: &str) -> bool {
         key,
         "name" | "rw" | "readwrite" | "bs" | "blocksize" | "size" | "filename" | "directory" | "direct" | "buffered" | "ioengine"
             | "iodepth" | "numjobs" | "runtime" | "timeout" | "ramp_time" | "time_based" | "rwmixread" | "rwmixwrite" | "fsync"
-            | "invalidate" | "random_distribution" | "norandommap" | "randrepeat" | "group_reporting"
+            | "invalidate" | "random_distribution" | "norandommap" | "randrepeat" | "rand_repeatable" | "randseed" | "fadvise_hint"
+            | "group_reporting"
     )
 }
 
