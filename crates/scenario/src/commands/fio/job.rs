@@ -465,6 +465,17 @@ impl FioJob {
         })
     }
 
+    /// fio's own user-space work for one I/O (do_io's loop: get_io_u and the next offset,
+    /// the clock reads, the latency histogram, put_io_u). Measured with fio 3.33 on a Xeon
+    /// host: 0.48 us per I/O where nothing else limits it (a cached 4 KiB randread: usr 24 %
+    /// at 507k IOPS); that is 80 stdio characters of the reference core (6 ns each), and a
+    /// machine's `stdio_char_ns` scales it as it does the other user-space integer work.
+    fn charge_loop(&self, k: &mut Kernel, me: TaskId) {
+        const LOOP_STDIO_CHARS: u64 = 80;
+        let ns = LOOP_STDIO_CHARS * k.machine.cpu_model.stdio_char_ns;
+        k.charge_user(me, ns);
+    }
+
     /// A completed I/O: its latencies go into the statistics if it falls after ramp_time.
     fn account(&mut self, dir: usize, start: Ns, issued: Ns, done: Ns, bytes: u64, now: Ns) {
         if start < self.ramp_end {
@@ -564,6 +575,7 @@ impl FioJob {
                 self.stats.complete.mark_batch(1);
                 self.stats.total_complete += 1;
                 self.account(dir, start, start, now, bs, now);
+                self.charge_loop(k, me);
                 if dir == 1 && self.opts.fsync > 0 {
                     self.writes_since_fsync += 1;
                     if self.writes_since_fsync >= self.opts.fsync {
@@ -571,7 +583,8 @@ impl FioJob {
                         return self.start_fsync(k, me);
                     }
                 }
-                continue;
+                // fio's own work runs before the next I/O is issued (and timed).
+                return Step::Cpu { user: 0, sys: 0 };
             }
             let r = if self.opts.engine == Engine::Mmap { self.transfer_mmap(k, me, dir, done) } else { self.transfer(k, me, dir, bs - done) };
             let r = match r {
@@ -754,6 +767,7 @@ impl FioJob {
                         let io = self.inflight.swap_remove(i);
                         let issued = io.issued.unwrap_or(io.start);
                         self.account(io.dir, io.start, issued, at, io.bytes, at);
+                        self.charge_loop(k, me);
                     }
                     self.stats.complete.mark_batch(want as u32);
                     self.stats.total_complete += 1;
