@@ -419,7 +419,7 @@ fio --name=a --rw=randread --bs=4k --size=8m --runtime=1 --time_based --numjobs=
 fn avg_us(out: &str, what: &str) -> f64 {
     let l = out.lines().find(|l| l.trim_start().starts_with(&format!("{what} ("))).unwrap_or_else(|| panic!("no {what} line:\n{out}"));
     let unit = &l[l.find('(').unwrap() + 1..l.find(')').unwrap()];
-    let v: f64 = l.split("avg=").nth(1).unwrap().split(',').next().unwrap().parse().unwrap();
+    let v: f64 = l.split("avg=").nth(1).unwrap().split(',').next().unwrap().trim().parse().unwrap();
     match unit {
         "nsec" => v / 1000.0,
         "usec" => v,
@@ -584,4 +584,22 @@ fio --name=u --rw=randread --bs=4k --size=1g --filename=f --ioengine=io_uring --
     assert!(ui > 4.0 * pi, "io_uring on io-wq {ui} vs psync {pi} IOPS\n{u}");
     let (issued, disk) = issued_and_disk_reads(u);
     assert!(disk as f64 > 0.95 * issued as f64, "{issued} issued, {disk} read\n{u}");
+}
+
+#[test]
+fn a_time_based_job_drops_the_cache_each_time_it_goes_round_the_file() {
+    // get_next_rand_block -> fio_file_reset + loop_cache_invalidate: with invalidate=1 every
+    // pass over the file reads it from the disk again (fio 3.33 on 6.18: a 64 MiB file read
+    // at random for 3 s, 98k reads, 94.7k of them from the disk); invalidate=0 keeps it.
+    let s = "\
+fio --name=inv --rw=randread --bs=4k --size=8m --filename=f --runtime=1 --time_based
+fio --name=keep --rw=randread --bs=4k --size=8m --filename=f --invalidate=0 --runtime=1 --time_based
+";
+    let r = run(s, "seed-000", &[]);
+    let (issued, disk) = issued_and_disk_reads(fio_output(&r.transcript, "--name=inv"));
+    assert!(issued > 2 * 2048 && disk as f64 > 0.95 * issued as f64, "{issued} issued, {disk} from the disk");
+    // Without: at most the first pass reads from the disk (what the job before left cached
+    // is not read at all).
+    let (issued, disk) = issued_and_disk_reads(fio_output(&r.transcript, "--name=keep"));
+    assert!(issued > 5 * 2048 && disk <= 2048, "{issued} issued, {disk} from the disk");
 }

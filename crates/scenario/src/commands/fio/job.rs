@@ -173,6 +173,8 @@ pub struct FioJob {
     busy: Option<Inflight>,
     /// No block is left to issue (the random map is full, or the file ended).
     exhausted: bool,
+    /// A time_based job went round the file: its next I/O starts a new loop.
+    looped: bool,
     /// io_uring's io-wq, created with the first request it takes.
     iowq: Option<Rc<RefCell<IoWq>>>,
     next_work: u64,
@@ -213,6 +215,7 @@ impl FioJob {
             inflight: Vec::with_capacity(iodepth as usize),
             busy: None,
             exhausted: false,
+            looped: false,
             iowq: None,
             next_work: 0,
             start: 0,
@@ -281,7 +284,10 @@ impl FioJob {
                     if !time_based {
                         return None;
                     }
+                    // get_next_seq_offset: a time_based job wraps to the start of the file,
+                    // and drops its cache again (loop_cache_invalidate).
                     *next = 0;
+                    self.looped = true;
                 }
                 *next += 1;
                 Some(*next - 1)
@@ -294,9 +300,11 @@ impl FioJob {
                     if !time_based {
                         return None;
                     }
-                    // A time_based job starts the map over (fio_file_reset).
+                    // get_next_rand_block: a time_based job starts the map over
+                    // (fio_file_reset) and drops its cache again (loop_cache_invalidate).
                     map.iter_mut().for_each(|w| *w = 0);
                     *used = 0;
+                    self.looped = true;
                 }
                 // axmap_next_free: the first free block at or after r, wrapping.
                 let mut b = r;
@@ -391,6 +399,10 @@ impl FioJob {
     /// Pick the next I/O and point the file position at it (pread's offset).
     fn prep(&mut self, k: &mut Kernel, me: TaskId) -> Option<usize> {
         let block = self.next_block()?;
+        if std::mem::take(&mut self.looped) && self.opts.invalidate && !self.opts.direct {
+            // loop_cache_invalidate -> file_invalidate_cache: POSIX_FADV_DONTNEED again.
+            let _ = k.sys_fadvise_dontneed(me, self.fd);
+        }
         let dir = self.next_dir();
         if let Ok(f) = k.file_mut(me, self.fd) {
             f.pos = block * self.opts.bs;
