@@ -83,7 +83,9 @@ def verdict_time(twin: float, real: float) -> str:
 
 #: Commands validate can run for real, and how.
 REAL_COMMANDS = ("dd", "cat", "cp", "rm", "sync", "sleep", "free", "vmstat", "echo", "sysctl",
-                 "ls", "stat", "mkdir", "memhog", "wait", "true")
+                 "ls", "stat", "mkdir", "memhog", "wait", "true", "fio")
+#: fio options that name a path: it must be inside the working directory.
+FIO_PATH_OPTIONS = ("filename", "directory")
 #: Devices a command may name (dd if= / of=).
 DEVICES_READ = ("/dev/zero", "/dev/null", "/dev/urandom")
 DEVICES_WRITE = ("/dev/null",)
@@ -180,8 +182,6 @@ def check_real(items: Sequence[Item], name: str) -> None:
 
         if cmd not in REAL_COMMANDS:
             raise refuse(f"'{cmd}' cannot be run for real by validate (it can run: {supported})")
-        if cmd not in ("memhog", "wait", "true", "echo", "sleep") and shutil.which(cmd) is None:
-            raise refuse(f"'{cmd}' is not installed on this host")
         if it.background and cmd not in ("vmstat", "memhog", "sleep", "dd", "cat", "cp"):
             raise refuse(f"'{cmd} &' cannot be validated (background: vmstat, memhog, sleep, dd, cat, cp)")
         for fd, op, target in it.redirects:
@@ -209,11 +209,22 @@ def check_real(items: Sequence[Item], name: str) -> None:
                 if not key.startswith("vm."):
                     raise refuse(f"sysctl {a}: only vm.* knobs can be set (they are saved and restored)")
                 continue
+            if cmd == "fio":
+                opt = key.lstrip("-").replace("-", "_")
+                if a.startswith("--output") and not a.startswith("--output-format"):
+                    raise refuse(f"fio {a}: validate reads fio's report from its standard output")
+                if (opt in FIO_PATH_OPTIONS and eq) or not a.startswith("-"):
+                    path = val if (opt in FIO_PATH_OPTIONS and eq) else a
+                    if not _inside(probe, path):
+                        raise refuse(f"fio {a}: '{path}' is outside the working directory; use a relative path")
+                continue
             if cmd in ("cat", "cp", "rm", "ls", "stat", "mkdir") and not a.startswith("-"):
                 if not _inside(probe, a):
                     raise refuse(f"'{a}' is outside the working directory; use a relative path")
         if cmd == "rm" and any(a.startswith("-") and "r" in a.lstrip("-") for a in args):
             raise refuse("'rm -r' cannot be validated (remove files one by one)")
+        if cmd not in ("memhog", "wait", "true", "echo", "sleep") and shutil.which(cmd) is None:
+            raise refuse(f"'{cmd}' is not installed on this host")
 
 
 # --- the twin side ----------------------------------------------------------------------------
@@ -440,6 +451,7 @@ def twin_figures(c: dict) -> Dict[str, float]:
         f["d_" + fig] = c["vmstat_end"].get(vm, 0) - c["vmstat_start"].get(vm, 0)
         f[fig] = c["vmstat_end"].get(vm, 0)
     f.update(dd_figures(c["output"]))
+    f.update(fio_figures(c["output"]))
     return f
 
 
@@ -465,6 +477,7 @@ def real_figures(c: dict, cg_version: int) -> Dict[str, float]:
             f["d_" + fig] = (c["memstat_end"][name] - c["memstat_start"].get(name, 0)) // PAGE
             f[fig] = c["memstat_end"][name] // PAGE
     f.update(dd_figures(c["output"]))
+    f.update(fio_figures(c["output"]))
     return f
 
 
@@ -483,6 +496,56 @@ def dd_figures(output: str) -> Dict[str, float]:
     return out
 
 
+_FIO_DIR = re.compile(r"^\s+(read|write): IOPS=([0-9.]+)([kM]?),", re.M)
+_FIO_LAT = re.compile(r"^\s+(slat|clat) \((nsec|usec|msec)\):.* avg=([0-9.]+),", re.M)
+_FIO_DISK = re.compile(r"^\s+\S+: ios=(\d+)/(\d+),", re.M)
+_FIO_SCALE = {"": 1.0, "k": 1e3, "M": 1e6}
+_FIO_US = {"nsec": 1e-3, "usec": 1.0, "msec": 1e3}
+
+
+def fio_figures(output: str) -> Dict[str, float]:
+    """fio's normal report: per direction the IOPS (summed over the jobs reported) and the
+    first job's mean submission and completion latencies in microseconds; the disk's read
+    and write requests (the first disk of "Disk stats")."""
+    out: Dict[str, float] = {}
+    blocks = re.split(r"(?m)^\s+(?=(?:read|write): IOPS=)", output)
+    for block in blocks[1:]:
+        m = _FIO_DIR.match("  " + block)
+        if not m:
+            continue
+        d = m.group(1)
+        out[f"fio_{d}_iops"] = out.get(f"fio_{d}_iops", 0.0) + float(m.group(2)) * _FIO_SCALE[m.group(3)]
+        # The latency lines up to the next direction or job: this block's own.
+        for lm in _FIO_LAT.finditer(block.split(" bw (")[0]):
+            key = f"fio_{d}_{lm.group(1)}_us"
+            out.setdefault(key, float(lm.group(3)) * _FIO_US[lm.group(2)])
+    disk = _FIO_DISK.search(output)
+    if disk and out:
+        out["fio_disk_reads"] = float(disk.group(1))
+        out["fio_disk_writes"] = float(disk.group(2))
+    return out
+
+
+#: fio's figures compared as rates (IOPS, latencies: the time verdict without its floor) and
+#: as counts (the disk's requests).
+FIO_RATES = ("fio_read_iops", "fio_write_iops", "fio_read_slat_us", "fio_read_clat_us",
+             "fio_write_slat_us", "fio_write_clat_us")
+FIO_COUNTS = ("fio_disk_reads", "fio_disk_writes")
+
+
+def verdict_ratio(twin: float, real: float) -> str:
+    """Verdict for a rate or a latency: the duration verdict's ratios, with no floor."""
+    lo, hi = sorted((abs(twin), abs(real)))
+    if hi == 0:
+        return OK
+    if lo == 0:
+        return WRONG
+    ratio = hi / lo
+    if ratio <= TIME_RATIO:
+        return OK
+    return DIRECTION if ratio <= TIME_DIRECTION_RATIO else WRONG
+
+
 def compare(twin: Dict[str, float], real: Dict[str, float]) -> List[dict]:
     rows = []
     for k, tv in twin.items():
@@ -491,6 +554,10 @@ def compare(twin: Dict[str, float], real: Dict[str, float]) -> List[dict]:
         rv = real[k]
         if k in ("time_s", "dd_seconds", "dd_MBps"):
             v = verdict_time(tv, rv)
+        elif k in FIO_RATES:
+            v = verdict_ratio(tv, rv)
+        elif k in FIO_COUNTS:
+            v = verdict_count(tv, rv)
         elif k in HOST_ONLY_EVENTS:
             v = verdict_count(tv, rv, HOST_SLACK_KB)
         elif k.startswith("d_") or k in dict(EVENT_FIGURES) or k in [g[0] for g in GAUGE_FIGURES]:

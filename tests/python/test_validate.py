@@ -84,6 +84,24 @@ def test_dd_summary_is_parsed():
     assert validate.dd_figures("nothing") == {}
 
 
+def test_fio_reports_are_parsed():
+    data = REPO / "tests" / "data" / "fio"
+    f = validate.fio_figures((data / "libaio-buffered-randread.txt").read_text())
+    assert f == {"fio_read_iops": 30700.0, "fio_read_slat_us": 31.24, "fio_read_clat_us": pytest.approx(228.03319),
+                 "fio_disk_reads": 57778.0, "fio_disk_writes": 0.0}
+    # Two jobs without group_reporting: their IOPS add up; the first job's latencies.
+    f = validate.fio_figures((data / "randrw-numjobs2.txt").read_text())
+    assert f["fio_read_iops"] == 8422 + 8387 and f["fio_write_iops"] == 8440 + 8526
+    assert "fio_read_slat_us" not in f and f["fio_disk_writes"] == 3088
+    f = validate.fio_figures((data / "io_uring-buffered-randwrite.txt").read_text())
+    assert f["fio_write_iops"] == 130000.0 and f["fio_write_slat_us"] == pytest.approx(1.58404)
+    assert validate.fio_figures("no report") == {}
+    rows = validate.compare({"fio_read_iops": 30000.0, "fio_read_clat_us": 100.0, "fio_disk_reads": 60000},
+                            {"fio_read_iops": 31000.0, "fio_read_clat_us": 500.0, "fio_disk_reads": 100})
+    got = {r["figure"]: r["verdict"] for r in rows}
+    assert got == {"fio_read_iops": OK, "fio_read_clat_us": WRONG, "fio_disk_reads": WRONG}
+
+
 # --- what can run for real ---------------------------------------------------------------------
 
 
@@ -115,6 +133,10 @@ def test_parse_script_items():
         ("sysctl -w kernel.panic=1", "only vm.* knobs"),
         ("rm -rf d", "'rm -r' cannot be validated"),
         ("free -m &", "'free &' cannot be validated"),
+        ("fio --name=t --size=1m --filename=/dev/vda", "fio --filename=/dev/vda"),
+        ("fio --name=t --size=1m --directory=/tmp", "outside the working directory"),
+        ("fio /etc/job.fio", "outside the working directory"),
+        ("fio --name=t --size=1m --output=/etc/x", "reads fio's report from its standard output"),
     ],
 )
 def test_commands_that_cannot_run_for_real_are_refused(line, needle):
