@@ -70,13 +70,7 @@ def verdict_time(twin: float, real: float) -> str:
     """Verdict for a duration (or a rate) in the same unit on both sides."""
     if max(twin, real) < TIME_FLOOR_S:
         return OK
-    lo, hi = sorted((abs(twin), abs(real)))
-    if lo == 0:
-        return WRONG
-    ratio = hi / lo
-    if ratio <= TIME_RATIO:
-        return OK
-    return DIRECTION if ratio <= TIME_DIRECTION_RATIO else WRONG
+    return verdict_ratio(twin, real)
 
 
 # --- the script -------------------------------------------------------------------------------
@@ -534,7 +528,8 @@ FIO_COUNTS = ("fio_disk_reads", "fio_disk_writes")
 
 
 def verdict_ratio(twin: float, real: float) -> str:
-    """Verdict for a rate or a latency: the duration verdict's ratios, with no floor."""
+    """Verdict by the ratio of the two (a duration above the floor, a rate, a latency):
+    within tolerance up to TIME_RATIO, direction right up to TIME_DIRECTION_RATIO."""
     lo, hi = sorted((abs(twin), abs(real)))
     if hi == 0:
         return OK
