@@ -790,10 +790,12 @@ impl FioJob {
                 let next = self.inflight.iter().filter(|io| io.wq.is_none() && (io.wait.is_some() || io.done_at > at)).min_by_key(|io| io.done_at);
                 if self.inflight.iter().any(|io| io.wq.is_some()) {
                     // A worker's completion wakes the task (io_uring_enter's wait for a
-                    // CQE); so does the end of a request with a known time.
+                    // CQE); so does the end of a request with a known time. A page whose
+                    // read end is unknown or past is waited for on the page itself.
                     return match next {
-                        Some(io) if io.done_at != Ns::MAX => Step::SleepUntil { t: io.done_at, io: false },
-                        _ => Step::Block { io: false },
+                        Some(Inflight { wait: Some(w), done_at, .. }) if *done_at <= now || *done_at == Ns::MAX => Step::Wait(*w),
+                        Some(io) => Step::SleepUntil { t: io.done_at, io: false },
+                        None => Step::Block { io: false },
                     };
                 }
                 return match next {
