@@ -203,28 +203,21 @@ impl Program for Worker {
             }
             let r = if w.dir == 0 { k.sys_read(me, self.fd, w.len - done) } else { k.sys_write(me, self.fd, w.len - done) };
             match r {
+                Ok(r) if r.bytes == 0 && r.eof => {
+                    // The file ended under the request: a short completion.
+                    self.cur = None;
+                    self.post(k, me, w, done, None);
+                    return Step::Cpu { user: 0, sys: 0 };
+                }
                 Ok(r) => {
-                    let moved = done + r.bytes;
-                    self.cur = Some((w, if r.bytes == 0 && r.eof { w.len.max(moved) } else { moved }));
-                    if r.bytes == 0 && r.eof {
-                        self.cur = None;
-                        self.post(k, me, w, moved, None);
-                        return Step::Cpu { user: 0, sys: 0 };
-                    }
+                    self.cur = Some((w, done + r.bytes));
                     if let Some(step) = r.wait {
                         return step;
                     }
                 }
                 Err(e) => {
                     self.cur = None;
-                    let m = format!(
-                        "fio: io_u error on file {}: {}: {} offset={}, buflen={}\n",
-                        self.path,
-                        e.strerror(),
-                        if w.dir == 0 { "read" } else { "write" },
-                        w.off,
-                        w.len
-                    );
+                    let m = super::job::io_u_error(&self.path, e, w.dir, w.off, w.len);
                     self.post(k, me, w, done, Some(m));
                     return Step::Cpu { user: 0, sys: 0 };
                 }

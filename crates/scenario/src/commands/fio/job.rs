@@ -113,6 +113,15 @@ impl JobStats {
     }
 }
 
+/// fio's message for a failed I/O (io_u's error path).
+pub(super) fn io_u_error(path: &str, e: memtwin_kernel::fs::Errno, dir: usize, off: u64, len: u64) -> String {
+    format!(
+        "fio: io_u error on file {path}: {}: {} offset={off}, buflen={len}\n",
+        e.strerror(),
+        if dir == 0 { "read" } else { "write" }
+    )
+}
+
 /// What the jobs and the fio main task share.
 pub struct Shared {
     pub results: Vec<Option<JobStats>>,
@@ -465,16 +474,7 @@ impl FioJob {
 
     fn transfer(&mut self, k: &mut Kernel, me: TaskId, dir: usize, len: u64) -> Result<memtwin_kernel::fs::IoProgress, String> {
         let r = if dir == 0 { k.sys_read(me, self.fd, len) } else { k.sys_write(me, self.fd, len) };
-        r.map_err(|e| {
-            format!(
-                "fio: io_u error on file {}: {}: {} offset={}, buflen={}\n",
-                self.path,
-                e.strerror(),
-                if dir == 0 { "read" } else { "write" },
-                k.file(me, self.fd).map(|f| f.pos).unwrap_or(0),
-                len
-            )
-        })
+        r.map_err(|e| io_u_error(&self.path, e, dir, k.file(me, self.fd).map(|f| f.pos).unwrap_or(0), len))
     }
 
     /// fio's own user-space work for one I/O (do_io's loop: get_io_u and the next offset,
