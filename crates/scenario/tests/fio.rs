@@ -603,3 +603,19 @@ fio --name=keep --rw=randread --bs=4k --size=8m --filename=f --invalidate=0 --ru
     let (issued, disk) = issued_and_disk_reads(fio_output(&r.transcript, "--name=keep"));
     assert!(issued > 5 * 2048 && disk <= 2048, "{issued} issued, {disk} from the disk");
 }
+
+#[test]
+fn fio_spends_user_time_on_each_io() {
+    // fio's own loop per I/O (offset, clock reads, histogram): on a cached 4 KiB randread
+    // the real fio 3.33 spent usr 24 % of its time on a 6.18 host, sys 66 %.
+    let s = "\
+fio --name=warm --rw=read --bs=1m --size=32m --filename=f --invalidate=0
+fio --name=cached --rw=randread --bs=4k --size=32m --filename=f --invalidate=0 --runtime=1 --time_based
+";
+    let r = run(s, "seed-000", &[]);
+    let out = fio_output(&r.transcript, "--name=cached");
+    let l = out.lines().find(|l| l.trim_start().starts_with("cpu ")).unwrap();
+    let pct = |k: &str| -> f64 { l.split(&format!("{k}=")).nth(1).unwrap().split('%').next().unwrap().parse().unwrap() };
+    let (usr, sys) = (pct("usr"), pct("sys"));
+    assert!(usr > 15.0 && usr < 50.0 && sys > usr, "usr {usr} %, sys {sys} %\n{out}");
+}
