@@ -4,6 +4,32 @@
 
 use memtwin_machine::KernelProfile;
 
+/// How a read that misses the page cache chooses its readahead (mm/readahead.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaRule {
+    /// ondemand_readahead (2.6.23 .. 6.9): a miss at the window's expected index ramps it
+    /// up, an oversized or sequential miss starts one, and what the readit step finds it
+    /// would mark at once is merged into the window. 2.4's generic_file_readahead is not
+    /// modelled: its profile borrows this rule without the history lookup.
+    Ondemand,
+    /// page_cache_sync_ra since 6.10 ("readahead: disentangle async and sync readahead"):
+    /// a miss never ramps the window up (the async path does), an initial window keeps
+    /// half of itself as the async part when the request fills it, no readit merge.
+    SyncRa,
+}
+
+/// How many cached pages before a miss the history lookup can count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RaHistory {
+    /// No history lookup (2.4).
+    None,
+    /// count_history_pages over radix_tree_prev_hole (2.6.31 .. 4.19): up to max pages.
+    RadixPrevHole,
+    /// page_cache_prev_miss over the XArray (4.20+): the first lookup reads index - 1
+    /// itself (xas_prev on a fresh state), so up to max - 1 pages.
+    XarrayPrevMiss,
+}
+
 /// Which swap-backed pages one young PTE activates in folio_check_references.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstRefActivates {
@@ -368,6 +394,16 @@ pub struct Profile {
     /// zram stores pages in zsmalloc's movable pages (4.8+: "zram: use __GFP_MOVABLE for
     /// memory allocation"); 2.6.39's xvmalloc took unmovable ones.
     pub zsmalloc_movable: bool,
+    /// How a page-cache miss chooses its readahead window.
+    pub ra_rule: RaRule,
+    /// try_context_readahead (2.6.31+, folded into page_cache_sync_ra in 6.10): a miss that
+    /// is neither at the start nor sequential looks for the cached pages a stream would
+    /// have left before it.
+    pub ra_history: RaHistory,
+    /// filemap_read leaves ra->prev_pos at the byte after the read (iocb->ki_pos, 5.12+);
+    /// before, generic_file_buffered_read left it in the last page read (prev_index,
+    /// prev_offset), so a whole-page read's next page is prev + 1, not prev.
+    pub ra_prev_pos_after_read: bool,
 }
 
 impl Profile {
@@ -484,6 +520,13 @@ impl Profile {
             migrate_reserve: kernel == Linux2639,
             watermark_lower_orders: old,
             zsmalloc_movable: !old,
+            ra_rule: if kernel == Linux6 { RaRule::SyncRa } else { RaRule::Ondemand },
+            ra_history: match kernel {
+                Linux24 => RaHistory::None,
+                Linux2639 => RaHistory::RadixPrevHole,
+                _ => RaHistory::XarrayPrevMiss,
+            },
+            ra_prev_pos_after_read: kernel == Linux6,
         }
     }
     pub fn name(&self) -> &'static str {

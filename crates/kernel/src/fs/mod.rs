@@ -116,7 +116,8 @@ pub struct RaState {
     pub start: u64,
     pub size: u64,
     pub async_size: u64,
-    /// Index after the last page read (ra->prev_pos), or u64::MAX before any read.
+    /// The page of ra->prev_pos (the byte after the last read since 5.12; its last page
+    /// before), or u64::MAX before any read.
     pub prev_index: u64,
 }
 

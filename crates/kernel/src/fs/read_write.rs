@@ -562,10 +562,12 @@ impl Kernel {
             }
         }
         let done = at - pos;
+        // ra->prev_pos: the byte after the read (5.12+), or the last page read.
+        let prev_index = if self.profile.ra_prev_pos_after_read { at / PAGE_SIZE } else { at.saturating_sub(1) / PAGE_SIZE };
         let f = self.file_mut(tid, fd)?;
         f.pos = at;
         if done > 0 {
-            f.ra.prev_index = (at - 1) / PAGE_SIZE;
+            f.ra.prev_index = prev_index;
         }
         Ok(IoProgress { bytes: done, wait, eof: false })
     }

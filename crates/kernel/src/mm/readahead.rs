@@ -6,6 +6,7 @@
 use super::{Slot, PAGE_SIZE};
 use crate::block::{Dir, ReqKind};
 use crate::fs::{Fadvice, RaState};
+use crate::profile::{RaHistory, RaRule};
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::TaskId;
@@ -65,7 +66,7 @@ impl Kernel {
         self.mm.mappings[m as usize].dev.is_some_and(|d| self.block.devs[d as usize].disk.read_ahead_kb == 0)
     }
 
-    /// page_cache_sync_ra (ondemand_readahead on a miss at `index`).
+    /// page_cache_sync_ra: a read missed the page cache at `index`, wanting `req` pages.
     pub(crate) fn page_cache_sync_ra(&mut self, tid: TaskId, fd: usize, m: u32, index: u64, req: u64, size: u64) -> Result<(), Step> {
         let eof = size.div_ceil(PAGE_SIZE);
         if self.ra_disabled(m) {
@@ -86,23 +87,116 @@ impl Kernel {
         }
         let max = self.ra_limits_scaled(m, req, if advice == Fadvice::Sequential { 2 } else { 1 });
         let ra = *self.ra_state(tid, fd).ok_or(Step::Yield)?;
-        let sequential = index == 0 || ra.prev_index.wrapping_add(1) == index || (ra.size > 0 && index == ra.start + ra.size);
-        let (start, n, async_size) = if sequential {
-            if ra.size > 0 && index == ra.start + ra.size {
-                let n = next_ra_size(ra.size, max);
-                (index, n, n)
-            } else {
-                let n = init_ra_size(req, max);
-                (index, n, if n > req { n - req } else { n })
-            }
-        } else {
-            // Random access: read what was asked for, no window.
-            (index, req.min(max).max(1), 0)
+        let Some(new) = self.ondemand_window(m, ra, index, req, max) else {
+            // Standalone, small random read: read as is, and do not pollute the readahead
+            // state (do_page_cache_ra of the request).
+            return self.ra_submit(tid, m, index, req.max(1), eof, true);
         };
         if let Some(r) = self.ra_state(tid, fd) {
-            *r = RaState { start, size: n, async_size, prev_index: r.prev_index };
+            *r = RaState { prev_index: r.prev_index, ..new };
         }
-        self.ra_submit(tid, m, start, n, eof, true)
+        self.ra_submit(tid, m, new.start, new.size, eof, true)
+    }
+
+    /// The window a miss at `index` (a read of `req` pages, windows of at most `max`) opens
+    /// from the file's state `ra`: ondemand_readahead before 6.10, page_cache_sync_ra
+    /// since. None: a standalone random read (the request alone, the state untouched).
+    fn ondemand_window(&self, m: u32, ra: RaState, index: u64, req: u64, max: u64) -> Option<RaState> {
+        let rule = self.profile.ra_rule;
+        let mut w = RaState { prev_index: ra.prev_index, ..ra };
+        let initial = |w: &mut RaState| {
+            // initial_readahead: get_init_ra_size; the part past the request is the async
+            // part (6.10+: half the window when the request fills it).
+            w.start = index;
+            w.size = init_ra_size(req, max);
+            w.async_size = if w.size > req {
+                w.size - req
+            } else if rule == RaRule::SyncRa {
+                w.size >> 1
+            } else {
+                w.size
+            };
+        };
+        if index == 0 {
+            // Start of file.
+            initial(&mut w);
+        } else if rule == RaRule::Ondemand && ra.size > 0 && (index == ra.start + ra.size - ra.async_size || index == ra.start + ra.size) {
+            // The expected callback index: assume sequential access, ramp the window up
+            // and push it forward.
+            w.start = ra.start + ra.size;
+            w.size = next_ra_size(ra.size, max);
+            w.async_size = w.size;
+        } else if req > max || index.wrapping_sub(ra.prev_index) <= 1 {
+            // An oversized read, or a sequential cache miss (index - prev_index == 1; 0 for
+            // unaligned reads).
+            initial(&mut w);
+        } else {
+            // try_context_readahead: the cached pages a sequential stream would have left
+            // just before `index` (count_history_pages / page_cache_prev_miss).
+            let (contig, from_start) = self.ra_history(m, index, max)?;
+            if contig <= req {
+                return None;
+            }
+            // Cached from the start of the file: a strong sign of a long-run stream.
+            let contig = if from_start { contig * 2 } else { contig };
+            w.start = index;
+            w.size = (contig + req).min(max);
+            w.async_size = 1;
+        }
+        if rule == RaRule::Ondemand && index == w.start && w.size == w.async_size {
+            // readit: "Will this read hit the readahead marker made by itself? If so,
+            // trigger the readahead marker hit now, and merge the resulted next readahead
+            // window into the current one."
+            let add = next_ra_size(w.size, max);
+            if w.size + add <= max {
+                w.async_size = add;
+                w.size += add;
+            } else {
+                w.size = max;
+                w.async_size = max >> 1;
+            }
+        }
+        Some(w)
+    }
+
+    /// How many pages just before `index` are cached, looked up backwards at most `max`
+    /// deep, and whether they reach back to the start of the file (the lookup wrapped
+    /// below index 0). None where the era has no history lookup. A shadow entry is a miss.
+    fn ra_history(&self, m: u32, index: u64, max: u64) -> Option<(u64, bool)> {
+        let cached = |i: u64| matches!(self.mm.slot(m, i), Slot::Page(_));
+        let mut i = index - 1;
+        match self.profile.ra_history {
+            RaHistory::None => return None,
+            RaHistory::RadixPrevHole => {
+                // radix_tree_prev_hole: look at index - 1 .. index - max; none missing
+                // gives index - 1 - max.
+                for _ in 0..max {
+                    if !cached(i) {
+                        break;
+                    }
+                    if i == 0 {
+                        return Some((index, true));
+                    }
+                    i -= 1;
+                }
+            }
+            RaHistory::XarrayPrevMiss => {
+                // page_cache_prev_miss: the first xas_prev reads index - 1 itself, each
+                // further one steps back; none missing leaves the last one looked at.
+                for n in 0..max {
+                    if n > 0 {
+                        if i == 0 {
+                            return Some((index, true));
+                        }
+                        i -= 1;
+                    }
+                    if !cached(i) {
+                        break;
+                    }
+                }
+            }
+        }
+        Some((index - 1 - i, false))
     }
 
     /// page_cache_async_ra: the reader reached the async mark; start the next window.
@@ -247,5 +341,137 @@ impl Kernel {
         let kind = ReqKind::PageRead { mapping: m, index, n: n as u32 };
         self.submit_bio(dev, Dir::Read, base + index * PAGE_SIZE, n * PAGE_SIZE, kind, Some(tid));
         self.charge_sys(tid, self.machine.cpu_model.io_request_ns);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::fs::{DiskFs, DiskImage, OpenFlags};
+    use crate::mm::Slot;
+    use crate::{Kernel, Program, Sink, Step, TaskId};
+    use memtwin_engine::NS_PER_SEC;
+    use memtwin_machine::KernelProfile;
+
+    const PAGE: u64 = 4096;
+
+    struct Script<F: FnMut(&mut Kernel, TaskId) -> Option<Step>>(F);
+    impl<F: FnMut(&mut Kernel, TaskId) -> Option<Step>> Program for Script<F> {
+        fn step(&mut self, k: &mut Kernel, me: TaskId) -> Step {
+            (self.0)(k, me).unwrap_or(Step::Exit(0))
+        }
+    }
+
+    /// A machine of `era` (read_ahead_kb 128: windows of at most 32 pages) with a cold
+    /// 1,024-page file /root/f on its disk.
+    fn machine(era: &str) -> Kernel {
+        let mut m = memtwin_machine::preset("default").unwrap();
+        m.kernel = KernelProfile::from_name(era).unwrap();
+        for d in &mut m.disks {
+            d.read_ahead_kb = 128;
+        }
+        let mut k = Kernel::boot(m, 1).unwrap();
+        let mi = k.fs.mounts.iter().position(|m| m.active && m.dev.is_some()).unwrap();
+        let source = k.fs.mounts[mi].source.clone();
+        k.restore_disk_image(&DiskImage { filesystems: vec![DiskFs { source, dirs: Vec::new(), files: vec![("/root/f".into(), 1024 * PAGE)] }] });
+        k
+    }
+
+    /// The pages of /root/f in the page cache.
+    fn cached(k: &Kernel) -> Vec<u64> {
+        let m = k.fs.inodes[k.fs.lookup("/root/f").unwrap() as usize].mapping;
+        let (mut v, mut at) = (Vec::new(), 0);
+        while let Some((i, s)) = k.mm.next_slot(m, at, u64::MAX) {
+            if matches!(s, Slot::Page(_)) {
+                v.push(i);
+            }
+            at = i + 1;
+        }
+        v
+    }
+
+    /// Run `reads` (file descriptor number among those opened, page index; one page each):
+    /// every read waits for its pages before the next.
+    fn run(k: &mut Kernel, fds: usize, reads: &[(usize, u64)]) {
+        let reads = reads.to_vec();
+        let (mut open, mut next) = (Vec::new(), 0);
+        let t = k.spawn(
+            "t",
+            "t",
+            Box::new(Script(move |k: &mut Kernel, me| {
+                while open.len() < fds {
+                    open.push(k.sys_open(me, "/root/f", OpenFlags { read: true, ..Default::default() }).unwrap().0);
+                }
+                let &(f, index) = reads.get(next)?;
+                k.file_mut(me, open[f]).unwrap().pos = index * PAGE;
+                let r = k.sys_read(me, open[f], PAGE).unwrap();
+                if r.bytes == PAGE {
+                    next += 1;
+                }
+                Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }))
+            })),
+            Sink::Null,
+            Sink::Null,
+        );
+        k.run_until(k.now + 60 * NS_PER_SEC, &mut |k| k.task_exited(t));
+        assert!(k.task_exited(t));
+    }
+
+    /// try_context_readahead (page_cache_sync_ra's history lookup since 6.10): a read on a
+    /// new descriptor (no sequential state) just past cached pages reads a window sized by
+    /// them; past a gap it reads the request alone; 2.4 has no such lookup.
+    #[test]
+    fn a_miss_just_after_cached_pages_reads_ahead_by_the_history() {
+        for era in ["linux-6.x", "linux-5.4", "linux-2.6.39", "linux-2.4"] {
+            let mut k = machine(era);
+            // Pages 200..263 cached by a reader on descriptor 0 (its first miss at 200 is a
+            // standalone read: nothing cached before it).
+            let stream: Vec<(usize, u64)> = (200..264).map(|i| (0, i)).collect();
+            run(&mut k, 2, &stream);
+            let before = cached(&k);
+            assert!(before.contains(&200) && before.contains(&263), "{era}: {before:?}");
+            let n0 = before.len() as u64;
+            // Descriptor 1 reads page 600: nothing cached before it, the request alone.
+            run(&mut k, 2, &[(1, 600)]);
+            assert_eq!(cached(&k).len() as u64, n0 + 1, "{era}: a standalone random read");
+            // Descriptor 1 reads the first page not cached after the stream.
+            let gap = (264..).find(|i| !before.contains(i)).unwrap();
+            run(&mut k, 2, &[(1, gap)]);
+            let got = cached(&k).len() as u64 - n0 - 1;
+            let want = match era {
+                // 32 pages at most: min(contig + req, max) with contig capped at max - 1
+                // (XArray) or max (radix tree).
+                "linux-6.x" | "linux-5.4" | "linux-2.6.39" => 32,
+                _ => 1,
+            };
+            assert_eq!(got, want, "{era}: pages read for a miss after {} cached ones", gap - 200);
+        }
+    }
+
+    /// A file cached from its first page: the history doubles (a whole-file reader).
+    #[test]
+    fn history_from_the_start_of_the_file_counts_twice() {
+        let mut k = machine("linux-6.x");
+        run(&mut k, 2, &[(0, 0)]);
+        // The initial window at index 0 (get_init_ra_size(1, 32) = 4 pages).
+        let first = cached(&k);
+        assert_eq!(first, vec![0, 1, 2, 3]);
+        // A new descriptor misses at 4: 4 pages back to page 0 -> 2 * 4 + 1 = 9 pages.
+        run(&mut k, 2, &[(1, 4)]);
+        assert_eq!(cached(&k), (0..13).collect::<Vec<_>>());
+    }
+
+    /// ra->prev_pos: the byte after the read on 6.x (a whole-page read of page 5 leaves
+    /// page 6, so page 7 is "index - prev_index == 1", a sequential miss with an initial
+    /// window), the last page read before 5.12 (page 7 is two on: a standalone read).
+    #[test]
+    fn the_previous_position_is_the_byte_after_the_read_since_5_12() {
+        for (era, want) in [("linux-6.x", 4), ("linux-5.8", 1)] {
+            let mut k = machine(era);
+            run(&mut k, 1, &[(0, 500)]);
+            let n0 = cached(&k).len();
+            run(&mut k, 1, &[(0, 600), (0, 602)]);
+            // Page 600 alone (random), then 602: the twin reads `want` pages for it.
+            assert_eq!(cached(&k).len() - n0, 1 + want, "{era}");
+        }
     }
 }
