@@ -169,9 +169,8 @@ impl Program for Ftp {
                 }
                 continue;
             }
-            let Some(mut s) = self.sock.take() else { return self.finish(k, me) };
-            let p = k.tcp_recvmsg(&mut s, me, FTP_BUF);
-            self.sock = Some(s);
+            let Some(s) = self.sock.as_mut() else { return self.finish(k, me) };
+            let p = k.tcp_recvmsg(s, me, FTP_BUF);
             self.received += p.bytes;
             self.pending = p.bytes;
             done += p.bytes;
