@@ -77,7 +77,9 @@ impl DeviceModel {
             // read its page cache often serves, completion interrupt) and ~1.2 ms per write
             // request (the host's write-through path). Calibrated
             // on the article's own raw figures: `dd if=/dev/vda` ~450 MB/s (pipelined
-            // readahead hides the per-request cost) and O_DIRECT 1 MiB writes at ~120-140
+            // readahead hides the per-request cost; the twin's readahead, which starts the
+            // next window at the marked page before it is read, now reads it at 520 MB/s:
+            // docs/costs.md) and O_DIRECT 1 MiB writes at ~120-140
             // MB/s (1.2 ms + 1 MiB / 160 MB/s = 7.8 ms per MiB = ~135 MB/s). Virtqueue
             // depth 64; 512 KiB max request. The host completes a write on its storage
             // before the next (write-through): the 1.2 ms is paid per write request, in

@@ -121,6 +121,13 @@ pub struct RaState {
     pub prev_index: u64,
 }
 
+impl RaState {
+    /// The page of the window that gets PG_readahead: async_size pages before its end.
+    pub fn mark(&self) -> Option<u64> {
+        (self.size > 0 && self.async_size > 0).then(|| self.start + self.size - self.async_size)
+    }
+}
+
 /// posix_fadvise's access-pattern advice on an open file (generic_fadvise).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Fadvice {

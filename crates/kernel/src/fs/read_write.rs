@@ -525,7 +525,7 @@ impl Kernel {
                 }
             }
             if !shmem && !self.per_page_io && matches!(slot, Slot::Page(_)) {
-                let to = self.filemap_read_run(tid, fd, m, at, end)?;
+                let to = self.filemap_read_run(tid, m, at, end)?;
                 if to > at {
                     at = to;
                     continue;
@@ -533,9 +533,10 @@ impl Kernel {
             }
             match slot {
                 Slot::Page(p) if !self.mm.pages.locked(p) => {
-                    let mark = self.file_mut(tid, fd)?.ra;
-                    if mark.size > 0 && index == mark.start + mark.size - mark.async_size && mark.async_size > 0 {
-                        self.page_cache_async_ra(tid, fd, m, index, size);
+                    // filemap_get_pages -> filemap_readahead: the page carries the mark.
+                    if self.mm.pages.readahead(p) {
+                        let req = ((pos + len).min(size) - at).div_ceil(PAGE_SIZE);
+                        self.page_cache_async_ra(tid, fd, m, index, p, req, size);
                     }
                     self.mark_page_accessed(p);
                     self.charge_sys(tid, lookup_ns);
@@ -543,6 +544,12 @@ impl Kernel {
                     at += chunk;
                 }
                 Slot::Page(p) => {
+                    // filemap_get_read_batch takes the page being read and stops there; a
+                    // mark on it starts the next window before the wait.
+                    if self.mm.pages.readahead(p) {
+                        let req = ((pos + len).min(size) - at).div_ceil(PAGE_SIZE);
+                        self.page_cache_async_ra(tid, fd, m, index, p, req, size);
+                    }
                     // filemap_update_page -> folio_wait_locked: asleep until the read of
                     // the page completes.
                     wait = Some(self.folio_wait_locked(tid, m, index, p));
@@ -574,25 +581,18 @@ impl Kernel {
 
     /// filemap_read's loop over a run of cached, uptodate pages from `at` (below `end`):
     /// for each page exactly what the per-page step does — folio_mark_accessed, the lookup
-    /// and the copy to user space charged — with the file's readahead state read once per
-    /// run instead of once per page, and the charges summed. The run stops before the page
-    /// that carries the async readahead mark (PG_readahead: the per-page step starts the
-    /// next window there) and at the first page missing or locked. Returns where it
-    /// stopped.
-    fn filemap_read_run(&mut self, tid: TaskId, fd: usize, m: u32, mut at: u64, end: u64) -> Result<u64, Errno> {
-        let ra = self.file_mut(tid, fd)?.ra;
-        let mark = (ra.size > 0 && ra.async_size > 0).then(|| ra.start + ra.size - ra.async_size);
+    /// and the copy to user space charged — with the charges summed. The run stops before
+    /// the page that carries PG_readahead (the per-page step starts the next window there)
+    /// and at the first page missing or locked. Returns where it stopped.
+    fn filemap_read_run(&mut self, tid: TaskId, m: u32, mut at: u64, end: u64) -> Result<u64, Errno> {
         let c = &self.machine.cpu_model;
         let (cpu_copy, lookup_ns) = (c.copy_bw, c.page_cache_ns);
         let page_copy_ns = ns_for(PAGE_SIZE, cpu_copy);
         let (mut lookup, mut copy) = (0, 0);
         while at < end {
             let index = at / PAGE_SIZE;
-            if Some(index) == mark {
-                break;
-            }
             let Slot::Page(p) = self.mm.slot(m, index) else { break };
-            if self.mm.pages.locked(p) {
+            if self.mm.pages.locked(p) || self.mm.pages.readahead(p) {
                 break;
             }
             let chunk = (PAGE_SIZE - at % PAGE_SIZE).min(end - at);

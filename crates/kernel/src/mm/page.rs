@@ -362,6 +362,10 @@ impl Pages {
     flag!(referenced, set_referenced, clear_referenced, map, PG_REFERENCED);
     flag!(dirty, set_dirty, clear_dirty, map, PG_DIRTY);
     flag!(reclaim, set_reclaim, clear_reclaim, map, PG_RECLAIM);
+    // PG_readahead is PG_reclaim's bit (page-flags.h: PG_readahead = PG_reclaim): the page
+    // readahead marked for the next window; reclaim's use of the bit is only on pages
+    // under writeback, which the readahead paths test first.
+    flag!(readahead, set_readahead, clear_readahead, map, PG_RECLAIM);
     flag!(writeback, set_writeback, clear_writeback, idx, PG_WRITEBACK);
     flag!(young, set_young, clear_young, idx, PG_YOUNG);
     flag!(workingset, set_workingset, clear_workingset, idx, PG_WORKINGSET);

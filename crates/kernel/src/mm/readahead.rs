@@ -3,7 +3,7 @@
 //! for large reads — and the next window is started asynchronously when the reader reaches
 //! the async mark, so a streaming reader keeps the device busy.
 
-use super::{Slot, PAGE_SIZE};
+use super::{Pfn, Slot, PAGE_SIZE};
 use crate::block::{Dir, ReqKind};
 use crate::fs::{Fadvice, RaState};
 use crate::profile::{RaHistory, RaRule};
@@ -76,26 +76,26 @@ impl Kernel {
             if let Some(r) = self.ra_state(tid, fd) {
                 *r = RaState { start: index, size: 0, async_size: 0, prev_index: r.prev_index };
             }
-            return self.ra_submit(tid, m, index, 1, eof, true);
+            return self.ra_submit(tid, m, index, 1, eof, true, None);
         }
         let advice = self.file(tid, fd).map(|f| f.advice).unwrap_or_default();
         if advice == Fadvice::Random {
             // FMODE_RANDOM: force_page_cache_ra of the request, up to max(io_pages,
             // ra_pages); the readahead state is left alone.
             let n = req.min(self.ra_limits(m, u64::MAX)).max(1);
-            return self.ra_submit(tid, m, index, n, eof, true);
+            return self.ra_submit(tid, m, index, n, eof, true, None);
         }
         let max = self.ra_limits_scaled(m, req, if advice == Fadvice::Sequential { 2 } else { 1 });
         let ra = *self.ra_state(tid, fd).ok_or(Step::Yield)?;
         let Some(new) = self.ondemand_window(m, ra, index, req, max) else {
             // Standalone, small random read: read as is, and do not pollute the readahead
             // state (do_page_cache_ra of the request).
-            return self.ra_submit(tid, m, index, req.max(1), eof, true);
+            return self.ra_submit(tid, m, index, req.max(1), eof, true, None);
         };
         if let Some(r) = self.ra_state(tid, fd) {
             *r = RaState { prev_index: r.prev_index, ..new };
         }
-        self.ra_submit(tid, m, new.start, new.size, eof, true)
+        self.ra_submit(tid, m, new.start, new.size, eof, true, new.mark())
     }
 
     /// The window a miss at `index` (a read of `req` pages, windows of at most `max`) opens
@@ -199,24 +199,48 @@ impl Kernel {
         Some((index - 1 - i, false))
     }
 
-    /// page_cache_async_ra: the reader reached the async mark; start the next window.
-    pub(crate) fn page_cache_async_ra(&mut self, tid: TaskId, fd: usize, m: u32, _index: u64, size: u64) {
-        // page_cache_async_ra: "no readahead" when ra_pages is 0.
-        if self.ra_disabled(m) {
+    /// page_cache_async_ra: a read reached page `p` at `index`, which carries PG_readahead;
+    /// `req` pages of the read are left from it.
+    pub(crate) fn page_cache_async_ra(&mut self, tid: TaskId, fd: usize, m: u32, index: u64, p: Pfn, req: u64, size: u64) {
+        // "no readahead" when ra_pages is 0; the bit is PG_reclaim on a page under
+        // writeback.
+        if self.ra_disabled(m) || self.mm.pages.writeback(p) {
             return;
         }
+        self.mm.pages.clear_readahead(p);
         let Some(ra) = self.ra_state(tid, fd).copied() else { return };
         let advice = self.file(tid, fd).map(|f| f.advice).unwrap_or_default();
-        let max = self.ra_limits_scaled(m, ra.size, if advice == Fadvice::Sequential { 2 } else { 1 });
-        let start = ra.start + ra.size;
-        let n = next_ra_size(ra.size, max);
+        let max = self.ra_limits_scaled(m, req, if advice == Fadvice::Sequential { 2 } else { 1 });
+        let rule = self.profile.ra_rule;
+        let expected = ra.start + ra.size - ra.async_size;
+        let mut w = ra;
+        if index == expected || (rule == RaRule::Ondemand && index == ra.start + ra.size) {
+            // The expected callback index: ramp the window up and push it forward.
+            w.start = ra.start + ra.size;
+            w.size = next_ra_size(ra.size, max).max(if rule == RaRule::SyncRa { ra.size } else { 0 });
+        } else {
+            // "Hit a marked folio without valid readahead state. E.g. interleaved reads.
+            // Query the pagecache for async_size, which normally equals to readahead size.
+            // Ramp it up and use it as the new readahead size."
+            let start = self.page_cache_next_miss(m, index + 1, max);
+            if start - index > max {
+                return;
+            }
+            w.start = start;
+            w.size = next_ra_size(start - index + req, max);
+        }
+        w.async_size = w.size;
         if let Some(r) = self.ra_state(tid, fd) {
-            r.start = start;
-            r.size = n;
-            r.async_size = n;
+            *r = RaState { prev_index: r.prev_index, ..w };
         }
         let eof = size.div_ceil(PAGE_SIZE);
-        let _ = self.ra_submit(tid, m, start, n, eof, false);
+        let _ = self.ra_submit(tid, m, w.start, w.size, eof, false, w.mark());
+    }
+
+    /// page_cache_next_miss: the first index from `index` on (at most `max` looked at) whose
+    /// page is not cached; `index + max` when all are.
+    fn page_cache_next_miss(&self, m: u32, index: u64, max: u64) -> u64 {
+        (index..index + max).find(|&i| !matches!(self.mm.slot(m, i), Slot::Page(_))).unwrap_or(index + max)
     }
 
     /// do_sync_mmap_readahead of a VM_SEQ_READ mapping: page_cache_sync_ra with req_count =
@@ -273,14 +297,16 @@ impl Kernel {
         if let Some(r) = self.mm.file_advice_ra(m) {
             *r = RaState { start, size: n, async_size: n, prev_index: r.prev_index };
         }
-        let _ = self.ra_submit(tid, m, start, n, eof, false);
+        let _ = self.ra_submit(tid, m, start, n, eof, false, None);
         true
     }
 
     /// Allocate the missing pages of [start, start+n) (below EOF), insert them locked and
     /// read them in runs of contiguous pages. `must`: the first page is needed now; if it
-    /// cannot be allocated the caller waits.
-    fn ra_submit(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, must: bool) -> Result<(), Step> {
+    /// cannot be allocated the caller waits. `mark`: the page that gets PG_readahead if it
+    /// is one of those allocated here (page_cache_ra_unbounded: never a page already
+    /// cached).
+    fn ra_submit(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, must: bool, mark: Option<u64>) -> Result<(), Step> {
         let end = (start + n).min(eof);
         let Some(dev) = self.mm.mappings[m as usize].dev else {
             // No backing device (shmem without swap): pages are zero-filled in place.
@@ -305,6 +331,9 @@ impl Kernel {
                             run_start = index;
                         }
                         self.filemap_add_page(m, index, p, true);
+                        if Some(index) == mark {
+                            self.mm.pages.set_readahead(p);
+                        }
                         self.charge_readahead_page(tid);
                         run_len += 1;
                         total += 1;
@@ -473,5 +502,37 @@ mod tests {
             // Page 600 alone (random), then 602: the twin reads `want` pages for it.
             assert_eq!(cached(&k).len() - n0, 1 + want, "{era}");
         }
+    }
+
+    /// PG_readahead marks a page readahead allocated: the read that reaches it starts the
+    /// next window. A window whose mark falls on a page already cached gets no mark
+    /// (page_cache_ra_unbounded marks only pages it allocates), so the stream goes on
+    /// with a synchronous miss.
+    #[test]
+    fn the_async_mark_is_a_flag_on_a_page_readahead_allocated() {
+        // A read of page 0: the initial window 0..3, its mark on page 1 (async part 3).
+        let mut k = machine("linux-6.x");
+        run(&mut k, 1, &[(0, 0), (0, 1)]);
+        // Reaching page 1 started the next window at the expected index: 4 .. 4 + 8.
+        assert_eq!(cached(&k), (0..12).collect::<Vec<_>>());
+        // The same with page 1 cached first (by another descriptor): no mark, no window.
+        let mut k = machine("linux-6.x");
+        run(&mut k, 1, &[(0, 1)]);
+        run(&mut k, 1, &[(0, 0), (0, 1)]);
+        assert_eq!(cached(&k), vec![0, 1, 2, 3]);
+    }
+
+    /// "Hit a marked folio without valid readahead state. E.g. interleaved reads": a new
+    /// descriptor reaching another reader's mark sizes a window from the cached run after
+    /// it (page_cache_next_miss) and reads it.
+    #[test]
+    fn a_mark_reached_without_readahead_state_starts_a_window_after_the_cached_run() {
+        let mut k = machine("linux-6.x");
+        run(&mut k, 1, &[(0, 0)]);
+        assert_eq!(cached(&k), vec![0, 1, 2, 3]);
+        // Descriptor 1 (no state) reads page 1, the mark: the cached run after it ends at
+        // 4, so the window starts there, next_ra_size(4 - 1 + 1 = 4 pages) = 8 pages.
+        run(&mut k, 1, &[(0, 1)]);
+        assert_eq!(cached(&k), (0..12).collect::<Vec<_>>());
     }
 }
