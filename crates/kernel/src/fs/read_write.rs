@@ -531,25 +531,23 @@ impl Kernel {
                     continue;
                 }
             }
+            if let Slot::Page(p) = slot {
+                // filemap_get_pages -> filemap_readahead: the page carries the mark. A page
+                // still being read counts too (filemap_get_read_batch takes it and stops
+                // there): the next window starts before the wait.
+                if self.mm.pages.readahead(p) {
+                    let req = ((pos + len).min(size) - at).div_ceil(PAGE_SIZE);
+                    self.page_cache_async_ra(tid, fd, m, index, p, req, size);
+                }
+            }
             match slot {
                 Slot::Page(p) if !self.mm.pages.locked(p) => {
-                    // filemap_get_pages -> filemap_readahead: the page carries the mark.
-                    if self.mm.pages.readahead(p) {
-                        let req = ((pos + len).min(size) - at).div_ceil(PAGE_SIZE);
-                        self.page_cache_async_ra(tid, fd, m, index, p, req, size);
-                    }
                     self.mark_page_accessed(p);
                     self.charge_sys(tid, lookup_ns);
                     self.charge_sys_for(tid, ns_for(chunk, cpu_copy), SysWork::Copy);
                     at += chunk;
                 }
                 Slot::Page(p) => {
-                    // filemap_get_read_batch takes the page being read and stops there; a
-                    // mark on it starts the next window before the wait.
-                    if self.mm.pages.readahead(p) {
-                        let req = ((pos + len).min(size) - at).div_ceil(PAGE_SIZE);
-                        self.page_cache_async_ra(tid, fd, m, index, p, req, size);
-                    }
                     // filemap_update_page -> folio_wait_locked: asleep until the read of
                     // the page completes.
                     wait = Some(self.folio_wait_locked(tid, m, index, p));

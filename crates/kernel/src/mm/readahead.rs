@@ -103,7 +103,7 @@ impl Kernel {
     /// since. None: a standalone random read (the request alone, the state untouched).
     fn ondemand_window(&self, m: u32, ra: RaState, index: u64, req: u64, max: u64) -> Option<RaState> {
         let rule = self.profile.ra_rule;
-        let mut w = RaState { prev_index: ra.prev_index, ..ra };
+        let mut w = ra;
         let initial = |w: &mut RaState| {
             // initial_readahead: get_init_ra_size; the part past the request is the async
             // part (6.10+: half the window when the request fills it).
@@ -289,7 +289,7 @@ impl Kernel {
     /// starts the next window (page_cache_async_ra). Returns whether `index` was the mark.
     pub(crate) fn mmap_seq_async_ra(&mut self, tid: TaskId, m: u32, index: u64, eof: u64) -> bool {
         let Some(ra) = self.mm.file_advice_ra(m).copied() else { return false };
-        if ra.async_size == 0 || index != ra.start + ra.size - ra.async_size || self.ra_disabled(m) {
+        if ra.mark() != Some(index) || self.ra_disabled(m) {
             return false;
         }
         let max = self.ra_limits(m, ra.size);
