@@ -958,6 +958,9 @@ impl Kernel {
                     self.mm.pages.set_lru(p, Lru::Isolated);
                     path.isolated.push(p);
                 }
+                // The next batch's chain starts at the new tail (its record was just
+                // written): it is followed one frame per page while this batch is decided.
+                path.chase = self.mm.lru_tail(id, path.batch_l).unwrap_or(NO_CHASE);
                 let k = path.isolated.len() as u64;
                 self.isolated_inc(path.batch_l.is_file(), k);
                 path.state = RState::ShrinkFolioList;
@@ -1258,6 +1261,27 @@ impl Kernel {
     /// list. PG_referenced is left as it is (only folio_referenced's young PTEs are
     /// consumed); before 5.8 every referenced page counted as rotated (recent_rotated),
     /// since 5.8 only the executable pages that stay active do.
+    /// A hint for the host (changes nothing in the model): one step along the LRU list from
+    /// `path.chase` towards the head, asking for the record of the frame reached. The tail
+    /// of a list is a chain of dependent frame loads that isolate_lru_folios would
+    /// otherwise wait for one after the other; taken one step per page decided, each load
+    /// has a page's work to arrive, and the next batch finds its frames cached. The list
+    /// may change meanwhile: a stale chain only asks for frames that are not used.
+    #[inline]
+    fn chase_lru_tail(&self, path: &mut ReclaimPath) {
+        let c = path.chase;
+        if c >= self.mm.pages.nr() {
+            return;
+        }
+        let n = self.mm.pages.prev(c);
+        path.chase = if n < self.mm.pages.nr() {
+            self.mm.pages.prefetch(n);
+            n
+        } else {
+            NO_CHASE
+        };
+    }
+
     fn shrink_active_batch(&mut self, path: &mut ReclaimPath) {
         let l = path.batch_l;
         let file = l.is_file();
@@ -1266,6 +1290,7 @@ impl Kernel {
         let mut rotated = 0;
         let scanned = path.isolated.len() as u64;
         for p in std::mem::take(&mut path.isolated) {
+            self.chase_lru_tail(path);
             let m = self.mm.pages.mapping(p) as usize;
             let (mapped, exec) = (self.mm.mappings[m].mapped, self.mm.mappings[m].exec);
             if mapped && self.mm.pages.test_clear_young(p) {
@@ -1358,6 +1383,7 @@ impl Kernel {
             }
         }
         for (i, &p) in pages.iter().enumerate() {
+            self.chase_lru_tail(path);
             if congested {
                 // The swap device's queue is full: the rest go back untouched.
                 path.putback.push((p, l, true));
@@ -1699,6 +1725,9 @@ pub struct ReclaimPath {
     /// 2.6.39's wait_iff_congested already slept after this priority.
     napped: bool,
     isolated: Vec<Pfn>,
+    /// A host-side hint (changes nothing): how far the frames of the list's next batch
+    /// have been asked for (`chase_lru_tail`); NO_CHASE when there is nothing to follow.
+    chase: Pfn,
     /// Isolated pages whose writeback the path waits for (case 3), and whether the pages
     /// being decided are such pages tried again (already counted as scanned).
     wait_wb: Vec<Pfn>,
@@ -1723,6 +1752,9 @@ pub struct ReclaimPath {
     /// 3.2+): contiguous slots of successive batches merge into one request.
     plug: Vec<u32>,
 }
+
+/// `ReclaimPath::chase` when there is no chain to follow.
+const NO_CHASE: Pfn = Pfn::MAX;
 
 impl ReclaimPath {
     pub(crate) fn new(sc: ScanControl, loop_priorities: bool, timed: bool, now: Ns) -> ReclaimPath {
@@ -1752,6 +1784,7 @@ impl ReclaimPath {
             stalled: false,
             napped: false,
             isolated: Vec::with_capacity(SWAP_CLUSTER_MAX as usize),
+            chase: NO_CHASE,
             wait_wb: Vec::new(),
             retrying_wb: false,
             throttle_wb: false,
