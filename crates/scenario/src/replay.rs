@@ -38,6 +38,20 @@ const PREFETCH_PARENT: usize = 24;
 const PREFETCH_SLOT: usize = 16;
 const PREFETCH_PAGE: usize = 8;
 const PREFETCH_NEIGHBOURS: usize = 3;
+/// The hints' ring: what the earlier stages found for each request still ahead (a power of
+/// two above PREFETCH_SLOT).
+const RING: usize = 32;
+const _: () = assert!(RING.is_power_of_two() && RING > PREFETCH_SLOT);
+
+/// What the prefetch stages found for one request ahead: its page index, the leaf asked for
+/// and the page seen there (hints only: the model looks everything up again).
+#[derive(Clone, Copy)]
+struct Ahead {
+    index: u64,
+    leaf: u32,
+    page: Option<u32>,
+}
+const NO_AHEAD: Ahead = Ahead { index: u64::MAX, leaf: u32::MAX, page: None };
 /// Largest object id the kernel policy accepts: the page-cache index of one file is 32 bits
 /// here (a 16 TiB file).
 pub const MAX_KERNEL_ID: u64 = u32::MAX as u64 - 1;
@@ -114,6 +128,9 @@ struct Replay {
     mapping: u32,
     /// The current request has been counted (it is being retried after a wait).
     counted: bool,
+    /// Requests taken from the trace before the current one (the ring's clock).
+    seq: u64,
+    ahead: [Ahead; RING],
 }
 
 impl Program for Replay {
@@ -160,14 +177,29 @@ impl Program for Replay {
             if let Some(q) = self.batch.get(self.next + PREFETCH_PARENT) {
                 k.mm.prefetch_slot_parent(self.mapping, q.id);
             }
+            // Each stage starts from what the one before found (the ring), not from the
+            // root of the tree again.
             if let Some(q) = self.batch.get(self.next + PREFETCH_SLOT) {
-                k.mm.prefetch_slot(self.mapping, q.id);
+                let leaf = k.mm.prefetch_slot_leaf(self.mapping, q.id);
+                self.ahead[(self.seq as usize + PREFETCH_SLOT) % RING] = Ahead { index: q.id, leaf, page: None };
             }
             if let Some(q) = self.batch.get(self.next + PREFETCH_PAGE) {
-                k.mm.prefetch_page(self.mapping, q.id);
+                let a = &mut self.ahead[(self.seq as usize + PREFETCH_PAGE) % RING];
+                if a.index == q.id {
+                    a.page = k.mm.prefetch_page_in(a.leaf, q.id);
+                } else {
+                    k.mm.prefetch_page(self.mapping, q.id);
+                }
             }
             if let Some(q) = self.batch.get(self.next + PREFETCH_NEIGHBOURS) {
-                k.mm.prefetch_page_neighbours(self.mapping, q.id);
+                let a = self.ahead[(self.seq as usize + PREFETCH_NEIGHBOURS) % RING];
+                if a.index == q.id {
+                    if let Some(p) = a.page {
+                        k.mm.prefetch_neighbours_of(p);
+                    }
+                } else {
+                    k.mm.prefetch_page_neighbours(self.mapping, q.id);
+                }
             }
             let index = self.batch[self.next].id;
             if !self.counted {
@@ -187,10 +219,12 @@ impl Program for Replay {
                             return w;
                         }
                         self.next += 1;
+                        self.seq += 1;
                         self.counted = false;
                         return w;
                     }
                     self.next += 1;
+                    self.seq += 1;
                     self.counted = false;
                 }
                 Err(e) => {
@@ -300,7 +334,7 @@ pub fn replay_kernel(o: &KernelReplay) -> Result<KernelReplayResult, RunError> {
 
     let reader = TraceReader::open(&o.path, o.format).map_err(|e| err(e.message))?;
     let shared = Rc::new(RefCell::new(Shared::default()));
-    let prog = Replay { shared: shared.clone(), reader, path: file, batch: Vec::with_capacity(BATCH), next: 0, fd: None, mapping: 0, counted: false };
+    let prog = Replay { shared: shared.clone(), reader, path: file, batch: Vec::with_capacity(BATCH), next: 0, fd: None, mapping: 0, counted: false, seq: 0, ahead: [NO_AHEAD; RING] };
     let before = k.vmstat();
     let start_ns = k.now;
     let tid = k.spawn("replay", &format!("memtwin replay {}", o.path), Box::new(prog), Sink::Null, Sink::Null);

@@ -819,6 +819,37 @@ impl Mm {
             self.pages.prefetch(pr);
         }
     }
+    /// The three hints above for a replay that knows its requests ahead, without walking
+    /// the tree again at each stage: `prefetch_slot_leaf` asks for the entry's leaf line
+    /// and returns the leaf; `prefetch_page_in` reads the entry there (a hint: the leaf
+    /// may have changed since) and asks for the page's record, or for the leaf's counts on
+    /// a miss, and returns the page it saw; `prefetch_neighbours_of` asks for that page's
+    /// LRU neighbours. None changes any state.
+    #[inline]
+    pub fn prefetch_slot_leaf(&self, m: u32, index: u64) -> u32 {
+        self.mappings[m as usize].i_pages.prefetch_leaf(&self.xa, index)
+    }
+    #[inline]
+    pub fn prefetch_page_in(&self, leaf: u32, index: u64) -> Option<Pfn> {
+        match decode_slot(self.xa.entry_hint(leaf, index)) {
+            Slot::Page(p) if p < self.pages.nr() => {
+                self.pages.prefetch(p);
+                Some(p)
+            }
+            _ => {
+                self.xa.prefetch_header_hint(leaf);
+                None
+            }
+        }
+    }
+    #[inline]
+    pub fn prefetch_neighbours_of(&self, p: Pfn) {
+        if p < self.pages.nr() {
+            let (n, pr) = self.pages.links(p);
+            self.pages.prefetch(n);
+            self.pages.prefetch(pr);
+        }
+    }
     /// The page at `index` of mapping `m`, if one is cached there (filemap_get_entry).
     #[inline]
     pub fn page(&self, m: u32, index: u64) -> Option<Pfn> {

@@ -587,21 +587,22 @@ impl XArray {
     /// Walk down to the node at height `stop_shift` on the way to `index` (reading only
     /// the nodes above it) and prefetch the line of its slot for `index`, and its header
     /// line if `header`.
+    /// Returns the node reached (NO_NODE if the way ends before it).
     #[inline]
-    fn prefetch_at(&self, a: &XaNodes, index: u64, stop_shift: u8, header: bool) {
+    fn prefetch_at(&self, a: &XaNodes, index: u64, stop_shift: u8, header: bool) -> u32 {
         if self.root == NO_NODE {
-            return;
+            return NO_NODE;
         }
         let mut node = self.root;
         let r = a.node(node);
         if index > r.last() {
-            return;
+            return NO_NODE;
         }
         let mut shift = r.shift;
         while shift > stop_shift {
             let e = a.node(node).slots[((index >> shift) & XA_CHUNK_MASK) as usize];
             if e == 0 {
-                return;
+                return NO_NODE;
             }
             node = e - 1;
             shift -= XA_CHUNK_SHIFT as u8;
@@ -611,7 +612,36 @@ impl XArray {
         if header {
             n.prefetch_header();
         }
+        node
     }
+
+    /// As `prefetch`, and the leaf whose slot line was asked for (NO_NODE: none), for
+    /// `entry_hint` a little later without a second walk.
+    #[inline]
+    pub fn prefetch_leaf(&self, a: &XaNodes, index: u64) -> u32 {
+        self.prefetch_at(a, index, 0, false)
+    }
+}
+
+impl XaNodes {
+    /// The entry for `index` in node `leaf` as `XArray::prefetch_leaf` found it earlier, 0
+    /// if there is no such node. A hint only, for asking the host for memory ahead: the
+    /// node may since have been freed or given to other indices, so the entry may be
+    /// another's. Never a lookup of the model.
+    #[inline]
+    pub fn entry_hint(&self, leaf: u32, index: u64) -> u32 {
+        self.nodes.get(leaf as usize).map_or(0, |n| n.slots[(index & XA_CHUNK_MASK) as usize])
+    }
+    /// Ask the host for the header of node `leaf` (its counts), if there is such a node.
+    #[inline]
+    pub fn prefetch_header_hint(&self, leaf: u32) {
+        if let Some(n) = self.nodes.get(leaf as usize) {
+            n.prefetch_header();
+        }
+    }
+}
+
+impl XArray {
 
     /// xa_load: the entry at `index` (0: none).
     #[inline(always)]
