@@ -226,8 +226,8 @@ pub struct WritebackState {
 pub struct SwapState {
     pub areas: Vec<crate::mm::swapfile::SwapArea>,
     /// Swap slots being written / read: slot -> (mapping, index).
-    pub wb: crate::idhash::IdMap<u32, (u32, u64)>,
-    pub rd: crate::idhash::IdMap<u32, (u32, u64)>,
+    pub wb: crate::mm::swapfile::SlotsInFlight,
+    pub rd: crate::mm::swapfile::SlotsInFlight,
     /// Swap writes queued by the reclaim pass in progress.
     pub pending_buf: Vec<u32>,
     /// zram devices set up with zramctl: (disk size, compression algorithm).

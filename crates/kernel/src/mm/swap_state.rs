@@ -235,7 +235,7 @@ impl Kernel {
 
     pub(crate) fn swap_out_done(&mut self, slot: u32, n: u32) {
         for s in slot..slot + n {
-            if let Some((m, index)) = self.swap.wb.remove(&s) {
+            if let Some((m, index)) = self.swap.wb.remove(s) {
                 if self.mm.mappings[m as usize].live {
                     self.end_swap_writeback(m, index);
                 }
@@ -245,7 +245,7 @@ impl Kernel {
 
     pub(crate) fn swap_in_done(&mut self, slot: u32, n: u32) {
         for s in slot..slot + n {
-            if let Some((m, index)) = self.swap.rd.remove(&s) {
+            if let Some((m, index)) = self.swap.rd.remove(s) {
                 if let Some(p) = self.mm.page(m, index) {
                     self.mm.pages.clear_locked(p);
                     self.shmem_swapin_done(m, index, p);

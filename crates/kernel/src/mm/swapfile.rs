@@ -73,6 +73,77 @@ impl SwapMap {
     }
 }
 
+/// Swap slots with a read or a write in flight and the page (mapping, index) each is for:
+/// what the kernel's bio carries in its pages, kept here per slot because a request names
+/// only its first slot and length. Looked up by slot in chunks of 4096 slots allocated
+/// while one of their slots is in flight (slots are taken in order, so the slots of the
+/// requests in flight sit in few chunks and a lookup touches memory the one before did,
+/// where a hash table would scatter them).
+#[derive(Default)]
+pub struct SlotsInFlight {
+    chunks: Vec<Option<Box<InFlightChunk>>>,
+    spare: Vec<Box<InFlightChunk>>,
+    len: usize,
+}
+
+const IN_FLIGHT_CHUNK: usize = 4096;
+
+struct InFlightChunk {
+    present: [u64; IN_FLIGHT_CHUNK / 64],
+    pages: [(u32, u64); IN_FLIGHT_CHUNK],
+    n: u32,
+}
+
+impl SlotsInFlight {
+    /// Record the page of `slot`; returns the page recorded there before, if any.
+    pub fn insert(&mut self, slot: u32, page: (u32, u64)) -> Option<(u32, u64)> {
+        let (c, i) = (slot as usize / IN_FLIGHT_CHUNK, slot as usize % IN_FLIGHT_CHUNK);
+        if self.chunks.len() <= c {
+            self.chunks.resize_with(c + 1, || None);
+        }
+        let spare = &mut self.spare;
+        let ch = self.chunks[c].get_or_insert_with(|| {
+            spare.pop().unwrap_or_else(|| Box::new(InFlightChunk { present: [0; IN_FLIGHT_CHUNK / 64], pages: [(0, 0); IN_FLIGHT_CHUNK], n: 0 }))
+        });
+        let old = std::mem::replace(&mut ch.pages[i], page);
+        let bit = 1u64 << (i % 64);
+        if ch.present[i / 64] & bit != 0 {
+            return Some(old);
+        }
+        ch.present[i / 64] |= bit;
+        ch.n += 1;
+        self.len += 1;
+        None
+    }
+    /// Forget `slot`, returning its page if it was recorded.
+    pub fn remove(&mut self, slot: u32) -> Option<(u32, u64)> {
+        let (c, i) = (slot as usize / IN_FLIGHT_CHUNK, slot as usize % IN_FLIGHT_CHUNK);
+        let ch = self.chunks.get_mut(c)?.as_mut()?;
+        let bit = 1u64 << (i % 64);
+        if ch.present[i / 64] & bit == 0 {
+            return None;
+        }
+        ch.present[i / 64] &= !bit;
+        ch.n -= 1;
+        self.len -= 1;
+        let page = ch.pages[i];
+        if ch.n == 0 {
+            // Keep one chunk for the next requests; give the rest back.
+            let ch = self.chunks[c].take().expect("chunk present");
+            if self.spare.is_empty() {
+                self.spare.push(ch);
+            }
+        }
+        Some(page)
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    pub fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// `SwapMap::owner` of a slot whose page cannot be recorded.
 pub const NO_OWNER: u64 = u64::MAX;
 
@@ -430,6 +501,29 @@ impl Kernel {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn slots_in_flight_behave_as_a_map() {
+        use super::SlotsInFlight;
+        let mut f = SlotsInFlight::default();
+        assert!(f.is_empty());
+        assert_eq!(f.insert(5, (1, 50)), None);
+        assert_eq!(f.insert(5, (2, 60)), Some((1, 50)));
+        assert_eq!(f.insert(9000, (3, 70)), None);
+        assert_eq!(f.len(), 2);
+        assert_eq!(f.remove(6), None);
+        assert_eq!(f.remove(5), Some((2, 60)));
+        assert_eq!(f.remove(5), None);
+        // A chunk emptied and taken again starts empty.
+        assert_eq!(f.remove(9000), Some((3, 70)));
+        assert!(f.is_empty());
+        assert_eq!(f.remove(9000), None);
+        assert_eq!(f.insert(8999, (4, 80)), None);
+        assert_eq!(f.remove(9000), None);
+        assert_eq!(f.remove(8999), Some((4, 80)));
+        assert_eq!(f.remove(1 << 30), None);
+        assert!(f.is_empty());
+    }
+
     use super::*;
 
     #[test]
