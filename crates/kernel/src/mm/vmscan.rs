@@ -1256,11 +1256,6 @@ impl Kernel {
         PathStep::Done
     }
 
-    /// shrink_active_list's loop over isolated pages: move them to the inactive list,
-    /// except referenced executable file pages, which get another trip around the active
-    /// list. PG_referenced is left as it is (only folio_referenced's young PTEs are
-    /// consumed); before 5.8 every referenced page counted as rotated (recent_rotated),
-    /// since 5.8 only the executable pages that stay active do.
     /// A hint for the host (changes nothing in the model): one step along the LRU list from
     /// `path.chase` towards the head, asking for the record of the frame reached. The tail
     /// of a list is a chain of dependent frame loads that isolate_lru_folios would
@@ -1282,6 +1277,11 @@ impl Kernel {
         };
     }
 
+    /// shrink_active_list's loop over isolated pages: move them to the inactive list,
+    /// except referenced executable file pages, which get another trip around the active
+    /// list. PG_referenced is left as it is (only folio_referenced's young PTEs are
+    /// consumed); before 5.8 every referenced page counted as rotated (recent_rotated),
+    /// since 5.8 only the executable pages that stay active do.
     fn shrink_active_batch(&mut self, path: &mut ReclaimPath) {
         let l = path.batch_l;
         let file = l.is_file();
