@@ -1,4 +1,4 @@
-//! Host-side hashing of the model's small integer ids (frame numbers, swap slots,
+//! Host-side hashing of the model's small integer ids (frame numbers, inode and mapping ids,
 //! (mapping, index) pairs) for the maps looked up on per-page paths. std's default
 //! SipHash is keyed per process and costs tens of nanoseconds a lookup; these keys are
 //! not adversarial, so a multiplicative hash (Fibonacci hashing, as FxHash does) is enough,
