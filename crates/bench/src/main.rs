@@ -50,7 +50,7 @@ See docs/benchmarks.md.";
 /// Every benchmark, in the order they run: (name, one-line title).
 pub const BENCHMARKS: &[(&str, &str)] = &[
     ("bigcache", "64 GiB machine: write a 48 GiB file, drop caches, read it twice"),
-    ("boot", "boot a 1 TiB machine (default + ram=1T) and nothing else: time and host memory"),
+    ("boot", "boot a 1 TiB machine (default + ram=1T) and nothing else: time and host memory; then each machine preset the seeds use: CPU time per boot"),
     ("seed000", "the embedded seed-000 scenario (RunOptions::default()), median of 5"),
     ("seed003", "the six seed-003 scenarios at full scale (16 GiB laptop), one run each"),
     ("reclaim", "8 GiB machine: write a 32 GiB file and read it twice (kswapd reclaim all along)"),

@@ -267,6 +267,21 @@ pub fn boot(scale: u64) -> Result<Figures, String> {
         f.float(&format!("{name}.rss_growth_bytes_per_page"), rss_after.saturating_sub(rss_before) as f64 / (ram_mib * MIB / PAGE) as f64);
         drop(k);
     }
+    // Each shipped machine preset as the scenarios boot it (its boot memory: slab, the
+    // idle system's processes and page cache), the median of 7 boots after one untimed.
+    for name in ["default", "seed-000", "seed-002", "seed-003", "optiplex-gx115", "ml110-g6"] {
+        let m = memtwin_machine::preset(name).map_err(|e| e.to_string())?;
+        drop(memtwin_kernel::Kernel::boot(m.clone(), 0).map_err(|e| e.to_string())?);
+        let mut cpus = Vec::new();
+        for _ in 0..7 {
+            let c0 = thread_cpu_s();
+            let k = memtwin_kernel::Kernel::boot(m.clone(), 0).map_err(|e| e.to_string())?;
+            cpus.push(thread_cpu_s() - c0);
+            drop(k);
+        }
+        cpus.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        f.float(&format!("machine.{name}.cpu_median_s"), cpus[cpus.len() / 2]);
+    }
     Ok(f)
 }
 
