@@ -35,6 +35,7 @@ const MAX_ORDER_NR_PAGES: Pfn = 1 << MAX_BUDDY_ORDER;
 
 /// The zone's free_area: per free list (one per migrate type) and order, the free blocks
 /// (a list through the heads' records, NIL-ended) and their number.
+#[derive(Debug, PartialEq)]
 pub struct FreeArea {
     /// Free frames (NR_FREE_PAGES, the per-CPU lists' frames included: see `pcp`).
     pub nr_free: u64,
@@ -262,6 +263,25 @@ impl FreeArea {
         }
         Some(self.take_block_frame(pages, l, mask.trailing_zeros()))
     }
+    /// `take_from` repeated up to `max` times while the frames come from one block: the
+    /// first frame and how many. When the smallest block on `l` has no more frames than
+    /// `max` it is taken whole: taking its frames one by one splits it, and each split
+    /// leaves the smallest block the next take finds inside it (the halves go to the
+    /// lists' heads and no smaller block is free elsewhere), so one by one they come in
+    /// frame order and the lists end as they were without it.
+    pub fn take_run_from(&mut self, pages: &mut Pages, l: MigrateType, max: u64) -> Option<(Pfn, u64)> {
+        let mask = self.orders(l);
+        if mask == 0 || max == 0 {
+            return None;
+        }
+        let k = mask.trailing_zeros();
+        if 1u64 << k > max {
+            return Some((self.take_block_frame(pages, l, k), 1));
+        }
+        let p = self.pop(pages, l, k);
+        self.set_block_allocated(pages, p, k);
+        Some((p, 1 << k))
+    }
     /// Allocate a block of order `order` from list `l` (__rmqueue_smallest): the first
     /// block of the smallest order >= `order` there, split down to it (expand); its head.
     /// Every frame of the block is allocated.
@@ -484,6 +504,41 @@ mod tests {
         assert_eq!(fa.blocks_per_order()[9], 1);
         assert_eq!(fa.blocks_per_order()[10], 2);
         fa.check_blocks(&pages).unwrap();
+    }
+
+    /// take_run_from hands out the frames, and leaves the lists and every frame's record,
+    /// as take_from one frame at a time does, from a fragmented area whose small blocks
+    /// come first.
+    #[test]
+    fn runs_of_frames_are_what_single_takes_give() {
+        let fragmented = || {
+            let (mut pages, mut fa) = area(3 * MB + PB + 3);
+            let got: Vec<Pfn> = (0..700).map(|_| fa.take(&mut pages).unwrap()).collect();
+            for (i, &p) in got.iter().enumerate() {
+                if i % 3 == 0 || (200..260).contains(&i) || i % 7 == 5 {
+                    fa.add(&mut pages, p, MigrateType::Movable);
+                }
+            }
+            (pages, fa)
+        };
+        let (mut pa, mut a) = fragmented();
+        let (mut pb, mut b) = fragmented();
+        let want = 2 * MB + 777;
+        let one: Vec<Pfn> = (0..want).map(|_| a.take(&mut pa).unwrap()).collect();
+        let mut runs = Vec::new();
+        let mut sizes = Vec::new();
+        while (runs.len() as Pfn) < want {
+            let (p, n) = b.take_run_from(&mut pb, MigrateType::Movable, (want - runs.len() as Pfn) as u64).unwrap();
+            runs.extend(p..p + n as Pfn);
+            sizes.push(n);
+        }
+        assert_eq!(one, runs);
+        assert!(sizes.contains(&(MB as u64)), "whole blocks were taken: {sizes:?}");
+        assert_eq!(a, b);
+        for q in 0..3 * MB + PB + 3 {
+            assert_eq!((pa.lru(q), pa.buddy_head(q), pa.links(q)), (pb.lru(q), pb.buddy_head(q), pb.links(q)), "frame {q}");
+        }
+        b.check_blocks(&pb).unwrap();
     }
 
     /// __free_one_page: a freed page merges with its free buddies back up to the largest

@@ -165,11 +165,17 @@ impl Kernel {
     pub(crate) fn boot_populate(&mut self, init: TaskId, anon: u64, file: u64) {
         let m = self.anon_mapping(init);
         let anon_lru = if self.profile.new_anon_inactive { Lru::InactiveAnon } else { Lru::ActiveAnon };
-        for i in 0..anon {
-            let Some(p) = self.mm.take_free() else { return };
-            self.filemap_add_page(m, i, p, false);
-            self.mm.lru_move_head(p, anon_lru);
-            self.mm.pages.set_dirty(p);
+        // The frames come as take_free would hand them out one by one, a buddy block at a
+        // time.
+        let mut i = 0;
+        while i < anon {
+            let Some((p0, n)) = self.mm.take_free_run(anon - i) else { return };
+            for p in p0..p0 + n as Pfn {
+                self.filemap_add_page(m, i, p, false);
+                self.mm.lru_move_head(p, anon_lru);
+                self.mm.pages.set_dirty(p);
+                i += 1;
+            }
         }
         self.tasks[init as usize].vm_kb = anon * 4 * 3;
         // The idle system's private writable mappings: what it has touched and a reserve of
@@ -182,10 +188,17 @@ impl Kernel {
         let lib = self.mm.new_mapping(MappingKind::File, self.fs.mounts.first().and_then(|mp| mp.dev), 1 << 30);
         self.mm.set_mapped(lib, true);
         self.mm.mappings[lib as usize].exec = true;
-        for i in 0..file {
-            let Some(p) = self.mm.take_free() else { return };
-            self.filemap_add_page(lib, i, p, false);
-            self.mm.lru_move_head(p, Lru::ActiveFile);
+        // A page read through buffer heads (2.4) allocates them, and with them slab pages,
+        // between two takes: one frame at a time there.
+        let per_run = !self.readpage_buffers(lib);
+        let mut i = 0;
+        while i < file {
+            let Some((p0, n)) = self.mm.take_free_run(if per_run { file - i } else { 1 }) else { return };
+            for p in p0..p0 + n as Pfn {
+                self.filemap_add_page(lib, i, p, false);
+                self.mm.lru_move_head(p, Lru::ActiveFile);
+                i += 1;
+            }
         }
         self.tasks[init as usize].rss_file = file;
         self.system_libs = Some(lib);

@@ -956,6 +956,16 @@ impl Mm {
         }
         self.take_movable()
     }
+    /// `take_free` repeated up to `max` times while the frames come from one buddy block
+    /// (`FreeArea::take_run_from`): the first frame and how many, consecutive.
+    pub fn take_free_run(&mut self, max: u64) -> Option<(Pfn, u64)> {
+        if self.free.nr_free > 0 {
+            if let Some(r) = self.free.take_run_from(&mut self.pages, pageblock::MigrateType::Movable, max) {
+                return Some(r);
+            }
+        }
+        self.take_free().map(|p| (p, 1))
+    }
     /// One page of the longest CPU lists back to the buddy lists (None: every list is
     /// empty).
     fn drain_one(&mut self) -> Option<()> {

@@ -369,6 +369,36 @@ impl KmemCache {
         slot
     }
 
+    /// Take up to `max` free slots of slab `s` in freelist order (`take_slot` repeated);
+    /// `each` gets each slot. A slab no object of which was ever taken (its freelist still
+    /// 0, 1, 2, ... as `new_slab_desc` left it) has its bits set a word at a time;
+    /// `fresh`: `s` is known to be such a slab (just made).
+    #[inline]
+    fn take_slots(&mut self, s: u32, max: u64, fresh: bool, mut each: impl FnMut(u16)) -> u64 {
+        let su = s as usize;
+        let nobjs = self.s_objs[su] as usize;
+        let n = (max.min((nobjs - self.s_inuse[su] as usize) as u64)) as usize;
+        let base = su * self.objs_per_slab as usize;
+        let pristine = fresh
+            || self.s_inuse[su] == 0
+            && self.s_free[su] == 0
+            && self.obj_next[base..base + nobjs].iter().enumerate().all(|(i, &x)| x == if i + 1 < nobjs { (i + 1) as u16 } else { NO_SLOT });
+        if !pristine {
+            for _ in 0..n {
+                each(self.take_slot(s));
+            }
+            return n as u64;
+        }
+        for i in 0..n {
+            each(i as u16);
+        }
+        set_bits(&mut self.obj_used, base, n);
+        self.s_free[su] = if n < nobjs { n as u16 } else { NO_SLOT };
+        self.s_inuse[su] = n as u16;
+        self.active_objs += n as u64;
+        n as u64
+    }
+
     /// Put a slot back on its slab's freelist; false if it was not allocated.
     #[inline]
     fn put_slot(&mut self, s: u32, slot: u16) -> bool {
@@ -405,6 +435,18 @@ impl KmemCache {
 
 /// The first set bit of `bits` in [base, base + n), relative to `base`: a word at a time.
 #[inline]
+/// Set bits [base, base + n) of `bits`, a word at a time.
+fn set_bits(bits: &mut [u64], base: usize, n: usize) {
+    let (mut i, end) = (base, base + n);
+    while i < end {
+        let take = (64 - i % 64).min(end - i);
+        let mask = if take == 64 { !0 } else { ((1u64 << take) - 1) << (i % 64) };
+        debug_assert!(bits[i / 64] & mask == 0, "slot already allocated");
+        bits[i / 64] |= mask;
+        i += take;
+    }
+}
+
 fn first_set_bit(bits: &[u64], base: usize, n: usize) -> Option<usize> {
     let (mut i, end) = (base, base + n);
     while i < end {
@@ -777,6 +819,38 @@ impl Slabs {
         Some(ObjHandle::new(c, s, slot))
     }
 
+    /// `alloc_from_lists` up to `max` times while the same slab serves them: the objects
+    /// (`each` gets their handles in order) and their count; None when the cache needs a
+    /// new slab. The boot's fill, a slab at a time.
+    /// `fresh`: the partial list's head is a slab `add_new_slab` has just made.
+    fn alloc_bulk_from_lists(&mut self, c: CacheId, max: u64, fresh: bool, mut each: impl FnMut(ObjHandle)) -> Option<u64> {
+        let k = &mut self.caches[c as usize];
+        let s = if k.heads[L_PARTIAL as usize] != NIL {
+            k.heads[L_PARTIAL as usize]
+        } else if k.heads[L_FREE as usize] != NIL {
+            let s = k.heads[L_FREE as usize];
+            k.list_del(s);
+            k.list_add_head(s, L_PARTIAL);
+            s
+        } else {
+            return None;
+        };
+        let n = k.take_slots(s, max, fresh, |slot| each(ObjHandle::new(c, s, slot)));
+        if k.s_inuse[s as usize] == k.s_objs[s as usize] {
+            k.list_del(s);
+            k.list_add_tail(s, L_FULL);
+        }
+        Some(n)
+    }
+
+    /// A new slab on `frames` (allocate_slab / cache_grow) at the head of the partial list,
+    /// no object taken.
+    fn add_new_slab(&mut self, c: CacheId, pages: &SlabPages) {
+        let k = &mut self.caches[c as usize];
+        let s = k.new_slab_desc(&pages.frames, pages.block);
+        k.list_add_head(s, L_PARTIAL);
+    }
+
     /// A new slab on `frames` (allocate_slab / cache_grow), then one object from it.
     fn alloc_from_new_slab(&mut self, c: CacheId, pages: &SlabPages) -> ObjHandle {
         let k = &mut self.caches[c as usize];
@@ -923,6 +997,23 @@ impl Mm {
         }
         let pages = self.take_slab_frames(c)?;
         Some(self.slab.alloc_from_new_slab(c, &pages))
+    }
+
+    /// `kmem_cache_alloc` `n` times (fewer if memory runs out: the count made), a slab's
+    /// objects at a time; `each` gets the handles in allocation order.
+    pub fn kmem_cache_alloc_bulk(&mut self, c: CacheId, n: u64, mut each: impl FnMut(ObjHandle)) -> u64 {
+        let (mut done, mut fresh) = (0, false);
+        while done < n {
+            match self.slab.alloc_bulk_from_lists(c, n - done, fresh, &mut each) {
+                Some(k) => (done, fresh) = (done + k, false),
+                None => {
+                    let Some(pages) = self.take_slab_frames(c) else { break };
+                    self.slab.add_new_slab(c, &pages);
+                    fresh = true;
+                }
+            }
+        }
+        done
     }
 
     /// The frames for a new slab of `c`, owned by `KernelOwner::Slab(c)`: one block of the
@@ -1425,12 +1516,7 @@ impl Mm {
                 self.fill_slabs(filler, used, Some(0));
                 let objs = self.slab.caches[filler as usize].objs_per_slab as u64;
                 unused_objs.reserve_exact((unused * objs) as usize);
-                for _ in 0..unused * objs {
-                    match self.kmem_cache_alloc(filler) {
-                        Some(h) => unused_objs.push(h),
-                        None => break,
-                    }
-                }
+                self.kmem_cache_alloc_bulk(filler, unused * objs, |h| unused_objs.push(h));
             } else {
                 self.fill_slabs(filler, left / pps, None);
             }
@@ -1444,11 +1530,16 @@ impl Mm {
         self.slab.reserve_slabs(c, slabs);
         let objs = self.slab.caches[c as usize].objs_per_slab as u64;
         let mut last = Vec::new();
-        for i in 0..slabs * objs {
-            let Some(h) = self.kmem_cache_alloc(c) else { return };
-            if holes.is_some() && i % objs == 0 {
+        let mut i = 0u64;
+        let want = holes.is_some();
+        let made = self.kmem_cache_alloc_bulk(c, slabs * objs, |h| {
+            if want && i % objs == 0 {
                 last.push(h);
             }
+            i += 1;
+        });
+        if made < slabs * objs {
+            return;
         }
         if holes.is_some() && objs > 1 {
             let keep = self.slab.caches[c as usize].min_partial.max(1) as usize;

@@ -614,3 +614,54 @@ fn the_watermark_of_a_higher_order_request_by_era() {
     assert!(m.watermark_ok_order(3, 1), "with a tiny mark the halving lets it through");
     assert!(m.watermark_ok_order(0, free / 2));
 }
+
+proptest! {
+    /// kmem_cache_alloc_bulk hands out the objects n calls of kmem_cache_alloc would, in
+    /// their order, and leaves the cache as they would: after any mix of allocations and
+    /// frees (slabs partly used, emptied, released), the next objects are the same too.
+    #[test]
+    fn bulk_allocation_is_single_allocations_in_a_row(
+        slub in any::<bool>(),
+        ops in proptest::collection::vec((1u64..90, 0usize..60, 0usize..4), 1..25),
+    ) {
+        let allocator = if slub { SlabAllocator::Slub } else { SlabAllocator::Slab };
+        let (mut a, mut b) = (mm(allocator, 2), mm(allocator, 2));
+        let ca = a.slab.kmem_cache_create("dentry", 192, 0, SLAB_RECLAIM_ACCOUNT).unwrap();
+        let cb = b.slab.kmem_cache_create("dentry", 192, 0, SLAB_RECLAIM_ACCOUNT).unwrap();
+        let (mut ha, mut hb) = (Vec::new(), Vec::new());
+        for (n, free_from, free_step) in ops {
+            let before = ha.len();
+            for _ in 0..n {
+                match a.kmem_cache_alloc(ca) {
+                    Some(h) => ha.push(h),
+                    None => break,
+                }
+            }
+            let made = b.kmem_cache_alloc_bulk(cb, n, |h| hb.push(h));
+            prop_assert_eq!(made as usize, ha.len() - before);
+            prop_assert_eq!(&ha, &hb);
+            // Free every (free_step + 2)th object from free_from on, in both.
+            let mut i = free_from.min(ha.len());
+            let mut keep = Vec::new();
+            for (j, h) in ha.iter().enumerate() {
+                if j == i {
+                    a.kmem_cache_free(*h);
+                    b.kmem_cache_free(*h);
+                    i += free_step + 2;
+                } else {
+                    keep.push(*h);
+                }
+            }
+            ha = keep.clone();
+            hb = keep;
+            prop_assert_eq!(a.slab.counts(ca), b.slab.counts(cb));
+            prop_assert_eq!(a.kernel.count(KernelOwner::Slab(ca)), b.kernel.count(KernelOwner::Slab(cb)));
+        }
+        let next_a: Vec<_> = (0..50).filter_map(|_| a.kmem_cache_alloc(ca)).collect();
+        let next_b: Vec<_> = (0..50).filter_map(|_| b.kmem_cache_alloc(cb)).collect();
+        prop_assert_eq!(next_a, next_b);
+        a.slab.check().unwrap();
+        b.slab.check().unwrap();
+        b.check_invariants().unwrap();
+    }
+}
