@@ -1005,10 +1005,17 @@ impl Mm {
         debug_assert!(!cold || self.pcp.list_empty(cpu, mt));
         let mut n = 0;
         while n < nr && self.free.nr_free > 0 {
-            let got = if mt == pageblock::MigrateType::Movable { self.take_movable() } else { self.take_typed_buddy(mt) };
-            let Some(p) = got else { break };
-            self.pcp.push(&mut self.pages, cpu, p, mt, !cold);
-            n += 1;
+            // __rmqueue per frame; a buddy block whose frames all go is taken whole
+            // (`FreeArea::take_run_from`: the same frames, in the same order).
+            let got = match self.free.take_run_from(&mut self.pages, mt, (nr - n) as u64) {
+                Some(run) => Some(run),
+                None => self.rmqueue_fallback(mt).map(|p| (p, 1)),
+            };
+            let Some((p0, k)) = got else { break };
+            for p in p0..p0 + k as Pfn {
+                self.pcp.push(&mut self.pages, cpu, p, mt, !cold);
+            }
+            n += k as u32;
         }
         self.pcp.bulk_alloc += n as u64;
         n
