@@ -91,12 +91,8 @@ impl Kernel {
     /// file of a filesystem that uses them (`fs_write_buffers`), or a block device
     /// (blkdev_write_begin -> block_write_begin).
     pub(crate) fn write_begin_buffers(&self, m: u32) -> bool {
-        if self.mm.mappings[m as usize].kind == crate::mm::MappingKind::BlockDev {
-            return true;
-        }
-        let Some(&ino) = self.fs.by_mapping.get(&m) else { return false };
-        let mount = self.fs.inodes[ino as usize].mount;
-        fs_write_buffers(self.machine.kernel, &self.fs.mounts[mount as usize].fstype)
+        let s = &self.mm.mappings[m as usize];
+        s.kind == crate::mm::MappingKind::BlockDev || s.fs_buffers
     }
 
     /// create_empty_buffers / grow_dev_page: page `p` (in the page cache) gets its buffer

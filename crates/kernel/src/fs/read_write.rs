@@ -177,6 +177,7 @@ impl Kernel {
         });
         self.fs.names.insert((mount, path.to_string()), ino);
         self.fs.by_mapping.insert(mapping, ino);
+        self.mm.mappings[mapping as usize].fs_buffers = crate::fs::buffer::fs_write_buffers(self.machine.kernel, &self.fs.mounts[mount as usize].fstype);
         self.fs.mounts[mount as usize].inodes_used += 1;
         ino
     }

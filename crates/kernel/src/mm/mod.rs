@@ -175,6 +175,9 @@ pub struct AddressSpace {
     pub mapped: bool,
     /// Mapped with execute permission (VM_EXEC): reclaim protects referenced pages.
     pub exec: bool,
+    /// A file of a filesystem whose write_begin attaches buffer heads
+    /// (`fs::buffer::fs_write_buffers` of its mount, set when the inode is made).
+    pub fs_buffers: bool,
     pub live: bool,
 }
 
@@ -262,6 +265,7 @@ impl AddressSpace {
             owner: None,
             mapped: false,
             exec: false,
+            fs_buffers: false,
             live: true,
         }
     }
