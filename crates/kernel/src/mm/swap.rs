@@ -23,7 +23,6 @@
 use super::lru::{LruvecId, NR_LRU_LISTS};
 use super::page::{Lru, Pfn};
 use crate::profile::RotateReclaimable;
-use crate::idhash::IdMap;
 use crate::Kernel;
 use memtwin_engine::Ns;
 use memtwin_procfs::VmItem;
@@ -382,7 +381,87 @@ pub struct LruMoveBatches {
     pub drained_pages: [u64; NR_MOVE_KINDS],
     /// The references the batches hold (folio_get in folio_batch_add_and_move,
     /// page_cache_get before pagevec_add): entries per page queued.
-    refs: IdMap<Pfn, u16>,
+    refs: BatchRefs,
+}
+
+/// Entries per page queued in the move batches: an open-addressed table sized for every
+/// batch full at once (it never grows), linear probing, deletion by shifting back the
+/// entries after the hole (no tombstones). A page is queued and dequeued once per
+/// activation or rotation, so this sits on the per-page path.
+#[derive(Clone, Debug)]
+struct BatchRefs {
+    keys: Vec<Pfn>,
+    counts: Vec<u16>,
+    shift: u32,
+}
+
+impl BatchRefs {
+    const EMPTY: Pfn = Pfn::MAX;
+    /// Room for `entries` queued entries (distinct pages) at most half full.
+    fn new(entries: usize) -> BatchRefs {
+        let cap = (entries.max(8) * 2).next_power_of_two();
+        BatchRefs { keys: vec![Self::EMPTY; cap], counts: vec![0; cap], shift: 64 - cap.trailing_zeros() }
+    }
+    #[inline]
+    fn home(&self, p: Pfn) -> usize {
+        ((p as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
+    }
+    #[inline]
+    fn find(&self, p: Pfn) -> Result<usize, usize> {
+        let mask = self.keys.len() - 1;
+        let mut i = self.home(p);
+        loop {
+            match self.keys[i] {
+                k if k == p => return Ok(i),
+                Self::EMPTY => return Err(i),
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+    #[inline]
+    fn contains(&self, p: Pfn) -> bool {
+        self.find(p).is_ok()
+    }
+    #[inline]
+    fn add(&mut self, p: Pfn) {
+        debug_assert!(p != Self::EMPTY);
+        match self.find(p) {
+            Ok(i) => self.counts[i] += 1,
+            Err(i) => {
+                self.keys[i] = p;
+                self.counts[i] = 1;
+            }
+        }
+    }
+    /// One entry of `p` fewer (none queued: nothing).
+    #[inline]
+    fn put(&mut self, p: Pfn) {
+        let Ok(mut hole) = self.find(p) else { return };
+        self.counts[hole] -= 1;
+        if self.counts[hole] > 0 {
+            return;
+        }
+        // Backward-shift deletion: move up each later entry of the run whose home is not
+        // between the hole and it (cyclically).
+        let mask = self.keys.len() - 1;
+        let mut j = hole;
+        loop {
+            j = (j + 1) & mask;
+            let k = self.keys[j];
+            if k == Self::EMPTY {
+                break;
+            }
+            let h = self.home(k);
+            let stays = if hole <= j { hole < h && h <= j } else { hole < h || h <= j };
+            if !stays {
+                self.keys[hole] = k;
+                self.counts[hole] = self.counts[j];
+                hole = j;
+            }
+        }
+        self.keys[hole] = Self::EMPTY;
+        self.counts[hole] = 0;
+    }
 }
 
 impl LruMoveBatches {
@@ -398,14 +477,14 @@ impl LruMoveBatches {
             total: 0,
             drained_batches: [0; NR_MOVE_KINDS],
             drained_pages: [0; NR_MOVE_KINDS],
-            refs: IdMap::default(),
+            refs: BatchRefs::new(n * NR_MOVE_KINDS * size),
         }
     }
     /// Whether a move batch holds a reference on `p`: the page cannot be freed until the
     /// batch drains.
     #[inline]
     pub fn holds(&self, p: Pfn) -> bool {
-        self.total > 0 && self.refs.contains_key(&p)
+        self.total > 0 && self.refs.contains(p)
     }
     pub fn ncpus(&self) -> usize {
         self.nr.len() / NR_MOVE_KINDS
@@ -429,7 +508,7 @@ impl LruMoveBatches {
         self.owners[v * self.size + n] = mapping;
         self.nr[v] += 1;
         self.total += 1;
-        *self.refs.entry(p).or_insert(0) += 1;
+        self.refs.add(p);
         n + 1 == self.size
     }
     /// The entries of `cpu`'s batch of `kind`, emptied: the caller moves them.
@@ -440,12 +519,7 @@ impl LruMoveBatches {
         out.extend((at..at + n).map(|i| (self.pages[i], self.owners[i])));
         for &p in &self.pages[at..at + n] {
             // folio_batch_move_lru's folios_put: the batch's references go.
-            if let std::collections::hash_map::Entry::Occupied(mut e) = self.refs.entry(p) {
-                *e.get_mut() -= 1;
-                if *e.get() == 0 {
-                    e.remove();
-                }
-            }
+            self.refs.put(p);
         }
         self.total -= n as u64;
         if n > 0 {
@@ -670,6 +744,37 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The move batches' reference table counts as a map from page to entries does,
+        /// through adds and puts of pages that collide (a 16-slot table, keys from a few
+        /// dozen) and wrap around its end.
+        #[test]
+        fn batch_refs_count_as_a_map_does(ops in proptest::collection::vec((any::<bool>(), 0u32..40), 0..400)) {
+            let mut t = BatchRefs::new(8);
+            let mut want = std::collections::HashMap::<Pfn, u16>::new();
+            for (add, p) in ops {
+                let p = p * 16 + (p % 3);
+                if add && want.len() < 8 {
+                    t.add(p);
+                    *want.entry(p).or_insert(0) += 1;
+                } else if !add {
+                    t.put(p);
+                    if let Some(c) = want.get_mut(&p) {
+                        *c -= 1;
+                        if *c == 0 {
+                            want.remove(&p);
+                        }
+                    }
+                }
+                for q in 0..40u32 {
+                    let q = q * 16 + (q % 3);
+                    prop_assert_eq!(t.contains(q), want.contains_key(&q), "page {}", q);
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_batch_drains_when_full_at_the_eras_size() {
