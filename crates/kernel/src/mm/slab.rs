@@ -354,6 +354,31 @@ impl KmemCache {
         s
     }
 
+    /// The slab the next object comes from (SLUB: the partial list's head; SLAB: that, else
+    /// the free list's head, moved to the partial list); None when a new slab is needed.
+    #[inline]
+    fn slab_to_alloc_from(&mut self) -> Option<u32> {
+        if self.heads[L_PARTIAL as usize] != NIL {
+            return Some(self.heads[L_PARTIAL as usize]);
+        }
+        let s = self.heads[L_FREE as usize];
+        if s == NIL {
+            return None;
+        }
+        self.list_del(s);
+        self.list_add_head(s, L_PARTIAL);
+        Some(s)
+    }
+    /// After an allocation from slab `s`: with no free object left it goes to the full
+    /// list's tail.
+    #[inline]
+    fn file_if_full(&mut self, s: u32) {
+        if self.s_inuse[s as usize] == self.s_objs[s as usize] {
+            self.list_del(s);
+            self.list_add_tail(s, L_FULL);
+        }
+    }
+
     /// Take a free slot of slab `s` (the slab's freelist).
     #[inline]
     fn take_slot(&mut self, s: u32) -> u16 {
@@ -801,21 +826,9 @@ impl Slabs {
     /// then free slabs), or None when the cache needs a new slab.
     fn alloc_from_lists(&mut self, c: CacheId) -> Option<ObjHandle> {
         let k = &mut self.caches[c as usize];
-        let s = if k.heads[L_PARTIAL as usize] != NIL {
-            k.heads[L_PARTIAL as usize]
-        } else if k.heads[L_FREE as usize] != NIL {
-            let s = k.heads[L_FREE as usize];
-            k.list_del(s);
-            k.list_add_head(s, L_PARTIAL);
-            s
-        } else {
-            return None;
-        };
+        let s = k.slab_to_alloc_from()?;
         let slot = k.take_slot(s);
-        if k.s_inuse[s as usize] == k.s_objs[s as usize] {
-            k.list_del(s);
-            k.list_add_tail(s, L_FULL);
-        }
+        k.file_if_full(s);
         Some(ObjHandle::new(c, s, slot))
     }
 
@@ -825,21 +838,9 @@ impl Slabs {
     /// `fresh`: the partial list's head is a slab `add_new_slab` has just made.
     fn alloc_bulk_from_lists(&mut self, c: CacheId, max: u64, fresh: bool, mut each: impl FnMut(ObjHandle)) -> Option<u64> {
         let k = &mut self.caches[c as usize];
-        let s = if k.heads[L_PARTIAL as usize] != NIL {
-            k.heads[L_PARTIAL as usize]
-        } else if k.heads[L_FREE as usize] != NIL {
-            let s = k.heads[L_FREE as usize];
-            k.list_del(s);
-            k.list_add_head(s, L_PARTIAL);
-            s
-        } else {
-            return None;
-        };
+        let s = k.slab_to_alloc_from()?;
         let n = k.take_slots(s, max, fresh, |slot| each(ObjHandle::new(c, s, slot)));
-        if k.s_inuse[s as usize] == k.s_objs[s as usize] {
-            k.list_del(s);
-            k.list_add_tail(s, L_FULL);
-        }
+        k.file_if_full(s);
         Some(n)
     }
 
