@@ -458,8 +458,6 @@ impl KmemCache {
     }
 }
 
-/// The first set bit of `bits` in [base, base + n), relative to `base`: a word at a time.
-#[inline]
 /// Set bits [base, base + n) of `bits`, a word at a time.
 fn set_bits(bits: &mut [u64], base: usize, n: usize) {
     let (mut i, end) = (base, base + n);
@@ -472,6 +470,8 @@ fn set_bits(bits: &mut [u64], base: usize, n: usize) {
     }
 }
 
+/// The first set bit of `bits` in [base, base + n), relative to `base`: a word at a time.
+#[inline]
 fn first_set_bit(bits: &[u64], base: usize, n: usize) -> Option<usize> {
     let (mut i, end) = (base, base + n);
     while i < end {
@@ -854,9 +854,7 @@ impl Slabs {
 
     /// A new slab on `frames` (allocate_slab / cache_grow), then one object from it.
     fn alloc_from_new_slab(&mut self, c: CacheId, pages: &SlabPages) -> ObjHandle {
-        let k = &mut self.caches[c as usize];
-        let s = k.new_slab_desc(&pages.frames, pages.block);
-        k.list_add_head(s, L_PARTIAL);
+        self.add_new_slab(c, pages);
         self.alloc_from_lists(c).expect("a new slab has free objects")
     }
 
