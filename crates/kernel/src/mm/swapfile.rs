@@ -88,10 +88,23 @@ pub struct SlotsInFlight {
 
 const IN_FLIGHT_CHUNK: usize = 4096;
 
+/// Empty chunks kept for reuse.
+const SPARE_CHUNKS: usize = 4;
+
 struct InFlightChunk {
     present: [u64; IN_FLIGHT_CHUNK / 64],
     pages: [(u32, u64); IN_FLIGHT_CHUNK],
     n: u32,
+}
+
+impl InFlightChunk {
+    /// A new, empty chunk. Out of line: the 64 KiB value is built on the stack before it
+    /// is boxed, and a caller that inlined this would probe that much stack on every call.
+    #[cold]
+    #[inline(never)]
+    fn new_boxed() -> Box<InFlightChunk> {
+        Box::new(InFlightChunk { present: [0; IN_FLIGHT_CHUNK / 64], pages: [(0, 0); IN_FLIGHT_CHUNK], n: 0 })
+    }
 }
 
 impl SlotsInFlight {
@@ -102,9 +115,7 @@ impl SlotsInFlight {
             self.chunks.resize_with(c + 1, || None);
         }
         let spare = &mut self.spare;
-        let ch = self.chunks[c].get_or_insert_with(|| {
-            spare.pop().unwrap_or_else(|| Box::new(InFlightChunk { present: [0; IN_FLIGHT_CHUNK / 64], pages: [(0, 0); IN_FLIGHT_CHUNK], n: 0 }))
-        });
+        let ch = self.chunks[c].get_or_insert_with(|| spare.pop().unwrap_or_else(InFlightChunk::new_boxed));
         let old = std::mem::replace(&mut ch.pages[i], page);
         let bit = 1u64 << (i % 64);
         if ch.present[i / 64] & bit != 0 {
@@ -128,9 +139,10 @@ impl SlotsInFlight {
         self.len -= 1;
         let page = ch.pages[i];
         if ch.n == 0 {
-            // Keep one chunk for the next requests; give the rest back.
+            // Keep a few chunks for the next requests (the slots in flight move from one
+            // chunk to the next as they are taken); give the rest back.
             let ch = self.chunks[c].take().expect("chunk present");
-            if self.spare.is_empty() {
+            if self.spare.len() < SPARE_CHUNKS {
                 self.spare.push(ch);
             }
         }
