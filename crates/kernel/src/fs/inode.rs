@@ -6,8 +6,8 @@
 //! kswapd_inodesteal); since 5.16 such an inode is kept off the LRU (mapping_shrinkable),
 //! so its pages pin it until page reclaim takes them.
 //!
-//! Struct-of-arrays by u32 slot: 25 host bytes per cached inode (number, i_count, the
-//! page-cache mapping, state, hash chain, bucket and ring slot). The LRU is a ring with
+//! Indexed by u32 slot: 25 host bytes per cached inode (number and hash chain together,
+//! i_count, the page-cache mapping, state, bucket and ring slot). The LRU is a ring with
 //! lazy removal of inodes that came back into use, as the kernel's i_lru is.
 
 use crate::mm::list_lru::{ListLru, LruMemcg};
@@ -46,13 +46,21 @@ pub struct IpruneResult {
     pub reaped_inodes: u64,
 }
 
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(8))]
+struct InodeHash {
+    ino: u32,
+    hnext: u32,
+}
+
 #[derive(Default)]
 pub struct Icache {
-    ino: Vec<u32>,
+    /// The inode number and the hash chain's next, together: what find_inode_fast reads
+    /// at each probe, one host memory access.
+    h: Vec<InodeHash>,
     count: Vec<u32>,
     mapping: Vec<u32>,
     state: Vec<u8>,
-    hnext: Vec<u32>,
     buckets: Vec<u32>,
     /// i_lru: the super block's s_inode_lru, one list per cgroup the inodes are charged to.
     lru: ListLru,
@@ -78,10 +86,10 @@ impl Icache {
 
     fn rehash(&mut self) {
         self.buckets = vec![NIL; self.buckets.len() * 2];
-        for i in 0..self.ino.len() as u32 {
+        for i in 0..self.h.len() as u32 {
             if self.state[i as usize] & (I_FREE | I_DEAD) == 0 {
-                let b = self.hash(self.ino[i as usize]);
-                self.hnext[i as usize] = self.buckets[b];
+                let b = self.hash(self.h[i as usize].ino);
+                self.h[i as usize].hnext = self.buckets[b];
                 self.buckets[b] = i;
             }
         }
@@ -91,10 +99,10 @@ impl Icache {
     pub fn find(&self, ino: u32) -> Option<u32> {
         let mut i = self.buckets[self.hash(ino)];
         while i != NIL {
-            if self.ino[i as usize] == ino {
+            if self.h[i as usize].ino == ino {
                 return Some(i);
             }
-            i = self.hnext[i as usize];
+            i = self.h[i as usize].hnext;
         }
         None
     }
@@ -106,23 +114,22 @@ impl Icache {
         }
         let i = if self.free_head != NIL {
             let i = self.free_head;
-            self.free_head = self.hnext[i as usize];
+            self.free_head = self.h[i as usize].hnext;
             let s = i as usize;
-            self.ino[s] = ino;
+            self.h[s].ino = ino;
             self.count[s] = 1;
             self.mapping[s] = NIL;
             self.state[s] = 0;
             i
         } else {
-            self.ino.push(ino);
+            self.h.push(InodeHash { ino, hnext: NIL });
             self.count.push(1);
             self.mapping.push(NIL);
             self.state.push(0);
-            self.hnext.push(NIL);
-            (self.ino.len() - 1) as u32
+            (self.h.len() - 1) as u32
         };
         let b = self.hash(ino);
-        self.hnext[i as usize] = self.buckets[b];
+        self.h[i as usize].hnext = self.buckets[b];
         self.buckets[b] = i;
         self.nr_inodes += 1;
         i
@@ -130,11 +137,11 @@ impl Icache {
 
     /// Host bytes the cache takes now (its arrays' capacity, the hash and the ring).
     pub fn host_bytes(&self) -> usize {
-        self.ino.capacity() * (4 * 4 + 1) + self.buckets.capacity() * 4 + self.lru.host_bytes()
+        self.h.capacity() * std::mem::size_of::<InodeHash>() + self.count.capacity() * (4 + 4 + 1) + self.buckets.capacity() * 4 + self.lru.host_bytes()
     }
 
     pub fn ino(&self, i: u32) -> u32 {
-        self.ino[i as usize]
+        self.h[i as usize].ino
     }
     pub fn i_count(&self, i: u32) -> u32 {
         self.count[i as usize]
@@ -228,16 +235,16 @@ impl Icache {
     }
 
     fn unhash(&mut self, i: u32) {
-        let b = self.hash(self.ino[i as usize]);
+        let b = self.hash(self.h[i as usize].ino);
         let mut at = self.buckets[b];
         if at == i {
-            self.buckets[b] = self.hnext[i as usize];
+            self.buckets[b] = self.h[i as usize].hnext;
             return;
         }
         while at != NIL {
-            let nx = self.hnext[at as usize];
+            let nx = self.h[at as usize].hnext;
             if nx == i {
-                self.hnext[at as usize] = self.hnext[i as usize];
+                self.h[at as usize].hnext = self.h[i as usize].hnext;
                 return;
             }
             at = nx;
@@ -261,7 +268,7 @@ impl Icache {
 
     fn release(&mut self, i: u32) {
         self.state[i as usize] = I_FREE;
-        self.hnext[i as usize] = self.free_head;
+        self.h[i as usize].hnext = self.free_head;
         self.free_head = i;
     }
 

@@ -615,18 +615,21 @@ impl Kernel {
         let fh = Fh { sb, ino: t.ino_of(Node::File(f)) };
         let dir = Fh { sb, ino: t.ino_of(Node::Dir { depth: leaf, idx: f / per }) };
         let root = Fh { sb, ino: t.ino_of(Node::Dir { depth: 0, idx: 0 }) };
-        let name = format!("f{}", f % per);
+        // The file's name in its directory ("f<n>"), written in place: most operations
+        // go by file handle and never read it.
+        let mut buf = [0u8; 24];
+        let name = file_name(&mut buf, f % per);
         let op = NfsProc::ALL[lp.proc_ as usize];
         let r: Result<(), VfsErr> = match op {
             NfsProc::Getattr => self.vfs_getattr(me, fh).map(drop),
             NfsProc::Setattr => self.vfs_setattr(me, fh, None).map(drop),
-            NfsProc::Lookup => self.vfs_lookup(me, dir, &name).map(drop),
+            NfsProc::Lookup => self.vfs_lookup(me, dir, name).map(drop),
             NfsProc::Access => self.vfs_access(me, fh).map(drop),
             NfsProc::Readlink => self.vfs_readlink(me, fh).map(drop),
             NfsProc::Read => self.vfs_read(me, fh, lp.offset, SFS97_IO_SIZE).map(drop),
             NfsProc::Write => self.vfs_write(me, fh, lp.offset, SFS97_IO_SIZE).map(drop),
-            NfsProc::Create => self.vfs_create(me, dir, &name).map(drop),
-            NfsProc::Remove => self.vfs_unlink(me, dir, &name),
+            NfsProc::Create => self.vfs_create(me, dir, name).map(drop),
+            NfsProc::Remove => self.vfs_unlink(me, dir, name),
             NfsProc::Readdir => self.vfs_readdir(me, dir, 0, per).map(drop),
             NfsProc::Readdirplus => self.vfs_readdirplus(me, dir, 0, per).map(drop),
             NfsProc::Fsstat => self.vfs_statfs(me, root).map(drop),
@@ -704,5 +707,34 @@ impl Kernel {
             lpm.due.max(recv)
         };
         self.sfs_send(p, next);
+    }
+}
+
+/// "f<n>", the generated name of file `n` of a directory, written into `buf`.
+fn file_name(buf: &mut [u8; 24], n: u64) -> &str {
+    let mut digits = [0u8; 20];
+    let (mut i, mut v) = (digits.len(), n);
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    let len = 1 + digits.len() - i;
+    buf[0] = b'f';
+    buf[1..len].copy_from_slice(&digits[i..]);
+    std::str::from_utf8(&buf[..len]).unwrap_or("f")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn file_names_are_what_format_writes() {
+        let mut buf = [0u8; 24];
+        for n in [0, 1, 9, 10, 11, 99, 100, 12_345, 999_999_999, 1 << 40, u64::MAX] {
+            assert_eq!(super::file_name(&mut buf, n), format!("f{n}"));
+        }
     }
 }

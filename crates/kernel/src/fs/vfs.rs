@@ -205,6 +205,11 @@ impl GenTree {
         if depth == self.leaf_depth() { format!("f{ord}") } else { format!("d{ord}") }
     }
 
+    /// The length of `child_name(depth, ord)`: the letter and the ordinal's decimal digits.
+    pub fn child_name_len(ord: u64) -> u64 {
+        1 + ord.checked_ilog10().unwrap_or(0) as u64 + 1
+    }
+
     /// The ordinal a name stands for in a directory at `depth`, if it is one of the
     /// generated names in canonical form (no leading zeros).
     pub fn parse_name(&self, depth: u32, name: &str) -> Option<u64> {
@@ -238,7 +243,7 @@ impl GenTree {
     /// Directory blocks of (depth, idx): "." and ".." plus its entries.
     pub fn dir_blocks(&self, depth: u32, idx: u64) -> u64 {
         let (first, n) = self.children(depth, idx);
-        let name_len = self.child_name(depth, first + n.max(1) - 1).len() as u64;
+        let name_len = Self::child_name_len(first + n.max(1) - 1);
         (24 + n * Self::rec_len(name_len)).div_ceil(self.block_size).max(1)
     }
 
@@ -434,6 +439,16 @@ mod tests {
 
     fn spec(files: u64, per: u64, fan: u64) -> TreeSpec {
         TreeSpec { at: "/export".into(), files, files_per_dir: per, dirs_per_dir: fan, file_size: 4096, seed: 1 }
+    }
+
+    #[test]
+    fn child_name_len_is_the_names_length() {
+        let t = GenTree::new(spec(1000, 10, 4), 1 << 30);
+        for ord in [0, 1, 9, 10, 99, 100, 101, 999, 1000, 123_456_789, u64::MAX] {
+            for depth in [0, t.leaf_depth()] {
+                assert_eq!(GenTree::child_name_len(ord), t.child_name(depth, ord).len() as u64, "{ord}");
+            }
+        }
     }
 
     #[test]
