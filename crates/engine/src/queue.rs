@@ -80,4 +80,43 @@ mod tests {
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['z', 'a', 'b', 'c']);
     }
+
+    /// Interleaved pushes and pops, many at the same instants: every pop is the least
+    /// (time, sequence) among the events queued, as a sorted reference list says.
+    #[test]
+    fn pops_follow_time_then_scheduling_order() {
+        let mut q = EventQueue::new();
+        let mut reference: Vec<(Ns, u64)> = Vec::new();
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut id = 0u64;
+        let mut now = 0;
+        for round in 0..20_000 {
+            let r = next();
+            // Grow to a few thousand events, then drain in phases.
+            let push = if round % 5000 < 3000 { r % 4 != 0 } else { r % 4 == 0 };
+            if push || reference.is_empty() {
+                id += 1;
+                let t = now + next() % 50;
+                q.push(t, id);
+                reference.push((t, id));
+            } else {
+                let (t, e) = q.pop().expect("an event is queued");
+                let k = (0..reference.len()).min_by_key(|&i| reference[i]).unwrap();
+                assert_eq!((t, e), reference.swap_remove(k), "round {round}");
+                now = t;
+            }
+            assert_eq!(q.len(), reference.len());
+        }
+        reference.sort();
+        for want in reference {
+            assert_eq!(q.pop(), Some(want));
+        }
+        assert!(q.pop().is_none() && q.is_empty());
+    }
 }
