@@ -170,6 +170,20 @@ impl Dcache {
         }
     }
 
+    /// Hints for the host (change nothing): `d_lookup(parent, name)`'s hash bucket, and a
+    /// dentry's record and flags.
+    #[inline]
+    pub fn prefetch_lookup(&self, parent: u32, name: NameKey) {
+        crate::mm::xarray::prefetch(self.buckets.as_ptr().wrapping_add(self.hash(parent, name)));
+    }
+    #[inline]
+    pub fn prefetch_dentry(&self, d: u32) {
+        if (d as usize) < self.e.len() {
+            crate::mm::xarray::prefetch(self.e.as_ptr().wrapping_add(d as usize));
+            crate::mm::xarray::prefetch(self.flags.as_ptr().wrapping_add(d as usize));
+        }
+    }
+
     /// d_lookup: the hashed dentry for `name` in `parent`. Takes no reference.
     pub fn d_lookup(&self, parent: u32, name: NameKey) -> Option<u32> {
         let mut d = self.buckets[self.hash(parent, name)];
@@ -402,6 +416,30 @@ impl Dcache {
         }
     }
 
+    /// A hint for the host (changes nothing): the entries a prune walk takes next are
+    /// scattered over a large table, and killing one reads its record, flags and count and
+    /// then its hash bucket (d_drop), each a memory latency after the last. Asked for
+    /// ahead, in two stages (the bucket needs the record to be hashed), they overlap.
+    #[inline]
+    fn prefetch_prune_ahead(&self, memcg: LruMemcg) {
+        const RECORD_AHEAD: usize = 8;
+        const BUCKET_AHEAD: usize = 4;
+        use crate::mm::xarray::prefetch;
+        if let Some(d) = self.lru.nth_back(memcg, RECORD_AHEAD) {
+            let i = d as usize;
+            if i < self.e.len() {
+                prefetch(self.e.as_ptr().wrapping_add(i));
+                prefetch(self.flags.as_ptr().wrapping_add(i));
+                prefetch(self.count.as_ptr().wrapping_add(i));
+            }
+        }
+        if let Some(d) = self.lru.nth_back(memcg, BUCKET_AHEAD) {
+            if let Some(e) = self.e.get(d as usize) {
+                prefetch(self.buckets.as_ptr().wrapping_add(self.hash(e.parent, e.name)));
+            }
+        }
+    }
+
     fn release(&mut self, d: u32) {
         self.flags[d as usize] = DCACHE_FREE;
         self.e[d as usize].hnext = self.free_head;
@@ -442,6 +480,7 @@ impl Dcache {
                 r.cut = true;
                 break;
             }
+            self.prefetch_prune_ahead(memcg);
             let Some(d) = self.lru.pop_back(memcg) else {
                 if budget == PruneBudget::UnreferencedRequeued && !referenced.is_empty() {
                     for &d in referenced.iter() {

@@ -301,6 +301,14 @@ pub struct Nfsd {
     pub calls: u64,
 }
 
+/// The stages of `Kernel::nfsd_hint`.
+#[derive(Clone, Copy)]
+enum HintStage {
+    Buckets,
+    Chains,
+    Dentries,
+}
+
 /// An nfsd thread: takes the next queued RPC, carries it out (resumable: the VFS step
 /// may wait), replies, and goes idle when nothing is queued.
 #[derive(Default)]
@@ -314,6 +322,13 @@ impl Program for NfsdThread {
             Some(p) => p,
             None => match k.nfsd.queue.pop_front() {
                 Some(p) => {
+                    // The next two requests' lookups, one stage each (`nfsd_hint`).
+                    if let Some(&next) = k.nfsd.queue.front() {
+                        k.nfsd_hint(next, HintStage::Dentries);
+                    }
+                    if let Some(&after) = k.nfsd.queue.get(1) {
+                        k.nfsd_hint(after, HintStage::Chains);
+                    }
                     k.nfsd_recv_cost(me, p);
                     p
                 }
@@ -574,9 +589,44 @@ impl Kernel {
             return self.sfs_send_now(p & !SEND);
         }
         self.intr += 1;
+        self.nfsd_hint(p, HintStage::Buckets);
         self.nfsd.queue.push_back(p);
         if let Some(t) = self.nfsd.idle.pop() {
             self.wake(t);
+        }
+    }
+
+    /// A hint for the host (changes nothing): what load process `p`'s request will look up
+    /// (its file's and its directory's inode in the inode hash, their dentries, and for a
+    /// LOOKUP the name in the dentry hash), asked for in stages while it waits in the
+    /// queue, each stage reading what the one before brought in: the inode-hash buckets
+    /// when it arrives, the chains' first entries and their aliases when it is second in
+    /// the queue, the dentries and the name's bucket when it is next. Lookups in tables of
+    /// millions of entries are otherwise one memory latency after another.
+    fn nfsd_hint(&self, p: u32, stage: HintStage) {
+        let Some(l) = self.nfsd.load.as_ref() else { return };
+        let lp = l.procs[p as usize];
+        let Some(s) = self.vfs.sbs.get(l.cfg.sb as usize) else { return };
+        let Some(t) = s.tree.as_ref() else { return };
+        let per = t.spec.files_per_dir.max(1);
+        let file = t.ino_of(Node::File(lp.file)) as u32;
+        let dir = t.ino_of(Node::Dir { depth: t.leaf_depth(), idx: lp.file / per }) as u32;
+        for ino in [file, dir] {
+            match stage {
+                HintStage::Buckets => s.icache.prefetch_bucket(ino),
+                HintStage::Chains => {
+                    if let Some(i) = s.icache.prefetch_chain(ino).filter(|&i| (i as usize) < s.i_alias.len()) {
+                        crate::mm::xarray::prefetch(s.i_alias.as_ptr().wrapping_add(i as usize));
+                    }
+                }
+                HintStage::Dentries => {
+                    let Some(d) = s.icache.find(ino).and_then(|i| s.i_alias.get(i as usize).copied()) else { continue };
+                    s.dcache.prefetch_dentry(d);
+                    if ino == dir && NfsProc::ALL[lp.proc_ as usize] == NfsProc::Lookup {
+                        s.dcache.prefetch_lookup(d, (lp.file % per) as super::dcache::NameKey);
+                    }
+                }
+            }
         }
     }
 

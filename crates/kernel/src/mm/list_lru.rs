@@ -77,6 +77,13 @@ impl ListLru {
         self.lists.get_mut(m as usize)?.pop_back()
     }
 
+    /// The item `k` places from the tail of cgroup `m`'s list (0: the next `pop_back`).
+    #[inline]
+    pub fn nth_back(&self, m: LruMemcg, k: usize) -> Option<u32> {
+        let l = self.lists.get(m as usize)?;
+        l.len().checked_sub(k + 1).map(|i| l[i])
+    }
+
     /// Back to the head (LRU_ROTATE) without changing the count.
     #[inline]
     pub fn rotate(&mut self, item: u32) {
