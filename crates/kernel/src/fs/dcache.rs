@@ -6,8 +6,8 @@
 //!
 //! Storage is indexed by a u32 slot: 29 host bytes per cached dentry (a 16-byte record of
 //! parent, name, inode and hash chain, which a lookup reads together; d_count, flags, its
-//! hash bucket and its place on the LRU ring). A name is a `NameKey`: the ordinal of an entry of a generated directory, or
-//! an interned string.
+//! hash bucket and its place on the LRU ring). A name is a `NameKey`: the ordinal of an
+//! entry of a generated directory, or an interned string.
 //!
 //! The LRU is a ring of slots, head at the front: the kernel removes in-use dentries from
 //! d_lru lazily (the shrinker finds them there and drops them, dentry_lru_isolate /
