@@ -608,9 +608,8 @@ impl Kernel {
         let lp = l.procs[p as usize];
         let Some(s) = self.vfs.sbs.get(l.cfg.sb as usize) else { return };
         let Some(t) = s.tree.as_ref() else { return };
-        let per = t.spec.files_per_dir.max(1);
-        let file = t.ino_of(Node::File(lp.file)) as u32;
-        let dir = t.ino_of(Node::Dir { depth: t.leaf_depth(), idx: lp.file / per }) as u32;
+        let (file, dir, ord) = t.file_place(lp.file);
+        let (file, dir) = (file as u32, dir as u32);
         for ino in [file, dir] {
             match stage {
                 HintStage::Buckets => s.icache.prefetch_bucket(ino),
@@ -623,7 +622,7 @@ impl Kernel {
                     let Some(d) = s.icache.find(ino).and_then(|i| s.i_alias.get(i as usize).copied()) else { continue };
                     s.dcache.prefetch_dentry(d);
                     if ino == dir && NfsProc::ALL[lp.proc_ as usize] == NfsProc::Lookup {
-                        s.dcache.prefetch_lookup(d, (lp.file % per) as super::dcache::NameKey);
+                        s.dcache.prefetch_lookup(d, ord as super::dcache::NameKey);
                     }
                 }
             }
@@ -660,15 +659,14 @@ impl Kernel {
         let sb = l.cfg.sb;
         let t = self.vfs.sbs[sb as usize].tree.as_ref().unwrap();
         let per = t.spec.files_per_dir;
-        let leaf = t.leaf_depth();
-        let f = lp.file;
-        let fh = Fh { sb, ino: t.ino_of(Node::File(f)) };
-        let dir = Fh { sb, ino: t.ino_of(Node::Dir { depth: leaf, idx: f / per }) };
+        let (file, dir, ord) = t.file_place(lp.file);
+        let fh = Fh { sb, ino: file };
+        let dir = Fh { sb, ino: dir };
         let root = Fh { sb, ino: t.ino_of(Node::Dir { depth: 0, idx: 0 }) };
         // The file's name in its directory ("f<n>"), written in place: most operations
         // go by file handle and never read it.
         let mut buf = [0u8; 24];
-        let name = file_name(&mut buf, f % per);
+        let name = file_name(&mut buf, ord);
         let op = NfsProc::ALL[lp.proc_ as usize];
         let r: Result<(), VfsErr> = match op {
             NfsProc::Getattr => self.vfs_getattr(me, fh).map(drop),

@@ -321,6 +321,13 @@ impl GenTree {
         self.size_mix.as_ref().map_or(self.spec.file_size, |m| m.iter().map(|x| x.0).max().unwrap_or(4096))
     }
 
+    /// File `f`'s inode number, its directory's, and its ordinal in that directory.
+    pub fn file_place(&self, f: u64) -> (u64, u64, u64) {
+        let per = self.spec.files_per_dir;
+        let dir = Node::Dir { depth: self.leaf_depth(), idx: f / per };
+        (self.ino_of(Node::File(f)), self.ino_of(dir), f % per)
+    }
+
     /// Whether a file is a symbolic link (the last entries of a leaf directory).
     pub fn is_symlink(&self, file: u64) -> bool {
         let per = self.spec.files_per_dir;
@@ -459,6 +466,7 @@ mod tests {
         assert_eq!(t.n_dirs, 135);
         let leaf = t.leaf_depth();
         assert_eq!(t.children(leaf, 99), (990, 10));
+        assert_eq!(t.file_place(995), (t.ino_of(Node::File(995)), t.ino_of(Node::Dir { depth: leaf, idx: 99 }), 5));
         assert_eq!(t.children(3, 24), (96, 4));
         assert_eq!(t.children(1, 1), (4, 3));
         for n in [Node::Dir { depth: 0, idx: 0 }, Node::Dir { depth: 3, idx: 5 }, Node::File(0), Node::File(999)] {
