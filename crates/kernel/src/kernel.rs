@@ -937,6 +937,7 @@ impl Kernel {
         self.free_pgtables(tid);
         // exit_mmap: shared anonymous memory goes with its last user; file pages stay
         // cached but are no longer mapped.
+        self.tasks[tid as usize].file_vmas.clear();
         for m in std::mem::take(&mut self.tasks[tid as usize].vmas) {
             let s = &self.mm.mappings[m as usize];
             if !s.live {
@@ -949,7 +950,6 @@ impl Kernel {
                 let still = self.tasks.iter().any(|t| t.exit_code.is_none() && t.vmas.contains(&m));
                 if !still {
                     self.mm.set_mapped(m, false);
-                    self.mm.set_file_advice(m, crate::mm::Madvice::Normal);
                 }
             }
         }

@@ -30,6 +30,23 @@ pub enum RaHistory {
     XarrayPrevMiss,
 }
 
+/// How a major fault on a file mapping without madvise advice reads around the page
+/// (do_sync_mmap_readahead, mm/filemap.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmapReadaround {
+    /// 2.6.31 .. 3.0: ra_pages centred on the fault with no async part (async_size = 0):
+    /// no page gets PG_readahead. (Its prev_pos test, a fault just after the previous
+    /// one taking the sync readahead path, is not modelled: see docs/profiles.md.)
+    Unmarked,
+    /// 3.1+ ("readahead: trigger mmap sequential readahead on PG_readahead"): the window's
+    /// last quarter is its async part, so the page at three quarters gets PG_readahead and
+    /// a fault on it starts the next window (do_async_mmap_readahead).
+    Marked,
+    /// 6.16+: as `Marked`, but a VM_EXEC mapping reads forward from the fault, up to the
+    /// end of the mapping, with no async part (exec memory is rarely sequential).
+    MarkedExecForward,
+}
+
 /// Which swap-backed pages one young PTE activates in folio_check_references.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FirstRefActivates {
@@ -404,6 +421,8 @@ pub struct Profile {
     /// before, generic_file_buffered_read left it in the last page read (prev_index,
     /// prev_offset), so a whole-page read's next page is prev + 1, not prev.
     pub ra_prev_pos_after_read: bool,
+    /// How a major fault without madvise advice reads around the page.
+    pub mmap_readaround: MmapReadaround,
 }
 
 impl Profile {
@@ -527,6 +546,11 @@ impl Profile {
                 _ => RaHistory::XarrayPrevMiss,
             },
             ra_prev_pos_after_read: kernel == Linux6,
+            mmap_readaround: match kernel {
+                Linux24 | Linux2639 => MmapReadaround::Unmarked,
+                Linux6 => MmapReadaround::MarkedExecForward,
+                _ => MmapReadaround::Marked,
+            },
         }
     }
     pub fn name(&self) -> &'static str {

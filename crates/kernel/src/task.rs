@@ -126,6 +126,9 @@ pub struct Task {
     pub image: bool,
     /// Other mappings it maps: shared anonymous memory and files.
     pub vmas: Vec<u32>,
+    /// Its file mappings' advice and the mapped files' readahead state (`FileVma`),
+    /// made at mmap (or at the first fault of a mapping the boot gave it).
+    pub file_vmas: Vec<crate::mm::FileVma>,
     pub vm_kb: u64,
     /// Pages of its accountable mappings (private writable, shared anonymous) charged to
     /// vm_committed_as (__vm_enough_memory -> vm_acct_memory), uncharged at exit.
@@ -216,6 +219,7 @@ impl Task {
             image_done: false,
             image: false,
             vmas: Vec::new(),
+            file_vmas: Vec::new(),
             vm_kb: 0,
             committed: 0,
             rss_anon: 0,

@@ -1033,3 +1033,158 @@ fn kswapd_reclaims_a_watermark_boost_from_file_pages_without_io() {
         }
     }
 }
+
+/// `preset` booted with kernel profile `kernel`.
+fn boot_kernel(preset: &str, kernel: &str) -> Kernel {
+    let mut m = memtwin_machine::preset(preset).expect("preset");
+    memtwin_machine::apply_set(&mut m, &format!("kernel={kernel}")).unwrap();
+    let mut k = Kernel::boot(m, 1).expect("boot");
+    k.debug_invariants = true;
+    k
+}
+
+/// The device's readahead of the file at `path`, in pages (bdi ra_pages).
+fn ra_pages_of(k: &Kernel, path: &str) -> u64 {
+    let ino = k.fs.lookup(path).unwrap();
+    let m = k.fs.inodes[ino as usize].mapping;
+    let dev = k.mm.mappings[m as usize].dev.unwrap();
+    k.block.devs[dev as usize].disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE
+}
+
+/// A task that drops `path` from the cache, maps its first `pages` pages (`exec`, with
+/// `advice` if given) and reads them through the mapping in order, one access per page.
+/// Returns the task's (major, minor) faults.
+fn mmap_scan(k: &mut Kernel, path: &'static str, pages: u64, exec: bool, advice: Option<memtwin_kernel::mm::Madvice>) -> (u64, u64) {
+    let (mut m, mut i) = (None, 0u64);
+    let t = run_task(k, move |k, me| {
+        let m = *m.get_or_insert_with(|| {
+            let f = k.sys_open(me, path, OpenFlags { read: true, ..Default::default() }).unwrap().0;
+            k.sys_fadvise_dontneed(me, f).unwrap();
+            let m = k.file_mapping(me, f).unwrap();
+            k.map_file(me, m, pages, exec);
+            if let Some(a) = advice {
+                k.madvise_file(me, m, a);
+            }
+            m
+        });
+        while i < pages {
+            if let Err(w) = k.touch(me, m, i, false) {
+                return Some(w);
+            }
+            i += 1;
+        }
+        None
+    });
+    (k.tasks[t as usize].maj_flt, k.tasks[t as usize].min_flt)
+}
+
+/// do_sync_mmap_readahead's read-around: ra_pages centred on the fault. Since 3.1 its last
+/// quarter is the async part, so the page three quarters in gets PG_readahead; fault-around
+/// (filemap_map_pages) leaves that page unmapped, the access to it faults and
+/// do_async_mmap_readahead starts the next window: a stream through a mapping without
+/// advice takes one major fault. Before (2.6.39, and 2.4 here), no mark: each major fault
+/// reads the ra_pages / 2 pages past the last window.
+#[test]
+fn mmap_read_around_marks_its_async_quarter_since_3_1() {
+    const PAGES: u64 = 1024;
+    for kernel in ["linux-6.x", "linux-5.8", "linux-5.4", "linux-2.6.39", "linux-2.4"] {
+        let mut k = boot_kernel("default", kernel);
+        write_clean(&mut k, "/root/f", PAGES * PAGE_SIZE >> 20);
+        let ra = ra_pages_of(&k, "/root/f");
+        assert!(ra >= 8 && PAGES % ra == 0, "{kernel}: ra_pages {ra}");
+        let pgin0 = k.vm.get(VmItem::Pgpgin);
+        let (maj, min) = mmap_scan(&mut k, "/root/f", PAGES, false, None);
+        let marked = kernel != "linux-2.6.39" && kernel != "linux-2.4";
+        if marked {
+            assert_eq!(maj, 1, "{kernel}: one major fault, then async readahead");
+            // A minor fault per fault-around block but the first (the major fault), and
+            // one on the read-around's mark, three quarters into the first window; the
+            // later windows' marks are their first pages, block-aligned: the fault on
+            // the block is the one that finds the marked page (fault-around skips it).
+            assert_eq!(min, PAGES / 16, "{kernel}");
+        } else {
+            // The first fault reads [0, ra); each later one [i - ra/2, i + ra/2).
+            assert_eq!(maj, 1 + (PAGES - ra) / (ra / 2), "{kernel}: ra {ra}");
+        }
+        assert_eq!(k.vm.get(VmItem::Pgpgin) - pgin0, PAGES * 4, "{kernel}: the file read once (KiB)");
+    }
+}
+
+/// 6.16+: a VM_EXEC mapping's read-around reads ra_pages forward from the fault with no
+/// async part ("executable memory rarely benefits from readahead"): a stream through
+/// it faults once per ra_pages. 5.8 marks it as any other mapping.
+#[test]
+fn exec_read_around_reads_forward_without_a_mark_on_6_x() {
+    const PAGES: u64 = 1024;
+    for (kernel, forward) in [("linux-6.x", true), ("linux-5.8", false)] {
+        let mut k = boot_kernel("default", kernel);
+        write_clean(&mut k, "/root/f", PAGES * PAGE_SIZE >> 20);
+        let ra = ra_pages_of(&k, "/root/f");
+        let (maj, _) = mmap_scan(&mut k, "/root/f", PAGES, true, None);
+        assert_eq!(maj, if forward { PAGES / ra } else { 1 }, "{kernel}: ra {ra}");
+    }
+}
+
+/// A VM_SEQ_READ mapping runs on the marks its windows leave (PG_readahead on the page,
+/// not an index kept aside): one major fault for the whole stream, as without advice on
+/// 3.1+; on 2.6.39 too (the sync path's windows are marked in every era).
+#[test]
+fn madv_sequential_streams_on_page_marks() {
+    const PAGES: u64 = 1024;
+    for kernel in ["linux-6.x", "linux-5.4", "linux-2.6.39"] {
+        let mut k = boot_kernel("default", kernel);
+        write_clean(&mut k, "/root/f", PAGES * PAGE_SIZE >> 20);
+        let (maj, _) = mmap_scan(&mut k, "/root/f", PAGES, false, Some(memtwin_kernel::mm::Madvice::Sequential));
+        assert_eq!(maj, 1, "{kernel}");
+    }
+}
+
+/// madvise sets VM_RAND_READ on the caller's VMA only: another process mapping the same
+/// file keeps its read-around.
+#[test]
+fn madvise_advice_belongs_to_the_callers_mapping() {
+    use memtwin_kernel::mm::Madvice;
+    let mut k = boot("default");
+    write_clean(&mut k, "/root/f", 4);
+    let ra = ra_pages_of(&k, "/root/f");
+    let m = {
+        let ino = k.fs.lookup("/root/f").unwrap();
+        k.fs.inodes[ino as usize].mapping
+    };
+    let until = k.now + 3600 * NS_PER_SEC;
+    let mut advised = false;
+    // A process that maps the file MADV_RANDOM and sleeps.
+    let a = k.spawn(
+        "random",
+        "random",
+        Box::new(Script(move |k: &mut Kernel, me| {
+            if !advised {
+                advised = true;
+                let f = k.sys_open(me, "/root/f", OpenFlags { read: true, ..Default::default() }).unwrap().0;
+                k.sys_fadvise_dontneed(me, f).unwrap();
+                k.map_file(me, m, 1024, false);
+                k.madvise_file(me, m, Madvice::Random);
+                return Some(Step::SleepUntil { t: until, io: false });
+            }
+            None
+        })),
+        memtwin_kernel::Sink::Null,
+        memtwin_kernel::Sink::Null,
+    );
+    let t1 = k.now + NS_PER_SEC;
+    k.run_until(t1, &mut |_| false);
+    assert_eq!(k.file_advice(a, m), Madvice::Random);
+    // Another one maps it without advice: its fault on a cold page reads around.
+    let pgin0 = k.vm.get(VmItem::Pgpgin);
+    let mut mapped = false;
+    let b = run_task(&mut k, move |k, me| {
+        if !mapped {
+            k.map_file(me, m, 1024, false);
+            mapped = true;
+        }
+        k.touch(me, m, 512, false).err()
+    });
+    assert_eq!(k.file_advice(b, m), Madvice::Normal);
+    assert_eq!(k.tasks[b as usize].maj_flt, 1);
+    assert_eq!(k.vm.get(VmItem::Pgpgin) - pgin0, ra * 4, "read-around of ra_pages (KiB)");
+}

@@ -250,7 +250,7 @@ impl Kernel {
             Slot::Page(p) => Err(self.folio_wait_locked(tid, m, index, p)),
             _ => {
                 self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
-                self.fault_read(tid, m, index, 1, index + 1, index)
+                self.fault_read(tid, m, index, 1, index + 1, index, None)
             }
         }
     }
@@ -274,7 +274,7 @@ impl Kernel {
         let start = (index & !(EXT4_INODE_READAHEAD_BLKS - 1)).max(table);
         let end = (start + EXT4_INODE_READAHEAD_BLKS).min(used_end);
         self.charge_sys(tid, self.machine.cpu_model.page_cache_ns);
-        self.fault_read(tid, m, start, end - start + 1, u64::MAX, index)
+        self.fault_read(tid, m, start, end - start + 1, u64::MAX, index, None)
     }
 
     // ---- Dentries and inodes ---------------------------------------------------------------
@@ -690,7 +690,7 @@ impl Kernel {
                     let ra = self.vfs.sbs[fh.sb as usize]
                         .dev
                         .map_or(1, |d| (self.block.devs[d as usize].disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1));
-                    self.fault_read(tid, m, index, ra, eof, index)?;
+                    self.fault_read(tid, m, index, ra, eof, index, None)?;
                 }
             }
         }

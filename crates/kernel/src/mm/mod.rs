@@ -152,8 +152,6 @@ pub struct AddressSpace {
     pub nr_swapcache: u64,
     /// What the memory holds, for zram: how well it compresses.
     pub content: Content,
-    /// Page faults since the last read-around hit (mmap_miss, MMAP_LOTSAMISS).
-    pub mmap_miss: u32,
     /// Pages carrying buffer heads (`fs::buffer`).
     pub nr_buffers: u32,
     /// File pages mapped by page tables, per aligned block of FAULT_AROUND_PAGES (one bit
@@ -257,7 +255,6 @@ impl AddressSpace {
             nr_swapped: 0,
             nr_swapcache: 0,
             content: Content::Text,
-            mmap_miss: 0,
             nr_buffers: 0,
             swap_ra: SwapRaInfo::default(),
             mapped_blocks: Vec::new(),
@@ -391,6 +388,28 @@ pub enum Madvice {
     Sequential,
 }
 
+/// A task's mapping of a file: its VMA's madvise advice, and the state of the open file
+/// behind it (vm_file->f_ra) that the fault path reads and writes: the readahead window
+/// and mmap_miss. Each mapper has its own (ld.so and fio open the file they map), so one
+/// task's random faults do not turn off another's read-around.
+#[derive(Clone, Copy, Debug)]
+pub struct FileVma {
+    pub m: u32,
+    pub advice: Madvice,
+    pub ra: crate::fs::RaState,
+    /// Faults that missed the page cache since read-around last paid off (mmap_miss,
+    /// MMAP_LOTSAMISS).
+    pub mmap_miss: u32,
+}
+
+impl FileVma {
+    pub fn new(m: u32) -> FileVma {
+        // file_ra_state_init: prev_pos = -1.
+        let ra = crate::fs::RaState { prev_index: u64::MAX, ..Default::default() };
+        FileVma { m, advice: Madvice::Normal, ra, mmap_miss: 0 }
+    }
+}
+
 /// The memory of the (single-node, single-zone) machine: frames, the zone's free list,
 /// the node's lruvecs, the address spaces, the swap map and the node's counters. Usable
 /// without a `Kernel` (rules that need only these pieces take `&mut Mm`).
@@ -425,11 +444,6 @@ pub struct Mm {
     /// The live shmem address spaces (tmpfs files, shared anonymous objects), for the
     /// sums of /proc/meminfo, and the swap-cache pages of all live mappings (SwapCached).
     shmem_ids: Vec<u32>,
-    /// File mappings with madvise(MADV_RANDOM or MADV_SEQUENTIAL) advice (the VMA's
-    /// VM_RAND_READ / VM_SEQ_READ; one mapping of a file per mapper here), with the
-    /// readahead state of the mapped file (its f_ra, which the fault path drives). Few
-    /// entries.
-    pub file_advice: Vec<(u32, Madvice, crate::fs::RaState)>,
     nr_swapcache: u64,
     pub stat: NodeStat,
     /// Dirty inodes in dirtying order (the b_dirty list): (dirtied_when, mapping).
@@ -515,7 +529,6 @@ impl Mm {
             mappings,
             free_mapping_ids: Vec::new(),
             shmem_ids: Vec::new(),
-            file_advice: Vec::new(),
             nr_swapcache: 0,
             stat: NodeStat::default(),
             dirty_inodes: std::collections::VecDeque::new(),
@@ -733,27 +746,6 @@ impl Mm {
         }
     }
 
-    /// The read-ahead advice given for file mapping `m`.
-    #[inline]
-    pub fn file_advice(&self, m: u32) -> Madvice {
-        if self.file_advice.is_empty() {
-            return Madvice::Normal;
-        }
-        self.file_advice.iter().find(|a| a.0 == m).map_or(Madvice::Normal, |a| a.1)
-    }
-    /// The readahead state of advised file mapping `m`.
-    pub fn file_advice_ra(&mut self, m: u32) -> Option<&mut crate::fs::RaState> {
-        self.file_advice.iter_mut().find(|a| a.0 == m).map(|a| &mut a.2)
-    }
-    /// madvise on file mapping `m`: MADV_NORMAL clears the flags.
-    pub fn set_file_advice(&mut self, m: u32, advice: Madvice) {
-        let ra = self.file_advice.iter().find(|a| a.0 == m).map(|a| a.2).unwrap_or_default();
-        self.file_advice.retain(|a| a.0 != m);
-        if advice != Madvice::Normal {
-            self.file_advice.push((m, advice, ra));
-        }
-    }
-
     /// Whether the pages of mapping `m` count in NR_FILE_MAPPED.
     #[inline(always)]
     pub fn counts_mapped(&self, m: u32) -> bool {
@@ -765,7 +757,6 @@ impl Mm {
     pub fn release_mapping(&mut self, id: u32) {
         debug_assert_eq!(self.mappings[id as usize].nrpages, 0);
         self.set_mapped(id, false);
-        self.set_file_advice(id, Madvice::Normal);
         if self.mappings[id as usize].kind == MappingKind::Shmem {
             if let Some(i) = self.shmem_ids.iter().position(|&x| x == id) {
                 self.shmem_ids.swap_remove(i);

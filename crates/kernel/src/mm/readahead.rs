@@ -6,7 +6,7 @@
 use super::{Pfn, Slot, PAGE_SIZE};
 use crate::block::{Dir, ReqKind};
 use crate::fs::{Fadvice, RaState};
-use crate::profile::{RaHistory, RaRule};
+use crate::profile::{MmapReadaround, RaHistory, RaRule};
 use crate::task::Step;
 use crate::Kernel;
 use memtwin_engine::TaskId;
@@ -211,6 +211,18 @@ impl Kernel {
         let Some(ra) = self.ra_state(tid, fd).copied() else { return };
         let advice = self.file(tid, fd).map(|f| f.advice).unwrap_or_default();
         let max = self.ra_limits_scaled(m, req, if advice == Fadvice::Sequential { 2 } else { 1 });
+        let Some(w) = self.async_window(m, ra, index, req, max) else { return };
+        if let Some(r) = self.ra_state(tid, fd) {
+            *r = RaState { prev_index: r.prev_index, ..w };
+        }
+        let eof = size.div_ceil(PAGE_SIZE);
+        let _ = self.ra_submit(tid, m, w.start, w.size, eof, false, w.mark());
+    }
+
+    /// The window page_cache_async_ra opens from state `ra` when a read of `req` pages
+    /// reaches the marked page at `index` (windows of at most `max`); None: the cached run
+    /// after the page is longer than a window, nothing to read ahead.
+    fn async_window(&self, m: u32, ra: RaState, index: u64, req: u64, max: u64) -> Option<RaState> {
         let rule = self.profile.ra_rule;
         let expected = ra.start + ra.size - ra.async_size;
         let mut w = ra;
@@ -224,17 +236,13 @@ impl Kernel {
             // Ramp it up and use it as the new readahead size."
             let start = self.page_cache_next_miss(m, index + 1, max);
             if start - index > max {
-                return;
+                return None;
             }
             w.start = start;
             w.size = next_ra_size(start - index + req, max);
         }
         w.async_size = w.size;
-        if let Some(r) = self.ra_state(tid, fd) {
-            *r = RaState { prev_index: r.prev_index, ..w };
-        }
-        let eof = size.div_ceil(PAGE_SIZE);
-        let _ = self.ra_submit(tid, m, w.start, w.size, eof, false, w.mark());
+        Some(w)
     }
 
     /// page_cache_next_miss: the first index from `index` on (at most `max` looked at) whose
@@ -243,62 +251,63 @@ impl Kernel {
         (index..index + max).find(|&i| !matches!(self.mm.slot(m, i), Slot::Page(_))).unwrap_or(index + max)
     }
 
-    /// do_sync_mmap_readahead of a VM_SEQ_READ mapping: page_cache_sync_ra with req_count =
-    /// ra_pages on the mapped file's readahead state (ondemand_readahead without a folio).
-    /// Returns the window (start, pages) to read for a major fault at `index`: the next
-    /// window of a stream whose expected index this is, the initial one at the start of the
-    /// file, else ra_pages from the fault with no state kept (do_page_cache_ra; the cached
-    /// history try_context_readahead would look for is not modelled). A window that would
-    /// hit its own async mark at once takes the next one with it (readit), so a stream read
-    /// through a mapping takes one major fault and then runs on async readahead.
-    pub(crate) fn mmap_seq_sync_ra(&mut self, m: u32, index: u64) -> (u64, u64) {
-        let ra_pages = self.mm.mappings[m as usize]
-            .dev
-            .map(|d| (self.block.devs[d as usize].disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1))
-            .unwrap_or(1);
-        let max = self.ra_limits(m, ra_pages);
-        let Some(ra) = self.mm.file_advice_ra(m).copied() else { return (index, ra_pages) };
-        let expected = ra.size > 0 && (index == ra.start + ra.size || index == ra.start + ra.size - ra.async_size);
-        let (start, mut size, mut async_size) = if expected {
-            let n = next_ra_size(ra.size, max);
-            (ra.start + ra.size, n, n)
-        } else if index == 0 {
-            let n = init_ra_size(ra_pages, max);
-            (0, n, if n > ra_pages { n - ra_pages } else { n })
-        } else {
-            return (index, ra_pages);
-        };
-        if index == start && size == async_size {
-            let add = next_ra_size(size, max);
-            if size + add <= max {
-                async_size = add;
-                size += add;
-            } else {
-                size = max;
-                async_size = max >> 1;
-            }
-        }
-        if let Some(r) = self.mm.file_advice_ra(m) {
-            *r = RaState { start, size, async_size, prev_index: r.prev_index };
-        }
-        (start, size)
+    /// The device's readahead in pages (bdi ra_pages, the file's f_ra.ra_pages at open);
+    /// 1 for a mapping without a device.
+    fn ra_pages(&self, m: u32) -> u64 {
+        self.mm.mappings[m as usize].dev.map(|d| (self.block.devs[d as usize].disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1)).unwrap_or(1)
     }
 
-    /// do_async_mmap_readahead: an access to the page of a VM_SEQ_READ mapping that carries
-    /// the async mark (PG_readahead; fault-around leaves it unmapped, so the access faults)
-    /// starts the next window (page_cache_async_ra). Returns whether `index` was the mark.
-    pub(crate) fn mmap_seq_async_ra(&mut self, tid: TaskId, m: u32, index: u64, eof: u64) -> bool {
-        let Some(ra) = self.mm.file_advice_ra(m).copied() else { return false };
-        if ra.mark() != Some(index) || self.ra_disabled(m) {
-            return false;
+    /// do_sync_mmap_readahead of a VM_SEQ_READ mapping: page_cache_sync_ra with req_count =
+    /// ra_pages on the readahead state of `tid`'s mapped file (the fault path does not
+    /// move its prev_pos). Returns the window (start, pages, the page to mark) to read for
+    /// a major fault at `index`; a miss with no window of its own (neither the start of
+    /// the file, nor expected, nor after cached history) reads ra_pages from the fault
+    /// with no mark and the state untouched (do_page_cache_ra).
+    pub(crate) fn mmap_seq_sync_ra(&mut self, tid: TaskId, m: u32, index: u64) -> (u64, u64, Option<u64>) {
+        let ra_pages = self.ra_pages(m);
+        let max = self.ra_limits(m, ra_pages);
+        let ra = self.file_vma(tid, m).ra;
+        match self.ondemand_window(m, ra, index, ra_pages, max) {
+            Some(w) => {
+                self.file_vma(tid, m).ra = RaState { prev_index: ra.prev_index, ..w };
+                (w.start, w.size, w.mark())
+            }
+            None => (index, ra_pages, None),
         }
-        let max = self.ra_limits(m, ra.size);
-        let (start, n) = (ra.start + ra.size, next_ra_size(ra.size, max));
-        if let Some(r) = self.mm.file_advice_ra(m) {
-            *r = RaState { start, size: n, async_size: n, prev_index: r.prev_index };
+    }
+
+    /// do_sync_mmap_readahead's read-around for a mapping without advice whose faults have
+    /// not missed more than MMAP_LOTSAMISS times: ra_pages centred on the fault, its last
+    /// quarter the async part since 3.1; since 6.16 a VM_EXEC mapping reads ra_pages from
+    /// the fault on, cut at the end of the mapping (`eof` here), with no async part. The
+    /// window is the file's readahead state. Returns (start, pages, the page to mark).
+    pub(crate) fn mmap_read_around(&mut self, tid: TaskId, m: u32, index: u64, eof: u64) -> (u64, u64, Option<u64>) {
+        let ra_pages = self.ra_pages(m);
+        let exec = self.mm.mappings[m as usize].exec;
+        let (start, size, async_size) = match self.profile.mmap_readaround {
+            MmapReadaround::MarkedExecForward if exec => (index, ra_pages.min(eof.saturating_sub(index)).max(1), 0),
+            MmapReadaround::Marked | MmapReadaround::MarkedExecForward => (index.saturating_sub(ra_pages / 2), ra_pages, ra_pages / 4),
+            MmapReadaround::Unmarked => (index.saturating_sub(ra_pages / 2), ra_pages, 0),
+        };
+        let v = self.file_vma(tid, m);
+        v.ra = RaState { start, size, async_size, prev_index: v.ra.prev_index };
+        (start, size, v.ra.mark())
+    }
+
+    /// do_async_mmap_readahead: a fault found page `p` at `index` cached with
+    /// PG_readahead (fault-around leaves such a page unmapped): page_cache_async_ra with
+    /// req_count = ra_pages on the readahead state of `tid`'s mapped file.
+    pub(crate) fn mmap_async_ra(&mut self, tid: TaskId, m: u32, index: u64, p: Pfn, eof: u64) {
+        if self.ra_disabled(m) {
+            return;
         }
-        let _ = self.ra_submit(tid, m, start, n, eof, false, None);
-        true
+        self.mm.pages.clear_readahead(p);
+        let ra_pages = self.ra_pages(m);
+        let max = self.ra_limits(m, ra_pages);
+        let ra = self.file_vma(tid, m).ra;
+        let Some(w) = self.async_window(m, ra, index, ra_pages, max) else { return };
+        self.file_vma(tid, m).ra = RaState { prev_index: ra.prev_index, ..w };
+        let _ = self.ra_submit(tid, m, w.start, w.size, eof, false, w.mark());
     }
 
     /// Allocate the missing pages of [start, start+n) (below EOF), insert them locked and

@@ -537,7 +537,27 @@ impl Kernel {
         s.exec |= exec;
         let t = &mut self.tasks[tid as usize];
         t.vmas.push(m);
+        t.file_vmas.push(crate::mm::FileVma::new(m));
         t.vm_kb += pages * 4;
+    }
+
+    /// `tid`'s mapping of file `m` (the last one it made); one is made for a mapping the
+    /// task uses without having mapped it here (the boot's shared libraries).
+    pub(crate) fn file_vma(&mut self, tid: TaskId, m: u32) -> &mut crate::mm::FileVma {
+        let v = &mut self.tasks[tid as usize].file_vmas;
+        let i = match v.iter().rposition(|f| f.m == m) {
+            Some(i) => i,
+            None => {
+                v.push(crate::mm::FileVma::new(m));
+                v.len() - 1
+            }
+        };
+        &mut v[i]
+    }
+
+    /// The madvise advice of `tid`'s mapping of file `m` (MADV_NORMAL if it has none).
+    pub fn file_advice(&self, tid: TaskId, m: u32) -> Madvice {
+        self.tasks[tid as usize].file_vmas.iter().rev().find(|f| f.m == m).map_or(Madvice::Normal, |f| f.advice)
     }
 
     /// munmap of file mapping `m` (`pages` long) by `tid`: its page-table entries go
@@ -546,19 +566,22 @@ impl Kernel {
         let t = &mut self.tasks[tid as usize];
         let Some(i) = t.vmas.iter().position(|&v| v == m) else { return };
         t.vmas.swap_remove(i);
+        if let Some(i) = t.file_vmas.iter().rposition(|f| f.m == m) {
+            t.file_vmas.remove(i);
+        }
         t.vm_kb = t.vm_kb.saturating_sub(pages * 4);
         let still = self.tasks.iter().any(|t| t.exit_code.is_none() && t.vmas.contains(&m));
         if !still {
             self.mm.set_mapped(m, false);
-            self.mm.set_file_advice(m, Madvice::Normal);
         }
     }
 
-    /// madvise(MADV_NORMAL / MADV_RANDOM / MADV_SEQUENTIAL) over a file mapping of `tid`
-    /// (madvise_behavior: VM_RAND_READ / VM_SEQ_READ, read by the fault path's readahead).
+    /// madvise(MADV_NORMAL / MADV_RANDOM / MADV_SEQUENTIAL) over `tid`'s mapping of file
+    /// `m` (madvise_behavior: VM_RAND_READ / VM_SEQ_READ on that VMA alone, read by the
+    /// fault path's readahead).
     pub fn madvise_file(&mut self, tid: TaskId, m: u32, advice: Madvice) {
         if self.tasks[tid as usize].vmas.contains(&m) {
-            self.mm.set_file_advice(m, advice);
+            self.file_vma(tid, m).advice = advice;
         }
     }
 
@@ -644,30 +667,34 @@ impl Kernel {
                         self.mm.pages.set_dirty(p);
                     }
                 } else {
-                    if first_touch {
-                        // A cached page mapped for the first time (filemap_map_pages): the
-                        // read-around paid off, so the mapping looks less random.
-                        let s = &mut self.mm.mappings[m as usize];
-                        s.mmap_miss = s.mmap_miss.saturating_sub(1);
-                    }
                     // The retry of a major fault whose read has completed: handle_mm_fault
                     // runs again (FAULT_FLAG_TRIED) but mm_account_fault counts the fault
                     // once, as the major fault already counted.
                     let tried = self.tasks[tid as usize].fault_tried.is_some() && self.tasks[tid as usize].fault_tried.take() == Some((m, index));
                     let mut faulted = tried;
-                    if !self.mm.file_advice.is_empty() && !tried && self.mm.file_advice(m) == Madvice::Sequential {
+                    // filemap_map_pages leaves a page carrying PG_readahead unmapped, so the
+                    // access to it is a fault that finds it cached: do_async_mmap_readahead
+                    // (not for VM_RAND_READ) starts the next window. The bit is PG_reclaim
+                    // on a page under writeback.
+                    let marked = self.mm.pages.readahead(p) && !self.mm.pages.writeback(p) && self.file_advice(tid, m) != Madvice::Random;
+                    if first_touch || marked {
+                        // A cached page mapped for the first time (filemap_map_pages), or
+                        // found by the fault (do_async_mmap_readahead): the read-around paid
+                        // off, so the mapping looks less random.
+                        let v = self.file_vma(tid, m);
+                        v.mmap_miss = v.mmap_miss.saturating_sub(1);
+                    }
+                    if marked {
                         let eof = self.file_size_pages(m).unwrap_or(index + 1);
-                        if self.mmap_seq_async_ra(tid, m, index, eof) {
-                            // The marked page was left unmapped by fault-around: this access
-                            // is the fault (filemap_fault finds it cached) that started the
-                            // window.
-                            self.mm.mappings[m as usize].set_block_mapped(index, true);
+                        self.mmap_async_ra(tid, m, index, p, eof);
+                        self.mm.mappings[m as usize].set_block_mapped(index, true);
+                        if !tried {
                             self.vm.inc(VmItem::Pgfault);
                             self.memcg_count_fault(tid, false);
                             self.tasks[tid as usize].min_flt += 1;
                             self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
-                            faulted = true;
                         }
+                        faulted = true;
                     }
                     if self.mm.mappings[m as usize].mapped && !self.mm.mappings[m as usize].block_mapped(index) {
                         // A cached page no PTE maps: a minor fault (handle_mm_fault counts
@@ -779,35 +806,25 @@ impl Kernel {
         self.memcg_count_fault(tid, true);
         self.tasks[tid as usize].maj_flt += 1;
         self.tasks[tid as usize].fault_tried = Some((m, index));
-        let advice = self.mm.file_advice(m);
+        let eof = self.file_size_pages(m).unwrap_or(index + 1);
+        let advice = self.file_advice(tid, m);
         if advice != Madvice::Normal {
-            let eof = self.file_size_pages(m).unwrap_or(index + 1);
             // do_sync_mmap_readahead: VM_RAND_READ reads the page alone; VM_SEQ_READ a
             // readahead window (mmap_seq_sync_ra). Neither touches mmap_miss.
-            let (start, n) = match advice {
-                Madvice::Sequential => self.mmap_seq_sync_ra(m, index),
-                _ => (index, 1),
+            let (start, n, mark) = match advice {
+                Madvice::Sequential => self.mmap_seq_sync_ra(tid, m, index),
+                _ => (index, 1, None),
             };
             self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
-            return self.fault_read(tid, m, start, n, eof, index);
+            return self.fault_read(tid, m, start, n, eof, index, mark);
         }
-        let s = &mut self.mm.mappings[m as usize];
-        if s.mmap_miss < MMAP_LOTSAMISS * 10 {
-            s.mmap_miss += 1;
+        let v = self.file_vma(tid, m);
+        if v.mmap_miss < MMAP_LOTSAMISS * 10 {
+            v.mmap_miss += 1;
         }
-        let miss = s.mmap_miss;
-        let size_pages = self.file_size_pages(m).unwrap_or(index + 1);
-        let (start, n) = if miss > MMAP_LOTSAMISS {
-            (index, 1)
-        } else {
-            let ra = self.mm.mappings[m as usize]
-                .dev
-                .map(|d| (self.block.devs[d as usize].disk.read_ahead_kb as u64 * 1024 / PAGE_SIZE).max(1))
-                .unwrap_or(1);
-            (index.saturating_sub(ra / 2), ra)
-        };
+        let (start, n, mark) = if v.mmap_miss > MMAP_LOTSAMISS { (index, 1, None) } else { self.mmap_read_around(tid, m, index, eof) };
         self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
-        self.fault_read(tid, m, start, n, size_pages, index)
+        self.fault_read(tid, m, start, n, eof, index, mark)
     }
 
     /// The size in pages of the file whose page cache is mapping `m`.
@@ -819,7 +836,11 @@ impl Kernel {
         Some(self.fs.inodes[ino as usize].size.div_ceil(PAGE_SIZE))
     }
 
-    pub(crate) fn fault_read(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, want: u64) -> Result<(), Step> {
+    /// Read the missing pages of [start, start + n) (below `eof`, and `want` whatever
+    /// `eof` says) for a fault at `want`, in runs of contiguous pages; the page at `mark`
+    /// gets PG_readahead if it is one of those allocated here. The fault then waits for
+    /// `want`'s read.
+    pub(crate) fn fault_read(&mut self, tid: TaskId, m: u32, start: u64, n: u64, eof: u64, want: u64, mark: Option<u64>) -> Result<(), Step> {
         let Some(dev) = self.mm.mappings[m as usize].dev else {
             return Ok(());
         };
@@ -843,6 +864,9 @@ impl Kernel {
                     }
                 };
                 self.filemap_add_page(m, i, p, true);
+                if Some(i) == mark {
+                    self.mm.pages.set_readahead(p);
+                }
                 self.charge_readahead_page(tid);
                 run = match run {
                     Some((s, k)) => Some((s, k + 1)),
