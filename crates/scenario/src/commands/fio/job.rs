@@ -444,8 +444,17 @@ impl FioJob {
         };
         let pages = size.div_ceil(4096);
         k.map_file(me, m, pages, false);
-        // fio_mmap_file: posix_madvise(POSIX_MADV_SEQUENTIAL) unless td_random.
-        k.madvise_file(me, m, if self.opts.rw.random() { Madvice::Random } else { Madvice::Sequential });
+        // fio_mmap_file -> fio_madvise_file: posix_madvise by fadvise_hint (1: RANDOM for
+        // a random job, SEQUENTIAL otherwise); fadvise_hint=0 gives no advice.
+        let advice = match self.opts.fadvise_hint {
+            FadviseHint::None => None,
+            FadviseHint::ByPattern => Some(if self.opts.rw.random() { Madvice::Random } else { Madvice::Sequential }),
+            FadviseHint::Random => Some(Madvice::Random),
+            FadviseHint::Sequential => Some(Madvice::Sequential),
+        };
+        if let Some(a) = advice {
+            k.madvise_file(me, m, a);
+        }
         self.mmap = Some((m, pages));
     }
 
