@@ -454,6 +454,7 @@ impl Kernel {
         k.mm.steal_rule = profile.steal_rule;
         k.mm.watermark_lower_orders = profile.watermark_lower_orders;
         k.mm.zsmalloc_movable = profile.zsmalloc_movable;
+        k.mm.fault_around_shift = if profile.fault_around { crate::mm::FAULT_AROUND_SHIFT } else { 0 };
         if profile.migrate_reserve {
             // setup_zone_migrate_reserve: roundup(min watermark, pageblock) blocks, at most
             // 2, from the start of the zone.

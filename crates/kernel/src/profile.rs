@@ -35,8 +35,8 @@ pub enum RaHistory {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MmapReadaround {
     /// 2.6.31 .. 3.0: ra_pages centred on the fault with no async part (async_size = 0):
-    /// no page gets PG_readahead. (Its prev_pos test, a fault just after the previous
-    /// one taking the sync readahead path, is not modelled: see docs/profiles.md.)
+    /// no page gets PG_readahead. A fault just after the previous one (every fault sets
+    /// ra->prev_pos) takes the VM_SEQ_READ path instead.
     Unmarked,
     /// 3.1+ ("readahead: trigger mmap sequential readahead on PG_readahead"): the window's
     /// last quarter is its async part, so the page at three quarters gets PG_readahead and
@@ -423,6 +423,10 @@ pub struct Profile {
     pub ra_prev_pos_after_read: bool,
     /// How a major fault without madvise advice reads around the page.
     pub mmap_readaround: MmapReadaround,
+    /// do_fault_around (3.15+, vm_ops->map_pages): a read fault on a file maps the cached
+    /// pages of its fault_around_bytes block; before, each page is its own fault, which
+    /// goes through filemap_fault.
+    pub fault_around: bool,
 }
 
 impl Profile {
@@ -551,6 +555,7 @@ impl Profile {
                 Linux6 => MmapReadaround::MarkedExecForward,
                 _ => MmapReadaround::Marked,
             },
+            fault_around: !matches!(kernel, Linux24 | Linux2639),
         }
     }
     pub fn name(&self) -> &'static str {

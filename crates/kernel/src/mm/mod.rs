@@ -155,13 +155,16 @@ pub struct AddressSpace {
     /// Pages carrying buffer heads (`fs::buffer`).
     pub nr_buffers: u32,
     /// File pages mapped by page tables, per aligned block of FAULT_AROUND_PAGES (one bit
-    /// each; empty until a process first maps a page): a fault maps every cached page of its
-    /// block (do_fault_around -> filemap_map_pages), so the next access to any of them is
+    /// each; empty until a process first maps a page; per page before 3.15): a fault maps
+    /// every cached page of its block (do_fault_around -> filemap_map_pages), so the next access to any of them is
     /// no fault. Reclaim and truncation unmap a page (its block's bit goes: the next access
     /// there faults and maps the block's cached pages again); the last munmap unmaps all.
     /// One set of page tables per file: a second process mapping it finds the blocks the
     /// first one mapped.
     pub mapped_blocks: Vec<u64>,
+    /// log2 of the pages one fault maps: FAULT_AROUND_SHIFT since 3.15, 0 before (each
+    /// page its own fault: no ->map_pages).
+    pub pte_block_shift: u8,
     /// vma->swap_readahead_info (anonymous memory, VMA-based swap readahead): the page of
     /// the last swap fault or swap-cache hit, the window it read and the readahead hits since.
     pub swap_ra: SwapRaInfo,
@@ -208,19 +211,21 @@ pub struct SwapRaInfo {
     pub hits: u32,
 }
 
-/// fault_around_bytes (64 KiB) in pages: the block a read fault on a file maps.
+/// fault_around_bytes (64 KiB) in pages: the block a read fault on a file maps (3.15+,
+/// do_fault_around); log2 of it.
 pub const FAULT_AROUND_PAGES: u64 = 16;
+pub const FAULT_AROUND_SHIFT: u8 = 4;
 
 impl AddressSpace {
     /// Whether the block holding `index` is mapped (`mapped_blocks`).
     #[inline]
     pub fn block_mapped(&self, index: u64) -> bool {
-        let b = index / FAULT_AROUND_PAGES;
+        let b = index >> self.pte_block_shift;
         self.mapped_blocks.get((b / 64) as usize).is_some_and(|w| w & (1 << (b % 64)) != 0)
     }
     /// Mark (`on`) or clear the block holding `index` in `mapped_blocks`.
     pub fn set_block_mapped(&mut self, index: u64, on: bool) {
-        let b = index / FAULT_AROUND_PAGES;
+        let b = index >> self.pte_block_shift;
         let w = (b / 64) as usize;
         if on {
             if self.mapped_blocks.len() <= w {
@@ -258,6 +263,7 @@ impl AddressSpace {
             nr_buffers: 0,
             swap_ra: SwapRaInfo::default(),
             mapped_blocks: Vec::new(),
+            pte_block_shift: FAULT_AROUND_SHIFT,
             xa_lock: XaLock::default(),
             owner: None,
             mapped: false,
@@ -473,6 +479,9 @@ pub struct Mm {
     pub watermark_lower_orders: bool,
     /// zram's pages are movable (zsmalloc, 4.8+).
     pub zsmalloc_movable: bool,
+    /// log2 of the pages a file fault maps (`AddressSpace::pte_block_shift` of new
+    /// mappings): FAULT_AROUND_SHIFT, or 0 for an era without fault-around.
+    pub fault_around_shift: u8,
     /// zone->watermark_boost (5.0+): pages added to every watermark after allocations fell
     /// back to another migrate type's free pages (`boost_watermark`); kswapd reclaims it
     /// and takes it back (balance_pgdat).
@@ -542,6 +551,7 @@ impl Mm {
             steal_rule: pageblock::StealRule::HalfFreeOrAlike,
             watermark_lower_orders: false,
             zsmalloc_movable: false,
+            fault_around_shift: FAULT_AROUND_SHIFT,
             watermark_boost: 0,
             watermark_boost_factor: 0,
             zone_boosted: false,
@@ -717,6 +727,7 @@ impl Mm {
             self.mappings.push(AddressSpace::new(id, kind, dev, disk_base));
             id
         };
+        self.mappings[id as usize].pte_block_shift = self.fault_around_shift;
         if kind == MappingKind::Shmem {
             self.shmem_ids.push(id);
         }

@@ -2,6 +2,7 @@
 //! mm/memory.c do_swap_page, mm/page_io.c, drivers/block/zram), and the page-access path
 //! of mapped memory (handle_mm_fault: do_anonymous_page, shmem_fault, filemap_fault).
 
+use crate::profile::MmapReadaround;
 use super::cost;
 use super::page::Pfn;
 use super::swapfile::AreaKind;
@@ -699,7 +700,7 @@ impl Kernel {
                     if self.mm.mappings[m as usize].mapped && !self.mm.mappings[m as usize].block_mapped(index) {
                         // A cached page no PTE maps: a minor fault (handle_mm_fault counts
                         // PGFAULT; do_read_fault -> do_fault_around maps the block's cached
-                        // pages with it, filemap_map_pages).
+                        // pages with it, filemap_map_pages; before 3.15 the page alone).
                         self.mm.mappings[m as usize].set_block_mapped(index, true);
                         if !tried {
                             self.vm.inc(VmItem::Pgfault);
@@ -708,6 +709,10 @@ impl Kernel {
                         }
                         self.charge_sys(tid, self.machine.cpu_model.page_fault_ns);
                         faulted = true;
+                    }
+                    if faulted && !tried && self.profile.mmap_readaround == MmapReadaround::Unmarked {
+                        // filemap_fault before 3.1 leaves ra->prev_pos at the page it found.
+                        self.file_vma(tid, m).ra.prev_index = index;
                     }
                     if write && self.mm.mappings[m as usize].kind == MappingKind::File && !self.mm.pages.dirty(p) {
                         return self.shared_file_write_fault(tid, m, p, faulted);
@@ -807,7 +812,18 @@ impl Kernel {
         self.tasks[tid as usize].maj_flt += 1;
         self.tasks[tid as usize].fault_tried = Some((m, index));
         let eof = self.file_size_pages(m).unwrap_or(index + 1);
-        let advice = self.file_advice(tid, m);
+        let mut advice = self.file_advice(tid, m);
+        let unmarked = self.profile.mmap_readaround == MmapReadaround::Unmarked;
+        if unmarked {
+            // 2.6.31 .. 3.0: a fault just after the previous one (offset - 1 ==
+            // ra->prev_pos; -1 before any, so page 0 too) takes VM_SEQ_READ's path.
+            let v = self.file_vma(tid, m);
+            let sequential = index.wrapping_sub(1) == v.ra.prev_index;
+            v.ra.prev_index = index;
+            if advice == Madvice::Normal && sequential {
+                advice = Madvice::Sequential;
+            }
+        }
         if advice != Madvice::Normal {
             // do_sync_mmap_readahead: VM_RAND_READ reads the page alone; VM_SEQ_READ a
             // readahead window (mmap_seq_sync_ra). Neither touches mmap_miss.
