@@ -114,6 +114,68 @@ fn normal_and_json_layout_match_recorded_fio() {
     assert_eq!(json_keys(json), json_keys(&real), "twin JSON:\n{json}");
 }
 
+/// A write that fails (a tmpfs too small for the job): fio 3.33's io_u error line, the
+/// thread's exit line and the report's error with td->verror, the failed write counted as
+/// issued; and a read job whose layout fails: no job report. Both recorded on a 6.18 host
+/// with an 8 MiB tmpfs. A job that only writes has its file created and fallocated, not
+/// written out first: on tmpfs the failed fallocate is undone and the job's own writes fail.
+#[test]
+fn errors_are_reported_as_fio_reports_them() {
+    let s = "\
+mkdir /mnt/small
+mount -t tmpfs -o size=8m tmpfs /mnt/small
+cd /mnt/small
+fio --name=w --rw=write --bs=4k --size=16m --filename=f
+rm -f f
+fio --name=r --rw=read --bs=4k --size=16m --filename=f
+";
+    let r = run(s, "default", &[]);
+    // Lines without the pid and the date.
+    let plain = |t: &str| -> Vec<String> {
+        t.lines()
+            .filter(|l| l.starts_with("fio: ") || l.contains("err=") || l.contains("issued rwts") || l.contains("Laying out") || l.starts_with("Run status"))
+            .map(|l| {
+                // pid=N masked, the date after the job's pid cut.
+                let l = l.split("): pid=").next().unwrap();
+                match l.find("pid=") {
+                    Some(i) => {
+                        let rest = l[i + 4..].trim_start_matches(|c: char| c.is_ascii_digit());
+                        format!("{}pid=N{rest}", &l[..i])
+                    }
+                    None => l.to_string(),
+                }
+            })
+            .collect()
+    };
+    for (marker, file) in [("--name=w", "enospc-write-tmpfs.txt"), ("--name=r", "enospc-layout-tmpfs.txt")] {
+        let twin = fio_output(&r.transcript, marker);
+        let real = recorded(file);
+        assert_eq!(plain(twin), plain(&real), "{file}: twin output:\n{twin}");
+        assert_eq!(shape(twin), shape(&real), "{file}: twin output:\n{twin}");
+    }
+}
+
+/// extend_file: a job that only writes (overwrite=0) creates and fallocates its file and
+/// writes nothing before it runs, so its 64 MiB are dirtied once; a job that reads has the
+/// file written out first. On a 6.18 host the same write job raised nr_dirtied by 16,385
+/// and 16,397 pages (two runs, host-wide).
+#[test]
+fn a_write_job_does_not_write_its_file_out_first() {
+    let s = "\
+grep -E ^nr_dirtied /proc/vmstat
+fio --name=w --rw=write --bs=1m --size=64m --filename=f
+grep -E ^nr_dirtied /proc/vmstat
+fio --name=r --rw=read --bs=1m --size=64m --filename=g
+grep -E ^nr_dirtied /proc/vmstat
+";
+    let r = run(s, "default", &[]);
+    let d: Vec<u64> = r.transcript.lines().filter_map(|l| l.strip_prefix("nr_dirtied ")).map(|v| v.parse().unwrap()).collect();
+    assert_eq!(d.len(), 3, "{}", r.transcript);
+    let pages = (64 << 20) / 4096;
+    assert_eq!(d[1] - d[0], pages, "the write job: its own writes only\n{}", r.transcript);
+    assert_eq!(d[2] - d[1], pages, "the read job's layout\n{}", r.transcript);
+}
+
 #[test]
 fn job_file_with_global_and_two_jobs_matches_recorded_layout() {
     let mut s = String::new();

@@ -39,9 +39,32 @@ pub enum Errno {
     EFBIG,
     EIO,
     EOPNOTSUPP,
+    ENODEV,
 }
 
 impl Errno {
+    /// The error's number on Linux (errno-base.h, errno.h).
+    pub fn code(self) -> i32 {
+        match self {
+            Errno::EPERM => 1,
+            Errno::ENOENT => 2,
+            Errno::EIO => 5,
+            Errno::EBADF => 9,
+            Errno::ENOMEM => 12,
+            Errno::EACCES => 13,
+            Errno::EBUSY => 16,
+            Errno::EEXIST => 17,
+            Errno::ENOTDIR => 20,
+            Errno::EISDIR => 21,
+            Errno::EINVAL => 22,
+            Errno::EFBIG => 27,
+            Errno::ENOSPC => 28,
+            Errno::EROFS => 30,
+            Errno::EOPNOTSUPP => 95,
+            Errno::ENODEV => 19,
+        }
+    }
+
     /// strerror(3) text.
     pub fn strerror(self) -> &'static str {
         match self {
@@ -60,6 +83,7 @@ impl Errno {
             Errno::EROFS => "Read-only file system",
             Errno::EFBIG => "File too large",
             Errno::EOPNOTSUPP => "Operation not supported",
+            Errno::ENODEV => "No such device",
         }
     }
 }

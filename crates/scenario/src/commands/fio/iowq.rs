@@ -33,7 +33,7 @@ pub struct Done {
     pub id: u64,
     pub at: Ns,
     pub bytes: u64,
-    pub err: Option<String>,
+    pub err: Option<super::job::JobError>,
 }
 
 /// What the submitter and its workers share (struct io_wq and its accounting).
@@ -147,7 +147,7 @@ impl Worker {
         Some(w)
     }
 
-    fn post(&mut self, k: &mut Kernel, me: TaskId, w: Work, bytes: u64, err: Option<String>) {
+    fn post(&mut self, k: &mut Kernel, me: TaskId, w: Work, bytes: u64, err: Option<super::job::JobError>) {
         let t = &k.tasks[me as usize];
         let at = k.now + t.pending_user + t.pending_sys;
         self.holds_hash = w.dir == 1;

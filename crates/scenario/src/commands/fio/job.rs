@@ -59,6 +59,8 @@ pub struct JobStats {
     pub pid: u32,
     pub members: u32,
     pub error: i32,
+    /// td->verror of the error, empty without one.
+    pub verror: String,
     pub dirs: [DirStats; 2],
     pub sync: IoStat,
     pub sync_plat: Plat,
@@ -109,17 +111,37 @@ impl JobStats {
         self.members += o.members;
         if self.error == 0 {
             self.error = o.error;
+            self.verror = o.verror.clone();
         }
     }
 }
 
-/// fio's message for a failed I/O (io_u's error path).
-pub(super) fn io_u_error(path: &str, e: memtwin_kernel::fs::Errno, dir: usize, off: u64, len: u64) -> String {
-    format!(
-        "fio: io_u error on file {path}: {}: {} offset={off}, buflen={len}\n",
-        e.strerror(),
-        if dir == 0 { "read" } else { "write" }
-    )
+/// What ends a job with an error: the line fio prints where it happens (io_u_log_error's,
+/// or none), the errno (td->error), where td_verror recorded it (td->verror:
+/// "file:SOURCE:LINE, func=FUNC, error=STRERROR" as fio 3.33 builds it), and the data
+/// direction of a failed read or write, which fio counts as issued and completed.
+#[derive(Clone, Debug)]
+pub struct JobError {
+    pub msg: String,
+    pub errno: i32,
+    pub verror: String,
+    pub io: Option<usize>,
+}
+
+impl JobError {
+    /// td_verror(td, e, func) at fio 3.33's `at` (source:line), with nothing printed then.
+    pub fn verror(at: &str, func: &str, e: memtwin_kernel::fs::Errno) -> JobError {
+        JobError { msg: String::new(), errno: e.code(), verror: format!("file:{at}, func={func}, error={}", e.strerror()), io: None }
+    }
+}
+
+/// A read or write that failed: __io_u_log_error's line, and its td_verror (io_u.c:1876),
+/// which comes first for every engine (the sync engines' fio_io_end logs the io_u before
+/// its own "xfer" td_verror, which then keeps the first error). `fname` is the file's name
+/// as fio has it (as given).
+pub(super) fn io_u_error(fname: &str, e: memtwin_kernel::fs::Errno, dir: usize, off: u64, len: u64) -> JobError {
+    let msg = format!("fio: io_u error on file {fname}: {}: {} offset={off}, buflen={len}\n", e.strerror(), if dir == 0 { "read" } else { "write" });
+    JobError { msg, io: Some(dir), ..JobError::verror("io_u.c:1876", "io_u error", e) }
 }
 
 /// What the jobs and the fio main task share.
@@ -167,6 +189,8 @@ enum Phase {
 pub struct FioJob {
     opts: JobOpts,
     path: String,
+    /// The file's name as fio prints it (f->file_name: as given, under `directory`).
+    fname: String,
     slot: usize,
     shared: Rc<RefCell<Shared>>,
     rng: Rng,
@@ -206,12 +230,13 @@ pub struct FioJob {
 }
 
 impl FioJob {
-    pub fn new(opts: JobOpts, path: String, slot: usize, shared: Rc<RefCell<Shared>>, rng: Rng) -> FioJob {
+    pub fn new(opts: JobOpts, path: String, fname: String, slot: usize, shared: Rc<RefCell<Shared>>, rng: Rng) -> FioJob {
         let size = opts.size.unwrap_or(0);
         let nblocks = (size / opts.bs).max(1);
         let iodepth = opts.iodepth;
         FioJob {
             path,
+            fname,
             slot,
             shared,
             rng,
@@ -462,10 +487,11 @@ impl FioJob {
     /// of it on. Each page is an access through the fault path (it may wait: the read of
     /// the page, memory, dirty throttling; the copy resumes at that page). Then the copy's
     /// CPU time, in user mode; with direct=1 an msync(MS_SYNC) of the block follows.
-    fn transfer_mmap(&mut self, k: &mut Kernel, me: TaskId, dir: usize, done: u64) -> Result<IoProgress, String> {
+    fn transfer_mmap(&mut self, k: &mut Kernel, me: TaskId, dir: usize, done: u64) -> Result<IoProgress, JobError> {
         let bs = self.opts.bs;
         let Some((m, _)) = self.mmap else {
-            return Err(format!("fio: mmap of {} failed: No such device\n", self.path));
+            // fio_mmap_file: mmap() failed (a file the model cannot map).
+            return Err(JobError::verror("engines/mmap.c:118", "mmap", memtwin_kernel::fs::Errno::ENODEV));
         };
         let off = k.file(me, self.fd).map(|f| f.pos).unwrap_or(0);
         let (start, end) = (off + done, off + bs);
@@ -481,9 +507,9 @@ impl FioJob {
         Ok(IoProgress { bytes: end - start, wait: Some(Step::Cpu { user, sys: 0 }), eof: false })
     }
 
-    fn transfer(&mut self, k: &mut Kernel, me: TaskId, dir: usize, len: u64) -> Result<memtwin_kernel::fs::IoProgress, String> {
+    fn transfer(&mut self, k: &mut Kernel, me: TaskId, dir: usize, len: u64) -> Result<memtwin_kernel::fs::IoProgress, JobError> {
         let r = if dir == 0 { k.sys_read(me, self.fd, len) } else { k.sys_write(me, self.fd, len) };
-        r.map_err(|e| io_u_error(&self.path, e, dir, k.file(me, self.fd).map(|f| f.pos).unwrap_or(0), len))
+        r.map_err(|e| io_u_error(&self.fname, e, dir, k.file(me, self.fd).map(|f| f.pos).unwrap_or(0), len))
     }
 
     /// fio's own user-space work for one I/O (do_io's loop: get_io_u and the next offset,
@@ -541,9 +567,20 @@ impl FioJob {
         self.sample_t = now;
     }
 
-    fn fail(&mut self, k: &mut Kernel, me: TaskId, msg: &str) -> Step {
-        k.eprint(me, msg);
-        self.stats.error = 5;
+    fn fail(&mut self, k: &mut Kernel, me: TaskId, e: JobError) -> Step {
+        if !e.msg.is_empty() {
+            k.eprint(me, &e.msg);
+        }
+        if let Some(d) = e.io {
+            // td_io_queue counted the failed read or write (total_io_u) and its completion.
+            self.stats.dirs[d].total_ios += 1;
+            self.stats.complete.mark_batch(1);
+            self.stats.total_complete += 1;
+        }
+        // The job's thread ends (thread_main's err: path).
+        k.print(me, &format!("fio: pid={}, err={}/{}\n", k.pid_of(me), e.errno, e.verror));
+        self.stats.error = e.errno;
+        self.stats.verror = e.verror;
         self.inflight.clear();
         self.busy = None;
         if let Some(wq) = self.iowq.take() {
@@ -585,8 +622,8 @@ impl FioJob {
                     Ok(Some(w)) => return w,
                     Ok(None) => {}
                     Err(e) => {
-                        let m = format!("fio: msync of {} failed: {}\n", self.path, e.strerror());
-                        return self.fail(k, me, &m);
+                        // fio_mmapio_queue, "not really direct": td_verror(msync).
+                        return self.fail(k, me, JobError::verror("engines/mmap.c:257", "msync", e));
                     }
                 }
             }
@@ -610,7 +647,7 @@ impl FioJob {
             let r = if self.opts.engine == Engine::Mmap { self.transfer_mmap(k, me, dir, done) } else { self.transfer(k, me, dir, bs - done) };
             let r = match r {
                 Ok(r) => r,
-                Err(m) => return self.fail(k, me, &m),
+                Err(m) => return self.fail(k, me, m),
             };
             if r.bytes == 0 && r.eof {
                 // The file ended under the job: a short I/O ends it.
@@ -629,10 +666,8 @@ impl FioJob {
         match k.sys_fsync(me, self.fd) {
             Ok(Some(w)) => w,
             Ok(None) => Step::Cpu { user: 0, sys: 0 },
-            Err(e) => {
-                let m = format!("fio: fsync of {} failed: {}\n", self.path, e.strerror());
-                self.fail(k, me, &m)
-            }
+            // (fsync of an open descriptor does not fail in the model: EBADF only.)
+            Err(e) => self.fail(k, me, JobError::verror("io_u.c:1876", "io_u error", e)),
         }
     }
 
@@ -662,7 +697,7 @@ impl FioJob {
         // io_wq_create: bounded workers up to min(SQ entries, 4 x CPUs); fio asks for
         // iodepth SQ entries (rounded up to a power of two by the kernel).
         let max = (self.opts.iodepth as usize).next_power_of_two().min(4 * k.machine.cpus as usize);
-        let (path, fd) = (&self.path, self.fd);
+        let (path, fd) = (&self.fname, self.fd);
         let wq = self.iowq.get_or_insert_with(|| Rc::new(RefCell::new(IoWq::new(me, max, name, kthread, path, fd)))).clone();
         let id = self.next_work;
         self.next_work += 1;
@@ -674,7 +709,7 @@ impl FioJob {
     }
 
     /// Completions the workers posted: their requests are done at the time posted.
-    fn collect_iowq(&mut self) -> Option<String> {
+    fn collect_iowq(&mut self) -> Option<JobError> {
         let done = match &self.iowq {
             Some(wq) => std::mem::take(&mut wq.borrow_mut().done),
             None => return None,
@@ -705,7 +740,7 @@ impl FioJob {
     /// returns, and the event is in the ring when it does), an io_uring submission that
     /// blocked, or the task_work retry of an io_uring read whose page arrived. Returns the
     /// step the task waits in, or None once the request is complete or waits on a page.
-    fn run_io(&mut self, k: &mut Kernel, me: TaskId, mut io: Inflight) -> Result<Option<Step>, String> {
+    fn run_io(&mut self, k: &mut Kernel, me: TaskId, mut io: Inflight) -> Result<Option<Step>, JobError> {
         let bs = self.opts.bs;
         loop {
             if let Ok(f) = k.file_mut(me, self.fd) {
@@ -752,13 +787,13 @@ impl FioJob {
         loop {
             let now = k.now;
             if let Some(m) = self.collect_iowq() {
-                return self.fail(k, me, &m);
+                return self.fail(k, me, m);
             }
             if let Some(io) = self.busy.take() {
                 match self.run_io(k, me, io) {
                     Ok(Some(step)) => return step,
                     Ok(None) => {}
-                    Err(m) => return self.fail(k, me, &m),
+                    Err(m) => return self.fail(k, me, m),
                 }
             }
             // task_work: the reads whose page was unlocked copy what is left.
@@ -768,7 +803,7 @@ impl FioJob {
                 match self.run_io(k, me, io) {
                     Ok(Some(step)) => return step,
                     Ok(None) => continue,
-                    Err(m) => return self.fail(k, me, &m),
+                    Err(m) => return self.fail(k, me, m),
                 }
             }
             let depth = self.inflight.len() as u32;
@@ -836,14 +871,14 @@ impl FioJob {
                 return match self.run_io(k, me, io) {
                     Ok(Some(step)) => step,
                     Ok(None) => Step::Cpu { user: 0, sys: 0 },
-                    Err(m) => self.fail(k, me, &m),
+                    Err(m) => self.fail(k, me, m),
                 };
             }
             // O_DIRECT: the request is queued to the device; io_submit returns.
             let base = FioJob::pending(k, me);
             let r = match self.transfer(k, me, dir, self.opts.bs) {
                 Ok(r) => r,
-                Err(m) => return self.fail(k, me, &m),
+                Err(m) => return self.fail(k, me, m),
             };
             let spent = FioJob::pending(k, me) - base;
             let done_at = match r.wait {
@@ -917,11 +952,9 @@ impl Program for FioJob {
                 match k.sys_open(me, &self.path, flags) {
                     Ok((fd, _)) => self.fd = fd,
                     Err(e) => {
-                        let m = format!("fio: failed to open {}: {}\n", self.path, e.strerror());
-                        self.stats.error = 2;
-                        k.eprint(me, &m);
-                        self.phase = Phase::Done;
-                        return Step::Cpu { user: 0, sys: 0 };
+                        // generic_open_file: td_verror(td, errno, "open(NAME)").
+                        let func = format!("open({})", self.fname);
+                        return self.fail(k, me, JobError::verror("filesetup.c:805", &func, e));
                     }
                 }
                 if self.opts.invalidate {

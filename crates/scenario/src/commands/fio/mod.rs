@@ -19,7 +19,7 @@ mod report;
 mod stats;
 
 use job::{FioJob, JobStats, Shared};
-use memtwin_kernel::fs::{normalize, OpenFlags};
+use memtwin_kernel::fs::{normalize, Errno, OpenFlags};
 use memtwin_kernel::{Kernel, Ns, Program, Step, TaskId, NS_PER_SEC};
 use memtwin_machine::KernelProfile;
 use options::{parse_job_file, Engine, JobOpts, OutputFormat};
@@ -42,7 +42,18 @@ enum Phase {
 }
 
 /// A job instance (one of numjobs) and the file it works on.
+/// A file being laid out: the instance, its descriptor, the bytes written, and whether
+/// the writes stand for tmpfs's fallocate of a job that only writes.
+#[derive(Clone, Copy)]
+struct Layout {
+    i: usize,
+    fd: usize,
+    done: u64,
+    fallocate: bool,
+}
+
 struct Instance {
+    fname: String,
     opts: JobOpts,
     path: String,
 }
@@ -58,7 +69,7 @@ pub struct Fio {
     instances: Vec<Instance>,
     phase: Phase,
     /// Layout in progress: instance index, fd, bytes written.
-    layout: Option<(usize, usize, u64)>,
+    layout: Option<Layout>,
     layout_next: usize,
     shared: Option<Rc<RefCell<Shared>>>,
     start: Ns,
@@ -165,7 +176,12 @@ impl Fio {
                 let file = j.filename.clone().unwrap_or_else(|| format!("{}.{}.0", j.name, n));
                 let dir = j.directory.clone().map(|d| normalize(&self.cwd, &d)).unwrap_or_else(|| self.cwd.clone());
                 let path = normalize(&dir, &file);
-                self.instances.push(Instance { opts: j.clone(), path });
+                // f->file_name: the name as given, after `directory` if there is one.
+                let fname = match &j.directory {
+                    Some(d) => format!("{}/{file}", d.trim_end_matches('/')),
+                    None => file,
+                };
+                self.instances.push(Instance { opts: j.clone(), path, fname });
             }
         }
     }
@@ -193,32 +209,56 @@ impl Fio {
         self.out(k, me, &s);
     }
 
-    /// Lay out the next file that is missing or short (filesetup.c extend_file): write it
-    /// through the page cache and fsync it.
+    /// Lay out the next file that is missing or short (filesetup.c extend_file). A job that
+    /// reads has it written whole through the page cache and fsynced (O_TRUNC, fallocate,
+    /// ftruncate to the size, the writes (1 MiB each here), create_fsync). A job that
+    /// only writes (overwrite=0) has the short file unlinked, created again and fallocated
+    /// (fallocate=native: fallocate(fd, 0, 0, size), its failure ignored), and nothing
+    /// written. On tmpfs, whose fallocate allocates the pages (shmem_fallocate, which the
+    /// model does not have), those pages are made by writing them; if they do not fit, the
+    /// file is emptied again (shmem_fallocate undoes a failed call) and the job goes on.
     fn layout_step(&mut self, k: &mut Kernel, me: TaskId) -> Option<Step> {
-        if let Some((i, fd, done)) = self.layout {
-            let size = self.instances[i].opts.size.unwrap_or(0);
-            if done < size {
-                let n = (size - done).min(LAYOUT_CHUNK);
-                match k.sys_write(me, fd, n) {
+        if let Some(l) = self.layout {
+            let size = self.instances[l.i].opts.size.unwrap_or(0);
+            if l.done < size {
+                let n = (size - l.done).min(LAYOUT_CHUNK);
+                match k.sys_write(me, l.fd, n) {
                     Ok(r) => {
-                        self.layout = Some((i, fd, done + r.bytes));
+                        self.layout = Some(Layout { done: l.done + r.bytes, ..l });
                         return Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }));
                     }
+                    Err(e) if l.fallocate => {
+                        // shmem_fallocate's undo: the file is empty again.
+                        let _ = e;
+                        let _ = k.sys_ftruncate(me, l.fd, 0);
+                        let _ = k.sys_close(me, l.fd);
+                        self.layout = None;
+                        return Some(Step::Cpu { user: 0, sys: 0 });
+                    }
                     Err(e) => {
-                        let m = format!("fio: pid={}, err={}/file:filesetup.c, func=write, error={}\n", k.pid_of(me), 28, e.strerror());
-                        k.eprint(me, &m);
-                        let _ = k.sys_close(me, fd);
+                        // extend_file: "ENOSPC on laying out file, stopping", then
+                        // td_verror(errno, "write"); setup_files fails before the job
+                        // starts (its pid still 0) and the report has no job.
+                        if e == Errno::ENOSPC {
+                            self.out(k, me, "fio: ENOSPC on laying out file, stopping\n");
+                        }
+                        k.eprint(me, &format!("fio: pid=0, err={}/file:filesetup.c:240, func=write, error={}\n", e.code(), e.strerror()));
+                        self.out(k, me, "\n\nRun status group 0 (all jobs):\n");
+                        let _ = k.sys_close(me, l.fd);
                         return Some(Step::Exit(1));
                     }
                 }
             }
             self.layout = None;
-            // create_fsync=1: the laid-out file is synced before the jobs start.
-            let wait = k.sys_fsync(me, fd).ok().flatten();
-            let _ = k.sys_close(me, fd);
-            if let Some(w) = wait {
-                return Some(w);
+            if !l.fallocate {
+                // create_fsync=1: the laid-out file is synced before the jobs start.
+                let wait = k.sys_fsync(me, l.fd).ok().flatten();
+                let _ = k.sys_close(me, l.fd);
+                if let Some(w) = wait {
+                    return Some(w);
+                }
+            } else {
+                let _ = k.sys_close(me, l.fd);
             }
         }
         while self.layout_next < self.instances.len() {
@@ -229,25 +269,52 @@ impl Fio {
             if self.instances[..i].iter().any(|o| o.path == inst.path) {
                 continue;
             }
-            let have = k.sys_stat(&inst.path).map(|s| s.size).unwrap_or(0);
+            let stat = k.sys_stat(&inst.path).ok();
+            let have = stat.as_ref().map(|s| s.size).unwrap_or(0);
             if have >= size {
                 continue;
             }
+            // extend_file: reads need the data; writes without overwrite=1 do not.
+            let new_layout = inst.opts.rw.reads();
             let msg = format!("{}: Laying out IO file (1 file / {}MiB)\n", inst.opts.name, size >> 20);
             let path = inst.path.clone();
             self.out(k, me, &msg);
-            match k.sys_open(me, &path, OpenFlags { write: true, create: true, trunc: true, ..Default::default() }) {
-                Ok((fd, wait)) => {
-                    self.layout = Some((i, fd, 0));
-                    if let Some(t) = wait {
-                        return Some(Step::SleepUntil { t, io: true });
-                    }
-                    return Some(Step::Cpu { user: 0, sys: 0 });
+            let mut wait = None;
+            if !new_layout && stat.is_some() {
+                wait = k.sys_unlink(me, &path).ok().flatten();
+            }
+            let fd = match k.sys_open(me, &path, OpenFlags { write: true, create: true, trunc: new_layout, ..Default::default() }) {
+                Ok((fd, w)) => {
+                    wait = wait.max(w);
+                    fd
                 }
                 Err(e) => {
-                    k.eprint(me, &format!("fio: failed to create {path}: {}\n", e.strerror()));
+                    k.eprint(me, &format!("fio: pid=0, err={}/file:filesetup.c:174, func=open, error={}\n", e.code(), e.strerror()));
+                    self.out(k, me, "\n\nRun status group 0 (all jobs):\n");
                     return Some(Step::Exit(1));
                 }
+            };
+            // fallocate_file (fallocate=native): failures are not reported.
+            let tmpfs = match k.sys_fallocate(me, fd, size) {
+                Ok(w) => {
+                    wait = wait.max(w);
+                    false
+                }
+                Err(e) => e == Errno::EOPNOTSUPP,
+            };
+            if new_layout {
+                wait = wait.max(k.sys_ftruncate(me, fd, size).ok().flatten());
+            }
+            if new_layout || tmpfs {
+                self.layout = Some(Layout { i, fd, done: 0, fallocate: !new_layout });
+            } else {
+                let _ = k.sys_close(me, fd);
+            }
+            if let Some(t) = wait {
+                return Some(Step::SleepUntil { t, io: true });
+            }
+            if self.layout.is_some() {
+                return Some(Step::Cpu { user: 0, sys: 0 });
             }
         }
         None
@@ -403,7 +470,7 @@ impl Program for Fio {
                             Some(seed) => memtwin_engine::Rng::new(seed),
                             None => k.rng.fork(),
                         };
-                        let job = FioJob::new(inst.opts.clone(), inst.path.clone(), i, shared.clone(), rng);
+                        let job = FioJob::new(inst.opts.clone(), inst.path.clone(), inst.fname.clone(), i, shared.clone(), rng);
                         k.spawn_task("fio", &cmd, false, Some(me), Some(Box::new(job)));
                     }
                     self.shared = Some(shared);

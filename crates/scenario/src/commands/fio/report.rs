@@ -261,7 +261,12 @@ pub fn normal(out: &mut String, g: &Group, ts: &JobStats, show_slat: bool, when:
     if ts.dirs[0].total_ios + ts.dirs[1].total_ios == 0 && ts.error == 0 {
         return;
     }
-    let _ = writeln!(out, "{}: (groupid=0, jobs={}): err={:2}: pid={}: {}", ts.name, ts.members, ts.error, ts.pid, when);
+    if ts.error == 0 {
+        let _ = writeln!(out, "{}: (groupid=0, jobs={}): err={:2}: pid={}: {}", ts.name, ts.members, ts.error, ts.pid, when);
+    } else {
+        // show_thread_status_normal: the error's td->verror in parentheses.
+        let _ = writeln!(out, "{}: (groupid=0, jobs={}): err={:2} ({}): pid={}: {}", ts.name, ts.members, ts.error, ts.verror, ts.pid, when);
+    }
     for d in 0..2 {
         if ts.dirs[d].io_bytes > 0 {
             ddir_status(out, g, ts, d, show_slat);
