@@ -39,6 +39,20 @@ fn run_task<F: FnMut(&mut Kernel, TaskId) -> Option<Step> + 'static>(k: &mut Ker
     t
 }
 
+/// A task that runs `setup` once, then sleeps until `until` and exits.
+fn spawn_sleeper<F: FnMut(&mut Kernel, TaskId) + 'static>(k: &mut Kernel, name: &str, until: memtwin_kernel::Ns, mut setup: F) -> TaskId {
+    let mut done = false;
+    let script = Script(move |k: &mut Kernel, me| {
+        if done {
+            return None;
+        }
+        done = true;
+        setup(k, me);
+        Some(Step::SleepUntil { t: until, io: false })
+    });
+    k.spawn(name, name, Box::new(script), memtwin_kernel::Sink::Null, memtwin_kernel::Sink::Null)
+}
+
 /// Write `mb` MiB to `path` with 1 MiB writes, like dd bs=1M.
 fn write_file(k: &mut Kernel, path: &'static str, mb: u64) -> TaskId {
     let mut fd = None;
@@ -684,21 +698,7 @@ fn mapped_counts_resident_mapped_file_pages() {
     let cached = k.mm.mappings[m as usize].nrpages;
     assert_eq!(cached, 8 * 256);
     let until = k.now + 10 * NS_PER_SEC;
-    let mut mapped = false;
-    let t = k.spawn(
-        "maps",
-        "maps",
-        Box::new(Script(move |k: &mut Kernel, me| {
-            if !mapped {
-                mapped = true;
-                k.map_file(me, m, cached, false);
-                return Some(Step::SleepUntil { t: until, io: false });
-            }
-            None
-        })),
-        memtwin_kernel::Sink::Null,
-        memtwin_kernel::Sink::Null,
-    );
+    let t = spawn_sleeper(&mut k, "maps", until, move |k, me| k.map_file(me, m, cached, false));
     let t1 = k.now + NS_PER_SEC;
     k.run_until(t1, &mut |_| false);
     assert_eq!(k.mm.stat.mapped, boot_mapped + cached, "mmap: the cached pages are mapped");
@@ -1034,15 +1034,6 @@ fn kswapd_reclaims_a_watermark_boost_from_file_pages_without_io() {
     }
 }
 
-/// `preset` booted with kernel profile `kernel`.
-fn boot_kernel(preset: &str, kernel: &str) -> Kernel {
-    let mut m = memtwin_machine::preset(preset).expect("preset");
-    memtwin_machine::apply_set(&mut m, &format!("kernel={kernel}")).unwrap();
-    let mut k = Kernel::boot(m, 1).expect("boot");
-    k.debug_invariants = true;
-    k
-}
-
 /// The device's readahead of the file at `path`, in pages (bdi ra_pages).
 fn ra_pages_of(k: &Kernel, path: &str) -> u64 {
     let ino = k.fs.lookup(path).unwrap();
@@ -1093,7 +1084,7 @@ fn mmap_read_around_marks_its_async_quarter_since_3_1() {
     for kernel in ["linux-6.x", "linux-5.8", "linux-5.4", "linux-2.6.39", "linux-2.4"] {
         let old = kernel == "linux-2.6.39" || kernel == "linux-2.4";
         for from in [0, PAGES / 2] {
-            let mut k = boot_kernel("default", kernel);
+            let mut k = boot_profile("default", kernel);
             write_clean(&mut k, "/root/f", PAGES * PAGE_SIZE >> 20);
             let ra = ra_pages_of(&k, "/root/f");
             assert!(ra >= 8 && PAGES % ra == 0, "{kernel}: ra_pages {ra}");
@@ -1126,7 +1117,7 @@ fn mmap_read_around_marks_its_async_quarter_since_3_1() {
 fn exec_read_around_reads_forward_without_a_mark_on_6_x() {
     const PAGES: u64 = 1024;
     for (kernel, forward) in [("linux-6.x", true), ("linux-5.8", false)] {
-        let mut k = boot_kernel("default", kernel);
+        let mut k = boot_profile("default", kernel);
         write_clean(&mut k, "/root/f", PAGES * PAGE_SIZE >> 20);
         let ra = ra_pages_of(&k, "/root/f");
         let (maj, _) = mmap_scan(&mut k, "/root/f", 0, PAGES, true, None);
@@ -1141,7 +1132,7 @@ fn exec_read_around_reads_forward_without_a_mark_on_6_x() {
 fn madv_sequential_streams_on_page_marks() {
     const PAGES: u64 = 1024;
     for kernel in ["linux-6.x", "linux-5.4", "linux-2.6.39"] {
-        let mut k = boot_kernel("default", kernel);
+        let mut k = boot_profile("default", kernel);
         write_clean(&mut k, "/root/f", PAGES * PAGE_SIZE >> 20);
         let (maj, _) = mmap_scan(&mut k, "/root/f", 0, PAGES, false, Some(memtwin_kernel::mm::Madvice::Sequential));
         assert_eq!(maj, 1, "{kernel}");
@@ -1161,25 +1152,13 @@ fn madvise_advice_belongs_to_the_callers_mapping() {
         k.fs.inodes[ino as usize].mapping
     };
     let until = k.now + 3600 * NS_PER_SEC;
-    let mut advised = false;
     // A process that maps the file MADV_RANDOM and sleeps.
-    let a = k.spawn(
-        "random",
-        "random",
-        Box::new(Script(move |k: &mut Kernel, me| {
-            if !advised {
-                advised = true;
-                let f = k.sys_open(me, "/root/f", OpenFlags { read: true, ..Default::default() }).unwrap().0;
-                k.sys_fadvise_dontneed(me, f).unwrap();
-                k.map_file(me, m, 1024, false);
-                k.madvise_file(me, m, Madvice::Random);
-                return Some(Step::SleepUntil { t: until, io: false });
-            }
-            None
-        })),
-        memtwin_kernel::Sink::Null,
-        memtwin_kernel::Sink::Null,
-    );
+    let a = spawn_sleeper(&mut k, "random", until, move |k, me| {
+        let f = k.sys_open(me, "/root/f", OpenFlags { read: true, ..Default::default() }).unwrap().0;
+        k.sys_fadvise_dontneed(me, f).unwrap();
+        k.map_file(me, m, 1024, false);
+        k.madvise_file(me, m, Madvice::Random);
+    });
     let t1 = k.now + NS_PER_SEC;
     k.run_until(t1, &mut |_| false);
     assert_eq!(k.file_advice(a, m), Madvice::Random);
