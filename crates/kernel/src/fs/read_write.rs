@@ -40,6 +40,7 @@ pub enum Errno {
     EIO,
     EOPNOTSUPP,
     ENODEV,
+    ENOTTY,
 }
 
 impl Errno {
@@ -62,6 +63,7 @@ impl Errno {
             Errno::EROFS => 30,
             Errno::EOPNOTSUPP => 95,
             Errno::ENODEV => 19,
+            Errno::ENOTTY => 25,
         }
     }
 
@@ -84,6 +86,7 @@ impl Errno {
             Errno::EFBIG => "File too large",
             Errno::EOPNOTSUPP => "Operation not supported",
             Errno::ENODEV => "No such device",
+            Errno::ENOTTY => "Inappropriate ioctl for device",
         }
     }
 }

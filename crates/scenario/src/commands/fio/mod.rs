@@ -214,7 +214,7 @@ impl Fio {
     /// ftruncate to the size, the writes (1 MiB each here), create_fsync). A job that
     /// only writes (overwrite=0) has the short file unlinked, created again and fallocated
     /// (fallocate=native: fallocate(fd, 0, 0, size), its failure ignored), and nothing
-    /// written. On tmpfs, whose fallocate allocates the pages (shmem_fallocate, which the
+    /// written; a trim job's is created (not unlinked) and fallocated. On tmpfs, whose fallocate allocates the pages (shmem_fallocate, which the
     /// model does not have), those pages are made by writing them; if they do not fit, the
     /// file is emptied again (shmem_fallocate undoes a failed call) and the job goes on.
     fn layout_step(&mut self, k: &mut Kernel, me: TaskId) -> Option<Step> {
@@ -266,6 +266,19 @@ impl Fio {
             self.layout_next += 1;
             let inst = &self.instances[i];
             let size = inst.opts.size.unwrap_or(0);
+            if inst.opts.rw.trims() {
+                // A trim of a block device is BLKDISCARD: the model's disks have no discard.
+                let path = inst.path.clone();
+                if let Ok((fd, _)) = k.sys_open(me, &path, OpenFlags { read: true, ..Default::default() }) {
+                    let bdev = matches!(k.file(me, fd).map(|f| f.target), Some(memtwin_kernel::fs::Target::BlockDev(_)));
+                    let _ = k.sys_close(me, fd);
+                    if bdev {
+                        k.eprint(me, &format!("fio: rw={} on block device {path}: discard (BLKDISCARD) is not modelled; trims of a regular file fail as on Linux\n", inst.opts.rw.name()));
+                        return Some(Step::Exit(1));
+                    }
+                }
+            }
+            let inst = &self.instances[i];
             if self.instances[..i].iter().any(|o| o.path == inst.path) {
                 continue;
             }
@@ -276,11 +289,13 @@ impl Fio {
             }
             // extend_file: reads need the data; writes without overwrite=1 do not.
             let new_layout = inst.opts.rw.reads();
+            // unlink_file: a job that writes without overwrite=1 starts from a new file.
+            let inst_writes = inst.opts.rw.writes();
             let msg = format!("{}: Laying out IO file (1 file / {}MiB)\n", inst.opts.name, size >> 20);
             let path = inst.path.clone();
             self.out(k, me, &msg);
             let mut wait = None;
-            if !new_layout && stat.is_some() {
+            if !new_layout && inst_writes && stat.is_some() {
                 wait = k.sys_unlink(me, &path).ok().flatten();
             }
             let fd = match k.sys_open(me, &path, OpenFlags { write: true, create: true, trunc: new_layout, ..Default::default() }) {

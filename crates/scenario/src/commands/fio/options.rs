@@ -13,6 +13,12 @@ pub enum Rw {
     /// Sequential mixed read/write (rw, readwrite).
     ReadWrite,
     RandRw,
+    /// Trims (BLKDISCARD), sequential or random, alone or each followed by a write of the
+    /// same block (trimwrite).
+    Trim,
+    RandTrim,
+    TrimWrite,
+    RandTrimWrite,
 }
 
 impl Rw {
@@ -24,16 +30,26 @@ impl Rw {
             Rw::RandWrite => "randwrite",
             Rw::ReadWrite => "rw",
             Rw::RandRw => "randrw",
+            Rw::Trim => "trim",
+            Rw::RandTrim => "randtrim",
+            Rw::TrimWrite => "trimwrite",
+            Rw::RandTrimWrite => "randtrimwrite",
         }
     }
     pub fn random(self) -> bool {
-        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw)
+        matches!(self, Rw::RandRead | Rw::RandWrite | Rw::RandRw | Rw::RandTrim | Rw::RandTrimWrite)
     }
+    /// td_read.
     pub fn reads(self) -> bool {
-        !matches!(self, Rw::Write | Rw::RandWrite)
+        matches!(self, Rw::Read | Rw::RandRead | Rw::ReadWrite | Rw::RandRw)
     }
+    /// td_write (trimwrite: TD_DDIR_TRIM | TD_DDIR_WRITE).
     pub fn writes(self) -> bool {
-        !matches!(self, Rw::Read | Rw::RandRead)
+        matches!(self, Rw::Write | Rw::RandWrite | Rw::ReadWrite | Rw::RandRw | Rw::TrimWrite | Rw::RandTrimWrite)
+    }
+    /// td_trim.
+    pub fn trims(self) -> bool {
+        matches!(self, Rw::Trim | Rw::RandTrim | Rw::TrimWrite | Rw::RandTrimWrite)
     }
 }
 
@@ -156,7 +172,8 @@ impl Default for JobOpts {
 }
 
 /// Every option the twin accepts (job options; output-format is a command-line option).
-pub const ACCEPTED: &str = "name, rw|readwrite (read, write, randread, randwrite, rw, readwrite, randrw), bs, size, filename, \
+pub const ACCEPTED: &str = "name, rw|readwrite (read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite: \
+trims of a regular file fail as on Linux, of a block device are refused), bs, size, filename, \
 directory, direct, ioengine (psync, sync, pvsync, libaio, io_uring, mmap), iodepth, numjobs, runtime, time_based, ramp_time, \
 rwmixread, rwmixwrite, fsync, invalidate, random_distribution (random, zipf:T, pareto:H, normal:P), norandommap, \
 randrepeat, randseed, fadvise_hint (0, 1, sequential, random), group_reporting, output-format (normal, json, terse)";
@@ -261,10 +278,11 @@ impl JobOpts {
                     "randwrite" => Rw::RandWrite,
                     "rw" | "readwrite" => Rw::ReadWrite,
                     "randrw" => Rw::RandRw,
-                    "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
-                        return Err(format!("fio: rw={v}: trim is not modelled (accepted: read, write, randread, randwrite, rw, readwrite, randrw)"))
-                    }
-                    _ => return Err(format!("fio: rw={v}: accepted: read, write, randread, randwrite, rw, readwrite, randrw")),
+                    "trim" => Rw::Trim,
+                    "randtrim" => Rw::RandTrim,
+                    "trimwrite" => Rw::TrimWrite,
+                    "randtrimwrite" => Rw::RandTrimWrite,
+                    _ => return Err(format!("fio: rw={v}: accepted: read, write, randread, randwrite, rw, readwrite, randrw, trim, randtrim, trimwrite, randtrimwrite")),
                 }
             }
             "bs" | "blocksize" => match parse_size(v) {

@@ -272,7 +272,7 @@ pub fn normal(out: &mut String, g: &Group, ts: &JobStats, show_slat: bool, when:
             ddir_status(out, g, ts, d, show_slat);
         }
     }
-    let total = ts.dirs[0].total_ios + ts.dirs[1].total_ios;
+    let total = ts.dirs[0].total_ios + ts.dirs[1].total_ios + ts.trim_ios;
     let ld = &ts.lat_dist;
     show_lat(out, &lat_pcts(&ld.n, total), &RANGES[..10], "nsec");
     show_lat(out, &lat_pcts(&ld.u, total), &RANGES[..10], "usec");
@@ -282,7 +282,8 @@ pub fn normal(out: &mut String, g: &Group, ts: &JobStats, show_slat: bool, when:
         display_lat(out, "sync", &ts.sync);
         show_percentiles(out, &ts.sync_plat, "sync");
     }
-    let rt = ts.runtime as f64;
+    // total_run_time is in whole milliseconds: a job shorter than one shows 0 % of each.
+    let rt = if ts.runtime >= 1_000_000 { ts.runtime as f64 } else { 0.0 };
     let (usr, sys) = if rt > 0.0 { (ts.usr_ns as f64 * 100.0 / rt, ts.sys_ns as f64 * 100.0 / rt) } else { (0.0, 0.0) };
     let _ = writeln!(out, "  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf={}, minf={}", ts.ctx, ts.majf, ts.minf);
     let dd = ts.depth.dist(total);
@@ -301,8 +302,8 @@ pub fn normal(out: &mut String, g: &Group, ts: &JobStats, show_slat: bool, when:
     }
     let _ = writeln!(
         out,
-        "     issued rwts: total={},{},0,0 short=0,0,0,0 dropped=0,0,0,0",
-        ts.dirs[0].total_ios, ts.dirs[1].total_ios
+        "     issued rwts: total={},{},{},0 short=0,0,0,0 dropped=0,0,0,0",
+        ts.dirs[0].total_ios, ts.dirs[1].total_ios, ts.trim_ios
     );
     let _ = writeln!(out, "     latency   : target=0, window=0, percentile=100.00%, depth={}", ts.iodepth);
 }
@@ -399,10 +400,11 @@ pub fn terse(out: &mut String, g: &Group, ts: &JobStats, disks: &[DiskUtil]) {
     let _ = write!(out, "3;fio-3.33;{};0;{}", ts.name, ts.error);
     ddir_terse(out, g, ts, 0);
     ddir_terse(out, g, ts, 1);
-    let rt = ts.runtime as f64;
+    // total_run_time is in whole milliseconds: a job shorter than one shows 0 % of each.
+    let rt = if ts.runtime >= 1_000_000 { ts.runtime as f64 } else { 0.0 };
     let (usr, sys) = if rt > 0.0 { (ts.usr_ns as f64 * 100.0 / rt, ts.sys_ns as f64 * 100.0 / rt) } else { (0.0, 0.0) };
     let _ = write!(out, ";{usr:.6}%;{sys:.6}%;{};{};{}", ts.ctx, ts.majf, ts.minf);
-    let total = ts.dirs[0].total_ios + ts.dirs[1].total_ios;
+    let total = ts.dirs[0].total_ios + ts.dirs[1].total_ios + ts.trim_ios;
     for v in ts.depth.dist(total) {
         let _ = write!(out, ";{v:3.1}%");
     }
@@ -545,10 +547,12 @@ fn ddir_json(g: &Group, ts: &JobStats, d: usize) -> J {
     ])
 }
 
-fn empty_ddir_json() -> J {
-    let zero = JobStats::default();
-    let g = Group::of(&[]);
-    ddir_json(&g, &zero, 0)
+/// The trim section: only what trims were issued (a trim ends its job at once: no bytes,
+/// no latencies).
+fn trim_ddir_json(issued: u64) -> J {
+    let mut t = JobStats::default();
+    t.dirs[0].total_ios = issued;
+    ddir_json(&Group::of(&[]), &t, 0)
 }
 
 fn dist_json(labels: &[&str], vals: &[f64]) -> J {
@@ -557,8 +561,9 @@ fn dist_json(labels: &[&str], vals: &[f64]) -> J {
 
 /// show_thread_status_json for one (possibly merged) job.
 pub fn job_json(g: &Group, ts: &JobStats, options: &[(String, String)], elapsed_s: u64) -> J {
-    let total = ts.dirs[0].total_ios + ts.dirs[1].total_ios;
-    let rt = ts.runtime as f64;
+    let total = ts.dirs[0].total_ios + ts.dirs[1].total_ios + ts.trim_ios;
+    // total_run_time is in whole milliseconds: a job shorter than one shows 0 % of each.
+    let rt = if ts.runtime >= 1_000_000 { ts.runtime as f64 } else { 0.0 };
     let (usr, sys) = if rt > 0.0 { (ts.usr_ns as f64 * 100.0 / rt, ts.sys_ns as f64 * 100.0 / rt) } else { (0.0, 0.0) };
     let ld = &ts.lat_dist;
     let lat_labels = ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"];
@@ -571,7 +576,7 @@ pub fn job_json(g: &Group, ts: &JobStats, options: &[(String, String)], elapsed_
         kv("job options", J::Obj(options.iter().map(|(k, v)| (k.clone(), J::Str(v.clone()))).collect())),
         kv("read", ddir_json(g, ts, 0)),
         kv("write", ddir_json(g, ts, 1)),
-        kv("trim", empty_ddir_json()),
+        kv("trim", trim_ddir_json(ts.trim_ios)),
         kv("sync", J::Obj(vec![kv("total_ios", J::Int(ts.sync.samples as i64)), kv("lat_ns", stat_json(&ts.sync, Some(&ts.sync_plat)))])),
         kv("job_runtime", J::Int(runtime_ms(ts) as i64)),
         kv("usr_cpu", J::Float(usr)),
