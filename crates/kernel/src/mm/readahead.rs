@@ -298,10 +298,13 @@ impl Kernel {
     /// PG_readahead (fault-around leaves such a page unmapped): page_cache_async_ra with
     /// req_count = ra_pages on the readahead state of `tid`'s mapped file.
     pub(crate) fn mmap_async_ra(&mut self, tid: TaskId, m: u32, index: u64, p: Pfn, eof: u64) {
+        // With readahead off (ra_pages 0) the kernel leaves the bit, but the fault maps
+        // the page and later accesses do not fault; the model, which keeps no PTE per
+        // page, clears it so that only this access counts as the fault.
+        self.mm.pages.clear_readahead(p);
         if self.ra_disabled(m) {
             return;
         }
-        self.mm.pages.clear_readahead(p);
         let ra_pages = self.ra_pages(m);
         let max = self.ra_limits(m, ra_pages);
         let ra = self.file_vma(tid, m).ra;
