@@ -54,12 +54,12 @@ pub struct IoWq {
     /// The workers' name, whether they are kernel threads, the job's file and descriptor.
     name: String,
     kthread: bool,
-    path: String,
+    fname: String,
     fd: usize,
 }
 
 impl IoWq {
-    pub fn new(submitter: TaskId, max_workers: usize, name: String, kthread: bool, path: &str, fd: usize) -> IoWq {
+    pub fn new(submitter: TaskId, max_workers: usize, name: String, kthread: bool, fname: &str, fd: usize) -> IoWq {
         IoWq {
             queue: VecDeque::new(),
             done: Vec::new(),
@@ -72,7 +72,7 @@ impl IoWq {
             exit: false,
             name,
             kthread,
-            path: path.to_string(),
+            fname: fname.to_string(),
             fd,
         }
     }
@@ -98,11 +98,11 @@ pub fn enqueue(wq: &Rc<RefCell<IoWq>>, k: &mut Kernel, me: TaskId, w: Work) {
     };
     if spawn {
         let cmd = k.tasks[me as usize].cmdline.clone();
-        let (name, kthread, path, fd) = {
+        let (name, kthread, fname, fd) = {
             let q = wq.borrow();
-            (q.name.clone(), q.kthread, q.path.clone(), q.fd)
+            (q.name.clone(), q.kthread, q.fname.clone(), q.fd)
         };
-        let worker = Worker { wq: wq.clone(), fd, path, cur: None, started: false, holds_hash: false };
+        let worker = Worker { wq: wq.clone(), fd, fname, cur: None, started: false, holds_hash: false };
         // The worker is created with the submitter's files (create_io_worker: CLONE_FILES).
         let t = k.spawn_task(&name, &cmd, kthread, Some(me), Some(Box::new(worker)));
         let mut q = wq.borrow_mut();
@@ -126,7 +126,7 @@ pub fn shutdown(wq: &Rc<RefCell<IoWq>>, k: &mut Kernel) {
 struct Worker {
     wq: Rc<RefCell<IoWq>>,
     fd: usize,
-    path: String,
+    fname: String,
     /// The request being carried out, and the bytes moved so far.
     cur: Option<(Work, u64)>,
     started: bool,
@@ -217,7 +217,7 @@ impl Program for Worker {
                 }
                 Err(e) => {
                     self.cur = None;
-                    let m = super::job::io_u_error(&self.path, e, w.dir, w.off, w.len);
+                    let m = super::job::io_u_error(&self.fname, e, w.dir, w.off, w.len);
                     self.post(k, me, w, done, Some(m));
                     return Step::Cpu { user: 0, sys: 0 };
                 }

@@ -724,8 +724,8 @@ impl FioJob {
         // io_wq_create: bounded workers up to min(SQ entries, 4 x CPUs); fio asks for
         // iodepth SQ entries (rounded up to a power of two by the kernel).
         let max = (self.opts.iodepth as usize).next_power_of_two().min(4 * k.machine.cpus as usize);
-        let (path, fd) = (&self.fname, self.fd);
-        let wq = self.iowq.get_or_insert_with(|| Rc::new(RefCell::new(IoWq::new(me, max, name, kthread, path, fd)))).clone();
+        let (fname, fd) = (&self.fname, self.fd);
+        let wq = self.iowq.get_or_insert_with(|| Rc::new(RefCell::new(IoWq::new(me, max, name, kthread, fname, fd)))).clone();
         let id = self.next_work;
         self.next_work += 1;
         iowq::enqueue(&wq, k, me, Work { id, dir: io.dir, off: io.off, len: self.opts.bs });

@@ -214,9 +214,10 @@ impl Fio {
     /// ftruncate to the size, the writes (1 MiB each here), create_fsync). A job that
     /// only writes (overwrite=0) has the short file unlinked, created again and fallocated
     /// (fallocate=native: fallocate(fd, 0, 0, size), its failure ignored), and nothing
-    /// written; a trim job's is created (not unlinked) and fallocated. On tmpfs, whose fallocate allocates the pages (shmem_fallocate, which the
-    /// model does not have), those pages are made by writing them; if they do not fit, the
-    /// file is emptied again (shmem_fallocate undoes a failed call) and the job goes on.
+    /// written; a trim job's is created (not unlinked) and fallocated. On tmpfs, whose
+    /// fallocate allocates the pages (shmem_fallocate, which the model does not have),
+    /// those pages are made by writing them; if they do not fit, the file is emptied again
+    /// (shmem_fallocate undoes a failed call) and the job goes on.
     fn layout_step(&mut self, k: &mut Kernel, me: TaskId) -> Option<Step> {
         if let Some(l) = self.layout {
             let size = self.instances[l.i].opts.size.unwrap_or(0);
@@ -227,9 +228,8 @@ impl Fio {
                         self.layout = Some(Layout { done: l.done + r.bytes, ..l });
                         return Some(r.wait.unwrap_or(Step::Cpu { user: 0, sys: 0 }));
                     }
-                    Err(e) if l.fallocate => {
+                    Err(_) if l.fallocate => {
                         // shmem_fallocate's undo: the file is empty again.
-                        let _ = e;
                         let _ = k.sys_ftruncate(me, l.fd, 0);
                         let _ = k.sys_close(me, l.fd);
                         self.layout = None;
@@ -278,7 +278,6 @@ impl Fio {
                     }
                 }
             }
-            let inst = &self.instances[i];
             if self.instances[..i].iter().any(|o| o.path == inst.path) {
                 continue;
             }
